@@ -1,0 +1,279 @@
+//! THE one table from errors to HTTP: status, stable code, title and body.
+
+use chrono::{DateTime, Utc};
+use http::StatusCode;
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::domain::{BillingStatus, DomainError};
+use crate::service::ServiceError;
+
+/// Why a request failed at the HTTP layer, or below it.
+#[derive(Debug, Error)]
+pub enum ApiError {
+    /// The service refused or failed.
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+    /// A query, path or body value was malformed.
+    #[error(transparent)]
+    InvalidParameter(#[from] DomainError),
+    /// A query parameter the endpoint does not take.
+    #[error("unknown parameter {param}")]
+    UnknownParameter {
+        /// The parameter given.
+        param: String,
+        /// The parameters the endpoint takes.
+        allowed: &'static [&'static str],
+    },
+    /// The request body is not the JSON the endpoint takes.
+    #[error("invalid body: {0}")]
+    InvalidBody(String),
+    /// Neither `X-API-Key` nor `Authorization: Bearer` was sent.
+    #[error("missing API key")]
+    MissingApiKey,
+    /// The presented key is not of our form, or its checksum is wrong.
+    #[error("malformed API key: {0}")]
+    MalformedApiKey(DomainError),
+    /// No such path.
+    #[error("no such path")]
+    NoRoute,
+    /// The path exists but not with this method.
+    #[error("method not allowed")]
+    MethodNotAllowed {
+        /// The methods the path takes, for the `Allow` header.
+        allow: &'static str,
+    },
+    /// The body is larger than the limit.
+    #[error("body larger than {limit} bytes")]
+    BodyTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The body is not `application/json`.
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
+    /// The body could not be read from the connection.
+    #[error("body could not be read: {0}")]
+    BodyRead(String),
+}
+
+/// An RFC 9457 problem document, as sent.
+#[derive(Debug, Serialize)]
+pub struct Problem {
+    /// A URI naming the problem type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// A short, fixed summary of the problem type.
+    pub title: &'static str,
+    /// The HTTP status.
+    pub status: u16,
+    /// What happened and what to do about it.
+    pub detail: String,
+    /// The stable machine-readable code.
+    pub code: &'static str,
+    /// The parameter at fault.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub param: Option<String>,
+    /// What the parameter accepts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<String>,
+    /// Seconds until a retry can succeed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
+    /// The request's id, to find it in the logs.
+    pub request_id: String,
+}
+
+/// How an error is answered, before the request id is known.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub title: &'static str,
+    pub detail: String,
+    pub param: Option<String>,
+    pub allowed: Option<String>,
+    pub retry_after: Option<u64>,
+    pub allow: Option<&'static str>,
+}
+
+impl Answer {
+    fn new(status: StatusCode, code: &'static str, title: &'static str, detail: String) -> Self {
+        Self {
+            status,
+            code,
+            title,
+            detail,
+            param: None,
+            allowed: None,
+            retry_after: None,
+            allow: None,
+        }
+    }
+
+    fn param(mut self, param: impl Into<String>) -> Self {
+        self.param = Some(param.into());
+        self
+    }
+
+    pub(crate) fn into_problem(self, request_id: &str) -> Problem {
+        Problem {
+            kind: format!("https://job-listings.dev/errors/{}", self.code),
+            title: self.title,
+            status: self.status.as_u16(),
+            detail: self.detail,
+            code: self.code,
+            param: self.param,
+            allowed: self.allowed,
+            retry_after: self.retry_after,
+            request_id: request_id.to_owned(),
+        }
+    }
+}
+
+fn seconds_until(t: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+    u64::try_from((t - now).num_seconds()).unwrap_or(0).max(1)
+}
+
+impl ApiError {
+    /// The status, code and body for this error. Internal failures say nothing beyond
+    /// "internal error"; their detail goes to the log under the request id.
+    pub(crate) fn answer(&self, now: DateTime<Utc>) -> Answer {
+        use StatusCode as S;
+        match self {
+            ApiError::InvalidParameter(e) | ApiError::Service(ServiceError::InvalidInput(e)) => {
+                Answer::new(
+                    S::BAD_REQUEST,
+                    "invalid_parameter",
+                    "Invalid parameter",
+                    format!("`{}` {}", e.field, e.reason),
+                )
+                .param(e.field)
+            }
+            ApiError::UnknownParameter { param, allowed } => {
+                let mut a = Answer::new(
+                    S::BAD_REQUEST,
+                    "unknown_parameter",
+                    "Unknown parameter",
+                    format!(
+                        "`{param}` is not a parameter of this endpoint; it takes: {}",
+                        allowed.join(", ")
+                    ),
+                )
+                .param(param.clone());
+                a.allowed = Some(allowed.join(", "));
+                a
+            }
+            ApiError::InvalidBody(why) => Answer::new(
+                S::BAD_REQUEST,
+                "invalid_body",
+                "Invalid request body",
+                why.clone(),
+            ),
+            ApiError::BodyRead(why) => Answer::new(
+                S::BAD_REQUEST,
+                "invalid_body",
+                "Invalid request body",
+                format!("the body could not be read: {why}"),
+            ),
+            ApiError::MissingApiKey => Answer::new(
+                S::UNAUTHORIZED,
+                "missing_api_key",
+                "Missing API key",
+                "send your key in the X-API-Key header (or Authorization: Bearer <key>)".into(),
+            ),
+            ApiError::MalformedApiKey(e) => Answer::new(
+                S::UNAUTHORIZED,
+                "invalid_api_key",
+                "Invalid API key",
+                format!("the API key {}", e.reason),
+            ),
+            ApiError::Service(ServiceError::InvalidKey) => Answer::new(
+                S::UNAUTHORIZED,
+                "invalid_api_key",
+                "Invalid API key",
+                "the API key is not valid: it was never issued or has been revoked".into(),
+            ),
+            ApiError::Service(ServiceError::BillingInactive(status)) => Answer::new(
+                S::UNAUTHORIZED,
+                "billing_inactive",
+                "Billing inactive",
+                format!(
+                    "billing for this key is {}; settle it to use the API again",
+                    match status {
+                        BillingStatus::Active => "active",
+                        BillingStatus::PastDue => "past due",
+                        BillingStatus::Canceled => "canceled",
+                    }
+                ),
+            ),
+            ApiError::Service(ServiceError::PlanUpgradeRequired { required, current }) => {
+                Answer::new(
+                    S::FORBIDDEN,
+                    "plan_upgrade_required",
+                    "Plan upgrade required",
+                    format!("this call needs the {required} plan or higher; your key is on the {current} plan"),
+                )
+            }
+            ApiError::Service(ServiceError::QuotaExceeded { limit, resets_at }) => {
+                let mut a = Answer::new(
+                    S::TOO_MANY_REQUESTS,
+                    "quota_exceeded",
+                    "Monthly quota exceeded",
+                    format!(
+                        "the monthly quota of {limit} calls is used up; it resets at {}",
+                        resets_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    ),
+                );
+                a.retry_after = Some(seconds_until(*resets_at, now));
+                a
+            }
+            ApiError::Service(ServiceError::NotFound { resource }) => Answer::new(
+                S::NOT_FOUND,
+                "not_found",
+                "Not found",
+                format!("no {resource} with that id"),
+            ),
+            ApiError::Service(ServiceError::LimitReached(why)) => Answer::new(
+                S::CONFLICT,
+                "webhook_limit_reached",
+                "Limit reached",
+                why.clone(),
+            ),
+            ApiError::Service(ServiceError::Store(_)) => Answer::new(
+                S::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Internal error",
+                "internal error; quote the request_id if you contact support".into(),
+            ),
+            ApiError::NoRoute => Answer::new(
+                S::NOT_FOUND,
+                "not_found",
+                "Not found",
+                "no such path; the API lives under /api/v1 (see /api/v1/openapi.json)".into(),
+            ),
+            ApiError::MethodNotAllowed { allow } => {
+                let mut a = Answer::new(
+                    S::METHOD_NOT_ALLOWED,
+                    "method_not_allowed",
+                    "Method not allowed",
+                    format!("this path takes {allow}"),
+                );
+                a.allow = Some(allow);
+                a
+            }
+            ApiError::BodyTooLarge { limit } => Answer::new(
+                S::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                "Body too large",
+                format!("the body must be at most {limit} bytes"),
+            ),
+            ApiError::UnsupportedMediaType => Answer::new(
+                S::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "Unsupported media type",
+                "send the body as JSON with Content-Type: application/json".into(),
+            ),
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! The framework-agnostic HTTP layer: `http::Request` in, `http::Response` out.
+//!
+//! [`Api`] knows the paths, parameters, headers, status codes and error bodies of the API and
+//! nothing of sockets: the hyper frontend (`crate::server`) and any tower-based framework (via
+//! the [`tower_service::Service`] impl) are thin adapters around [`Api::handle_body`].
+
+mod error;
+mod openapi;
+mod params;
+mod routes;
+mod tower;
+mod views;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use http::{Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Limited};
+
+pub use error::{ApiError, Problem};
+pub use openapi::OPENAPI_JSON;
+
+use crate::domain::ApiKey;
+use crate::service::{JobListingsService, QuotaState};
+
+/// Settings of the HTTP layer.
+#[derive(Clone, Copy, Debug)]
+pub struct ApiConfig {
+    /// The largest request body accepted, in bytes; default 64 KiB.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// The HTTP API over a [`JobListingsService`]. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Api {
+    inner: Arc<ApiInner>,
+}
+
+#[derive(Debug)]
+struct ApiInner {
+    service: JobListingsService,
+    config: ApiConfig,
+}
+
+/// A handler's successful answer before headers are added.
+pub(crate) struct Reply {
+    status: StatusCode,
+    body: Option<Bytes>,
+    quota: Option<QuotaState>,
+    location: Option<String>,
+}
+
+impl Reply {
+    pub(crate) fn json(body: &impl serde::Serialize, quota: Option<QuotaState>) -> Self {
+        Self {
+            status: StatusCode::OK,
+            // Serialising our own view types cannot fail: they hold only strings, numbers,
+            // maps with string keys and JSON values.
+            body: Some(Bytes::from(serde_json::to_vec(body).unwrap_or_default())),
+            quota,
+            location: None,
+        }
+    }
+}
+
+static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+static X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+
+impl Api {
+    /// The API over a service, with default settings.
+    pub fn new(service: JobListingsService) -> Self {
+        Self::with_config(service, ApiConfig::default())
+    }
+
+    /// The API over a service, with the given settings.
+    pub fn with_config(service: JobListingsService, config: ApiConfig) -> Self {
+        Self {
+            inner: Arc::new(ApiInner { service, config }),
+        }
+    }
+
+    /// The service behind the API.
+    pub fn service(&self) -> &JobListingsService {
+        &self.inner.service
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> ApiConfig {
+        self.inner.config
+    }
+
+    /// Answers a request whose body is still a stream: reads at most `max_body_bytes` of it
+    /// (413 beyond), then [`Api::handle`]s it. This is what frontends call.
+    pub async fn handle_body<B>(&self, req: Request<B>) -> Response<Bytes>
+    where
+        B: Body,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let limit = self.inner.config.max_body_bytes;
+        let (parts, body) = req.into_parts();
+        let declared = parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        let read = if declared.is_some_and(|n| n > limit as u64) {
+            Err(ApiError::BodyTooLarge { limit })
+        } else {
+            match Limited::new(body, limit).collect().await {
+                Ok(collected) => Ok(collected.to_bytes()),
+                Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                    Err(ApiError::BodyTooLarge { limit })
+                }
+                Err(e) => Err(ApiError::BodyRead(e.to_string())),
+            }
+        };
+        match read {
+            Ok(bytes) => self.handle(Request::from_parts(parts, bytes)).await,
+            Err(e) => self.respond(&parts.headers, Err(e)),
+        }
+    }
+
+    /// Answers a request whose body has been read. Never panics, never fails: every error
+    /// becomes a problem document.
+    pub async fn handle(&self, req: Request<Bytes>) -> Response<Bytes> {
+        let result = routes::route(self, &req).await;
+        self.respond(req.headers(), result)
+    }
+
+    fn respond(&self, headers: &HeaderMap, result: Result<Reply, ApiError>) -> Response<Bytes> {
+        let request_id = request_id(headers);
+        let mut response = match result {
+            Ok(reply) => ok_response(reply),
+            Err(error) => self.error_response(&error, &request_id),
+        };
+        if let Ok(v) = HeaderValue::from_str(&request_id) {
+            response.headers_mut().insert(X_REQUEST_ID.clone(), v);
+        }
+        response
+    }
+
+    fn error_response(&self, error: &ApiError, request_id: &str) -> Response<Bytes> {
+        let answer = error.answer(chrono::Utc::now());
+        if answer.status.is_server_error() {
+            tracing::error!(request_id, error = %error, "request failed");
+        } else {
+            tracing::debug!(request_id, code = answer.code, "request refused");
+        }
+        let status = answer.status;
+        let allow = answer.allow;
+        let retry_after = answer.retry_after;
+        let problem = answer.into_problem(request_id);
+        let mut response = Response::new(Bytes::from(
+            serde_json::to_vec(&problem).unwrap_or_default(),
+        ));
+        *response.status_mut() = status;
+        let h = response.headers_mut();
+        h.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        h.insert(
+            http::header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        );
+        if let Some(allow) = allow {
+            h.insert(http::header::ALLOW, HeaderValue::from_static(allow));
+        }
+        if let Some(secs) = retry_after {
+            h.insert(http::header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if status == StatusCode::UNAUTHORIZED {
+            h.insert(
+                http::header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"job-listings\""),
+            );
+        }
+        response
+    }
+}
+
+fn ok_response(reply: Reply) -> Response<Bytes> {
+    let has_body = reply.body.is_some();
+    let mut response = Response::new(reply.body.unwrap_or_default());
+    *response.status_mut() = reply.status;
+    let h = response.headers_mut();
+    if has_body {
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    h.insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-store"),
+    );
+    if let Some(location) = reply.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+        h.insert(http::header::LOCATION, location);
+    }
+    if let Some(q) = reply.quota {
+        let reset = q.resets_at.timestamp().max(0) as u64;
+        let window = u64::try_from((q.resets_at - chrono::Utc::now()).num_seconds()).unwrap_or(0);
+        h.insert("x-ratelimit-limit", HeaderValue::from(q.limit));
+        h.insert("x-ratelimit-remaining", HeaderValue::from(q.remaining));
+        h.insert("x-ratelimit-reset", HeaderValue::from(reset));
+        if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";q={}", q.limit)) {
+            h.insert("ratelimit-policy", v);
+        }
+        if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";r={};t={window}", q.remaining)) {
+            h.insert("ratelimit", v);
+        }
+    }
+    response
+}
+
+/// The client's `X-Request-Id` when it is short and plain, else a new one.
+fn request_id(headers: &HeaderMap) -> String {
+    headers
+        .get(&X_REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            !v.is_empty()
+                && v.len() <= 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+        })
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned)
+}
+
+/// The API key from `X-API-Key` or `Authorization: Bearer`, checked for form.
+pub(crate) fn api_key(headers: &HeaderMap) -> Result<ApiKey, ApiError> {
+    let raw = if let Some(v) = headers.get(&X_API_KEY) {
+        v.to_str().map_err(|_| {
+            ApiError::MalformedApiKey(crate::domain::DomainError::new(
+                "api_key",
+                "contains characters that are not allowed",
+            ))
+        })?
+    } else if let Some(v) = headers.get(http::header::AUTHORIZATION) {
+        let v = v.to_str().unwrap_or("");
+        let (scheme, token) = v.trim().split_once(' ').unwrap_or((v, ""));
+        if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+            return Err(ApiError::MalformedApiKey(crate::domain::DomainError::new(
+                "api_key",
+                "must be sent as `Authorization: Bearer <key>` or in the X-API-Key header",
+            )));
+        }
+        token.trim()
+    } else {
+        return Err(ApiError::MissingApiKey);
+    };
+    ApiKey::parse(raw.trim()).map_err(ApiError::MalformedApiKey)
+}

@@ -1,0 +1,255 @@
+//! Query strings into typed queries. Unknown parameters are refused so a typo never silently
+//! widens a search.
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::error::ApiError;
+use crate::domain::{Confidence, DomainError, DomainTag, FundingStage, Page, PerPage, Seniority};
+use crate::query::{JobFilter, JobQuery};
+use crate::service::CompanyQuery;
+
+/// The parameters of `GET /jobs`.
+pub(crate) const JOB_PARAMS: &[&str] = &[
+    "domain",
+    "seniority",
+    "remote_only",
+    "company",
+    "q",
+    "min_confidence",
+    "posted_after",
+    "page",
+    "per_page",
+];
+
+/// The parameters of `GET /companies`.
+pub(crate) const COMPANY_PARAMS: &[&str] = &["funding_stage", "page", "per_page"];
+
+/// Longest free-text value accepted, in characters.
+const MAX_TEXT: usize = 500;
+
+/// Decoded query pairs, checked against the parameters an endpoint takes.
+pub(crate) struct Params {
+    pairs: Vec<(String, String)>,
+}
+
+impl Params {
+    /// Decodes a query string; refuses parameters outside `allowed` and repeated scalars.
+    pub(crate) fn parse(
+        query: Option<&str>,
+        allowed: &'static [&'static str],
+        lists: &[&str],
+    ) -> Result<Self, ApiError> {
+        let pairs: Vec<(String, String)> =
+            url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+        for (i, (name, _)) in pairs.iter().enumerate() {
+            if !allowed.contains(&name.as_str()) {
+                return Err(ApiError::UnknownParameter {
+                    param: name.chars().take(64).collect(),
+                    allowed,
+                });
+            }
+            if !lists.contains(&name.as_str()) && pairs[..i].iter().any(|(n, _)| n == name) {
+                let field = allowed
+                    .iter()
+                    .copied()
+                    .find(|a| a == name)
+                    .unwrap_or("query");
+                return Err(
+                    DomainError::new(field, "is given more than once; give it once").into(),
+                );
+            }
+        }
+        Ok(Self { pairs })
+    }
+
+    /// The value of a scalar parameter, if given and not empty.
+    fn one(&self, name: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(n, v)| n == name && !v.trim().is_empty())
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every comma-separated entry of a list parameter, over all its occurrences.
+    fn list<T>(
+        &self,
+        name: &str,
+        parse: impl Fn(&str) -> Result<T, DomainError>,
+    ) -> Result<Vec<T>, DomainError> {
+        let mut out = Vec::new();
+        for (_, value) in self.pairs.iter().filter(|(n, _)| n == name) {
+            for part in value.split(',').filter(|p| !p.trim().is_empty()) {
+                out.push(parse(part)?);
+            }
+        }
+        if out.len() > 50 {
+            return Err(DomainError::new(
+                list_field(name),
+                "takes at most 50 values",
+            ));
+        }
+        Ok(out)
+    }
+
+    fn text(&self, field: &'static str) -> Result<Option<&str>, DomainError> {
+        match self.one(field) {
+            Some(t) if t.chars().count() > MAX_TEXT => Err(DomainError::new(
+                field,
+                format!("must be at most {MAX_TEXT} characters"),
+            )),
+            other => Ok(other),
+        }
+    }
+
+    fn page(&self) -> Result<(Page, PerPage), DomainError> {
+        let page = self
+            .one("page")
+            .map(Page::parse)
+            .transpose()?
+            .unwrap_or_default();
+        let per = self
+            .one("per_page")
+            .map(PerPage::parse)
+            .transpose()?
+            .unwrap_or_default();
+        Ok((page, per))
+    }
+
+    /// The pairs other than `page`, re-encoded, for building page links.
+    pub(crate) fn without_page(&self) -> String {
+        let mut ser = url::form_urlencoded::Serializer::new(String::new());
+        for (k, v) in self.pairs.iter().filter(|(k, _)| k != "page") {
+            ser.append_pair(k, v);
+        }
+        ser.finish()
+    }
+}
+
+fn list_field(name: &str) -> &'static str {
+    match name {
+        "domain" => "domain",
+        _ => "seniority",
+    }
+}
+
+fn parse_bool(field: &'static str, raw: &str) -> Result<bool, DomainError> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(DomainError::new(field, "must be true or false")),
+    }
+}
+
+/// Reads RFC 3339 (`2026-11-01T09:30:00Z`) or a bare date (its midnight UTC).
+fn parse_instant(field: &'static str, raw: &str) -> Result<DateTime<Utc>, DomainError> {
+    let raw = raw.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
+        .ok_or_else(|| {
+            DomainError::new(
+                field,
+                "must be an RFC 3339 date-time such as 2026-11-01T09:30:00Z, or a date such as 2026-11-01",
+            )
+        })
+}
+
+/// `GET /jobs` parameters into a query.
+pub(crate) fn job_query(params: &Params) -> Result<JobQuery, ApiError> {
+    let mut filter = JobFilter {
+        domains: params.list("domain", DomainTag::parse)?,
+        seniority: params.list("seniority", Seniority::parse)?,
+        remote_only: params
+            .one("remote_only")
+            .map(|v| parse_bool("remote_only", v))
+            .transpose()?
+            .unwrap_or(false),
+        min_confidence: params
+            .one("min_confidence")
+            .map(Confidence::parse)
+            .transpose()?,
+        posted_after: params
+            .one("posted_after")
+            .map(|v| parse_instant("posted_after", v))
+            .transpose()?,
+        ..JobFilter::default()
+    };
+    filter.domains.sort();
+    filter.domains.dedup();
+    filter.seniority.sort();
+    filter.seniority.dedup();
+    if let Some(q) = params.text("q")? {
+        filter = filter.with_q(q);
+    }
+    if let Some(company) = params.text("company")? {
+        filter = filter.with_company(company);
+    }
+    let (page, per_page) = params.page()?;
+    Ok(JobQuery {
+        filter,
+        page,
+        per_page,
+    })
+}
+
+/// `GET /companies` parameters into a query.
+pub(crate) fn company_query(params: &Params) -> Result<CompanyQuery, ApiError> {
+    let (page, per_page) = params.page()?;
+    Ok(CompanyQuery {
+        funding_stage: params
+            .one("funding_stage")
+            .map(FundingStage::parse)
+            .transpose()?,
+        page,
+        per_page,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jobs(q: &str) -> Result<JobQuery, ApiError> {
+        job_query(&Params::parse(
+            Some(q),
+            JOB_PARAMS,
+            &["domain", "seniority"],
+        )?)
+    }
+
+    #[test]
+    fn lists_are_comma_separated_and_normalised() {
+        let q = jobs("domain=AI,engineering&domain=ai&seniority=Senior").ok();
+        let f = q.map(|q| q.filter).unwrap_or_default();
+        let d: Vec<&str> = f.domains.iter().map(|t| t.as_str()).collect();
+        assert_eq!(d, ["ai", "engineering"]);
+        assert_eq!(f.seniority.len(), 1);
+    }
+
+    #[test]
+    fn typos_and_bad_values_are_refused() {
+        assert!(matches!(
+            jobs("domains=ai"),
+            Err(ApiError::UnknownParameter { .. })
+        ));
+        assert!(jobs("per_page=51").is_err());
+        assert!(jobs("page=0").is_err());
+        assert!(jobs("min_confidence=2").is_err());
+        assert!(jobs("remote_only=yes").is_err());
+        assert!(jobs("posted_after=yesterday").is_err());
+        assert!(jobs("q=a&q=b").is_err());
+    }
+
+    #[test]
+    fn bare_dates_mean_midnight_utc() {
+        let f = jobs("posted_after=2026-10-01").ok().map(|q| q.filter);
+        let t = f.and_then(|f| f.posted_after).map(|t| t.to_rfc3339());
+        assert_eq!(t.as_deref(), Some("2026-10-01T00:00:00+00:00"));
+    }
+}

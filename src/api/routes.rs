@@ -1,0 +1,240 @@
+//! Paths and methods to handlers.
+
+use bytes::Bytes;
+use http::{Method, Request, StatusCode};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::error::ApiError;
+use super::params::{company_query, job_query, Params, COMPANY_PARAMS, JOB_PARAMS};
+use super::views::{
+    CompanyDetailView, CompanySummaryView, DataList, JobDetailView, ListEnvelope, WebhookView,
+};
+use super::{api_key, Api, Reply, OPENAPI_JSON};
+use crate::domain::{CallbackUrl, CompanyId, DomainError, DomainTag, JobId, WebhookId};
+use crate::service::NewWebhook;
+
+const PREFIX: &str = "/api/v1";
+
+/// Every route: its path pattern and the methods it takes. The OpenAPI test reads this.
+pub(crate) const ROUTES: &[(&str, &str)] = &[
+    ("/api/v1/jobs", "GET"),
+    ("/api/v1/jobs/{id}", "GET"),
+    ("/api/v1/companies", "GET"),
+    ("/api/v1/companies/{id}", "GET"),
+    ("/api/v1/webhooks", "GET, POST"),
+    ("/api/v1/webhooks/{id}", "GET, DELETE"),
+    ("/api/v1/webhooks/{id}/deliveries", "GET"),
+    ("/api/v1/usage", "GET"),
+    ("/api/v1/openapi.json", "GET"),
+];
+
+fn allows(allow: &'static str, method: &Method) -> Result<(), ApiError> {
+    if allow.split(", ").any(|m| m == method.as_str()) {
+        Ok(())
+    } else {
+        Err(ApiError::MethodNotAllowed { allow })
+    }
+}
+
+fn no_params(req: &Request<Bytes>) -> Result<(), ApiError> {
+    Params::parse(req.uri().query(), &[], &[]).map(drop)
+}
+
+pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiError> {
+    let path = req.uri().path();
+    let rest = path
+        .strip_prefix(PREFIX)
+        .and_then(|r| r.strip_prefix('/'))
+        .ok_or(ApiError::NoRoute)?;
+    let segments: Vec<&str> = rest.split('/').collect();
+    let method = req.method();
+    match segments.as_slice() {
+        ["openapi.json"] => {
+            allows("GET", method)?;
+            Ok(Reply {
+                status: StatusCode::OK,
+                body: Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
+                quota: None,
+                location: None,
+            })
+        }
+        ["jobs"] => {
+            allows("GET", method)?;
+            search_jobs(api, req).await
+        }
+        ["jobs", id] => {
+            allows("GET", method)?;
+            no_params(req)?;
+            let key = api_key(req.headers())?;
+            let id = JobId::parse(id)?;
+            let found = api.service().get_job(&key, id).await?;
+            Ok(Reply::json(
+                &JobDetailView::from(&found.value),
+                Some(found.quota),
+            ))
+        }
+        ["companies"] => {
+            allows("GET", method)?;
+            list_companies(api, req).await
+        }
+        ["companies", id] => {
+            allows("GET", method)?;
+            no_params(req)?;
+            let key = api_key(req.headers())?;
+            let id = CompanyId::parse(id)?;
+            let found = api.service().get_company(&key, id).await?;
+            Ok(Reply::json(
+                &CompanyDetailView::from(&found.value),
+                Some(found.quota),
+            ))
+        }
+        ["webhooks"] => {
+            allows("GET, POST", method)?;
+            no_params(req)?;
+            let key = api_key(req.headers())?;
+            if method == Method::POST {
+                let new = webhook_body(req)?;
+                let created = api.service().create_webhook(&key, new).await?;
+                let mut reply =
+                    Reply::json(&WebhookView::of(&created.value, true), Some(created.quota));
+                reply.status = StatusCode::CREATED;
+                reply.location = Some(format!("{PREFIX}/webhooks/{}", created.value.id));
+                Ok(reply)
+            } else {
+                let list = api.service().list_webhooks(&key).await?;
+                let views: Vec<WebhookView<'_>> = list
+                    .value
+                    .iter()
+                    .map(|w| WebhookView::of(w, false))
+                    .collect();
+                Ok(Reply::json(&DataList { data: views }, Some(list.quota)))
+            }
+        }
+        ["webhooks", id] => {
+            allows("GET, DELETE", method)?;
+            no_params(req)?;
+            let key = api_key(req.headers())?;
+            let id = WebhookId::parse(id)?;
+            if method == Method::DELETE {
+                let done = api.service().delete_webhook(&key, id).await?;
+                Ok(Reply {
+                    status: StatusCode::NO_CONTENT,
+                    body: None,
+                    quota: Some(done.quota),
+                    location: None,
+                })
+            } else {
+                let found = api.service().get_webhook(&key, id).await?;
+                Ok(Reply::json(
+                    &WebhookView::of(&found.value, false),
+                    Some(found.quota),
+                ))
+            }
+        }
+        ["webhooks", id, "deliveries"] => {
+            allows("GET", method)?;
+            no_params(req)?;
+            let key = api_key(req.headers())?;
+            let id = WebhookId::parse(id)?;
+            let list = api.service().webhook_deliveries(&key, id).await?;
+            Ok(Reply::json(
+                &DataList { data: &list.value },
+                Some(list.quota),
+            ))
+        }
+        ["usage"] => {
+            allows("GET", method)?;
+            no_params(req)?;
+            let key = api_key(req.headers())?;
+            let report = api.service().usage(&key)?;
+            Ok(Reply::json(&report, None))
+        }
+        _ => Err(ApiError::NoRoute),
+    }
+}
+
+async fn search_jobs(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiError> {
+    let params = Params::parse(req.uri().query(), JOB_PARAMS, &["domain", "seniority"])?;
+    let query = job_query(&params)?;
+    let key = api_key(req.headers())?;
+    let filters = serde_json::to_value(&query.filter).unwrap_or_default();
+    let found = api.service().search_jobs(&key, query).await?;
+    let page = found.value;
+    let envelope = ListEnvelope::new(
+        &page.jobs,
+        page.page.get(),
+        page.per_page.get(),
+        page.total,
+        "/api/v1/jobs",
+        &params.without_page(),
+        json!({ "filters": filters }),
+    );
+    Ok(Reply::json(&envelope, Some(found.quota)))
+}
+
+async fn list_companies(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiError> {
+    let params = Params::parse(req.uri().query(), COMPANY_PARAMS, &[])?;
+    let query = company_query(&params)?;
+    let key = api_key(req.headers())?;
+    let stage = query.funding_stage.as_ref().map(|s| s.as_str().to_owned());
+    let found = api.service().list_companies(&key, query).await?;
+    let page = found.value;
+    let views: Vec<CompanySummaryView<'_>> = page.companies.iter().map(Into::into).collect();
+    let envelope = ListEnvelope::new(
+        views,
+        page.page.get(),
+        page.per_page.get(),
+        page.total,
+        "/api/v1/companies",
+        &params.without_page(),
+        json!({ "filters": { "funding_stage": stage } }),
+    );
+    Ok(Reply::json(&envelope, Some(found.quota)))
+}
+
+/// The body of `POST /webhooks`, before validation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebhookBody {
+    callback_url: Option<String>,
+    #[serde(default)]
+    domain_filters: Option<Vec<String>>,
+    #[serde(default)]
+    remote_only: Option<bool>,
+}
+
+fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
+    let json = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .is_some_and(|v| v == "application/json" || v.ends_with("+json"));
+    if !json {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let body: WebhookBody = serde_json::from_slice(req.body()).map_err(|e| {
+        ApiError::InvalidBody(format!(
+            "the body must be a JSON object with callback_url (string), domain_filters (array of strings) and remote_only (boolean): {e}"
+        ))
+    })?;
+    let raw_url = body
+        .callback_url
+        .ok_or_else(|| DomainError::new("callback_url", "is required"))?;
+    let domain_filters = body
+        .domain_filters
+        .unwrap_or_default()
+        .iter()
+        .map(|t| DomainTag::parse(t).map_err(|e| DomainError::new("domain_filters", e.reason)))
+        .collect::<Result<Vec<_>, _>>()?;
+    if domain_filters.len() > 50 {
+        return Err(DomainError::new("domain_filters", "takes at most 50 tags").into());
+    }
+    Ok(NewWebhook {
+        callback_url: CallbackUrl::parse(&raw_url)?,
+        domain_filters,
+        remote_only: body.remote_only.unwrap_or(false),
+    })
+}

@@ -1,0 +1,198 @@
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{CompanyId, DomainError, DomainTag, JobId, Seniority};
+
+/// A classification confidence between 0 and 1 inclusive, compared exactly as stored.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct Confidence(f64);
+
+impl Confidence {
+    /// Validates a confidence: a finite number from 0 to 1.
+    pub fn new(value: f64) -> Result<Self, DomainError> {
+        if value.is_finite() && (0.0..=1.0).contains(&value) {
+            Ok(Self(value))
+        } else {
+            Err(DomainError::new(
+                "min_confidence",
+                "must be a number from 0 to 1, such as 0.8",
+            ))
+        }
+    }
+
+    /// Parses a query-string value.
+    pub fn parse(raw: &str) -> Result<Self, DomainError> {
+        raw.trim()
+            .parse::<f64>()
+            .map_err(|_| {
+                DomainError::new(
+                    "min_confidence",
+                    "must be a number from 0 to 1, such as 0.8",
+                )
+            })
+            .and_then(Self::new)
+    }
+
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for Confidence {
+    type Error = DomainError;
+    fn try_from(v: f64) -> Result<Self, Self::Error> {
+        Self::new(v)
+    }
+}
+
+impl From<Confidence> for f64 {
+    fn from(c: Confidence) -> f64 {
+        c.0
+    }
+}
+
+/// Whether a listing is open. Only active listings are searchable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    /// Open and searchable.
+    #[default]
+    Active,
+    /// Filled or withdrawn; kept for the record, never searched.
+    Closed,
+}
+
+/// A salary range as advertised.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SalaryRange {
+    /// Lower bound, in whole currency units.
+    pub min: Option<u64>,
+    /// Upper bound, in whole currency units.
+    pub max: Option<u64>,
+    /// ISO 4217 code such as `USD`.
+    pub currency: String,
+    /// What the amounts are per: `year`, `month`, `hour`.
+    #[serde(default = "default_salary_period")]
+    pub period: String,
+}
+
+fn default_salary_period() -> String {
+    "year".to_owned()
+}
+
+/// A job listing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// The listing's identifier.
+    pub id: JobId,
+    /// The role title, such as "Senior Backend Engineer". Searchable by `q`.
+    pub role: String,
+    /// The hiring company.
+    pub company_id: CompanyId,
+    /// The hiring company's name. Searchable by `q` and `company`.
+    pub company_name: String,
+    /// The text of the post. Searchable by `q`.
+    pub description: String,
+    /// Domain tags, such as `engineering` or `ai`.
+    #[serde(default)]
+    pub domains: Vec<DomainTag>,
+    /// Seniority levels, such as `senior` or `staff`.
+    #[serde(default)]
+    pub seniority: Vec<Seniority>,
+    /// Whether the job can be done remotely.
+    #[serde(default)]
+    pub remote: bool,
+    /// Where the job is, when it is not only remote.
+    #[serde(default)]
+    pub location: Option<String>,
+    /// Where the original post can be read.
+    pub source_url: String,
+    /// The advertised pay, when there is one.
+    #[serde(default)]
+    pub salary: Option<SalaryRange>,
+    /// When the listing was posted.
+    pub posted_at: DateTime<Utc>,
+    /// How sure the classifier is of the tags, 0 to 1.
+    pub confidence: Confidence,
+    /// Active or closed.
+    #[serde(default)]
+    pub status: JobStatus,
+    /// When the service first saw the listing (set by the service on ingest).
+    #[serde(default = "Utc::now")]
+    pub first_seen_at: DateTime<Utc>,
+    /// When the listing last changed (set by the service on ingest).
+    #[serde(default = "Utc::now")]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Job {
+    /// Whether the listing is active (searchable).
+    pub fn is_active(&self) -> bool {
+        self.status == JobStatus::Active
+    }
+
+    /// Checks the invariants that types alone do not carry.
+    pub fn validate(&self) -> Result<(), DomainError> {
+        non_empty("role", &self.role, 300)?;
+        non_empty("company_name", &self.company_name, 300)?;
+        if self.description.len() > 100_000 {
+            return Err(DomainError::new(
+                "description",
+                "must be at most 100000 bytes",
+            ));
+        }
+        non_empty("source_url", &self.source_url, 2_000)?;
+        if self.domains.len() > 32 || self.seniority.len() > 16 {
+            return Err(DomainError::new(
+                "domains",
+                "at most 32 domain tags and 16 seniority levels",
+            ));
+        }
+        // Timestamps are indexed as nanoseconds; keep them inside that range.
+        if self.posted_at.timestamp_nanos_opt().is_none() {
+            return Err(DomainError::new(
+                "posted_at",
+                "must be between the years 1678 and 2261",
+            ));
+        }
+        if let Some(s) = &self.salary {
+            if let (Some(min), Some(max)) = (s.min, s.max) {
+                if min > max {
+                    return Err(DomainError::new("salary", "min must not exceed max"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn non_empty(field: &'static str, value: &str, max: usize) -> Result<(), DomainError> {
+    if value.trim().is_empty() {
+        Err(DomainError::new(field, "must not be empty"))
+    } else if value.len() > max {
+        Err(DomainError::new(
+            field,
+            format!("must be at most {max} bytes"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confidence_is_bounded_and_finite() {
+        assert!(Confidence::parse("0").is_ok());
+        assert!(Confidence::parse("1").is_ok());
+        assert!(Confidence::parse("0.75").is_ok());
+        assert!(Confidence::parse("1.01").is_err());
+        assert!(Confidence::parse("-0.1").is_err());
+        assert!(Confidence::parse("NaN").is_err());
+        assert!(Confidence::parse("high").is_err());
+    }
+}

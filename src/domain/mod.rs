@@ -1,0 +1,26 @@
+//! The domain model: values that validate once when built ("parse, don't validate").
+//!
+//! Every layer above speaks these types. Nothing here knows about HTTP, storage or search.
+
+mod company;
+mod error;
+mod ids;
+mod job;
+mod key;
+mod paging;
+mod plan;
+mod tags;
+mod webhook;
+
+pub use company::{Company, Enrichment, FundingStage};
+pub use error::DomainError;
+pub use ids::{CompanyId, DeliveryId, EventId, JobId, KeyId, WebhookId};
+pub use job::{Confidence, Job, JobStatus, SalaryRange};
+pub use key::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash};
+pub use paging::{Page, PerPage};
+pub use plan::{Plan, UsageReport};
+pub use tags::{DomainTag, Seniority};
+pub use webhook::{
+    CallbackUrl, Delivery, DeliveryStatus, OutboxEvent, Subscription, SubscriptionStatus,
+    WebhookSecret,
+};

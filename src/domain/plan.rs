@@ -1,0 +1,82 @@
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::DomainError;
+
+/// A paid plan. Ordered: developer < agent_pro < enterprise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Plan {
+    /// Developer, 29 USD a month.
+    Developer,
+    /// Agent Pro, 99 USD a month; unlocks webhooks.
+    AgentPro,
+    /// Enterprise: negotiated.
+    Enterprise,
+}
+
+impl Plan {
+    /// Every plan, lowest first.
+    pub const ALL: [Plan; 3] = [Plan::Developer, Plan::AgentPro, Plan::Enterprise];
+
+    /// The machine name used in the API and configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plan::Developer => "developer",
+            Plan::AgentPro => "agent_pro",
+            Plan::Enterprise => "enterprise",
+        }
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Plan {
+    type Err = DomainError;
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        match raw.trim().to_lowercase().replace([' ', '-'], "_").as_str() {
+            "developer" => Ok(Plan::Developer),
+            "agent_pro" => Ok(Plan::AgentPro),
+            "enterprise" => Ok(Plan::Enterprise),
+            _ => Err(DomainError::new(
+                "plan",
+                "must be one of developer, agent_pro, enterprise",
+            )),
+        }
+    }
+}
+
+/// Usage in the current billing period, exactly the spec's fields.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageReport {
+    /// The key's plan.
+    pub plan: Plan,
+    /// Successful calls counted in this period.
+    pub calls_used: u64,
+    /// Calls left in this period.
+    pub calls_remaining: u64,
+    /// Calls allowed per period.
+    pub monthly_quota: u64,
+    /// When the current period began (UTC).
+    pub period_start: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_are_ordered_and_parse_their_names() {
+        assert!(Plan::Developer < Plan::AgentPro && Plan::AgentPro < Plan::Enterprise);
+        assert_eq!("Agent Pro".parse::<Plan>(), Ok(Plan::AgentPro));
+        assert_eq!("agent_pro".parse::<Plan>(), Ok(Plan::AgentPro));
+        assert!("gold".parse::<Plan>().is_err());
+    }
+}

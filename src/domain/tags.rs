@@ -1,0 +1,88 @@
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::truncate;
+use super::DomainError;
+
+fn normalise_label(field: &'static str, raw: &str) -> Result<String, DomainError> {
+    let label = raw.trim().to_lowercase();
+    let valid = !label.is_empty()
+        && label.len() <= 40
+        && label
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_' || c == '.' || c == '+');
+    if valid {
+        Ok(label)
+    } else {
+        Err(DomainError::new(
+            field,
+            format!(
+                "`{}` is not a valid label: use 1 to 40 letters, digits, '-', '_', '.' or '+'",
+                truncate(raw)
+            ),
+        ))
+    }
+}
+
+macro_rules! label {
+    ($(#[$doc:meta])* $name:ident, $field:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl $name {
+            /// Normalises (trim, lowercase) and validates a label.
+            pub fn parse(raw: &str) -> Result<Self, DomainError> {
+                normalise_label($field, raw).map(Self)
+            }
+
+            /// The normalised label.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = DomainError;
+            fn try_from(raw: String) -> Result<Self, Self::Error> {
+                Self::parse(&raw)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(v: $name) -> String {
+                v.0
+            }
+        }
+    };
+}
+
+label!(
+    /// A domain tag such as `engineering`, `ai` or `design`; compared case-insensitively.
+    DomainTag, "domain"
+);
+label!(
+    /// A seniority level such as `senior`, `staff` or `lead`; compared case-insensitively.
+    Seniority, "seniority"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_trimmed_and_lowercased() {
+        assert_eq!(DomainTag::parse(" AI ").map(|t| t.0), Ok("ai".to_owned()));
+        assert!(DomainTag::parse("").is_err());
+        assert!(DomainTag::parse("a b").is_err());
+        assert!(Seniority::parse(&"x".repeat(41)).is_err());
+    }
+}

@@ -1,0 +1,225 @@
+use std::fmt;
+
+use base64::Engine;
+use chrono::{DateTime, Utc};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use super::ids::truncate;
+use super::{DeliveryId, DomainError, DomainTag, EventId, Job, KeyId, WebhookId};
+
+/// A callback URL: absolute `http` or `https`, with a host, no credentials, no fragment.
+///
+/// Form only: whether plain http or private addresses are allowed is the delivery policy's call.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct CallbackUrl(Url);
+
+impl CallbackUrl {
+    /// The longest URL accepted.
+    pub const MAX_LEN: usize = 2048;
+
+    /// Parses and checks the form of a callback URL.
+    pub fn parse(raw: &str) -> Result<Self, DomainError> {
+        let bad =
+            |why: &str| DomainError::new("callback_url", format!("`{}` {why}", truncate(raw)));
+        if raw.len() > Self::MAX_LEN {
+            return Err(DomainError::new(
+                "callback_url",
+                format!("must be at most {} characters", Self::MAX_LEN),
+            ));
+        }
+        let url = Url::parse(raw.trim()).map_err(|e| {
+            bad(&format!(
+                "is not an absolute URL ({e}); use https://host/path"
+            ))
+        })?;
+        if url.scheme() != "https" && url.scheme() != "http" {
+            return Err(bad("must use https"));
+        }
+        if url.host().is_none() {
+            return Err(bad("has no host"));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(bad("must not carry credentials; sign-in data goes in the path or is verified by the signature"));
+        }
+        if url.fragment().is_some() {
+            return Err(bad("must not have a #fragment"));
+        }
+        Ok(Self(url))
+    }
+
+    /// The parsed URL.
+    pub fn url(&self) -> &Url {
+        &self.0
+    }
+
+    /// The URL as text.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl fmt::Debug for CallbackUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CallbackUrl({})", self.0)
+    }
+}
+
+impl TryFrom<String> for CallbackUrl {
+    type Error = DomainError;
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        Self::parse(&raw)
+    }
+}
+
+impl From<CallbackUrl> for String {
+    fn from(u: CallbackUrl) -> String {
+        u.0.into()
+    }
+}
+
+/// A subscription's signing secret, `whsec_` + base64 of 24 random bytes (Standard Webhooks).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WebhookSecret(String);
+
+impl WebhookSecret {
+    /// Makes a new random secret.
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 24];
+        rand::rngs::OsRng.fill_bytes(&mut bytes);
+        Self(format!(
+            "whsec_{}",
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        ))
+    }
+
+    /// The secret in clear, for showing it once and for signing.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WebhookSecret(whsec_[redacted])")
+    }
+}
+
+/// Whether a subscription receives deliveries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubscriptionStatus {
+    /// Receives deliveries.
+    #[default]
+    Active,
+    /// Stopped after a 410 or days of failures; see `disabled_reason`.
+    Disabled,
+}
+
+/// A webhook subscription, owned by one API key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Subscription {
+    /// The subscription's identifier.
+    pub id: WebhookId,
+    /// The key that registered it; only that key sees it.
+    pub owner: KeyId,
+    /// Where notifications are POSTed.
+    pub callback_url: CallbackUrl,
+    /// Domain tags to match; empty means every domain.
+    pub domain_filters: Vec<DomainTag>,
+    /// Only remote jobs when true.
+    pub remote_only: bool,
+    /// The signing secret.
+    pub secret: WebhookSecret,
+    /// Active or disabled.
+    #[serde(default)]
+    pub status: SubscriptionStatus,
+    /// Why the subscription was disabled.
+    #[serde(default)]
+    pub disabled_reason: Option<String>,
+    /// When it was registered.
+    pub created_at: DateTime<Utc>,
+    /// When a delivery last succeeded.
+    #[serde(default)]
+    pub last_success_at: Option<DateTime<Utc>>,
+    /// When a delivery last failed.
+    #[serde(default)]
+    pub last_failure_at: Option<DateTime<Utc>>,
+    /// What the last failure was.
+    #[serde(default)]
+    pub last_failure_reason: Option<String>,
+}
+
+/// How far a delivery has got.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    /// Waiting for its next attempt.
+    #[default]
+    Pending,
+    /// A 2xx answer was received.
+    Succeeded,
+    /// Every attempt failed, or the subscription went away.
+    Failed,
+}
+
+/// One event's delivery to one subscription.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Delivery {
+    /// The delivery's identifier.
+    pub id: DeliveryId,
+    /// The event delivered.
+    pub event_id: EventId,
+    /// The receiving subscription.
+    pub webhook_id: WebhookId,
+    /// Pending, succeeded or failed.
+    pub status: DeliveryStatus,
+    /// Attempts made so far.
+    pub attempts: u32,
+    /// When the next attempt is due.
+    pub next_attempt_at: DateTime<Utc>,
+    /// What the last attempt got.
+    #[serde(default)]
+    pub last_error: Option<String>,
+}
+
+/// A `job.new` event with the deliveries it owes, written with the job in one transaction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutboxEvent {
+    /// The event's identifier (the `webhook-id` header).
+    pub id: EventId,
+    /// The event type, such as `job.new`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// When the event happened.
+    pub created_at: DateTime<Utc>,
+    /// The job as it was when it became active.
+    pub job: Job,
+    /// One pending delivery per matching subscription.
+    pub deliveries: Vec<Delivery>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callback_urls_need_a_scheme_and_host_and_no_credentials() {
+        assert!(CallbackUrl::parse("https://hooks.example.com/jobs").is_ok());
+        assert!(CallbackUrl::parse("ftp://example.com").is_err());
+        assert!(CallbackUrl::parse("not a url").is_err());
+        assert!(CallbackUrl::parse("https://user:pw@example.com/").is_err());
+        assert!(CallbackUrl::parse("https://example.com/#x").is_err());
+        assert!(CallbackUrl::parse(&format!("https://e.com/{}", "a".repeat(3000))).is_err());
+    }
+
+    #[test]
+    fn secrets_look_like_standard_webhooks_secrets_and_hide_in_debug() {
+        let s = WebhookSecret::generate();
+        assert!(s.expose().starts_with("whsec_"));
+        assert!(!format!("{s:?}").contains(&s.expose()[6..]));
+    }
+}

@@ -1,0 +1,58 @@
+//! # job-listings
+//!
+//! A job-listings API as a library: search and filter active job listings, read a listing
+//! with its company's enrichment data, browse hiring companies, register webhooks that announce
+//! new jobs, and check monthly usage — every call authenticated by a paid API key.
+//!
+//! The crate is layered so each part can be used alone; dependencies point down only:
+//!
+//! | module | what it is | knows |
+//! |---|---|---|
+//! | [`server`] | hyper 1.x frontend: accept loop, timeouts, limits, graceful shutdown | hyper, [`api`] |
+//! | [`api`] | framework-agnostic HTTP: routes, parameters, auth headers, errors, OpenAPI; a `tower::Service` | `http`, [`service`] |
+//! | [`service`] | [`JobListingsService`](service::JobListingsService): keys, plans, quotas, ingest | [`query`], [`store`], [`webhooks`] |
+//! | [`query`] | the embeddable search engine, pure and synchronous | [`domain`] |
+//! | [`store`] | the [`Store`](store::Store) trait; sled (default) and memory stores | [`domain`] |
+//! | [`webhooks`] | callback policy and the outbox of new-job events | [`query`], [`domain`] |
+//! | [`domain`] | validated values: ids, tags, keys, plans, jobs, companies | — |
+//! | [`demo`] | a deterministic demo dataset | [`domain`] |
+//!
+//! ## Cargo features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `sled` | yes | [`store::SledStore`], the on-disk default store |
+//! | `server` | yes | [`server`], the hyper frontend |
+//!
+//! With no features you get the domain, the query engine, the service, the HTTP layer and the
+//! memory store.
+//!
+//! ## Embedding the whole API
+//!
+//! ```no_run
+//! # #[cfg(all(feature = "sled", feature = "server"))]
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use job_listings::api::Api;
+//! use job_listings::server::{Server, ServerConfig};
+//! use job_listings::service::JobListingsService;
+//! use job_listings::store::{SledConfig, SledStore};
+//!
+//! let store = SledStore::open(&SledConfig::new("./data"))?;
+//! let service = JobListingsService::builder().store(Arc::new(store)).build().await?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! Server::new(listener, Api::new(service), ServerConfig::default())?
+//!     .run(std::future::pending())
+//!     .await?;
+//! # Ok(()) }
+//! ```
+
+pub mod api;
+pub mod demo;
+pub mod domain;
+pub mod query;
+#[cfg(feature = "server")]
+pub mod server;
+pub mod service;
+pub mod store;
+pub mod webhooks;

@@ -1,0 +1,129 @@
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::text::words;
+use crate::domain::{CompanyId, Confidence, DomainTag, Job, JobId, Page, PerPage, Seniority};
+
+/// Which active jobs a search or a webhook subscription wants. Every field narrows the result;
+/// a list matches when any of its entries matches.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct JobFilter {
+    /// Any of these domain tags (empty: any).
+    pub domains: Vec<DomainTag>,
+    /// Any of these seniority levels (empty: any).
+    pub seniority: Vec<Seniority>,
+    /// Only remote jobs when true.
+    pub remote_only: bool,
+    /// Every one of these words is a word of the company name.
+    pub company_words: Vec<String>,
+    /// Every one of these words is a word of the role, company name or post text.
+    pub q_words: Vec<String>,
+    /// Confidence at least this.
+    pub min_confidence: Option<Confidence>,
+    /// Posted strictly after this instant.
+    pub posted_after: Option<DateTime<Utc>>,
+    /// Only this company's jobs (used by the company detail view).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company_id: Option<CompanyId>,
+}
+
+impl JobFilter {
+    /// Sets the `q` words from free text.
+    pub fn with_q(mut self, text: &str) -> Self {
+        self.q_words = dedup(words(text).collect());
+        self
+    }
+
+    /// Sets the company-name words from free text.
+    pub fn with_company(mut self, text: &str) -> Self {
+        self.company_words = dedup(words(text).collect());
+        self
+    }
+
+    /// Whether one job matches, exactly as [`JobIndex::search`](super::JobIndex::search) would
+    /// decide. Closed jobs never match.
+    pub fn matches(&self, job: &Job) -> bool {
+        if !job.is_active() {
+            return false;
+        }
+        if !self.domains.is_empty() && !job.domains.iter().any(|d| self.domains.contains(d)) {
+            return false;
+        }
+        if !self.seniority.is_empty() && !job.seniority.iter().any(|s| self.seniority.contains(s)) {
+            return false;
+        }
+        if self.remote_only && !job.remote {
+            return false;
+        }
+        if self.company_id.is_some_and(|c| c != job.company_id) {
+            return false;
+        }
+        if self
+            .min_confidence
+            .is_some_and(|m| job.confidence.get() < m.get())
+        {
+            return false;
+        }
+        if self.posted_after.is_some_and(|t| job.posted_at <= t) {
+            return false;
+        }
+        if !self.company_words.is_empty() {
+            let name: Vec<String> = words(&job.company_name).collect();
+            if !self.company_words.iter().all(|w| name.contains(w)) {
+                return false;
+            }
+        }
+        if !self.q_words.is_empty() {
+            let mut all: Vec<String> = words(&job.role)
+                .chain(words(&job.company_name))
+                .chain(words(&job.description))
+                .collect();
+            all.sort_unstable();
+            if !self.q_words.iter().all(|w| all.binary_search(w).is_ok()) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+fn dedup(mut v: Vec<String>) -> Vec<String> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// A filter plus the page wanted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobQuery {
+    /// Which jobs.
+    pub filter: JobFilter,
+    /// Which page, from 1.
+    pub page: Page,
+    /// How many per page.
+    pub per_page: PerPage,
+}
+
+impl JobQuery {
+    /// The first page of the default size for a filter.
+    pub fn new(filter: JobFilter) -> Self {
+        Self {
+            filter,
+            ..Self::default()
+        }
+    }
+
+    /// How many matches come before the requested page.
+    pub fn offset(&self) -> usize {
+        (self.page.get() as usize - 1) * self.per_page.get() as usize
+    }
+}
+
+/// The answer to a [`JobQuery`]: how many jobs match and the ids on the requested page, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchResult {
+    /// Matches in all.
+    pub total: u64,
+    /// The page's job ids, newest first, ties by id ascending.
+    pub ids: Vec<JobId>,
+}

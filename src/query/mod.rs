@@ -1,0 +1,28 @@
+//! The embeddable query engine: an in-memory index over active jobs.
+//!
+//! [`JobIndex`] answers a [`JobQuery`] with the total number of matches and one page of job ids,
+//! newest `posted_at` first with ties broken by id ascending. It is synchronous, does no I/O and
+//! knows nothing of HTTP or storage, so another program can use it on its own:
+//!
+//! ```
+//! use job_listings::query::{JobFilter, JobIndex, JobQuery};
+//! # use job_listings::demo;
+//! let mut index = JobIndex::new();
+//! for job in demo::Dataset::generate(7, 10, 200).jobs {
+//!     index.upsert(&job);
+//! }
+//! let query = JobQuery::new(JobFilter { remote_only: true, ..JobFilter::default() }.with_q("rust"));
+//! let result = index.search(&query);
+//! assert!(result.ids.len() as u64 <= result.total);
+//! ```
+//!
+//! [`JobFilter::matches`] decides for a single job what the index decides for all of them; the
+//! webhook outbox uses it to pick the subscriptions a new job goes to.
+
+mod filter;
+mod index;
+mod text;
+
+pub use filter::{JobFilter, JobQuery, SearchResult};
+pub use index::JobIndex;
+pub use text::words;

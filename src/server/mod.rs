@@ -1,0 +1,161 @@
+//! The hyper 1.x frontend: accept loop, HTTP/1 and HTTP/2, timeouts, limits and graceful
+//! shutdown around an [`Api`]. A thin adapter: routing and errors live in [`crate::api`].
+//!
+//! ```no_run
+//! # async fn run(api: job_listings::api::Api) -> std::io::Result<()> {
+//! use job_listings::server::{Server, ServerConfig};
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let server = Server::new(listener, api, ServerConfig::default())?;
+//! println!("listening on http://{}", server.local_addr());
+//! server.run(async { let _ = tokio::signal::ctrl_c().await; }).await
+//! # }
+//! ```
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::api::Api;
+
+/// Connection-level limits of the server.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerConfig {
+    /// Time a client has to send a request's headers; an idle keep-alive connection is closed
+    /// after this too. Default 10 s.
+    pub header_read_timeout: Duration,
+    /// Largest header section accepted, in bytes (431 beyond). Default 16 KiB.
+    pub max_header_bytes: usize,
+    /// Most header fields accepted (431 beyond). Default 64.
+    pub max_headers: usize,
+    /// Most connections served at once; more wait in the accept queue. Default 10,000.
+    pub max_connections: usize,
+    /// How long shutdown waits for open requests before closing anyway. Default 10 s.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            header_read_timeout: Duration::from_secs(10),
+            max_header_bytes: 16 * 1024,
+            max_headers: 64,
+            max_connections: 10_000,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A bound server, ready to [`Server::run`].
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    api: Api,
+    config: ServerConfig,
+    local_addr: SocketAddr,
+}
+
+impl Server {
+    /// Wraps a bound listener (bind port 0 to let the system choose).
+    pub fn new(listener: TcpListener, api: Api, config: ServerConfig) -> std::io::Result<Self> {
+        let local_addr = listener.local_addr()?;
+        Ok(Self {
+            listener,
+            api,
+            config,
+            local_addr,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting, lets open requests finish
+    /// (up to `shutdown_grace`) and flushes usage counters.
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> std::io::Result<()> {
+        let Server {
+            listener,
+            api,
+            config,
+            ..
+        } = self;
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(config.header_read_timeout)
+            .max_buf_size(config.max_header_bytes.max(8192))
+            .max_headers(config.max_headers);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_header_list_size(u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX))
+            .max_concurrent_streams(256)
+            .keep_alive_interval(config.header_read_timeout)
+            .keep_alive_timeout(config.header_read_timeout);
+        let builder = Arc::new(builder);
+        let graceful = GracefulShutdown::new();
+        let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        tokio::pin!(shutdown);
+
+        loop {
+            let permit = tokio::select! {
+                _ = &mut shutdown => break,
+                permit = permits.clone().acquire_owned() => match permit {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+            };
+            let (stream, peer) = tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(pair) => pair,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let _ = stream.set_nodelay(true);
+            let api = api.clone();
+            let service = service_fn(move |req: http::Request<Incoming>| {
+                let api = api.clone();
+                async move { Ok::<_, Infallible>(api.handle_body(req).await.map(Full::new)) }
+            });
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            let conn = graceful.watch(conn.into_owned());
+            tokio::spawn(async move {
+                if let Err(e) = conn.await {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                }
+                drop(permit);
+            });
+        }
+
+        drop(listener);
+        tokio::select! {
+            _ = graceful.shutdown() => tracing::info!("all connections closed"),
+            _ = tokio::time::sleep(config.shutdown_grace) => {
+                tracing::warn!("shutdown grace period over; closing open connections");
+            }
+        }
+        if let Err(e) = api.service().shutdown().await {
+            tracing::error!(error = %e, "final usage flush failed");
+        }
+        Ok(())
+    }
+}

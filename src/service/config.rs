@@ -1,0 +1,58 @@
+use crate::domain::Plan;
+use crate::webhooks::CallbackPolicy;
+
+/// Monthly call quotas per plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quotas {
+    /// Developer plan; default 10,000.
+    pub developer: u64,
+    /// Agent Pro plan; default 100,000.
+    pub agent_pro: u64,
+    /// Enterprise plan; default 1,000,000.
+    pub enterprise: u64,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        Self {
+            developer: 10_000,
+            agent_pro: 100_000,
+            enterprise: 1_000_000,
+        }
+    }
+}
+
+impl Quotas {
+    /// The quota of a plan.
+    pub fn of(&self, plan: Plan) -> u64 {
+        match plan {
+            Plan::Developer => self.developer,
+            Plan::AgentPro => self.agent_pro,
+            Plan::Enterprise => self.enterprise,
+        }
+    }
+}
+
+/// Settings of a [`JobListingsService`](super::JobListingsService).
+#[derive(Clone, Debug)]
+pub struct ServiceConfig {
+    /// Monthly quotas per plan.
+    pub quotas: Quotas,
+    /// The most webhook subscriptions one key may hold; default 25.
+    pub max_webhooks_per_key: usize,
+    /// Which callback URLs webhooks may use.
+    pub callback_policy: CallbackPolicy,
+    /// How often counted usage is written to the store; default one second.
+    pub usage_flush_interval: std::time::Duration,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        Self {
+            quotas: Quotas::default(),
+            max_webhooks_per_key: 25,
+            callback_policy: CallbackPolicy::default(),
+            usage_flush_interval: std::time::Duration::from_secs(1),
+        }
+    }
+}

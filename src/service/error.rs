@@ -1,0 +1,51 @@
+use chrono::{DateTime, Utc};
+use thiserror::Error;
+
+use crate::domain::{BillingStatus, DomainError, Plan};
+use crate::store::StoreError;
+
+/// Why a service call failed. The first variants are the caller's doing; [`ServiceError::Store`]
+/// is ours. `api::error` alone turns these into HTTP answers.
+#[derive(Debug, Error)]
+pub enum ServiceError {
+    /// A parameter or field was malformed or out of range.
+    #[error("invalid input: {0}")]
+    InvalidInput(#[from] DomainError),
+    /// The key is not one the service issued, or it was revoked.
+    #[error("the API key is not valid")]
+    InvalidKey,
+    /// The key exists but its billing is not active.
+    #[error("billing for this key is {0:?}")]
+    BillingInactive(BillingStatus),
+    /// The key's plan is below what the call needs.
+    #[error("this call needs the {required} plan or higher; the key is on {current}")]
+    PlanUpgradeRequired {
+        /// The lowest plan that may make the call.
+        required: Plan,
+        /// The key's plan.
+        current: Plan,
+    },
+    /// The monthly quota is used up.
+    #[error("the monthly quota of {limit} calls is used up until {resets_at}")]
+    QuotaExceeded {
+        /// Calls allowed per period.
+        limit: u64,
+        /// When the next period starts.
+        resets_at: DateTime<Utc>,
+    },
+    /// No such resource (or not one this key may see).
+    #[error("no {resource} with that id")]
+    NotFound {
+        /// What was looked for: `job`, `company`, `webhook`, `key`.
+        resource: &'static str,
+    },
+    /// A per-key limit was reached.
+    #[error("limit reached: {0}")]
+    LimitReached(String),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The result of a service call.
+pub type ServiceResult<T> = Result<T, ServiceError>;

@@ -1,0 +1,131 @@
+use std::sync::Arc;
+
+use super::{JobListingsService, ServiceError, ServiceResult};
+use crate::domain::{Company, DomainError, Job, JobId, JobStatus};
+use crate::store::JobWrite;
+use crate::webhooks::new_job_event;
+
+/// What one ingested job did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IngestOutcome {
+    /// The job's id.
+    pub id: JobId,
+    /// It was not known before.
+    pub created: bool,
+    /// Webhook deliveries it queued.
+    pub deliveries: usize,
+}
+
+impl JobListingsService {
+    /// Adds or updates companies. Their jobs' company names follow on the jobs' next ingest.
+    pub async fn upsert_companies(&self, companies: Vec<Company>) -> ServiceResult<()> {
+        let now = self.now();
+        let mut companies = companies;
+        for c in &mut companies {
+            c.validate()?;
+            c.updated_at = now;
+        }
+        self.inner.store.put_companies(&companies).await?;
+        let mut cache = self
+            .inner
+            .companies
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        for c in companies {
+            cache.insert(c.id, Arc::new(c));
+        }
+        Ok(())
+    }
+
+    /// Adds or updates one company.
+    pub async fn upsert_company(&self, company: Company) -> ServiceResult<()> {
+        self.upsert_companies(vec![company]).await
+    }
+
+    /// Adds or updates one job; see [`JobListingsService::upsert_jobs`].
+    pub async fn upsert_job(&self, job: Job) -> ServiceResult<IngestOutcome> {
+        let mut outcomes = self.upsert_jobs(vec![job]).await?;
+        outcomes
+            .pop()
+            .ok_or_else(|| ServiceError::InvalidInput(DomainError::new("jobs", "nothing ingested")))
+    }
+
+    /// Adds or updates jobs in one durable write. Each job's company must already exist. A job
+    /// seen for the first time while active raises a `job.new` event with a pending delivery
+    /// for every matching webhook subscription, in the same transaction. All or nothing: one
+    /// invalid job rejects the batch.
+    pub async fn upsert_jobs(&self, jobs: Vec<Job>) -> ServiceResult<Vec<IngestOutcome>> {
+        let _ingest = self.inner.ingest.lock().await;
+        let now = self.now();
+        let previous = self
+            .inner
+            .store
+            .get_jobs(&jobs.iter().map(|j| j.id).collect::<Vec<_>>())
+            .await?;
+        let mut writes = Vec::with_capacity(jobs.len());
+        let mut outcomes = Vec::with_capacity(jobs.len());
+        {
+            let companies = self.read_companies();
+            let webhooks = self.read_webhooks();
+            let mut seen = std::collections::HashSet::new();
+            for mut job in jobs {
+                job.validate()?;
+                let company = companies.get(&job.company_id).ok_or_else(|| {
+                    DomainError::new(
+                        "company_id",
+                        format!(
+                            "company {} is unknown; add the company first",
+                            job.company_id
+                        ),
+                    )
+                })?;
+                job.company_name.clone_from(&company.name);
+                let prev = previous.iter().find(|p| p.id == job.id);
+                let created = prev.is_none() && seen.insert(job.id);
+                job.first_seen_at = prev.map_or(now, |p| p.first_seen_at);
+                job.updated_at = now;
+                let events: Vec<_> = if created && job.is_active() {
+                    new_job_event(&job, webhooks.values(), now)
+                        .into_iter()
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                outcomes.push(IngestOutcome {
+                    id: job.id,
+                    created,
+                    deliveries: events.iter().map(|e| e.deliveries.len()).sum(),
+                });
+                writes.push(JobWrite { job, events });
+            }
+        }
+        self.inner.store.write_jobs(&writes).await?;
+        let mut index = self.write_index();
+        for w in &writes {
+            index.upsert(&w.job);
+        }
+        Ok(outcomes)
+    }
+
+    /// Closes a job: it stays on record but is no longer searchable.
+    pub async fn close_job(&self, id: JobId) -> ServiceResult<Job> {
+        let _ingest = self.inner.ingest.lock().await;
+        let mut job = self
+            .inner
+            .store
+            .get_job(id)
+            .await?
+            .ok_or(ServiceError::NotFound { resource: "job" })?;
+        job.status = JobStatus::Closed;
+        job.updated_at = self.now();
+        self.inner
+            .store
+            .write_jobs(&[JobWrite {
+                job: job.clone(),
+                events: Vec::new(),
+            }])
+            .await?;
+        self.write_index().remove(id);
+        Ok(job)
+    }
+}

@@ -1,0 +1,228 @@
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use chrono::{DateTime, Utc};
+
+use super::metering::{period_at, Meter};
+use super::{JobListingsService, ServiceError, ServiceResult};
+use crate::domain::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash, KeyId, Plan, UsageReport};
+use crate::store::{Store, UsageCounter};
+
+/// What is needed to issue a key.
+#[derive(Clone, Debug)]
+pub struct NewKey {
+    /// The plan bought.
+    pub plan: Plan,
+    /// When monthly periods start counting (default: now).
+    pub billing_anchor: Option<DateTime<Utc>>,
+    /// A free-form label, such as the customer's e-mail.
+    pub label: String,
+}
+
+impl NewKey {
+    /// A key for `plan`, anchored now, unlabelled.
+    pub fn new(plan: Plan) -> Self {
+        Self {
+            plan,
+            billing_anchor: None,
+            label: String::new(),
+        }
+    }
+}
+
+/// An issued key as the hot path sees it: the record and its meter.
+#[derive(Debug)]
+pub(crate) struct KeyEntry {
+    pub(crate) record: ApiKeyRecord,
+    pub(crate) meter: Arc<Meter>,
+}
+
+/// Issued keys by hash, with their meters. Read-mostly: a read lock on the hot path, a write
+/// lock only when a key is issued or changed.
+#[derive(Debug, Default)]
+pub(crate) struct KeyRegistry {
+    by_hash: RwLock<HashMap<KeyHash, Arc<KeyEntry>>>,
+}
+
+impl KeyRegistry {
+    pub(crate) async fn load(store: &dyn Store) -> ServiceResult<Self> {
+        let usage: HashMap<KeyId, UsageCounter> = store
+            .scan_usage()
+            .await?
+            .into_iter()
+            .map(|u| (u.key_id, u))
+            .collect();
+        let mut by_hash = HashMap::new();
+        for record in store.scan_keys().await? {
+            let meter = match usage.get(&record.id) {
+                Some(u) => {
+                    let (period, _, _) = period_at(record.billing_anchor, u.period_start);
+                    Meter::with(period, u.calls_used)
+                }
+                None => Meter::default(),
+            };
+            by_hash.insert(
+                record.hash,
+                Arc::new(KeyEntry {
+                    record,
+                    meter: Arc::new(meter),
+                }),
+            );
+        }
+        Ok(Self {
+            by_hash: RwLock::new(by_hash),
+        })
+    }
+
+    pub(crate) fn authenticate(&self, key: &ApiKey) -> ServiceResult<Arc<KeyEntry>> {
+        let hash = key.hash();
+        let entry = self
+            .by_hash
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&hash)
+            .cloned()
+            .ok_or(ServiceError::InvalidKey)?;
+        // The map compares hashes, not keys; compare once more in constant time anyway.
+        if !entry.record.hash.ct_eq(&hash) || entry.record.revoked_at.is_some() {
+            return Err(ServiceError::InvalidKey);
+        }
+        if entry.record.billing_status != BillingStatus::Active {
+            return Err(ServiceError::BillingInactive(entry.record.billing_status));
+        }
+        Ok(entry)
+    }
+
+    fn find(&self, id: KeyId) -> Option<Arc<KeyEntry>> {
+        self.by_hash
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .find(|e| e.record.id == id)
+            .cloned()
+    }
+
+    fn put(&self, record: ApiKeyRecord, meter: Arc<Meter>) {
+        self.by_hash
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(record.hash, Arc::new(KeyEntry { record, meter }));
+    }
+
+    pub(crate) fn records(&self) -> Vec<ApiKeyRecord> {
+        let mut all: Vec<ApiKeyRecord> = self
+            .by_hash
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|e| e.record.clone())
+            .collect();
+        all.sort_by_key(|r| (r.created_at, r.id));
+        all
+    }
+
+    pub(crate) fn dirty_counters(&self, now: DateTime<Utc>) -> Vec<UsageCounter> {
+        self.by_hash
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|e| e.meter.take_dirty())
+            .map(|e| {
+                let (period, start, _) = period_at(e.record.billing_anchor, now);
+                UsageCounter {
+                    key_id: e.record.id,
+                    period_start: start,
+                    calls_used: e.meter.used_in(period),
+                }
+            })
+            .collect()
+    }
+}
+
+impl JobListingsService {
+    /// Issues a key. The key itself is returned only here; the service keeps its hash.
+    pub async fn create_key(&self, new: NewKey) -> ServiceResult<(ApiKey, ApiKeyRecord)> {
+        let key = ApiKey::generate();
+        let now = self.now();
+        let record = ApiKeyRecord {
+            id: KeyId::new_random(),
+            hash: key.hash(),
+            hint: key.hint(),
+            label: new.label,
+            plan: new.plan,
+            billing_status: BillingStatus::Active,
+            billing_anchor: new.billing_anchor.unwrap_or(now),
+            created_at: now,
+            revoked_at: None,
+        };
+        self.inner.store.put_key(&record).await?;
+        self.inner
+            .keys
+            .put(record.clone(), Arc::new(Meter::default()));
+        tracing::info!(key_id = %record.id, plan = %record.plan, "key issued");
+        Ok((key, record))
+    }
+
+    /// Every issued key record, oldest first.
+    pub fn list_keys(&self) -> Vec<ApiKeyRecord> {
+        self.inner.keys.records()
+    }
+
+    async fn update_key(
+        &self,
+        id: KeyId,
+        change: impl FnOnce(&mut ApiKeyRecord),
+    ) -> ServiceResult<ApiKeyRecord> {
+        let entry = self
+            .inner
+            .keys
+            .find(id)
+            .ok_or(ServiceError::NotFound { resource: "key" })?;
+        let mut record = entry.record.clone();
+        change(&mut record);
+        self.inner.store.put_key(&record).await?;
+        self.inner.keys.put(record.clone(), entry.meter.clone());
+        Ok(record)
+    }
+
+    /// Revokes a key for good.
+    pub async fn revoke_key(&self, id: KeyId) -> ServiceResult<ApiKeyRecord> {
+        let now = self.now();
+        let record = self
+            .update_key(id, |r| {
+                r.revoked_at.get_or_insert(now);
+            })
+            .await?;
+        tracing::info!(key_id = %id, "key revoked");
+        Ok(record)
+    }
+
+    /// Sets a key's billing status (only `active` keys are accepted).
+    pub async fn set_billing_status(
+        &self,
+        id: KeyId,
+        status: BillingStatus,
+    ) -> ServiceResult<ApiKeyRecord> {
+        self.update_key(id, |r| r.billing_status = status).await
+    }
+
+    /// Moves a key to another plan; its usage in the current period is kept.
+    pub async fn set_plan(&self, id: KeyId, plan: Plan) -> ServiceResult<ApiKeyRecord> {
+        self.update_key(id, |r| r.plan = plan).await
+    }
+
+    /// The caller's usage in the current billing period. Not counted as a call.
+    pub fn usage(&self, key: &ApiKey) -> ServiceResult<UsageReport> {
+        let entry = self.inner.keys.authenticate(key)?;
+        let quota = self.inner.config.quotas.of(entry.record.plan);
+        let (period, start, _) = period_at(entry.record.billing_anchor, self.now());
+        let used = entry.meter.used_in(period);
+        Ok(UsageReport {
+            plan: entry.record.plan,
+            calls_used: used,
+            calls_remaining: quota.saturating_sub(used),
+            monthly_quota: quota,
+            period_start: start,
+        })
+    }
+}

@@ -1,0 +1,176 @@
+//! Exact, lock-free quota metering.
+//!
+//! Each key has one `AtomicU64` holding its billing period number and calls used. A call
+//! reserves a unit with a compare-and-swap before it runs and gives it back if it fails, so with
+//! Q calls left exactly Q succeed however many race, and no lock is shared between keys.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use chrono::{DateTime, Months, Utc};
+
+const USED_BITS: u32 = 40;
+const USED_MASK: u64 = (1 << USED_BITS) - 1;
+
+fn pack(period: u64, used: u64) -> u64 {
+    (period << USED_BITS) | (used & USED_MASK)
+}
+
+fn unpack(v: u64) -> (u64, u64) {
+    (v >> USED_BITS, v & USED_MASK)
+}
+
+/// The billing period `now` falls in, counted in months from `anchor`: its number and bounds.
+pub(crate) fn period_at(
+    anchor: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> (u64, DateTime<Utc>, DateTime<Utc>) {
+    let start_of = |n: u32| anchor.checked_add_months(Months::new(n)).unwrap_or(anchor);
+    if now < anchor {
+        return (0, anchor, start_of(1));
+    }
+    use chrono::Datelike;
+    let guess = (now.year() - anchor.year()) * 12 + now.month() as i32 - anchor.month() as i32;
+    let mut n = guess.max(0) as u32;
+    while n > 0 && start_of(n) > now {
+        n -= 1;
+    }
+    while start_of(n + 1) <= now {
+        n += 1;
+    }
+    (u64::from(n), start_of(n), start_of(n + 1))
+}
+
+/// One key's usage counter.
+#[derive(Debug, Default)]
+pub(crate) struct Meter {
+    state: AtomicU64,
+    dirty: AtomicBool,
+}
+
+impl Meter {
+    /// A meter that has counted `used` calls in period `period`.
+    pub(crate) fn with(period: u64, used: u64) -> Self {
+        Self {
+            state: AtomicU64::new(pack(period, used)),
+            dirty: AtomicBool::new(false),
+        }
+    }
+
+    /// Calls used in `period` (0 when the meter is still on an earlier period).
+    pub(crate) fn used_in(&self, period: u64) -> u64 {
+        let (p, used) = unpack(self.state.load(Ordering::Acquire));
+        if p == period {
+            used
+        } else {
+            0
+        }
+    }
+
+    /// Reserves one call in `period` if fewer than `quota` are used; returns calls used after.
+    pub(crate) fn try_reserve(&self, period: u64, quota: u64) -> Option<u64> {
+        let mut cur = self.state.load(Ordering::Acquire);
+        loop {
+            let (p, used) = unpack(cur);
+            let used = if p < period { 0 } else { used };
+            if used >= quota {
+                return None;
+            }
+            let next = pack(period.max(p), used + 1);
+            match self
+                .state
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(used + 1),
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Gives back a call reserved in `period`.
+    pub(crate) fn release(&self, period: u64) {
+        let _ = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+                let (p, used) = unpack(cur);
+                (p == period && used > 0).then(|| pack(p, used - 1))
+            });
+    }
+
+    /// Marks the counter as changed since it was last written to the store.
+    pub(crate) fn mark_dirty(&self) {
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// Clears the changed mark, returning whether it was set.
+    pub(crate) fn take_dirty(&self) -> bool {
+        self.dirty.swap(false, Ordering::AcqRel)
+    }
+}
+
+/// A reserved call: committed when the call succeeds, given back when dropped uncommitted.
+#[derive(Debug)]
+pub(crate) struct Reservation {
+    meter: Arc<Meter>,
+    period: u64,
+    committed: bool,
+}
+
+impl Reservation {
+    pub(crate) fn new(meter: Arc<Meter>, period: u64) -> Self {
+        Self {
+            meter,
+            period,
+            committed: false,
+        }
+    }
+
+    /// Keeps the call counted.
+    pub(crate) fn commit(mut self) {
+        self.committed = true;
+        self.meter.mark_dirty();
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.meter.release(self.period);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(y: i32, m: u32, d: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(y, m, d, 12, 0, 0)
+            .single()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn periods_are_months_from_the_anchor_clamped_to_month_end() {
+        let anchor = at(2026, 1, 31);
+        assert_eq!(period_at(anchor, at(2026, 1, 31)).0, 0);
+        let (n, start, end) = period_at(anchor, at(2026, 3, 1));
+        assert_eq!(n, 1);
+        assert_eq!(start, at(2026, 2, 28));
+        assert_eq!(end, at(2026, 3, 31));
+        assert_eq!(period_at(anchor, at(2027, 1, 31)).0, 12);
+    }
+
+    #[test]
+    fn reservations_stop_at_the_quota_and_reset_in_a_new_period() {
+        let m = Meter::default();
+        assert_eq!(m.try_reserve(0, 2), Some(1));
+        assert_eq!(m.try_reserve(0, 2), Some(2));
+        assert_eq!(m.try_reserve(0, 2), None);
+        m.release(0);
+        assert_eq!(m.used_in(0), 1);
+        assert_eq!(m.try_reserve(1, 2), Some(1));
+        assert_eq!(m.used_in(0), 0);
+    }
+}

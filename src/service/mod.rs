@@ -1,0 +1,316 @@
+//! The service: authentication, plan gates, quota metering, ingest and orchestration.
+//!
+//! [`JobListingsService`] is what the HTTP layer calls, and what a Rust program embeds to get the
+//! whole API without HTTP. Every method that serves a customer takes the caller's [`ApiKey`] and
+//! returns typed values or a typed [`ServiceError`]; it knows nothing of HTTP.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use job_listings::domain::Plan;
+//! use job_listings::query::{JobFilter, JobQuery};
+//! use job_listings::service::{JobListingsService, NewKey};
+//! use job_listings::store::MemoryStore;
+//!
+//! let service = JobListingsService::builder()
+//!     .store(Arc::new(MemoryStore::new()))
+//!     .build()
+//!     .await?;
+//! let (key, _record) = service.create_key(NewKey::new(Plan::Developer)).await?;
+//! let page = service
+//!     .search_jobs(&key, JobQuery::new(JobFilter::default().with_q("rust")))
+//!     .await?;
+//! println!("{} jobs, {} calls left", page.value.total, page.quota.remaining);
+//! # Ok(()) }
+//! ```
+
+mod clock;
+mod config;
+mod error;
+mod ingest;
+mod keys;
+mod metering;
+mod reads;
+mod webhooks;
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use chrono::{DateTime, Utc};
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::{Quotas, ServiceConfig};
+pub use error::{ServiceError, ServiceResult};
+pub use ingest::IngestOutcome;
+pub use keys::NewKey;
+pub use reads::{CompanyDetail, CompanyPage, CompanyQuery, CompanySummary, JobDetail, JobPage};
+pub use webhooks::NewWebhook;
+
+use crate::domain::{ApiKey, Company, CompanyId, KeyId, Plan, Subscription, WebhookId};
+use crate::query::JobIndex;
+use crate::store::{Store, StoreError};
+use keys::KeyRegistry;
+use metering::{period_at, Reservation};
+
+/// The quota state after a call, for rate-limit headers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuotaState {
+    /// Calls allowed per period.
+    pub limit: u64,
+    /// Calls left in this period.
+    pub remaining: u64,
+    /// When the next period starts.
+    pub resets_at: DateTime<Utc>,
+}
+
+/// A successful, metered answer: the value and the quota after counting the call.
+#[derive(Clone, Debug)]
+pub struct Metered<T> {
+    /// What the call returned.
+    pub value: T,
+    /// The caller's quota after this call.
+    pub quota: QuotaState,
+}
+
+/// Who is calling: the authenticated key's id and plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The key record's id.
+    pub key_id: KeyId,
+    /// The key's plan.
+    pub plan: Plan,
+}
+
+/// The job-listings service. Cheap to clone; every clone shares one state.
+#[derive(Clone, Debug)]
+pub struct JobListingsService {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    config: ServiceConfig,
+    index: RwLock<JobIndex>,
+    companies: RwLock<HashMap<CompanyId, Arc<Company>>>,
+    keys: KeyRegistry,
+    webhooks: RwLock<HashMap<WebhookId, Subscription>>,
+    /// Serialises ingest so "read previous state, write new state" is atomic per job.
+    ingest: tokio::sync::Mutex<()>,
+    stop: tokio::sync::Notify,
+}
+
+/// Builds a [`JobListingsService`]. Only the store is required.
+#[derive(Debug, Default)]
+pub struct ServiceBuilder {
+    store: Option<Arc<dyn Store>>,
+    clock: Option<Arc<dyn Clock>>,
+    config: ServiceConfig,
+}
+
+impl ServiceBuilder {
+    /// The store to keep state in (a [`crate::store::SledStore`] by default in the server).
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The clock (default: [`SystemClock`]).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Quotas, limits and webhook policy.
+    pub fn config(mut self, config: ServiceConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Loads state from the store, rebuilds the search index and starts the usage writer
+    /// (when called inside a Tokio runtime).
+    pub async fn build(self) -> ServiceResult<JobListingsService> {
+        let store = self
+            .store
+            .ok_or_else(|| StoreError::Backend("no store was given to the builder".to_owned()))?;
+        let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
+
+        let mut companies = HashMap::new();
+        let mut after = None;
+        loop {
+            let batch = store.scan_companies(after, 1_000).await?;
+            let Some(last) = batch.last() else { break };
+            after = Some(last.id);
+            companies.extend(batch.into_iter().map(|c| (c.id, Arc::new(c))));
+        }
+
+        let mut index = JobIndex::new();
+        let mut after = None;
+        loop {
+            let batch = store.scan_jobs(after, 5_000).await?;
+            let Some(last) = batch.last() else { break };
+            after = Some(last.id);
+            for job in batch.iter().filter(|j| j.is_active()) {
+                index.upsert(job);
+            }
+        }
+
+        let keys = KeyRegistry::load(store.as_ref()).await?;
+        let webhooks = store
+            .scan_webhooks()
+            .await?
+            .into_iter()
+            .map(|w| (w.id, w))
+            .collect();
+
+        let service = JobListingsService {
+            inner: Arc::new(Inner {
+                store,
+                clock,
+                config: self.config,
+                index: RwLock::new(index),
+                companies: RwLock::new(companies),
+                keys,
+                webhooks: RwLock::new(webhooks),
+                ingest: tokio::sync::Mutex::new(()),
+                stop: tokio::sync::Notify::new(),
+            }),
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::spawn(usage_writer(Arc::downgrade(&service.inner)));
+        }
+        tracing::info!(
+            active_jobs = service.read_index().len(),
+            companies = service.read_companies().len(),
+            "service ready"
+        );
+        Ok(service)
+    }
+}
+
+/// Writes changed usage counters to the store every `usage_flush_interval` until shutdown.
+async fn usage_writer(inner: std::sync::Weak<Inner>) {
+    loop {
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        let interval = strong.config.usage_flush_interval;
+        let service = JobListingsService { inner: strong };
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = service.inner.stop.notified() => return,
+        }
+        if let Err(e) = service.flush_usage().await {
+            tracing::error!(error = %e, "writing usage counters failed; will retry");
+        }
+    }
+}
+
+impl JobListingsService {
+    /// Starts building a service.
+    pub fn builder() -> ServiceBuilder {
+        ServiceBuilder::default()
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &ServiceConfig {
+        &self.inner.config
+    }
+
+    /// The store behind the service.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// Writes every changed usage counter to the store now.
+    pub async fn flush_usage(&self) -> ServiceResult<()> {
+        let counters = self.inner.keys.dirty_counters(self.now());
+        if !counters.is_empty() {
+            self.inner.store.put_usage(&counters).await?;
+        }
+        Ok(())
+    }
+
+    /// Stops the background usage writer and writes usage one last time.
+    pub async fn shutdown(&self) -> ServiceResult<()> {
+        self.inner.stop.notify_waiters();
+        self.flush_usage().await
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.inner.clock.now()
+    }
+
+    /// A read guard on the search index. The lock is never held across an await, so a
+    /// poisoned lock only means a panic elsewhere; the index itself is still consistent.
+    fn read_index(&self) -> RwLockReadGuard<'_, JobIndex> {
+        self.inner.index.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_index(&self) -> RwLockWriteGuard<'_, JobIndex> {
+        self.inner.index.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read_companies(&self) -> RwLockReadGuard<'_, HashMap<CompanyId, Arc<Company>>> {
+        self.inner
+            .companies
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read_webhooks(&self) -> RwLockReadGuard<'_, HashMap<WebhookId, Subscription>> {
+        self.inner
+            .webhooks
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_webhooks(&self) -> RwLockWriteGuard<'_, HashMap<WebhookId, Subscription>> {
+        self.inner
+            .webhooks
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Checks a key: issued by us, not revoked, billing active.
+    pub fn authenticate(&self, key: &ApiKey) -> ServiceResult<Caller> {
+        self.inner.keys.authenticate(key).map(|entry| Caller {
+            key_id: entry.record.id,
+            plan: entry.record.plan,
+        })
+    }
+
+    /// Authenticates, reserves one call, runs `work`, and counts the call only if it succeeds.
+    async fn metered<T, F>(
+        &self,
+        key: &ApiKey,
+        work: impl FnOnce(Caller) -> F,
+    ) -> ServiceResult<Metered<T>>
+    where
+        F: std::future::Future<Output = ServiceResult<T>>,
+    {
+        let entry = self.inner.keys.authenticate(key)?;
+        let limit = self.inner.config.quotas.of(entry.record.plan);
+        let (period, _, resets_at) = period_at(entry.record.billing_anchor, self.now());
+        let used = entry
+            .meter
+            .try_reserve(period, limit)
+            .ok_or(ServiceError::QuotaExceeded { limit, resets_at })?;
+        let reservation = Reservation::new(entry.meter.clone(), period);
+        let caller = Caller {
+            key_id: entry.record.id,
+            plan: entry.record.plan,
+        };
+        let value = work(caller).await?;
+        reservation.commit();
+        Ok(Metered {
+            value,
+            quota: QuotaState {
+                limit,
+                remaining: limit.saturating_sub(used),
+                resets_at,
+            },
+        })
+    }
+}

@@ -1,0 +1,188 @@
+use std::sync::Arc;
+
+use super::{JobListingsService, Metered, ServiceError, ServiceResult};
+use crate::domain::{ApiKey, Company, CompanyId, FundingStage, Job, JobId, Page, PerPage};
+use crate::query::{JobFilter, JobQuery};
+
+/// One page of job search results.
+#[derive(Clone, Debug)]
+pub struct JobPage {
+    /// The jobs on this page, newest first.
+    pub jobs: Vec<Job>,
+    /// Matches in all.
+    pub total: u64,
+    /// The page number.
+    pub page: Page,
+    /// The page size.
+    pub per_page: PerPage,
+}
+
+/// A job with its company's enrichment data.
+#[derive(Clone, Debug)]
+pub struct JobDetail {
+    /// The job.
+    pub job: Job,
+    /// The hiring company, when its record is known.
+    pub company: Option<Arc<Company>>,
+}
+
+/// Which companies to list.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompanyQuery {
+    /// Only companies at this funding stage.
+    pub funding_stage: Option<FundingStage>,
+    /// Which page.
+    pub page: Page,
+    /// How many per page.
+    pub per_page: PerPage,
+}
+
+/// A company in a listing, with its number of active jobs.
+#[derive(Clone, Debug)]
+pub struct CompanySummary {
+    /// The company.
+    pub company: Arc<Company>,
+    /// How many active jobs it has.
+    pub active_jobs: u64,
+}
+
+/// One page of companies with active jobs, by name.
+#[derive(Clone, Debug)]
+pub struct CompanyPage {
+    /// The companies on this page.
+    pub companies: Vec<CompanySummary>,
+    /// Matching companies in all.
+    pub total: u64,
+    /// The page number.
+    pub page: Page,
+    /// The page size.
+    pub per_page: PerPage,
+}
+
+/// A company with all its enrichment data and its active jobs.
+#[derive(Clone, Debug)]
+pub struct CompanyDetail {
+    /// The company.
+    pub company: Arc<Company>,
+    /// How many active jobs it has.
+    pub active_jobs_total: u64,
+    /// Its active jobs, newest first, at most [`CompanyDetail::MAX_JOBS`].
+    pub active_jobs: Vec<Job>,
+}
+
+impl CompanyDetail {
+    /// The most active jobs listed inline; the rest are reachable by searching.
+    pub const MAX_JOBS: usize = 100;
+}
+
+impl JobListingsService {
+    /// Searches active jobs.
+    pub async fn search_jobs(
+        &self,
+        key: &ApiKey,
+        query: JobQuery,
+    ) -> ServiceResult<Metered<JobPage>> {
+        self.metered(key, |_| async move {
+            let found = self.read_index().search(&query);
+            let jobs = self.inner.store.get_jobs(&found.ids).await?;
+            Ok(JobPage {
+                jobs,
+                total: found.total,
+                page: query.page,
+                per_page: query.per_page,
+            })
+        })
+        .await
+    }
+
+    /// One active job with its company.
+    pub async fn get_job(&self, key: &ApiKey, id: JobId) -> ServiceResult<Metered<JobDetail>> {
+        self.metered(key, |_| async move {
+            let not_found = ServiceError::NotFound { resource: "job" };
+            if !self.read_index().contains(id) {
+                return Err(not_found);
+            }
+            let job = self.inner.store.get_job(id).await?.ok_or(not_found)?;
+            let company = self.read_companies().get(&job.company_id).cloned();
+            Ok(JobDetail { job, company })
+        })
+        .await
+    }
+
+    /// Companies with active jobs, by name.
+    pub async fn list_companies(
+        &self,
+        key: &ApiKey,
+        query: CompanyQuery,
+    ) -> ServiceResult<Metered<CompanyPage>> {
+        self.metered(key, |_| async move {
+            let counts: Vec<(CompanyId, u64)> =
+                self.read_index().companies_with_active_jobs().collect();
+            let companies = self.read_companies();
+            let mut matching: Vec<CompanySummary> = counts
+                .into_iter()
+                .filter_map(|(id, active_jobs)| {
+                    let company = companies.get(&id)?;
+                    let stage_ok = query
+                        .funding_stage
+                        .as_ref()
+                        .is_none_or(|s| *s == company.funding_stage);
+                    stage_ok.then(|| CompanySummary {
+                        company: company.clone(),
+                        active_jobs,
+                    })
+                })
+                .collect();
+            drop(companies);
+            matching.sort_by(|a, b| {
+                a.company
+                    .name
+                    .to_lowercase()
+                    .cmp(&b.company.name.to_lowercase())
+                    .then(a.company.id.cmp(&b.company.id))
+            });
+            let total = matching.len() as u64;
+            let per = query.per_page.get() as usize;
+            let start = (query.page.get() as usize - 1).saturating_mul(per);
+            let page = matching.into_iter().skip(start).take(per).collect();
+            Ok(CompanyPage {
+                companies: page,
+                total,
+                page: query.page,
+                per_page: query.per_page,
+            })
+        })
+        .await
+    }
+
+    /// One company with its enrichment data and active jobs.
+    pub async fn get_company(
+        &self,
+        key: &ApiKey,
+        id: CompanyId,
+    ) -> ServiceResult<Metered<CompanyDetail>> {
+        self.metered(key, |_| async move {
+            let company =
+                self.read_companies()
+                    .get(&id)
+                    .cloned()
+                    .ok_or(ServiceError::NotFound {
+                        resource: "company",
+                    })?;
+            let filter = JobFilter {
+                company_id: Some(id),
+                ..JobFilter::default()
+            };
+            let found = self
+                .read_index()
+                .search_top(&filter, CompanyDetail::MAX_JOBS);
+            let active_jobs = self.inner.store.get_jobs(&found.ids).await?;
+            Ok(CompanyDetail {
+                company,
+                active_jobs_total: found.total,
+                active_jobs,
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,140 @@
+use super::{JobListingsService, Metered, ServiceError, ServiceResult};
+use crate::domain::{
+    ApiKey, CallbackUrl, Delivery, DomainTag, Plan, Subscription, SubscriptionStatus, WebhookId,
+    WebhookSecret,
+};
+
+/// What a caller asks for when registering a webhook.
+#[derive(Clone, Debug)]
+pub struct NewWebhook {
+    /// Where notifications are POSTed.
+    pub callback_url: CallbackUrl,
+    /// Domain tags to match; empty means every domain.
+    pub domain_filters: Vec<DomainTag>,
+    /// Only remote jobs when true.
+    pub remote_only: bool,
+}
+
+impl JobListingsService {
+    /// Registers a webhook subscription (Agent Pro or higher). The returned subscription carries
+    /// its signing secret, which is shown to the caller only now.
+    pub async fn create_webhook(
+        &self,
+        key: &ApiKey,
+        new: NewWebhook,
+    ) -> ServiceResult<Metered<Subscription>> {
+        let caller = self.authenticate(key)?;
+        if caller.plan < Plan::AgentPro {
+            return Err(ServiceError::PlanUpgradeRequired {
+                required: Plan::AgentPro,
+                current: caller.plan,
+            });
+        }
+        self.inner.config.callback_policy.check(&new.callback_url)?;
+        self.metered(key, |caller| async move {
+            let max = self.inner.config.max_webhooks_per_key;
+            let owned = self
+                .read_webhooks()
+                .values()
+                .filter(|w| w.owner == caller.key_id)
+                .count();
+            if owned >= max {
+                return Err(ServiceError::LimitReached(format!(
+                    "a key may hold at most {max} webhook subscriptions; delete one first"
+                )));
+            }
+            let mut domain_filters = new.domain_filters;
+            domain_filters.sort();
+            domain_filters.dedup();
+            let sub = Subscription {
+                id: WebhookId::new_random(),
+                owner: caller.key_id,
+                callback_url: new.callback_url,
+                domain_filters,
+                remote_only: new.remote_only,
+                secret: WebhookSecret::generate(),
+                status: SubscriptionStatus::Active,
+                disabled_reason: None,
+                created_at: self.now(),
+                last_success_at: None,
+                last_failure_at: None,
+                last_failure_reason: None,
+            };
+            // Take the ingest lock so no job is matched against a half-registered set.
+            let _ingest = self.inner.ingest.lock().await;
+            self.inner.store.put_webhook(&sub).await?;
+            self.write_webhooks().insert(sub.id, sub.clone());
+            tracing::info!(webhook_id = %sub.id, key_id = %caller.key_id, "webhook registered");
+            Ok(sub)
+        })
+        .await
+    }
+
+    /// The caller's webhook subscriptions, oldest first.
+    pub async fn list_webhooks(&self, key: &ApiKey) -> ServiceResult<Metered<Vec<Subscription>>> {
+        self.metered(key, |caller| async move {
+            let mut own: Vec<Subscription> = self
+                .read_webhooks()
+                .values()
+                .filter(|w| w.owner == caller.key_id)
+                .cloned()
+                .collect();
+            own.sort_by_key(|w| (w.created_at, w.id));
+            Ok(own)
+        })
+        .await
+    }
+
+    fn own_webhook(
+        &self,
+        owner: crate::domain::KeyId,
+        id: WebhookId,
+    ) -> ServiceResult<Subscription> {
+        self.read_webhooks()
+            .get(&id)
+            .filter(|w| w.owner == owner)
+            .cloned()
+            .ok_or(ServiceError::NotFound {
+                resource: "webhook",
+            })
+    }
+
+    /// One of the caller's subscriptions; another key's is reported as not found.
+    pub async fn get_webhook(
+        &self,
+        key: &ApiKey,
+        id: WebhookId,
+    ) -> ServiceResult<Metered<Subscription>> {
+        self.metered(
+            key,
+            |caller| async move { self.own_webhook(caller.key_id, id) },
+        )
+        .await
+    }
+
+    /// Recent deliveries of one of the caller's subscriptions, newest first.
+    pub async fn webhook_deliveries(
+        &self,
+        key: &ApiKey,
+        id: WebhookId,
+    ) -> ServiceResult<Metered<Vec<Delivery>>> {
+        self.metered(key, |caller| async move {
+            self.own_webhook(caller.key_id, id)?;
+            Ok(self.inner.store.deliveries_of(id, 100).await?)
+        })
+        .await
+    }
+
+    /// Deletes one of the caller's subscriptions; its pending deliveries are dropped.
+    pub async fn delete_webhook(&self, key: &ApiKey, id: WebhookId) -> ServiceResult<Metered<()>> {
+        self.metered(key, |caller| async move {
+            self.own_webhook(caller.key_id, id)?;
+            let _ingest = self.inner.ingest.lock().await;
+            self.inner.store.delete_webhook(id).await?;
+            self.write_webhooks().remove(&id);
+            tracing::info!(webhook_id = %id, "webhook deleted");
+            Ok(())
+        })
+        .await
+    }
+}

@@ -1,0 +1,20 @@
+use thiserror::Error;
+
+/// A storage failure. Never the caller's fault: the API answers these with 500 `internal`.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// The database reported an error (I/O, corruption, a closed connection).
+    #[error("storage backend failed: {0}")]
+    Backend(String),
+    /// A stored record could not be decoded.
+    #[error("stored record {key} could not be decoded: {reason}")]
+    Corrupt {
+        /// Which record.
+        key: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+}
+
+/// The result of a store operation.
+pub type StoreResult<T> = Result<T, StoreError>;

@@ -1,0 +1,365 @@
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
+use sled::{Db, Tree};
+
+use super::{JobWrite, Store, StoreError, StoreResult, UsageCounter};
+use crate::domain::{
+    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryStatus, EventId, Job, JobId, OutboxEvent,
+    Subscription, WebhookId,
+};
+
+/// How to open a [`SledStore`].
+#[derive(Clone, Debug)]
+pub struct SledConfig {
+    /// The database folder; created when missing.
+    pub path: PathBuf,
+    /// Bytes of page cache sled may use (sled's own default is 1 GiB; ours is 256 MiB).
+    pub cache_bytes: u64,
+}
+
+impl SledConfig {
+    /// A configuration for a folder with the default cache size.
+    pub fn new(path: impl AsRef<Path>) -> Self {
+        Self {
+            path: path.as_ref().to_owned(),
+            cache_bytes: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// The default [`Store`]: an embedded sled database in one folder.
+///
+/// Records are JSON in one tree per collection. Every write method flushes before it returns,
+/// so an acknowledged write survives a crash. sled is single-process: one server per folder.
+#[derive(Clone, Debug)]
+pub struct SledStore {
+    db: Db,
+    jobs: Tree,
+    companies: Tree,
+    keys: Tree,
+    usage: Tree,
+    webhooks: Tree,
+    events: Tree,
+    deliveries: Tree,
+    /// Pending deliveries by due time: `nanos(be) ++ delivery id` → empty.
+    due: Tree,
+}
+
+fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn encode<T: Serialize>(value: &T) -> StoreResult<Vec<u8>> {
+    serde_json::to_vec(value).map_err(backend)
+}
+
+fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> StoreResult<T> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
+        key: String::from_utf8_lossy(key).into_owned(),
+        reason: e.to_string(),
+    })
+}
+
+fn due_key(d: &Delivery) -> Vec<u8> {
+    let nanos = d.next_attempt_at.timestamp_nanos_opt().unwrap_or(i64::MAX);
+    // Shift into u64 so byte order is time order, negatives included.
+    let ordered = (nanos as u64) ^ (1 << 63);
+    let mut key = ordered.to_be_bytes().to_vec();
+    key.extend_from_slice(d.id.0.as_bytes());
+    key
+}
+
+fn abort(e: StoreError) -> ConflictableTransactionError<StoreError> {
+    ConflictableTransactionError::Abort(e)
+}
+
+fn tx_error(e: TransactionError<StoreError>) -> StoreError {
+    match e {
+        TransactionError::Abort(e) => e,
+        TransactionError::Storage(e) => backend(e),
+    }
+}
+
+impl SledStore {
+    /// Opens (or creates) the database folder.
+    pub fn open(config: &SledConfig) -> StoreResult<Self> {
+        let db = sled::Config::new()
+            .path(&config.path)
+            .cache_capacity(config.cache_bytes)
+            .open()
+            .map_err(backend)?;
+        let tree = |name: &str| db.open_tree(name).map_err(backend);
+        Ok(Self {
+            jobs: tree("jobs")?,
+            companies: tree("companies")?,
+            keys: tree("keys")?,
+            usage: tree("usage")?,
+            webhooks: tree("webhooks")?,
+            events: tree("events")?,
+            deliveries: tree("deliveries")?,
+            due: tree("deliveries_due")?,
+            db,
+        })
+    }
+
+    /// Runs blocking sled work, then flushes, off the async threads.
+    async fn durably<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let out = work(&this)?;
+            this.db.flush().map_err(backend)?;
+            Ok(out)
+        })
+        .await
+        .map_err(backend)?
+    }
+
+    fn get<T: DeserializeOwned>(tree: &Tree, key: &[u8]) -> StoreResult<Option<T>> {
+        match tree.get(key).map_err(backend)? {
+            Some(bytes) => decode(key, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn scan<T: DeserializeOwned>(
+        tree: &Tree,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<Vec<T>> {
+        let iter = match after {
+            Some(a) => {
+                tree.range::<&[u8], _>((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded))
+            }
+            None => tree.iter(),
+        };
+        iter.take(limit)
+            .map(|item| {
+                let (k, v) = item.map_err(backend)?;
+                decode(&k, &v)
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl Store for SledStore {
+    async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>> {
+        Self::get(&self.jobs, id.0.as_bytes())
+    }
+
+    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Job>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(job) = Self::get(&self.jobs, id.0.as_bytes())? {
+                out.push(job);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
+        // Encode before the transaction so a retry of the closure does no serialisation.
+        let mut rows = Vec::with_capacity(writes.len());
+        for w in writes {
+            let mut events = Vec::new();
+            for e in &w.events {
+                let mut bare = e.clone();
+                bare.deliveries.clear();
+                let mut deliveries = Vec::new();
+                for d in &e.deliveries {
+                    deliveries.push((d.id.0.as_bytes().to_vec(), encode(d)?, due_key(d)));
+                }
+                events.push((e.id.0.as_bytes().to_vec(), encode(&bare)?, deliveries));
+            }
+            rows.push((w.job.id.0.as_bytes().to_vec(), encode(&w.job)?, events));
+        }
+        self.durably(move |s| {
+            (&s.jobs, &s.events, &s.deliveries, &s.due)
+                .transaction(|(jobs, events, deliveries, due)| {
+                    for (job_key, job, job_events) in &rows {
+                        jobs.insert(job_key.as_slice(), job.as_slice())?;
+                        for (event_key, event, event_deliveries) in job_events {
+                            events.insert(event_key.as_slice(), event.as_slice())?;
+                            for (key, delivery, due_at) in event_deliveries {
+                                deliveries.insert(key.as_slice(), delivery.as_slice())?;
+                                due.insert(due_at.as_slice(), &[] as &[u8])?;
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+                .map_err(tx_error)
+        })
+        .await
+    }
+
+    async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
+        Self::scan(
+            &self.jobs,
+            after.as_ref().map(|a| a.0.as_bytes().as_slice()),
+            limit,
+        )
+    }
+
+    async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
+        Self::get(&self.companies, id.0.as_bytes())
+    }
+
+    async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {
+        let mut batch = sled::Batch::default();
+        for c in companies {
+            batch.insert(c.id.0.as_bytes().as_slice(), encode(c)?);
+        }
+        self.durably(move |s| s.companies.apply_batch(batch).map_err(backend))
+            .await
+    }
+
+    async fn scan_companies(
+        &self,
+        after: Option<CompanyId>,
+        limit: usize,
+    ) -> StoreResult<Vec<Company>> {
+        Self::scan(
+            &self.companies,
+            after.as_ref().map(|a| a.0.as_bytes().as_slice()),
+            limit,
+        )
+    }
+
+    async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
+        let (k, v) = (key.id.0.as_bytes().to_vec(), encode(key)?);
+        self.durably(move |s| s.keys.insert(k, v).map(drop).map_err(backend))
+            .await
+    }
+
+    async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
+        Self::scan(&self.keys, None, usize::MAX)
+    }
+
+    async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
+        let mut batch = sled::Batch::default();
+        for c in counters {
+            batch.insert(c.key_id.0.as_bytes().as_slice(), encode(c)?);
+        }
+        self.durably(move |s| s.usage.apply_batch(batch).map_err(backend))
+            .await
+    }
+
+    async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
+        Self::scan(&self.usage, None, usize::MAX)
+    }
+
+    async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
+        let (k, v) = (webhook.id.0.as_bytes().to_vec(), encode(webhook)?);
+        self.durably(move |s| s.webhooks.insert(k, v).map(drop).map_err(backend))
+            .await
+    }
+
+    async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
+        let mut orphans = Vec::new();
+        for item in self.deliveries.iter() {
+            let (k, v) = item.map_err(backend)?;
+            let d: Delivery = decode(&k, &v)?;
+            if d.webhook_id == id && d.status == DeliveryStatus::Pending {
+                orphans.push(d);
+            }
+        }
+        self.durably(move |s| {
+            (&s.webhooks, &s.deliveries, &s.due)
+                .transaction(|(webhooks, deliveries, due)| {
+                    let existed = webhooks.remove(id.0.as_bytes().as_slice())?.is_some();
+                    for d in &orphans {
+                        let mut failed = d.clone();
+                        failed.status = DeliveryStatus::Failed;
+                        failed.last_error = Some("subscription deleted".to_owned());
+                        let bytes = encode(&failed).map_err(abort)?;
+                        deliveries.insert(d.id.0.as_bytes().as_slice(), bytes)?;
+                        due.remove(due_key(d))?;
+                    }
+                    Ok(existed)
+                })
+                .map_err(tx_error)
+        })
+        .await
+    }
+
+    async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
+        Self::scan(&self.webhooks, None, usize::MAX)
+    }
+
+    async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
+        Self::get(&self.events, id.0.as_bytes())
+    }
+
+    async fn pending_deliveries(
+        &self,
+        due: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<Delivery>> {
+        let mut out = Vec::new();
+        for item in self.due.iter() {
+            if out.len() >= limit {
+                break;
+            }
+            let (k, _) = item.map_err(backend)?;
+            let Some(id) = k.get(8..24) else { continue };
+            let Some(delivery) = Self::get::<Delivery>(&self.deliveries, id)? else {
+                continue;
+            };
+            if delivery.next_attempt_at > due {
+                break;
+            }
+            if delivery.status == DeliveryStatus::Pending {
+                out.push(delivery);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
+        let mut list = Vec::new();
+        for item in self.deliveries.iter() {
+            let (k, v) = item.map_err(backend)?;
+            let d: Delivery = decode(&k, &v)?;
+            if d.webhook_id == webhook {
+                list.push(d);
+            }
+        }
+        list.sort_by(|a, b| {
+            b.next_attempt_at
+                .cmp(&a.next_attempt_at)
+                .then(a.id.cmp(&b.id))
+        });
+        list.truncate(limit);
+        Ok(list)
+    }
+
+    async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
+        let old: Option<Delivery> = Self::get(&self.deliveries, delivery.id.0.as_bytes())?;
+        let new = delivery.clone();
+        let bytes = encode(&new)?;
+        self.durably(move |s| {
+            (&s.deliveries, &s.due)
+                .transaction(|(deliveries, due)| {
+                    if let Some(old) = &old {
+                        due.remove(due_key(old))?;
+                    }
+                    deliveries.insert(new.id.0.as_bytes().as_slice(), bytes.as_slice())?;
+                    if new.status == DeliveryStatus::Pending {
+                        due.insert(due_key(&new), &[] as &[u8])?;
+                    }
+                    Ok(())
+                })
+                .map_err(tx_error)
+        })
+        .await
+    }
+}
