@@ -1,1 +1,122 @@
-fn main() {}
+//! Query-engine benches over 100,000 generated jobs: filter-only, text, text + filters and
+//! deep pages. Run with `cargo bench --bench engine`.
+
+use std::hint::black_box;
+
+use chrono::Duration;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use job_listings::demo::{self, Dataset};
+use job_listings::domain::{Confidence, DomainTag, Page, PerPage, Seniority};
+use job_listings::query::{JobFilter, JobIndex, JobQuery};
+
+const JOBS: usize = 100_000;
+
+fn tags(list: &[&str]) -> Vec<DomainTag> {
+    list.iter()
+        .filter_map(|t| DomainTag::parse(t).ok())
+        .collect()
+}
+
+fn levels(list: &[&str]) -> Vec<Seniority> {
+    list.iter()
+        .filter_map(|t| Seniority::parse(t).ok())
+        .collect()
+}
+
+fn query(filter: JobFilter, page: u32) -> JobQuery {
+    JobQuery {
+        filter,
+        page: Page::new(page).unwrap_or_default(),
+        per_page: PerPage::default(),
+    }
+}
+
+fn classes() -> Vec<(&'static str, JobQuery)> {
+    let week_ago = demo::reference_time() - Duration::days(7);
+    let conf = Confidence::new(0.8).ok();
+    vec![
+        (
+            "filter_only",
+            query(
+                JobFilter {
+                    domains: tags(&["engineering", "ai"]),
+                    seniority: levels(&["senior", "staff"]),
+                    remote_only: true,
+                    ..JobFilter::default()
+                },
+                1,
+            ),
+        ),
+        (
+            "filter_only_confidence_date",
+            query(
+                JobFilter {
+                    domains: tags(&["data"]),
+                    min_confidence: conf,
+                    posted_after: Some(week_ago),
+                    ..JobFilter::default()
+                },
+                1,
+            ),
+        ),
+        (
+            "text",
+            query(JobFilter::default().with_q("rust kubernetes"), 1),
+        ),
+        (
+            "text_company",
+            query(JobFilter::default().with_company("nimbus"), 1),
+        ),
+        (
+            "text_and_filters",
+            query(
+                JobFilter {
+                    remote_only: true,
+                    seniority: levels(&["senior"]),
+                    min_confidence: conf,
+                    ..JobFilter::default()
+                }
+                .with_q("python"),
+                1,
+            ),
+        ),
+        ("deep_page_all", query(JobFilter::default(), 40)),
+        (
+            "deep_page_filtered",
+            query(
+                JobFilter {
+                    domains: tags(&["engineering"]),
+                    ..JobFilter::default()
+                },
+                60,
+            ),
+        ),
+    ]
+}
+
+fn engine(c: &mut Criterion) {
+    let data = Dataset::generate(1, 2_000, JOBS);
+    let mut index = JobIndex::new();
+    for job in &data.jobs {
+        index.upsert(job);
+    }
+    let mut group = c.benchmark_group("engine_100k");
+    for (name, q) in classes() {
+        group.bench_with_input(BenchmarkId::from_parameter(name), &q, |b, q| {
+            b.iter(|| black_box(index.search(black_box(q))))
+        });
+    }
+    group.finish();
+
+    c.bench_function("engine_100k/upsert_one", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            let job = &data.jobs[i % data.jobs.len()];
+            i += 1;
+            index.upsert(black_box(job));
+        })
+    });
+}
+
+criterion_group!(benches, engine);
+criterion_main!(benches);

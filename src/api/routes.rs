@@ -29,12 +29,20 @@ pub(crate) const ROUTES: &[(&str, &str)] = &[
     ("/api/v1/openapi.json", "GET"),
 ];
 
-fn allows(allow: &'static str, method: &Method) -> Result<(), ApiError> {
-    if allow.split(", ").any(|m| m == method.as_str()) {
-        Ok(())
-    } else {
-        Err(ApiError::MethodNotAllowed { allow })
-    }
+/// The route pattern a path matches, with the path's `{id}` segment.
+fn pattern_of<'p>(segments: &[&'p str]) -> Option<(&'static str, Option<&'p str>)> {
+    Some(match segments {
+        ["openapi.json"] => ("/api/v1/openapi.json", None),
+        ["jobs"] => ("/api/v1/jobs", None),
+        ["jobs", id] => ("/api/v1/jobs/{id}", Some(*id)),
+        ["companies"] => ("/api/v1/companies", None),
+        ["companies", id] => ("/api/v1/companies/{id}", Some(*id)),
+        ["webhooks"] => ("/api/v1/webhooks", None),
+        ["webhooks", id] => ("/api/v1/webhooks/{id}", Some(*id)),
+        ["webhooks", id, "deliveries"] => ("/api/v1/webhooks/{id}/deliveries", Some(*id)),
+        ["usage"] => ("/api/v1/usage", None),
+        _ => return None,
+    })
 }
 
 fn no_params(req: &Request<Bytes>) -> Result<(), ApiError> {
@@ -42,29 +50,32 @@ fn no_params(req: &Request<Bytes>) -> Result<(), ApiError> {
 }
 
 pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiError> {
-    let path = req.uri().path();
-    let rest = path
+    let rest = req
+        .uri()
+        .path()
         .strip_prefix(PREFIX)
         .and_then(|r| r.strip_prefix('/'))
         .ok_or(ApiError::NoRoute)?;
     let segments: Vec<&str> = rest.split('/').collect();
+    let (pattern, id) = pattern_of(&segments).ok_or(ApiError::NoRoute)?;
+    let allow = ROUTES
+        .iter()
+        .find(|(p, _)| *p == pattern)
+        .map_or("GET", |(_, methods)| *methods);
     let method = req.method();
-    match segments.as_slice() {
-        ["openapi.json"] => {
-            allows("GET", method)?;
-            Ok(Reply {
-                status: StatusCode::OK,
-                body: Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
-                quota: None,
-                location: None,
-            })
-        }
-        ["jobs"] => {
-            allows("GET", method)?;
-            search_jobs(api, req).await
-        }
-        ["jobs", id] => {
-            allows("GET", method)?;
+    if !allow.split(", ").any(|m| m == method.as_str()) {
+        return Err(ApiError::MethodNotAllowed { allow });
+    }
+    let id = id.unwrap_or_default();
+    match (pattern, method) {
+        ("/api/v1/openapi.json", _) => Ok(Reply {
+            status: StatusCode::OK,
+            body: Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
+            quota: None,
+            location: None,
+        }),
+        ("/api/v1/jobs", _) => search_jobs(api, req).await,
+        ("/api/v1/jobs/{id}", _) => {
             no_params(req)?;
             let key = api_key(req.headers())?;
             let id = JobId::parse(id)?;
@@ -74,12 +85,8 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
                 Some(found.quota),
             ))
         }
-        ["companies"] => {
-            allows("GET", method)?;
-            list_companies(api, req).await
-        }
-        ["companies", id] => {
-            allows("GET", method)?;
+        ("/api/v1/companies", _) => list_companies(api, req).await,
+        ("/api/v1/companies/{id}", _) => {
             no_params(req)?;
             let key = api_key(req.headers())?;
             let id = CompanyId::parse(id)?;
@@ -89,62 +96,67 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
                 Some(found.quota),
             ))
         }
-        ["webhooks"] => {
-            allows("GET, POST", method)?;
+        ("/api/v1/webhooks", &Method::POST) => {
             no_params(req)?;
             let key = api_key(req.headers())?;
-            if method == Method::POST {
-                let new = webhook_body(req)?;
-                let created = api.service().create_webhook(&key, new).await?;
-                let mut reply =
-                    Reply::json(&WebhookView::of(&created.value, true), Some(created.quota));
-                reply.status = StatusCode::CREATED;
-                reply.location = Some(format!("{PREFIX}/webhooks/{}", created.value.id));
-                Ok(reply)
-            } else {
-                let list = api.service().list_webhooks(&key).await?;
-                let views: Vec<WebhookView<'_>> = list
-                    .value
-                    .iter()
-                    .map(|w| WebhookView::of(w, false))
-                    .collect();
-                Ok(Reply::json(&DataList { data: views }, Some(list.quota)))
-            }
+            let new = webhook_body(req)?;
+            let created = api.service().create_webhook(&key, new).await?;
+            let mut reply =
+                Reply::json(&WebhookView::of(&created.value, true), Some(created.quota));
+            reply.status = StatusCode::CREATED;
+            reply.location = Some(format!("{PREFIX}/webhooks/{}", created.value.id));
+            Ok(reply)
         }
-        ["webhooks", id] => {
-            allows("GET, DELETE", method)?;
+        ("/api/v1/webhooks", _) => {
             no_params(req)?;
             let key = api_key(req.headers())?;
-            let id = WebhookId::parse(id)?;
-            if method == Method::DELETE {
-                let done = api.service().delete_webhook(&key, id).await?;
-                Ok(Reply {
-                    status: StatusCode::NO_CONTENT,
-                    body: None,
-                    quota: Some(done.quota),
-                    location: None,
-                })
-            } else {
-                let found = api.service().get_webhook(&key, id).await?;
-                Ok(Reply::json(
-                    &WebhookView::of(&found.value, false),
-                    Some(found.quota),
-                ))
-            }
+            let list = api.service().list_webhooks(&key).await?;
+            let views: Vec<WebhookView<'_>> = list
+                .value
+                .iter()
+                .map(|w| WebhookView::of(w, false))
+                .collect();
+            Ok(Reply::json(&DataList { data: views }, Some(list.quota)))
         }
-        ["webhooks", id, "deliveries"] => {
-            allows("GET", method)?;
+        ("/api/v1/webhooks/{id}", &Method::DELETE) => {
             no_params(req)?;
             let key = api_key(req.headers())?;
-            let id = WebhookId::parse(id)?;
-            let list = api.service().webhook_deliveries(&key, id).await?;
+            let done = api
+                .service()
+                .delete_webhook(&key, WebhookId::parse(id)?)
+                .await?;
+            Ok(Reply {
+                status: StatusCode::NO_CONTENT,
+                body: None,
+                quota: Some(done.quota),
+                location: None,
+            })
+        }
+        ("/api/v1/webhooks/{id}", _) => {
+            no_params(req)?;
+            let key = api_key(req.headers())?;
+            let found = api
+                .service()
+                .get_webhook(&key, WebhookId::parse(id)?)
+                .await?;
+            Ok(Reply::json(
+                &WebhookView::of(&found.value, false),
+                Some(found.quota),
+            ))
+        }
+        ("/api/v1/webhooks/{id}/deliveries", _) => {
+            no_params(req)?;
+            let key = api_key(req.headers())?;
+            let list = api
+                .service()
+                .webhook_deliveries(&key, WebhookId::parse(id)?)
+                .await?;
             Ok(Reply::json(
                 &DataList { data: &list.value },
                 Some(list.quota),
             ))
         }
-        ["usage"] => {
-            allows("GET", method)?;
+        ("/api/v1/usage", _) => {
             no_params(req)?;
             let key = api_key(req.headers())?;
             let report = api.service().usage(&key)?;
