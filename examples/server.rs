@@ -1,1 +1,1006 @@
-fn main() {}
+//! # The bundled job-listings server
+//!
+//! ```text
+//! cargo run --release --example server                         # serve on 127.0.0.1:8080, data in ./data
+//! cargo run --release --example server -- --help               # every option
+//! cargo run --release --example server -- --data-dir /srv/jl serve --addr 127.0.0.1:9000
+//! cargo run --release --example server -- import --companies companies.jsonl --jobs jobs.jsonl
+//! cargo run --release --example server -- keys create --plan developer --label alice@example.com
+//! cargo run --release --example server -- keys list
+//! ```
+//!
+//! One binary runs the whole API on the crate's default parts — a [`SledStore`] on disk, the
+//! [`JobListingsService`], the framework-agnostic [`Api`] and the hyper [`Server`] — and
+//! administers the same data folder from the command line.
+//!
+//! ## `serve` (the default command)
+//!
+//! 1. opens (or creates) the sled folder and loads it into the service: companies, active jobs
+//!    into the search index, keys, usage counters and webhooks;
+//! 2. when the store is empty, loads the deterministic demo dataset (600 companies, 6,000
+//!    jobs) and issues one demo key per plan, printing each key once on stdout with a `curl`
+//!    command to try (use `--no-demo` to start empty);
+//! 3. installs Ctrl-C and SIGTERM handlers, binds the address and serves until one fires; open
+//!    requests then get up to ten seconds to finish and usage counters are written.
+//!
+//! Keys are stored as hashes only, so a key is shown when it is created and never again; the
+//! logs name keys by id, never by value. Logs go to stderr at `info` (`RUST_LOG` overrides,
+//! e.g. `RUST_LOG=job_listings=debug`); stdout carries only what a person needs to copy.
+//!
+//! ## `import` and `keys`
+//!
+//! `import` loads companies and jobs from JSON Lines files, one record per line in the serde
+//! form of [`Company`] and [`Job`]; `first_seen_at`, `updated_at` and `status` may be left out.
+//! Every line is checked before anything is written, so a file with a bad line imports nothing.
+//! `keys` issues, revokes and lists API keys and sets their billing status.
+//!
+//! sled allows one process per folder: stop the server before running `import` or `keys` on
+//! its folder, and start it again afterwards to serve the new data.
+//!
+//! ## Environment
+//!
+//! `JOB_LISTINGS_DATA` (`--data-dir`), `JOB_LISTINGS_CACHE_MB` (`--cache-mb`) and
+//! `JOB_LISTINGS_ADDR` (`--addr`) stand in for the options of the same meaning.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::future::Future;
+use std::io::{BufRead, BufReader, IsTerminal};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use chrono::{DateTime, SecondsFormat, Utc};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::de::DeserializeOwned;
+
+use job_listings::api::Api;
+use job_listings::demo::Dataset;
+use job_listings::domain::{
+    ApiKey, ApiKeyRecord, BillingStatus, Company, CompanyId, DomainError, Job, KeyId, Plan,
+};
+use job_listings::server::{Server, ServerConfig};
+use job_listings::service::{
+    JobListingsService, NewKey, Quotas, ServiceConfig, ServiceError, ServiceResult,
+};
+use job_listings::store::{SledConfig, SledStore, StoreError};
+use job_listings::webhooks::CallbackPolicy;
+
+/// Records written per store transaction, by `import` and by the demo loader.
+const BATCH: usize = 1_000;
+/// `import` stops checking after this many bad lines.
+const MAX_REPORTED_ERRORS: usize = 20;
+/// The demo dataset: seed, companies, jobs.
+const DEMO: (u64, usize, usize) = (42, 600, 6_000);
+
+// ---------------------------------------------------------------------------------------------
+// The command line
+// ---------------------------------------------------------------------------------------------
+
+/// The job-listings API server, and the tools to administer its data folder.
+#[derive(Debug, Parser)]
+#[command(
+    name = "server",
+    version,
+    after_help = "Without a command, `serve` runs. sled lets only one process open a data \
+                  folder: stop the server before running `import` or `keys` on its folder."
+)]
+struct Cli {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Options of `serve`, accepted here too since it is the default command.
+    #[command(flatten)]
+    serve: ServeArgs,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Where the data lives; shared by every command.
+#[derive(Debug, Args)]
+struct StoreArgs {
+    /// The sled database folder; created when missing. One process at a time may open it.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_DATA",
+        default_value = "./data",
+        value_name = "DIR"
+    )]
+    data_dir: PathBuf,
+    /// Page cache sled may use, in MiB.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_CACHE_MB",
+        default_value_t = 256,
+        value_name = "MIB"
+    )]
+    cache_mb: u64,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the API (the default command).
+    Serve(ServeArgs),
+    /// Import companies and jobs from JSON Lines files. Stop the server first.
+    Import(ImportArgs),
+    /// Issue, revoke and list API keys. Stop the server first.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// The address to listen on.
+    #[arg(
+        long,
+        env = "JOB_LISTINGS_ADDR",
+        default_value = "127.0.0.1:8080",
+        value_name = "IP:PORT"
+    )]
+    addr: SocketAddr,
+    /// Do not load the demo dataset into an empty store.
+    #[arg(long)]
+    no_demo: bool,
+    /// Let webhooks call plain-http, loopback and private addresses (local development only).
+    #[arg(long)]
+    allow_local_webhooks: bool,
+    /// Monthly calls of the developer plan [default: 10000].
+    #[arg(long, value_name = "CALLS")]
+    developer_quota: Option<u64>,
+    /// Monthly calls of the agent_pro plan [default: 100000].
+    #[arg(long, value_name = "CALLS")]
+    agent_pro_quota: Option<u64>,
+    /// Monthly calls of the enterprise plan [default: 1000000].
+    #[arg(long, value_name = "CALLS")]
+    enterprise_quota: Option<u64>,
+}
+
+impl ServeArgs {
+    fn service_config(&self) -> ServiceConfig {
+        let defaults = Quotas::default();
+        let mut config = ServiceConfig {
+            quotas: Quotas {
+                developer: self.developer_quota.unwrap_or(defaults.developer),
+                agent_pro: self.agent_pro_quota.unwrap_or(defaults.agent_pro),
+                enterprise: self.enterprise_quota.unwrap_or(defaults.enterprise),
+            },
+            ..ServiceConfig::default()
+        };
+        if self.allow_local_webhooks {
+            config.callback_policy = CallbackPolicy::local_development();
+        }
+        config
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(
+    arg_required_else_help = true,
+    after_help = "One JSON object per line, in the serde form of job_listings::domain::Company \
+                  or Job; blank lines are skipped. first_seen_at, updated_at and status may be \
+                  left out. Every line is checked first: if any is bad, nothing is imported. \
+                  Companies are imported before jobs, and every job's company_id must name a \
+                  company in --companies or already in the store."
+)]
+struct ImportArgs {
+    /// Companies, one JSON object per line.
+    #[arg(long, value_name = "FILE")]
+    companies: Option<PathBuf>,
+    /// Jobs, one JSON object per line.
+    #[arg(long, value_name = "FILE")]
+    jobs: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Issue a key. It is printed once, alone on the first line; only its hash is kept.
+    Create {
+        /// The plan bought.
+        #[arg(long, value_enum)]
+        plan: PlanArg,
+        /// A free-form label, such as the customer's e-mail.
+        #[arg(long, default_value = "")]
+        label: String,
+        /// When monthly periods start counting, e.g. 2026-01-15T00:00:00Z [default: now].
+        #[arg(long, value_name = "RFC3339", value_parser = parse_rfc3339)]
+        anchor: Option<DateTime<Utc>>,
+    },
+    /// Revoke a key for good.
+    Revoke {
+        /// The key's id, as `keys list` shows it.
+        #[arg(long, value_name = "UUID")]
+        id: KeyId,
+    },
+    /// Set a key's billing status; only `active` keys are accepted by the API.
+    Billing {
+        /// The key's id, as `keys list` shows it.
+        #[arg(long, value_name = "UUID")]
+        id: KeyId,
+        /// The new status.
+        #[arg(long, value_enum)]
+        status: BillingArg,
+    },
+    /// List every key: id, hint, plan, billing, dates and label; never the key itself.
+    List,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum PlanArg {
+    Developer,
+    AgentPro,
+    Enterprise,
+}
+
+impl From<PlanArg> for Plan {
+    fn from(p: PlanArg) -> Plan {
+        match p {
+            PlanArg::Developer => Plan::Developer,
+            PlanArg::AgentPro => Plan::AgentPro,
+            PlanArg::Enterprise => Plan::Enterprise,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum BillingArg {
+    Active,
+    PastDue,
+    Canceled,
+}
+
+impl From<BillingArg> for BillingStatus {
+    fn from(b: BillingArg) -> BillingStatus {
+        match b {
+            BillingArg::Active => BillingStatus::Active,
+            BillingArg::PastDue => BillingStatus::PastDue,
+            BillingArg::Canceled => BillingStatus::Canceled,
+        }
+    }
+}
+
+/// Parses the command line. `serve`'s options may come without the word `serve` (it is the
+/// default command) but not before another command, where they would mean nothing.
+fn parse_command_line() -> Cli {
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Some(command) = &cli.command {
+        let serve_options = ServeArgs::augment_args(clap::Command::new("serve"));
+        let misplaced = serve_options.get_arguments().find(|arg| {
+            matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
+        });
+        if let Some(arg) = misplaced {
+            let name = arg.get_long().unwrap_or_default();
+            let message = match command {
+                Command::Serve(_) => format!("put --{name} after `serve`, not before it"),
+                _ => format!("--{name} is an option of `serve` only"),
+            };
+            Cli::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, message)
+                .exit();
+        }
+    }
+    cli
+}
+
+fn parse_rfc3339(raw: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(raw)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| format!("{e}; expected a time such as 2026-01-15T00:00:00Z"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// main
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let started = Instant::now();
+    let cli = parse_command_line();
+    let store = cli.store;
+    match cli.command.unwrap_or(Command::Serve(cli.serve)) {
+        Command::Serve(args) => {
+            init_logging("info");
+            let service = open_service(&store, args.service_config()).await?;
+            let outcome = serve(&service, &store, &args, started).await;
+            close(&service, outcome).await
+        }
+        Command::Import(args) => {
+            init_logging("warn");
+            // Read and check the files before taking the store's lock.
+            let input = read_import(&args)?;
+            let service = open_service(&store, ServiceConfig::default()).await?;
+            let outcome = import(&service, input).await;
+            close(&service, outcome).await
+        }
+        Command::Keys(command) => {
+            init_logging("warn");
+            let service = open_service(&store, ServiceConfig::default()).await?;
+            let outcome = keys(&service, command).await;
+            close(&service, outcome).await
+        }
+    }
+}
+
+/// Logs to stderr; `RUST_LOG` overrides the default level.
+fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+/// Opens the sled folder and loads the service from it.
+async fn open_service(args: &StoreArgs, config: ServiceConfig) -> Result<JobListingsService> {
+    let sled = SledConfig {
+        path: args.data_dir.clone(),
+        cache_bytes: args.cache_mb.saturating_mul(1024 * 1024),
+    };
+    let store = SledStore::open(&sled).map_err(|e| explain_open_error(&args.data_dir, e))?;
+    JobListingsService::builder()
+        .store(Arc::new(store))
+        .config(config)
+        .build()
+        .await
+        .with_context(|| format!("loading the data in {}", args.data_dir.display()))
+}
+
+/// sled reports a folder held by another process as a backend error whose text names the lock.
+fn explain_open_error(dir: &Path, e: StoreError) -> anyhow::Error {
+    if e.to_string().contains("could not acquire lock") {
+        anyhow!(
+            "the data folder {} is in use by another process, most likely a running server. \
+             sled lets one process at a time open a folder: stop the server, run this \
+             command, then start the server again.",
+            dir.display()
+        )
+    } else {
+        anyhow::Error::new(e).context(format!("opening the data folder {}", dir.display()))
+    }
+}
+
+/// Every path that opened the service ends here: stop the usage writer and write the usage
+/// counters one last time, then report the command's own outcome first.
+async fn close(service: &JobListingsService, outcome: Result<()>) -> Result<()> {
+    let flushed = service
+        .shutdown()
+        .await
+        .context("writing usage counters on the way out");
+    outcome.and(flushed)
+}
+
+// ---------------------------------------------------------------------------------------------
+// serve
+// ---------------------------------------------------------------------------------------------
+
+async fn serve(
+    service: &JobListingsService,
+    store: &StoreArgs,
+    args: &ServeArgs,
+    started: Instant,
+) -> Result<()> {
+    // 1. The service is loaded (see `open_service`). An empty store — no company, no key —
+    //    is a first start.
+    let first_start =
+        service.list_keys().is_empty() && service.store().scan_companies(None, 1).await?.is_empty();
+
+    // 2. On a first start, load the demo dataset and issue one key per plan.
+    let demo_keys = if first_start && !args.no_demo {
+        Some(seed_demo(service).await?)
+    } else {
+        None
+    };
+
+    // 3. Install the signal handlers before binding, so a stop request is never lost, then
+    //    bind: port 0 lets the system pick a free port.
+    let shutdown = shutdown_signal()?;
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("listening on {}", args.addr))?;
+    let server = Server::new(listener, Api::new(service.clone()), ServerConfig::default())?;
+    let base = base_url(server.local_addr());
+
+    // 4. Tell the person at the terminal what they can do now. Keys go to stdout only.
+    match demo_keys {
+        Some(keys) => {
+            println!("Demo API keys (shown only now; the store keeps their hashes):");
+            for (plan, key) in &keys {
+                println!("  {:<11} {}", plan.as_str(), key.expose());
+            }
+            if let Some((_, key)) = keys.iter().find(|(plan, _)| *plan == Plan::Developer) {
+                println!("Try:");
+                println!(
+                    "  curl -s -H \"X-API-Key: {}\" \"{base}/api/v1/jobs?q=rust&remote_only=true&per_page=2\"",
+                    key.expose()
+                );
+            }
+        }
+        None if first_start => {
+            println!(
+                "The store is empty (--no-demo). Stop the server and run `{}` to add data, \
+                 and `{}` to issue a key.",
+                admin_command(store, "import --companies FILE --jobs FILE"),
+                admin_command(store, "keys create --plan developer"),
+            );
+        }
+        None => {
+            println!(
+                "Keys are shown only when they are created. To issue one, stop the server and \
+                 run: {}",
+                admin_command(store, "keys create --plan developer")
+            );
+        }
+    }
+    println!("Listening on {base}");
+    println!("OpenAPI:      {base}/api/v1/openapi.json");
+    tracing::info!(
+        addr = %server.local_addr(),
+        data_dir = %store.data_dir.display(),
+        startup = ?started.elapsed(),
+        "listening"
+    );
+
+    // 5. Serve until Ctrl-C or SIGTERM; `run` lets open requests finish before it returns.
+    server.run(shutdown).await?;
+    tracing::info!("server stopped");
+    Ok(())
+}
+
+/// Loads the demo dataset into the (empty) store and issues one key per plan.
+async fn seed_demo(service: &JobListingsService) -> Result<Vec<(Plan, ApiKey)>> {
+    let started = Instant::now();
+    let (seed, companies, jobs) = DEMO;
+    tracing::info!(companies, jobs, "empty store: loading the demo dataset");
+    let data = Dataset::generate(seed, companies, jobs);
+    let bar = progress_bar(data.jobs.len() as u64, "demo jobs");
+    let summary = load(service, data.companies, data.jobs, &bar)
+        .await
+        .map_err(|failure| anyhow::Error::new(failure.error).context("loading the demo data"))?;
+    bar.finish_and_clear();
+    tracing::info!(
+        companies = summary.companies_created,
+        jobs = summary.jobs_created,
+        took = ?started.elapsed(),
+        "demo dataset loaded"
+    );
+
+    let mut keys = Vec::new();
+    for plan in Plan::ALL {
+        let (key, _record) = service
+            .create_key(NewKey {
+                plan,
+                billing_anchor: None,
+                label: "demo".into(),
+            })
+            .await?;
+        keys.push((plan, key));
+    }
+    Ok(keys)
+}
+
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM. The handlers are installed when this is
+/// called, not when the future is first polled.
+fn shutdown_signal() -> Result<impl Future<Output = ()> + Send> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        // On Unix, Ctrl-C is SIGINT: the signal `tokio::signal::ctrl_c` listens for.
+        let mut interrupt =
+            signal(SignalKind::interrupt()).context("installing a SIGINT handler")?;
+        let mut terminate =
+            signal(SignalKind::terminate()).context("installing a SIGTERM handler")?;
+        Ok(async move {
+            let name = tokio::select! {
+                _ = interrupt.recv() => "SIGINT",
+                _ = terminate.recv() => "SIGTERM",
+            };
+            tracing::info!(signal = name, "shutting down; letting open requests finish");
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            if let Err(e) = tokio::signal::ctrl_c().await {
+                tracing::error!(error = %e, "cannot listen for Ctrl-C; serving until killed");
+                std::future::pending::<()>().await;
+            }
+            tracing::info!("shutting down; letting open requests finish");
+        })
+    }
+}
+
+/// The URL clients on this machine should use: an unspecified address (0.0.0.0, ::) is
+/// reachable as loopback.
+fn base_url(addr: SocketAddr) -> String {
+    let ip = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    format!("http://{}", SocketAddr::new(ip, addr.port()))
+}
+
+/// The command line that runs an admin command on the same folder.
+fn admin_command(store: &StoreArgs, command: &str) -> String {
+    let mut line = "cargo run --release --example server --".to_owned();
+    if store.data_dir != Path::new("./data") {
+        let _ = write!(line, " --data-dir {}", store.data_dir.display());
+    }
+    let _ = write!(line, " {command}");
+    line
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading records (import and demo)
+// ---------------------------------------------------------------------------------------------
+
+/// What a load did.
+#[derive(Debug, Default)]
+struct LoadSummary {
+    companies_created: usize,
+    companies_updated: usize,
+    jobs_created: usize,
+    jobs_updated: usize,
+    deliveries: usize,
+}
+
+/// A batch the service refused. Earlier batches are already stored.
+#[derive(Debug)]
+struct LoadFailure {
+    /// `true` for a batch of jobs, `false` for companies.
+    jobs: bool,
+    /// Index of the batch's first record in the input.
+    first: usize,
+    /// Records in the batch.
+    len: usize,
+    error: ServiceError,
+}
+
+/// Writes companies, then jobs, `BATCH` at a time, advancing `bar` by jobs written.
+async fn load(
+    service: &JobListingsService,
+    companies: Vec<Company>,
+    jobs: Vec<Job>,
+    bar: &ProgressBar,
+) -> Result<LoadSummary, LoadFailure> {
+    let mut summary = LoadSummary::default();
+    let fail = |jobs: bool, first: usize, len: usize| {
+        move |error: ServiceError| LoadFailure {
+            jobs,
+            first,
+            len,
+            error,
+        }
+    };
+
+    // Companies first: every job must name a company the service already knows.
+    let mut rest = companies.into_iter().peekable();
+    let mut first = 0;
+    while rest.peek().is_some() {
+        let batch: Vec<Company> = rest.by_ref().take(BATCH).collect();
+        let len = batch.len();
+        let known = count_known(service, &batch)
+            .await
+            .map_err(fail(false, first, len))?;
+        service
+            .upsert_companies(batch)
+            .await
+            .map_err(fail(false, first, len))?;
+        summary.companies_created += len - known;
+        summary.companies_updated += known;
+        first += len;
+    }
+
+    let mut rest = jobs.into_iter().peekable();
+    let mut first = 0;
+    while rest.peek().is_some() {
+        let batch: Vec<Job> = rest.by_ref().take(BATCH).collect();
+        let len = batch.len();
+        let outcomes = service
+            .upsert_jobs(batch)
+            .await
+            .map_err(fail(true, first, len))?;
+        for o in &outcomes {
+            if o.created {
+                summary.jobs_created += 1;
+            } else {
+                summary.jobs_updated += 1;
+            }
+            summary.deliveries += o.deliveries;
+        }
+        bar.inc(len as u64);
+        first += len;
+    }
+    Ok(summary)
+}
+
+/// How many of these companies the store already holds.
+async fn count_known(service: &JobListingsService, companies: &[Company]) -> ServiceResult<usize> {
+    let mut known = 0;
+    for c in companies {
+        if service.store().get_company(c.id).await?.is_some() {
+            known += 1;
+        }
+    }
+    Ok(known)
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal.
+fn progress_bar(len: u64, what: &'static str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let style =
+        ProgressStyle::with_template("{msg:>12} [{bar:40.cyan/blue}] {pos}/{len} ({eta} left)")
+            .map_or_else(
+                |_| ProgressStyle::default_bar(),
+                |s| s.progress_chars("=> "),
+            );
+    ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr())
+        .with_style(style)
+        .with_message(what)
+}
+
+// ---------------------------------------------------------------------------------------------
+// import
+// ---------------------------------------------------------------------------------------------
+
+/// One parsed, valid record and where it came from.
+#[derive(Debug)]
+struct Line<T> {
+    number: usize,
+    value: T,
+}
+
+/// A file's records.
+#[derive(Debug)]
+struct Source<T> {
+    path: PathBuf,
+    lines: Vec<Line<T>>,
+}
+
+impl<T> Source<T> {
+    fn empty() -> Self {
+        Self {
+            path: PathBuf::new(),
+            lines: Vec::new(),
+        }
+    }
+}
+
+/// The checked contents of the files to import.
+#[derive(Debug)]
+struct ImportInput {
+    companies: Source<Company>,
+    jobs: Source<Job>,
+}
+
+/// Bad lines, printed as they are found, up to `MAX_REPORTED_ERRORS`.
+#[derive(Debug, Default)]
+struct Problems {
+    count: usize,
+}
+
+impl Problems {
+    /// Reports one bad line; returns `false` once enough have been reported.
+    fn report(&mut self, path: &Path, line: usize, what: impl std::fmt::Display) -> bool {
+        self.count += 1;
+        eprintln!("{}:{line}: {what}", path.display());
+        self.count < MAX_REPORTED_ERRORS
+    }
+
+    fn full(&self) -> bool {
+        self.count >= MAX_REPORTED_ERRORS
+    }
+
+    /// Fails when any line was bad, saying that nothing was imported.
+    fn check(&self) -> Result<()> {
+        match self.count {
+            0 => Ok(()),
+            n if self.full() => {
+                bail!("stopped after {n} bad lines; nothing was imported. Fix them and run again.")
+            }
+            1 => bail!("1 bad line; nothing was imported. Fix it and run again."),
+            n => bail!("{n} bad lines; nothing was imported. Fix them and run again."),
+        }
+    }
+}
+
+/// Reads and checks every line of the files given; imports nothing.
+fn read_import(args: &ImportArgs) -> Result<ImportInput> {
+    if args.companies.is_none() && args.jobs.is_none() {
+        bail!("nothing to import: give --companies FILE, --jobs FILE or both");
+    }
+    let mut problems = Problems::default();
+    let companies = match &args.companies {
+        Some(path) => read_jsonl(path, Company::validate, &mut problems)?,
+        None => Source::empty(),
+    };
+    let jobs = match &args.jobs {
+        Some(path) if !problems.full() => read_jsonl(path, Job::validate, &mut problems)?,
+        _ => Source::empty(),
+    };
+    problems.check()?;
+    Ok(ImportInput { companies, jobs })
+}
+
+/// Parses a JSON Lines file: one `T` per non-blank line, each checked with `validate`.
+fn read_jsonl<T: DeserializeOwned>(
+    path: &Path,
+    validate: fn(&T) -> Result<(), DomainError>,
+    problems: &mut Problems,
+) -> Result<Source<T>> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut reader = BufReader::new(file);
+    let mut lines = Vec::new();
+    let mut buf = Vec::new();
+    let mut number = 0;
+    loop {
+        buf.clear();
+        let read = reader
+            .read_until(b'\n', &mut buf)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        let mut text = buf.as_slice();
+        if number == 1 {
+            text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+        }
+        if text.trim_ascii().is_empty() {
+            continue;
+        }
+        let problem = match serde_json::from_slice::<T>(text) {
+            Ok(value) => match validate(&value) {
+                Ok(()) => {
+                    lines.push(Line { number, value });
+                    continue;
+                }
+                Err(e) => e.to_string(),
+            },
+            Err(e) => describe_json_error(&e),
+        };
+        if !problems.report(path, number, problem) {
+            break;
+        }
+    }
+    Ok(Source {
+        path: path.to_owned(),
+        lines,
+    })
+}
+
+/// serde_json's message, with the column in front instead of a "line 1" that means nothing
+/// for a single line.
+fn describe_json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = text.strip_suffix(&suffix).unwrap_or(&text);
+    let kind = match e.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not valid JSON",
+        serde_json::error::Category::Data => "not a valid record",
+        serde_json::error::Category::Io => "unreadable",
+    };
+    format!("column {}: {kind}: {message}", e.column())
+}
+
+async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> {
+    let started = Instant::now();
+    let ImportInput { companies, jobs } = input;
+
+    // 1. Every job's company must be in the companies file or already in the store; check
+    //    them all now so a missing one stops the import before anything is written.
+    let mut problems = Problems::default();
+    let mut known: HashMap<CompanyId, bool> =
+        companies.lines.iter().map(|l| (l.value.id, true)).collect();
+    for line in &jobs.lines {
+        let id = line.value.company_id;
+        let exists = match known.get(&id) {
+            Some(&exists) => exists,
+            None => {
+                let exists = service.store().get_company(id).await?.is_some();
+                known.insert(id, exists);
+                exists
+            }
+        };
+        if !exists {
+            let what = format!(
+                "company_id: company {id} is unknown; add it to --companies or import it first"
+            );
+            if !problems.report(&jobs.path, line.number, what) {
+                break;
+            }
+        }
+    }
+    problems.check()?;
+
+    // 2. Write companies, then jobs, a batch at a time.
+    let company_lines: Vec<usize> = companies.lines.iter().map(|l| l.number).collect();
+    let job_lines: Vec<usize> = jobs.lines.iter().map(|l| l.number).collect();
+    let bar = progress_bar(job_lines.len() as u64, "jobs");
+    let loaded = load(
+        service,
+        companies.lines.into_iter().map(|l| l.value).collect(),
+        jobs.lines.into_iter().map(|l| l.value).collect(),
+        &bar,
+    )
+    .await;
+    bar.finish_and_clear();
+    let summary = match loaded {
+        Ok(summary) => summary,
+        Err(failure) => {
+            let (source, numbers) = if failure.jobs {
+                (&jobs.path, &job_lines)
+            } else {
+                (&companies.path, &company_lines)
+            };
+            return Err(explain_load_failure(source, numbers, &failure));
+        }
+    };
+
+    // 3. Report.
+    let took = started.elapsed();
+    let jobs_total = summary.jobs_created + summary.jobs_updated;
+    println!(
+        "Imported {} ({} new, {} updated) and {} ({} new, {} updated) in {took:.2?} \
+         ({:.0} jobs/s).",
+        plural(
+            summary.companies_created + summary.companies_updated,
+            "company",
+            "companies"
+        ),
+        summary.companies_created,
+        summary.companies_updated,
+        plural(jobs_total, "job", "jobs"),
+        summary.jobs_created,
+        summary.jobs_updated,
+        per_second(jobs_total, took),
+    );
+    if summary.deliveries > 0 {
+        println!(
+            "{} queued for the new jobs.",
+            plural(
+                summary.deliveries,
+                "webhook delivery was",
+                "webhook deliveries were"
+            )
+        );
+    }
+    println!("Start the server again to serve the new data.");
+    Ok(())
+}
+
+/// Says which lines a refused batch held, and which line a company error points at.
+fn explain_load_failure(
+    path: &Path,
+    line_numbers: &[usize],
+    failure: &LoadFailure,
+) -> anyhow::Error {
+    let what = if failure.jobs { "jobs" } else { "companies" };
+    let lines = &line_numbers[failure.first.min(line_numbers.len())
+        ..(failure.first + failure.len).min(line_numbers.len())];
+    let range = match (lines.first(), lines.last()) {
+        (Some(a), Some(b)) => format!("lines {a} to {b}"),
+        _ => "a batch".to_owned(),
+    };
+    let earlier = if failure.first == 0 {
+        "nothing was imported".to_owned()
+    } else {
+        format!("the {} {what} before it were imported", failure.first)
+    };
+    anyhow!(
+        "{}: the service refused the batch of {what} on {range} ({earlier}): {}",
+        path.display(),
+        failure.error
+    )
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn per_second(n: usize, took: Duration) -> f64 {
+    n as f64 / took.as_secs_f64().max(1e-9)
+}
+
+// ---------------------------------------------------------------------------------------------
+// keys
+// ---------------------------------------------------------------------------------------------
+
+async fn keys(service: &JobListingsService, command: KeysCommand) -> Result<()> {
+    match command {
+        KeysCommand::Create {
+            plan,
+            label,
+            anchor,
+        } => {
+            let (key, record) = service
+                .create_key(NewKey {
+                    plan: plan.into(),
+                    billing_anchor: anchor,
+                    label,
+                })
+                .await?;
+            // The key alone on the first line, so scripts can take it with `head -n1`.
+            println!("{}", key.expose());
+            println!("id {}  plan {}", record.id, record.plan);
+            eprintln!("This is the only time the key is shown; the store keeps only its hash.");
+        }
+        KeysCommand::Revoke { id } => {
+            let before = find_key(service, id)?;
+            let record = service.revoke_key(id).await?;
+            match before.revoked_at {
+                Some(at) => println!(
+                    "Key {id} ({}) was already revoked at {}.",
+                    record.hint,
+                    time(at)
+                ),
+                None => println!("Revoked key {id} ({}).", record.hint),
+            }
+        }
+        KeysCommand::Billing { id, status } => {
+            find_key(service, id)?;
+            let record = service.set_billing_status(id, status.into()).await?;
+            println!(
+                "Key {id} ({}) billing is now {}.",
+                record.hint,
+                billing(record.billing_status)
+            );
+        }
+        KeysCommand::List => print_keys(&service.list_keys()),
+    }
+    Ok(())
+}
+
+fn find_key(service: &JobListingsService, id: KeyId) -> Result<ApiKeyRecord> {
+    service
+        .list_keys()
+        .into_iter()
+        .find(|r| r.id == id)
+        .ok_or_else(|| anyhow!("no key has the id {id}; `keys list` shows every key"))
+}
+
+fn print_keys(records: &[ApiKeyRecord]) {
+    if records.is_empty() {
+        println!("No keys yet. Issue one with `keys create --plan developer`.");
+        return;
+    }
+    println!(
+        "{:<36}  {:<13}  {:<10}  {:<8}  {:<20}  {:<20}  LABEL",
+        "ID", "HINT", "PLAN", "BILLING", "CREATED", "REVOKED"
+    );
+    for r in records {
+        println!(
+            "{:<36}  {:<13}  {:<10}  {:<8}  {:<20}  {:<20}  {}",
+            r.id.to_string(),
+            r.hint,
+            r.plan.as_str(),
+            billing(r.billing_status),
+            time(r.created_at),
+            r.revoked_at.map_or_else(|| "-".to_owned(), time),
+            r.label
+        );
+    }
+}
+
+fn billing(status: BillingStatus) -> &'static str {
+    match status {
+        BillingStatus::Active => "active",
+        BillingStatus::PastDue => "past_due",
+        BillingStatus::Canceled => "canceled",
+    }
+}
+
+fn time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}

@@ -23,7 +23,7 @@ pub use error::{ApiError, Problem};
 pub use openapi::OPENAPI_JSON;
 
 use crate::domain::ApiKey;
-use crate::service::{JobListingsService, QuotaState};
+use crate::service::{JobListingsService, QuotaState, ServiceError};
 
 /// Settings of the HTTP layer.
 #[derive(Clone, Copy, Debug)]
@@ -139,9 +139,32 @@ impl Api {
 
     fn respond(&self, headers: &HeaderMap, result: Result<Reply, ApiError>) -> Response<Bytes> {
         let request_id = request_id(headers);
+        let now = self.inner.service.now();
         let mut response = match result {
-            Ok(reply) => ok_response(reply),
-            Err(error) => self.error_response(&error, &request_id),
+            Ok(reply) => {
+                let quota = reply.quota;
+                let mut response = ok_response(reply);
+                quota_headers(response.headers_mut(), quota, now);
+                response
+            }
+            Err(error) => {
+                let mut response = self.error_response(&error, &request_id, now);
+                // Answers to a valid key carry its quota, errors included.
+                let quota = match &error {
+                    ApiError::Service(ServiceError::QuotaExceeded { limit, resets_at }) => {
+                        Some(QuotaState {
+                            limit: *limit,
+                            remaining: 0,
+                            resets_at: *resets_at,
+                        })
+                    }
+                    _ => api_key(headers)
+                        .ok()
+                        .and_then(|key| self.inner.service.quota(&key).ok()),
+                };
+                quota_headers(response.headers_mut(), quota, now);
+                response
+            }
         };
         if let Ok(v) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert(X_REQUEST_ID.clone(), v);
@@ -149,8 +172,13 @@ impl Api {
         response
     }
 
-    fn error_response(&self, error: &ApiError, request_id: &str) -> Response<Bytes> {
-        let answer = error.answer(chrono::Utc::now());
+    fn error_response(
+        &self,
+        error: &ApiError,
+        request_id: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Response<Bytes> {
+        let answer = error.answer(now);
         if answer.status.is_server_error() {
             tracing::error!(request_id, error = %error, "request failed");
         } else {
@@ -204,20 +232,23 @@ fn ok_response(reply: Reply) -> Response<Bytes> {
     if let Some(location) = reply.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
         h.insert(http::header::LOCATION, location);
     }
-    if let Some(q) = reply.quota {
-        let reset = q.resets_at.timestamp().max(0) as u64;
-        let window = u64::try_from((q.resets_at - chrono::Utc::now()).num_seconds()).unwrap_or(0);
-        h.insert("x-ratelimit-limit", HeaderValue::from(q.limit));
-        h.insert("x-ratelimit-remaining", HeaderValue::from(q.remaining));
-        h.insert("x-ratelimit-reset", HeaderValue::from(reset));
-        if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";q={}", q.limit)) {
-            h.insert("ratelimit-policy", v);
-        }
-        if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";r={};t={window}", q.remaining)) {
-            h.insert("ratelimit", v);
-        }
-    }
     response
+}
+
+/// `X-RateLimit-*` and the IETF draft `RateLimit-Policy`/`RateLimit` headers.
+fn quota_headers(h: &mut HeaderMap, quota: Option<QuotaState>, now: chrono::DateTime<chrono::Utc>) {
+    let Some(q) = quota else { return };
+    let reset = q.resets_at.timestamp().max(0) as u64;
+    let window = u64::try_from((q.resets_at - now).num_seconds()).unwrap_or(0);
+    h.insert("x-ratelimit-limit", HeaderValue::from(q.limit));
+    h.insert("x-ratelimit-remaining", HeaderValue::from(q.remaining));
+    h.insert("x-ratelimit-reset", HeaderValue::from(reset));
+    if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";q={}", q.limit)) {
+        h.insert("ratelimit-policy", v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";r={};t={window}", q.remaining)) {
+        h.insert("ratelimit", v);
+    }
 }
 
 /// The client's `X-Request-Id` when it is short and plain, else a new one.

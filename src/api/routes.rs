@@ -11,7 +11,7 @@ use super::views::{
     CompanyDetailView, CompanySummaryView, DataList, JobDetailView, ListEnvelope, WebhookView,
 };
 use super::{api_key, Api, Reply, OPENAPI_JSON};
-use crate::domain::{CallbackUrl, CompanyId, DomainError, DomainTag, JobId, WebhookId};
+use crate::domain::{ApiKey, CallbackUrl, CompanyId, DomainError, DomainTag, JobId, WebhookId};
 use crate::service::NewWebhook;
 
 const PREFIX: &str = "/api/v1";
@@ -66,18 +66,22 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
     if !allow.split(", ").any(|m| m == method.as_str()) {
         return Err(ApiError::MethodNotAllowed { allow });
     }
-    let id = id.unwrap_or_default();
-    match (pattern, method) {
-        ("/api/v1/openapi.json", _) => Ok(Reply {
+    if pattern == "/api/v1/openapi.json" {
+        return Ok(Reply {
             status: StatusCode::OK,
             body: Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
             quota: None,
             location: None,
-        }),
-        ("/api/v1/jobs", _) => search_jobs(api, req).await,
+        });
+    }
+    // A missing or invalid key is a 401 before any parameter is looked at.
+    let key = api_key(req.headers())?;
+    api.service().authenticate(&key)?;
+    let id = id.unwrap_or_default();
+    match (pattern, method) {
+        ("/api/v1/jobs", _) => search_jobs(api, &key, req).await,
         ("/api/v1/jobs/{id}", _) => {
             no_params(req)?;
-            let key = api_key(req.headers())?;
             let id = JobId::parse(id)?;
             let found = api.service().get_job(&key, id).await?;
             Ok(Reply::json(
@@ -85,10 +89,9 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
                 Some(found.quota),
             ))
         }
-        ("/api/v1/companies", _) => list_companies(api, req).await,
+        ("/api/v1/companies", _) => list_companies(api, &key, req).await,
         ("/api/v1/companies/{id}", _) => {
             no_params(req)?;
-            let key = api_key(req.headers())?;
             let id = CompanyId::parse(id)?;
             let found = api.service().get_company(&key, id).await?;
             Ok(Reply::json(
@@ -98,7 +101,6 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/webhooks", &Method::POST) => {
             no_params(req)?;
-            let key = api_key(req.headers())?;
             let new = webhook_body(req)?;
             let created = api.service().create_webhook(&key, new).await?;
             let mut reply =
@@ -109,7 +111,6 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/webhooks", _) => {
             no_params(req)?;
-            let key = api_key(req.headers())?;
             let list = api.service().list_webhooks(&key).await?;
             let views: Vec<WebhookView<'_>> = list
                 .value
@@ -120,7 +121,6 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/webhooks/{id}", &Method::DELETE) => {
             no_params(req)?;
-            let key = api_key(req.headers())?;
             let done = api
                 .service()
                 .delete_webhook(&key, WebhookId::parse(id)?)
@@ -134,7 +134,6 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/webhooks/{id}", _) => {
             no_params(req)?;
-            let key = api_key(req.headers())?;
             let found = api
                 .service()
                 .get_webhook(&key, WebhookId::parse(id)?)
@@ -146,7 +145,6 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/webhooks/{id}/deliveries", _) => {
             no_params(req)?;
-            let key = api_key(req.headers())?;
             let list = api
                 .service()
                 .webhook_deliveries(&key, WebhookId::parse(id)?)
@@ -158,20 +156,19 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/usage", _) => {
             no_params(req)?;
-            let key = api_key(req.headers())?;
             let report = api.service().usage(&key)?;
-            Ok(Reply::json(&report, None))
+            let quota = api.service().quota(&key).ok();
+            Ok(Reply::json(&report, quota))
         }
         _ => Err(ApiError::NoRoute),
     }
 }
 
-async fn search_jobs(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiError> {
+async fn search_jobs(api: &Api, key: &ApiKey, req: &Request<Bytes>) -> Result<Reply, ApiError> {
     let params = Params::parse(req.uri().query(), JOB_PARAMS, &["domain", "seniority"])?;
     let query = job_query(&params)?;
-    let key = api_key(req.headers())?;
     let filters = serde_json::to_value(&query.filter).unwrap_or_default();
-    let found = api.service().search_jobs(&key, query).await?;
+    let found = api.service().search_jobs(key, query).await?;
     let page = found.value;
     let envelope = ListEnvelope::new(
         &page.jobs,
@@ -185,12 +182,11 @@ async fn search_jobs(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiError>
     Ok(Reply::json(&envelope, Some(found.quota)))
 }
 
-async fn list_companies(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiError> {
+async fn list_companies(api: &Api, key: &ApiKey, req: &Request<Bytes>) -> Result<Reply, ApiError> {
     let params = Params::parse(req.uri().query(), COMPANY_PARAMS, &[])?;
     let query = company_query(&params)?;
-    let key = api_key(req.headers())?;
     let stage = query.funding_stage.as_ref().map(|s| s.as_str().to_owned());
-    let found = api.service().list_companies(&key, query).await?;
+    let found = api.service().list_companies(key, query).await?;
     let page = found.value;
     let views: Vec<CompanySummaryView<'_>> = page.companies.iter().map(Into::into).collect();
     let envelope = ListEnvelope::new(

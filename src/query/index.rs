@@ -80,7 +80,7 @@ impl JobIndex {
         }
         let slot = Slot {
             id: job.id,
-            posted_nanos: job.posted_at.timestamp_nanos_opt().unwrap_or(i64::MAX),
+            posted_nanos: nanos_clamped(job.posted_at),
             confidence: job.confidence.get(),
         };
         let doc = match self.free.pop() {
@@ -197,9 +197,7 @@ impl JobIndex {
 
         if residual {
             let min_conf = filter.min_confidence.map_or(f64::NEG_INFINITY, |c| c.get());
-            let after = filter
-                .posted_after
-                .map_or(i64::MIN, |t| t.timestamp_nanos_opt().unwrap_or(i64::MIN));
+            let after = filter.posted_after.map_or(i64::MIN, nanos_clamped);
             let docs: Vec<u32> = candidates
                 .iter()
                 .filter(|&d| {
@@ -297,6 +295,16 @@ impl JobIndex {
         }
         Some(Cow::Owned(acc))
     }
+}
+
+/// Nanoseconds since the epoch, clamped to `i64` so instants outside 1678..2262 keep their
+/// order against every indexed job.
+fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
+    t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 {
+        i64::MIN
+    } else {
+        i64::MAX
+    })
 }
 
 fn add_posting(map: &mut HashMap<Box<str>, RoaringBitmap>, word: String, doc: u32) {

@@ -4,7 +4,7 @@ use std::sync::{Arc, RwLock};
 use chrono::{DateTime, Utc};
 
 use super::metering::{period_at, Meter};
-use super::{JobListingsService, ServiceError, ServiceResult};
+use super::{JobListingsService, QuotaState, ServiceError, ServiceResult};
 use crate::domain::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash, KeyId, Plan, UsageReport};
 use crate::store::{Store, UsageCounter};
 
@@ -213,16 +213,31 @@ impl JobListingsService {
 
     /// The caller's usage in the current billing period. Not counted as a call.
     pub fn usage(&self, key: &ApiKey) -> ServiceResult<UsageReport> {
+        self.usage_and_quota(key).map(|(report, _)| report)
+    }
+
+    /// The caller's quota state, for rate-limit headers on answers that are not counted.
+    pub fn quota(&self, key: &ApiKey) -> ServiceResult<QuotaState> {
+        self.usage_and_quota(key).map(|(_, quota)| quota)
+    }
+
+    fn usage_and_quota(&self, key: &ApiKey) -> ServiceResult<(UsageReport, QuotaState)> {
         let entry = self.inner.keys.authenticate(key)?;
         let quota = self.inner.config.quotas.of(entry.record.plan);
-        let (period, start, _) = period_at(entry.record.billing_anchor, self.now());
-        let used = entry.meter.used_in(period);
-        Ok(UsageReport {
+        let (period, start, end) = period_at(entry.record.billing_anchor, self.now());
+        let used = entry.meter.used_in(period).min(quota);
+        let report = UsageReport {
             plan: entry.record.plan,
             calls_used: used,
-            calls_remaining: quota.saturating_sub(used),
+            calls_remaining: quota - used,
             monthly_quota: quota,
             period_start: start,
-        })
+        };
+        let state = QuotaState {
+            limit: quota,
+            remaining: quota - used,
+            resets_at: end,
+        };
+        Ok((report, state))
     }
 }

@@ -234,11 +234,13 @@ impl JobListingsService {
 
     /// Stops the background usage writer and writes usage one last time.
     pub async fn shutdown(&self) -> ServiceResult<()> {
-        self.inner.stop.notify_waiters();
+        // `notify_one` keeps a permit if the writer is mid-flush, so it cannot miss the stop.
+        self.inner.stop.notify_one();
         self.flush_usage().await
     }
 
-    fn now(&self) -> DateTime<Utc> {
+    /// The current instant by the service's clock.
+    pub fn now(&self) -> DateTime<Utc> {
         self.inner.clock.now()
     }
 

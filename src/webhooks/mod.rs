@@ -7,6 +7,8 @@
 
 mod outbox;
 mod policy;
+mod signature;
 
 pub use outbox::{new_job_event, subscription_filter, JOB_NEW};
 pub use policy::{is_public_ip, CallbackPolicy};
+pub use signature::{sign, verify, SignatureError};

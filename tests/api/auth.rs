@@ -1,0 +1,190 @@
+//! API keys: both headers, and every way a key is refused.
+
+use job_listings::domain::{ApiKey, BillingStatus, Plan};
+use job_listings::service::NewKey;
+use reqwest::{Method, StatusCode};
+
+use crate::helpers::{spawn_app, Auth, Resp, TestApp};
+
+async fn jobs_with(app: &TestApp, auth: Auth<'_>) -> Resp {
+    app.request(Method::GET, "/api/v1/jobs?per_page=1", auth, &[], None)
+        .await
+}
+
+#[track_caller]
+fn assert_unauthorized(r: &Resp, code: &str) {
+    r.assert_problem(401, code, None);
+    assert_eq!(
+        r.header("www-authenticate"),
+        Some("Bearer realm=\"job-listings\""),
+        "401 names the scheme"
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_accepts_the_key_in_x_api_key() {
+    let app = spawn_app().await;
+    let r = jobs_with(&app, Auth::XApiKey(&app.keys.developer.raw)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+}
+
+#[tokio::test]
+async fn get_jobs_accepts_the_key_as_an_authorization_bearer_token() {
+    let app = spawn_app().await;
+    let r = jobs_with(&app, Auth::Bearer(&app.keys.developer.raw)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let lower = format!("bearer {}", app.keys.developer.raw);
+    let r = jobs_with(&app, Auth::Authorization(&lower)).await;
+    assert_eq!(r.status, StatusCode::OK, "the scheme is case-insensitive");
+}
+
+#[tokio::test]
+async fn get_jobs_returns_401_when_the_key_is_missing() {
+    let app = spawn_app().await;
+    assert_unauthorized(&jobs_with(&app, Auth::None).await, "missing_api_key");
+}
+
+#[tokio::test]
+async fn get_jobs_returns_401_when_the_key_is_missing_even_with_a_bad_parameter() {
+    let app = spawn_app().await;
+    // The spec: every request requires a key, and a missing key yields 401.
+    let r = app
+        .request(
+            Method::GET,
+            "/api/v1/jobs?per_page=0",
+            Auth::None,
+            &[],
+            None,
+        )
+        .await;
+    assert_unauthorized(&r, "missing_api_key");
+}
+
+#[tokio::test]
+async fn get_jobs_returns_401_when_the_key_is_malformed() {
+    let app = spawn_app().await;
+    for bad in [
+        "hello",
+        "jl_live_short",
+        "sk_live_0123456789abcdefghijklmnopqrstuvwxyzABCD",
+    ] {
+        assert_unauthorized(
+            &jobs_with(&app, Auth::XApiKey(bad)).await,
+            "invalid_api_key",
+        );
+    }
+    assert_unauthorized(
+        &jobs_with(
+            &app,
+            Auth::Authorization(&format!("Basic {}", app.keys.developer.raw)),
+        )
+        .await,
+        "invalid_api_key",
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_returns_401_when_the_key_has_a_typo() {
+    let app = spawn_app().await;
+    let mut typo = app.keys.developer.raw.clone().into_bytes();
+    typo[20] = if typo[20] == b'x' { b'y' } else { b'x' };
+    let typo = String::from_utf8(typo).expect("ASCII");
+    assert!(ApiKey::parse(&typo).is_err(), "the checksum catches it");
+    let r = jobs_with(&app, Auth::XApiKey(&typo)).await;
+    assert_unauthorized(&r, "invalid_api_key");
+    assert!(
+        r.body["detail"].as_str().unwrap_or("").contains("checksum"),
+        "{}",
+        r.text
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_returns_401_for_a_well_formed_key_that_was_never_issued() {
+    let app = spawn_app().await;
+    let stranger = ApiKey::generate();
+    assert_unauthorized(
+        &jobs_with(&app, Auth::XApiKey(stranger.expose())).await,
+        "invalid_api_key",
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_returns_401_for_a_revoked_key() {
+    let app = spawn_app().await;
+    let (key, record) = app
+        .service
+        .create_key(NewKey::new(Plan::AgentPro))
+        .await
+        .expect("a key");
+    assert_eq!(
+        jobs_with(&app, Auth::XApiKey(key.expose())).await.status,
+        StatusCode::OK
+    );
+    app.service.revoke_key(record.id).await.expect("revoked");
+    assert_unauthorized(
+        &jobs_with(&app, Auth::XApiKey(key.expose())).await,
+        "invalid_api_key",
+    );
+    assert_unauthorized(&app.get_usage(key.expose()).await, "invalid_api_key");
+}
+
+#[tokio::test]
+async fn get_jobs_returns_401_billing_inactive_while_billing_is_past_due() {
+    let app = spawn_app().await;
+    let id = app.keys.developer.id;
+    app.service
+        .set_billing_status(id, BillingStatus::PastDue)
+        .await
+        .expect("updated");
+    let raw = app.keys.developer.raw.clone();
+    assert_unauthorized(
+        &jobs_with(&app, Auth::XApiKey(&raw)).await,
+        "billing_inactive",
+    );
+    app.service
+        .set_billing_status(id, BillingStatus::Canceled)
+        .await
+        .expect("updated");
+    assert_unauthorized(
+        &jobs_with(&app, Auth::XApiKey(&raw)).await,
+        "billing_inactive",
+    );
+    app.service
+        .set_billing_status(id, BillingStatus::Active)
+        .await
+        .expect("updated");
+    assert_eq!(
+        jobs_with(&app, Auth::XApiKey(&raw)).await.status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn every_endpoint_but_the_openapi_document_returns_401_without_a_key() {
+    let app = spawn_app().await;
+    let id = uuid::Uuid::new_v4();
+    for (method, path) in [
+        (Method::GET, "/api/v1/jobs".to_owned()),
+        (Method::GET, format!("/api/v1/jobs/{id}")),
+        (Method::GET, "/api/v1/companies".to_owned()),
+        (Method::GET, format!("/api/v1/companies/{id}")),
+        (Method::GET, "/api/v1/webhooks".to_owned()),
+        (Method::POST, "/api/v1/webhooks".to_owned()),
+        (Method::GET, format!("/api/v1/webhooks/{id}")),
+        (Method::DELETE, format!("/api/v1/webhooks/{id}")),
+        (Method::GET, format!("/api/v1/webhooks/{id}/deliveries")),
+        (Method::GET, "/api/v1/usage".to_owned()),
+    ] {
+        let r = app
+            .request(method.clone(), &path, Auth::None, &[], None)
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNAUTHORIZED,
+            "{method} {path}: {}",
+            r.text
+        );
+        assert_eq!(r.code(), "missing_api_key", "{method} {path}");
+    }
+}

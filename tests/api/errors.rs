@@ -1,0 +1,166 @@
+//! Problem documents: bad parameters, unknown paths, wrong methods and request ids.
+
+use reqwest::{Method, StatusCode};
+
+use crate::helpers::{spawn_app, Auth};
+
+/// One test per refused `GET /jobs` query: 400, `application/problem+json`, the code and the
+/// parameter at fault.
+macro_rules! get_jobs_refuses {
+    ($($name:ident: $query:literal => $code:literal, $param:literal;)*) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let app = spawn_app().await;
+            let r = app.get_jobs($query).await;
+            r.assert_problem(400, $code, Some($param));
+            assert!(
+                r.body["detail"].as_str().is_some_and(|d| d.contains($param)),
+                "the detail names {}: {}", $param, r.text
+            );
+        }
+    )*};
+}
+
+get_jobs_refuses! {
+    get_jobs_returns_400_when_per_page_is_0: "per_page=0" => "invalid_parameter", "per_page";
+    get_jobs_returns_400_when_per_page_is_51: "per_page=51" => "invalid_parameter", "per_page";
+    get_jobs_returns_400_when_per_page_is_not_a_number: "per_page=x" => "invalid_parameter", "per_page";
+    get_jobs_returns_400_when_page_is_0: "page=0" => "invalid_parameter", "page";
+    get_jobs_returns_400_when_page_is_negative: "page=-1" => "invalid_parameter", "page";
+    get_jobs_returns_400_when_min_confidence_is_above_1: "min_confidence=1.5" => "invalid_parameter", "min_confidence";
+    get_jobs_returns_400_when_min_confidence_is_below_0: "min_confidence=-0.1" => "invalid_parameter", "min_confidence";
+    get_jobs_returns_400_when_min_confidence_is_not_a_number: "min_confidence=abc" => "invalid_parameter", "min_confidence";
+    get_jobs_returns_400_when_min_confidence_is_nan: "min_confidence=NaN" => "invalid_parameter", "min_confidence";
+    get_jobs_returns_400_when_posted_after_is_not_a_date: "posted_after=last-tuesday" => "invalid_parameter", "posted_after";
+    get_jobs_returns_400_when_posted_after_is_an_impossible_date: "posted_after=2026-02-30" => "invalid_parameter", "posted_after";
+    get_jobs_returns_400_when_remote_only_is_yes: "remote_only=yes" => "invalid_parameter", "remote_only";
+    get_jobs_returns_400_when_a_domain_tag_is_malformed: "domain=ai,not%20a%20tag" => "invalid_parameter", "domain";
+    get_jobs_returns_400_when_a_scalar_parameter_is_repeated: "q=rust&q=go" => "invalid_parameter", "q";
+    get_jobs_returns_400_for_the_unknown_parameter_domains: "domains=ai" => "unknown_parameter", "domains";
+    get_jobs_returns_400_for_an_unknown_parameter_even_when_empty: "limit=" => "unknown_parameter", "limit";
+}
+
+#[tokio::test]
+async fn get_jobs_unknown_parameter_problem_lists_the_allowed_parameters() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("domains=ai").await;
+    r.assert_problem(400, "unknown_parameter", Some("domains"));
+    let allowed = r.body["allowed"].as_str().expect("allowed");
+    for p in [
+        "domain",
+        "seniority",
+        "remote_only",
+        "company",
+        "q",
+        "min_confidence",
+        "posted_after",
+        "page",
+        "per_page",
+    ] {
+        assert!(allowed.split(", ").any(|a| a == p), "{p} in {allowed}");
+    }
+}
+
+#[tokio::test]
+async fn get_jobs_problem_bodies_carry_the_request_id_of_the_header() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("per_page=51").await;
+    let header = r.header("x-request-id").expect("X-Request-Id");
+    assert_eq!(r.body["request_id"], header);
+    assert!(r.body["type"]
+        .as_str()
+        .is_some_and(|t| t.ends_with("invalid_parameter")));
+}
+
+#[tokio::test]
+async fn an_unknown_path_returns_404() {
+    let app = spawn_app().await;
+    for path in [
+        "/api/v1/nowhere",
+        "/api/v1/jobs/a/b",
+        "/jobs",
+        "/api/v2/jobs",
+        "/",
+    ] {
+        let r = app.get(path).await;
+        r.assert_problem(404, "not_found", None);
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_method_returns_405_with_allow() {
+    let app = spawn_app().await;
+    let key = app.keys.agent_pro.raw.clone();
+    let id = uuid::Uuid::new_v4();
+    for (method, path, allow) in [
+        (Method::POST, "/api/v1/jobs".to_owned(), "GET"),
+        (Method::DELETE, format!("/api/v1/jobs/{id}"), "GET"),
+        (Method::PUT, "/api/v1/companies".to_owned(), "GET"),
+        (
+            Method::PATCH,
+            format!("/api/v1/webhooks/{id}"),
+            "GET, DELETE",
+        ),
+        (Method::DELETE, "/api/v1/webhooks".to_owned(), "GET, POST"),
+        (Method::POST, "/api/v1/usage".to_owned(), "GET"),
+    ] {
+        let r = app
+            .request(method.clone(), &path, Auth::XApiKey(&key), &[], None)
+            .await;
+        r.assert_problem(405, "method_not_allowed", None);
+        assert_eq!(r.header("allow"), Some(allow), "{method} {path}");
+    }
+}
+
+#[tokio::test]
+async fn x_request_id_is_echoed_when_the_client_sends_one() {
+    let app = spawn_app().await;
+    let r = app
+        .request(
+            Method::GET,
+            "/api/v1/jobs?per_page=1",
+            Auth::XApiKey(&app.keys.developer.raw),
+            &[("x-request-id", "trace-42.a:b_c")],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("x-request-id"), Some("trace-42.a:b_c"));
+    let r = app
+        .request(
+            Method::GET,
+            "/api/v1/jobs/not-a-uuid",
+            Auth::XApiKey(&app.keys.developer.raw),
+            &[("x-request-id", "trace-43")],
+            None,
+        )
+        .await;
+    assert_eq!(r.header("x-request-id"), Some("trace-43"));
+    assert_eq!(r.body["request_id"], "trace-43");
+}
+
+#[tokio::test]
+async fn x_request_id_is_generated_when_missing_or_unusable() {
+    let app = spawn_app().await;
+    let plain = app.get_jobs("per_page=1").await;
+    let generated = plain.header("x-request-id").expect("an id");
+    assert!(uuid::Uuid::parse_str(generated).is_ok(), "{generated}");
+    let other = app.get_jobs("per_page=1").await;
+    assert_ne!(other.header("x-request-id"), Some(generated), "ids differ");
+
+    let too_long = "x".repeat(65);
+    for unusable in ["has space", too_long.as_str(), "semi;colon"] {
+        let r = app
+            .request(
+                Method::GET,
+                "/api/v1/jobs?per_page=1",
+                Auth::XApiKey(&app.keys.developer.raw),
+                &[("x-request-id", unusable)],
+                None,
+            )
+            .await;
+        let id = r.header("x-request-id").expect("an id");
+        assert_ne!(id, unusable);
+        assert!(uuid::Uuid::parse_str(id).is_ok(), "{id}");
+    }
+}

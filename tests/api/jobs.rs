@@ -1,0 +1,531 @@
+//! GET /jobs and GET /jobs/{id}.
+
+use reqwest::StatusCode;
+use uuid::Uuid;
+
+use crate::helpers::{at, has_domain, has_level, id_of, ids, q_matches, spawn_app, word_set};
+
+/// Hand-made jobs are the only ones posted after 2026-12-01; restricting a search to them
+/// lets a test name the exact answer.
+const DECEMBER: &str = "posted_after=2026-12-01";
+
+#[tokio::test]
+async fn get_jobs_answers_with_the_list_envelope() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let mut keys: Vec<&str> = r
+        .body
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["data", "links", "meta", "pagination"]);
+    let mut pkeys: Vec<&str> = r.body["pagination"]
+        .as_object()
+        .expect("pagination")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    pkeys.sort_unstable();
+    assert_eq!(pkeys, ["page", "per_page", "total", "total_pages"]);
+    assert!(r.body["links"].get("next").is_some() && r.body["links"].get("prev").is_some());
+    assert!(r.body["meta"]["filters"].is_object());
+    let first = &r.body["data"][0];
+    for field in [
+        "id",
+        "role",
+        "company_id",
+        "company_name",
+        "description",
+        "domains",
+        "seniority",
+        "remote",
+        "posted_at",
+        "confidence",
+    ] {
+        assert!(first.get(field).is_some(), "job field {field} missing");
+    }
+}
+
+#[tokio::test]
+async fn get_jobs_defaults_to_page_1_of_20() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("").await;
+    let expected = app.expected_ids(|_| true);
+    assert_eq!(r.body["pagination"]["page"], 1);
+    assert_eq!(r.body["pagination"]["per_page"], 20);
+    assert_eq!(r.total(), expected.len() as u64);
+    assert_eq!(
+        r.body["pagination"]["total_pages"],
+        expected.len().div_ceil(20) as u64
+    );
+    assert_eq!(r.ids(), expected[..20]);
+}
+
+#[tokio::test]
+async fn get_jobs_returns_up_to_50_a_page() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("per_page=50").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.body["pagination"]["per_page"], 50);
+    assert_eq!(r.ids(), app.expected_ids(|_| true)[..50]);
+}
+
+#[tokio::test]
+async fn get_jobs_lists_only_active_jobs_newest_first_with_ties_by_id_across_all_pages() {
+    let app = spawn_app().await;
+    let expected = app.expected_ids(|_| true);
+    assert!(expected.len() > 300, "the dataset has many active jobs");
+    assert_eq!(app.all_job_ids("").await, expected);
+    let closed = id_of(&app.known.closed);
+    assert!(!expected.contains(&closed));
+}
+
+#[tokio::test]
+async fn get_jobs_breaks_a_posted_at_tie_by_id_ascending() {
+    let app = spawn_app().await;
+    let k = &app.known;
+    assert_eq!(k.tie_first.posted_at, k.tie_second.posted_at);
+    assert!(k.tie_first.id < k.tie_second.id);
+    let r = app
+        .get_jobs("domain=data&posted_after=2026-12-07T00:00:00Z")
+        .await;
+    assert_eq!(r.ids(), ids(&[&k.tie_first, &k.tie_second]));
+}
+
+#[tokio::test]
+async fn get_jobs_with_page_2_continues_where_page_1_stopped() {
+    let app = spawn_app().await;
+    let expected = app.expected_ids(|_| true);
+    let r = app.get_jobs("per_page=7&page=2").await;
+    assert_eq!(r.body["pagination"]["page"], 2);
+    assert_eq!(r.ids(), expected[7..14]);
+}
+
+#[tokio::test]
+async fn get_jobs_past_the_last_page_returns_200_with_empty_data() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("page=1000").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.ids(), Vec::<String>::new());
+    assert_eq!(r.total(), app.expected_ids(|_| true).len() as u64);
+    assert!(r.body["links"]["next"].is_null());
+}
+
+#[tokio::test]
+async fn get_jobs_with_no_match_has_total_0_and_total_pages_0() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("q=xylophonist").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.ids(), Vec::<String>::new());
+    assert_eq!(r.body["pagination"]["total"], 0);
+    assert_eq!(r.body["pagination"]["total_pages"], 0);
+    assert!(r.body["links"]["next"].is_null());
+    assert!(r.body["links"]["prev"].is_null());
+}
+
+#[tokio::test]
+async fn get_jobs_links_lead_to_the_next_and_previous_pages_keeping_the_filters() {
+    let app = spawn_app().await;
+    let first = app.get_jobs("domain=ai&per_page=5").await;
+    assert!(first.body["links"]["prev"].is_null());
+    let next = first.body["links"]["next"]
+        .as_str()
+        .expect("a next link")
+        .to_owned();
+    assert!(next.starts_with("/api/v1/jobs?"), "{next}");
+    assert!(
+        next.contains("domain=ai") && next.contains("per_page=5"),
+        "{next}"
+    );
+    let second = app.get(&next).await;
+    assert_eq!(second.status, StatusCode::OK);
+    assert_eq!(
+        second.ids(),
+        app.get_jobs("domain=ai&per_page=5&page=2").await.ids()
+    );
+    let prev = second.body["links"]["prev"].as_str().expect("a prev link");
+    assert_eq!(app.get(prev).await.ids(), first.ids());
+
+    let total_pages = first.body["pagination"]["total_pages"]
+        .as_u64()
+        .expect("total_pages");
+    let last = app
+        .get_jobs(&format!("domain=ai&per_page=5&page={total_pages}"))
+        .await;
+    assert!(!last.ids().is_empty());
+    assert!(last.body["links"]["next"].is_null());
+}
+
+#[tokio::test]
+async fn get_jobs_domain_is_or_within_the_list_and_case_insensitive() {
+    let app = spawn_app().await;
+    let expected = app.expected_ids(|j| has_domain(j, "design") || has_domain(j, "research"));
+    assert_eq!(app.all_job_ids("domain=Design,RESEARCH").await, expected);
+    let k = &app.known;
+    let december = app
+        .get_jobs(&format!("domain=design,research&{DECEMBER}"))
+        .await;
+    assert_eq!(december.ids(), ids(&[&k.designer, &k.after_midnight]));
+}
+
+#[tokio::test]
+async fn get_jobs_parameters_are_anded() {
+    let app = spawn_app().await;
+    let expected =
+        app.expected_ids(|j| has_domain(j, "engineering") && has_level(j, "senior") && j.remote);
+    assert!(!expected.is_empty());
+    assert_eq!(
+        app.all_job_ids("domain=engineering&seniority=senior&remote_only=true")
+            .await,
+        expected
+    );
+    let k = &app.known;
+    let r = app
+        .get_jobs(&format!("domain=engineering&seniority=junior&{DECEMBER}"))
+        .await;
+    assert_eq!(r.ids(), ids(&[&k.tie_second]));
+}
+
+#[tokio::test]
+async fn get_jobs_seniority_is_or_within_the_list_and_case_insensitive() {
+    let app = spawn_app().await;
+    let expected = app.expected_ids(|j| has_level(j, "lead") || has_level(j, "principal"));
+    assert_eq!(app.all_job_ids("seniority=LEAD,Principal").await, expected);
+    let k = &app.known;
+    let r = app
+        .get_jobs(&format!("seniority=lead,principal&{DECEMBER}"))
+        .await;
+    assert_eq!(
+        r.ids(),
+        ids(&[&k.designer, &k.wombat_job, &k.after_midnight])
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_remote_only_true_returns_only_remote_jobs() {
+    let app = spawn_app().await;
+    assert_eq!(
+        app.all_job_ids("remote_only=true").await,
+        app.expected_ids(|j| j.remote)
+    );
+    let k = &app.known;
+    let r = app.get_jobs(&format!("remote_only=true&{DECEMBER}")).await;
+    assert_eq!(
+        r.ids(),
+        ids(&[&k.rust_staff, &k.tie_first, &k.after_midnight])
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_remote_only_false_returns_remote_and_on_site_jobs() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("remote_only=false&per_page=1").await;
+    assert_eq!(r.total(), app.expected_ids(|_| true).len() as u64);
+}
+
+#[tokio::test]
+async fn get_jobs_company_matches_whole_words_of_the_company_name_in_any_case() {
+    let app = spawn_app().await;
+    let k = &app.known;
+    let quokka_jobs = ids(&[
+        &k.rust_staff,
+        &k.designer,
+        &k.tie_first,
+        &k.tie_second,
+        &k.midnight,
+    ]);
+    assert_eq!(app.get_jobs("company=quokka").await.ids(), quokka_jobs);
+    assert_eq!(
+        app.get_jobs("company=FROBNITZ%20Quokka").await.ids(),
+        quokka_jobs
+    );
+    // Every word must match; prefixes do not; the post text is not the company name.
+    assert_eq!(app.get_jobs("company=quokka%20wombat").await.total(), 0);
+    assert_eq!(app.get_jobs("company=quok").await.total(), 0);
+    assert_eq!(app.get_jobs("company=zephyrine").await.total(), 0);
+    // Demo companies are "<Name> Labs".
+    let demo = &app.dataset.companies[0].name;
+    let first_word = demo.split(' ').next().expect("a word");
+    let expected =
+        app.expected_ids(|j| word_set(&j.company_name).contains(&first_word.to_lowercase()));
+    assert!(!expected.is_empty());
+    assert_eq!(
+        app.all_job_ids(&format!("company={first_word}")).await,
+        expected
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_q_needs_every_word_in_role_company_or_post_text() {
+    let app = spawn_app().await;
+    let k = &app.known;
+    assert_eq!(
+        app.get_jobs("q=zephyrine").await.ids(),
+        ids(&[&k.rust_staff, &k.tie_first, &k.wombat_job])
+    );
+    // "staff" is in the roles, "zephyrine" in the post texts; case does not matter.
+    assert_eq!(
+        app.get_jobs("q=Zephyrine%20STAFF").await.ids(),
+        ids(&[&k.rust_staff, &k.wombat_job])
+    );
+    // "quokka" is in the company name only.
+    assert_eq!(
+        app.get_jobs("q=quokka%20zephyrine").await.ids(),
+        ids(&[&k.rust_staff, &k.tie_first])
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_q_matches_whole_words_only() {
+    let app = spawn_app().await;
+    let k = &app.known;
+    // "zephyr" is a word of Wombat Zephyr Works, never a prefix of "zephyrine".
+    assert_eq!(
+        app.get_jobs("q=zephyr").await.ids(),
+        ids(&[&k.wombat_job, &k.after_midnight])
+    );
+    assert_eq!(app.get_jobs("q=zephyrin").await.total(), 0);
+    assert_eq!(app.get_jobs("q=marmalad").await.total(), 0);
+    assert_eq!(app.get_jobs("q=marmalade").await.ids(), ids(&[&k.designer]));
+}
+
+#[tokio::test]
+async fn get_jobs_q_node_js_means_the_words_node_and_js() {
+    let app = spawn_app().await;
+    let expected = app.expected_ids(|j| q_matches(j, "node js"));
+    assert!(expected.contains(&id_of(&app.known.rust_staff)));
+    assert!(expected.len() > 1, "demo jobs mention node.js too");
+    assert_eq!(app.all_job_ids("q=node.js").await, expected);
+    assert_eq!(app.all_job_ids("q=Node.JS").await, expected);
+}
+
+#[tokio::test]
+async fn get_jobs_q_over_the_demo_data_matches_an_independent_computation() {
+    let app = spawn_app().await;
+    for q in ["rust kubernetes", "senior engineer", "python remote", "c++"] {
+        let expected = app.expected_ids(|j| q_matches(j, q));
+        let encoded = q.replace('+', "%2B").replace(' ', "%20");
+        assert_eq!(
+            app.all_job_ids(&format!("q={encoded}")).await,
+            expected,
+            "q={q}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn get_jobs_min_confidence_keeps_jobs_at_or_above_the_exact_value() {
+    let app = spawn_app().await;
+    let k = &app.known;
+    // The designer's confidence is exactly 0.7 (not representable in f32 either).
+    assert_eq!(
+        app.get_jobs(&format!("min_confidence=0.7&{DECEMBER}"))
+            .await
+            .ids(),
+        ids(&[&k.rust_staff, &k.designer, &k.after_midnight])
+    );
+    assert_eq!(
+        app.get_jobs(&format!("min_confidence=0.70001&{DECEMBER}"))
+            .await
+            .ids(),
+        ids(&[&k.rust_staff, &k.after_midnight])
+    );
+    let expected = app.expected_ids(|j| j.confidence.get() >= 0.83);
+    assert_eq!(app.all_job_ids("min_confidence=0.83").await, expected);
+}
+
+#[tokio::test]
+async fn get_jobs_posted_after_is_strictly_after_and_a_bare_date_means_midnight_utc() {
+    let app = spawn_app().await;
+    let k = &app.known;
+    let after_midnight = ids(&[
+        &k.rust_staff,
+        &k.designer,
+        &k.tie_first,
+        &k.tie_second,
+        &k.wombat_job,
+        &k.after_midnight,
+    ]);
+    assert_eq!(k.midnight.posted_at, at(2026, 12, 1, 0, 0, 0));
+    assert_eq!(
+        app.get_jobs("posted_after=2026-12-01").await.ids(),
+        after_midnight
+    );
+    assert_eq!(
+        app.get_jobs("posted_after=2026-12-01T00:00:00Z")
+            .await
+            .ids(),
+        after_midnight
+    );
+    assert_eq!(
+        app.get_jobs("posted_after=2026-12-01T01:00:00%2B01:00")
+            .await
+            .ids(),
+        after_midnight
+    );
+    let with_midnight = app.get_jobs("posted_after=2026-11-30T23:59:59Z").await;
+    assert!(with_midnight.ids().contains(&id_of(&k.midnight)));
+    assert_eq!(with_midnight.total(), 7);
+    let cut = at(2026, 10, 1, 0, 0, 0);
+    assert_eq!(
+        app.all_job_ids("posted_after=2026-10-01").await,
+        app.expected_ids(|j| j.posted_at > cut)
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_posted_after_a_far_future_date_returns_nothing() {
+    let app = spawn_app().await;
+    // Beyond the range of i64 nanoseconds (year 2262): still a valid date, still after
+    // every job.
+    let r = app.get_jobs("posted_after=2300-01-01").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.total(), 0, "no job is posted after 2300");
+    assert_eq!(r.ids(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn get_jobs_posted_after_a_far_past_date_returns_everything() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("posted_after=1600-01-01&per_page=1").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.total(), app.expected_ids(|_| true).len() as u64);
+}
+
+#[tokio::test]
+async fn get_jobs_echoes_the_filters_as_it_read_them() {
+    let app = spawn_app().await;
+    let r = app
+        .get_jobs(
+            "domain=AI,Design,ai&seniority=Senior&remote_only=true&company=Quokka&q=Node.js%20Rust\
+             &min_confidence=0.5&posted_after=2026-12-01",
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let f = &r.body["meta"]["filters"];
+    assert_eq!(f["domains"], serde_json::json!(["ai", "design"]));
+    assert_eq!(f["seniority"], serde_json::json!(["senior"]));
+    assert_eq!(f["remote_only"], true);
+    assert_eq!(f["company_words"], serde_json::json!(["quokka"]));
+    let mut q: Vec<String> = f["q_words"]
+        .as_array()
+        .expect("q_words")
+        .iter()
+        .map(|w| w.as_str().expect("a word").to_owned())
+        .collect();
+    q.sort();
+    assert_eq!(q, ["js", "node", "rust"]);
+    assert_eq!(f["min_confidence"], 0.5);
+    let parsed: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(f["posted_after"].clone()).expect("an instant");
+    assert_eq!(parsed, at(2026, 12, 1, 0, 0, 0));
+}
+
+#[tokio::test]
+async fn get_job_returns_the_job_with_its_company_enrichment() {
+    let app = spawn_app().await;
+    let k = &app.known;
+    let r = app.get_job(&id_of(&k.rust_staff)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["id"], id_of(&k.rust_staff));
+    assert_eq!(r.body["role"], "Staff Rust Engineer");
+    assert_eq!(r.body["remote"], true);
+    assert_eq!(r.body["confidence"], 0.9);
+    assert_eq!(r.body["domains"], serde_json::json!(["engineering", "ai"]));
+    let company = &r.body["company"];
+    assert_eq!(company["id"], k.quokka.id.to_string());
+    assert_eq!(company["name"], "Quokka Frobnitz");
+    assert_eq!(company["funding_stage"], "series_a");
+    assert_eq!(company["domain"], "quokkafrobnitz.example.org");
+    assert_eq!(company["blurb"], "Quokka Frobnitz makes things.");
+    assert_eq!(company["enrichment"]["headcount"], 41);
+    assert_eq!(
+        company["enrichment"]["investors"],
+        serde_json::json!(["Marsupial Ventures"])
+    );
+    assert_eq!(company["enrichment"]["extra"]["mascot"], "Quokka Frobnitz");
+
+    // A demo job too, against the generated company record.
+    let demo = app
+        .dataset
+        .jobs
+        .iter()
+        .find(|j| j.is_active())
+        .expect("an active demo job");
+    let c = app
+        .dataset
+        .companies
+        .iter()
+        .find(|c| c.id == demo.company_id)
+        .expect("its company");
+    let r = app.get_job(&id_of(demo)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(
+        r.body["company"]["enrichment"],
+        serde_json::to_value(&c.enrichment).expect("JSON")
+    );
+}
+
+#[tokio::test]
+async fn get_job_returns_400_naming_id_when_the_id_is_not_a_uuid() {
+    let app = spawn_app().await;
+    app.get_job("not-a-uuid")
+        .await
+        .assert_problem(400, "invalid_parameter", Some("id"));
+}
+
+#[tokio::test]
+async fn get_job_returns_404_for_an_unknown_id() {
+    let app = spawn_app().await;
+    app.get_job(&Uuid::new_v4().to_string())
+        .await
+        .assert_problem(404, "not_found", None);
+}
+
+#[tokio::test]
+async fn get_job_returns_404_for_a_closed_job() {
+    let app = spawn_app().await;
+    app.get_job(&id_of(&app.known.closed))
+        .await
+        .assert_problem(404, "not_found", None);
+}
+
+#[tokio::test]
+async fn get_job_returns_404_once_the_job_is_closed() {
+    let app = spawn_app().await;
+    let id = id_of(&app.known.designer);
+    assert_eq!(app.get_job(&id).await.status, StatusCode::OK);
+    app.service
+        .close_job(app.known.designer.id)
+        .await
+        .expect("closed");
+    app.get_job(&id)
+        .await
+        .assert_problem(404, "not_found", None);
+    assert!(!app.get_jobs("q=marmalade").await.ids().contains(&id));
+}
+
+#[tokio::test]
+async fn get_job_returns_the_confidence_exactly_as_ingested() {
+    let app = spawn_app().await;
+    let mut job = app.known.designer.clone();
+    job.id = job_listings::domain::JobId(Uuid::new_v4());
+    // The largest f64 below 1: a classifier output, not a short decimal.
+    let exact = 0.999_999_999_999_999_9_f64;
+    assert!(exact < 1.0);
+    job.confidence = job_listings::domain::Confidence::new(exact).expect("in range");
+    app.service.upsert_job(job.clone()).await.expect("ingested");
+    let r = app.get_job(&job.id.to_string()).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // Compare the text: a JSON parser's float rounding is what is in question.
+    assert!(
+        r.text.contains("\"confidence\":0.9999999999999999,"),
+        "confidence changed on the way through the store: {}",
+        r.text
+    );
+}

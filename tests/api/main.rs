@@ -1,0 +1,12 @@
+//! The HTTP API end to end: a real hyper server on 127.0.0.1 over a real sled store in a
+//! temporary folder, driven with reqwest. One binary, one helper module.
+
+mod auth;
+mod companies;
+mod errors;
+mod helpers;
+mod jobs;
+mod openapi;
+mod restart;
+mod usage;
+mod webhooks;

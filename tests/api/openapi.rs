@@ -1,0 +1,108 @@
+//! GET /api/v1/openapi.json: public, OpenAPI 3.1, and in step with the router.
+
+use std::collections::BTreeSet;
+
+use reqwest::{Method, StatusCode};
+
+use crate::helpers::{spawn_app, Auth};
+
+/// Every route the router serves, with its methods, as the tests know them.
+const ROUTES: &[(&str, &[&str])] = &[
+    ("/api/v1/jobs", &["GET"]),
+    ("/api/v1/jobs/{id}", &["GET"]),
+    ("/api/v1/companies", &["GET"]),
+    ("/api/v1/companies/{id}", &["GET"]),
+    ("/api/v1/webhooks", &["GET", "POST"]),
+    ("/api/v1/webhooks/{id}", &["DELETE", "GET"]),
+    ("/api/v1/webhooks/{id}/deliveries", &["GET"]),
+    ("/api/v1/usage", &["GET"]),
+    ("/api/v1/openapi.json", &["GET"]),
+];
+
+async fn document(app: &crate::helpers::TestApp) -> serde_json::Value {
+    let r = app
+        .request(Method::GET, "/api/v1/openapi.json", Auth::None, &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r
+        .header("content-type")
+        .is_some_and(|c| c.starts_with("application/json")));
+    r.body
+}
+
+fn documented(doc: &serde_json::Value) -> BTreeSet<(String, String)> {
+    doc["paths"]
+        .as_object()
+        .expect("paths")
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .expect("a path item")
+                .keys()
+                .filter(|m| ["get", "put", "post", "delete", "patch"].contains(&m.as_str()))
+                .map(move |m| (path.clone(), m.to_uppercase()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn get_openapi_json_needs_no_key_and_is_openapi_3_1() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(doc["info"]["title"].is_string());
+}
+
+#[tokio::test]
+async fn get_openapi_json_documents_every_route_and_method_of_the_router() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let expected: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .flat_map(|(p, ms)| ms.iter().map(move |m| ((*p).to_owned(), (*m).to_owned())))
+        .collect();
+    assert_eq!(documented(&doc), expected);
+}
+
+#[tokio::test]
+async fn every_documented_operation_is_served_and_every_other_method_is_405() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let ops = documented(&doc);
+    let paths: BTreeSet<&String> = ops.iter().map(|(p, _)| p).collect();
+    let id = uuid::Uuid::new_v4().to_string();
+    for path in paths {
+        let concrete = path.replace("{id}", &id);
+        let methods: Vec<&str> = ops
+            .iter()
+            .filter(|(p, _)| p == path)
+            .map(|(_, m)| m.as_str())
+            .collect();
+        for m in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
+            let method = Method::from_bytes(m.as_bytes()).expect("a method");
+            let r = app.request(method, &concrete, Auth::None, &[], None).await;
+            if methods.contains(&m) {
+                let open = path == "/api/v1/openapi.json";
+                let want = if open { 200 } else { 401 };
+                assert_eq!(r.status.as_u16(), want, "{m} {concrete}: {}", r.text);
+            } else {
+                assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{m} {concrete}");
+                let allow: BTreeSet<&str> = r.header("allow").expect("Allow").split(", ").collect();
+                let want: BTreeSet<&str> = methods.iter().copied().collect();
+                assert_eq!(allow, want, "{concrete}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn get_openapi_json_is_not_metered() {
+    let app = spawn_app().await;
+    let key = app.keys.developer.raw.clone();
+    for _ in 0..3 {
+        let r = app.get_as(&key, "/api/v1/openapi.json").await;
+        assert_eq!(r.status, StatusCode::OK);
+    }
+    let usage = app.get_usage(&key).await;
+    assert_eq!(usage.body["calls_used"], 0);
+}

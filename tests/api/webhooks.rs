@@ -1,0 +1,486 @@
+//! POST/GET/DELETE /webhooks and the outbox deliveries a new job queues.
+
+use chrono::Utc;
+use job_listings::domain::{
+    Confidence, DeliveryStatus, DomainTag, Job, JobId, JobStatus, Seniority, WebhookId,
+};
+use job_listings::service::ServiceConfig;
+use job_listings::webhooks::CallbackPolicy;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::helpers::{at, spawn_app, spawn_app_with, Resp, TestApp};
+
+const HOOK: &str = "https://hooks.example.com/jobs";
+
+async fn create(app: &TestApp, key: &str, body: Value) -> (String, Resp) {
+    let r = app.post_webhook(key, &body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.body["id"].as_str().expect("an id").to_owned();
+    (id, r)
+}
+
+/// A new job for Quokka with the given tags and remote flag.
+fn new_job(app: &TestApp, domains: &[&str], remote: bool) -> Job {
+    let mut job = app.known.designer.clone();
+    job.id = JobId(Uuid::new_v4());
+    job.role = "Webhook Test Role".to_owned();
+    job.domains = domains
+        .iter()
+        .map(|d| DomainTag::parse(d).expect("a tag"))
+        .collect();
+    job.seniority = vec![Seniority::parse("mid").expect("a level")];
+    job.remote = remote;
+    job.posted_at = at(2026, 12, 20, 0, 0, 0);
+    job.confidence = Confidence::new(0.9).expect("a confidence");
+    job.status = JobStatus::Active;
+    job
+}
+
+/// Pending deliveries due now for one subscription.
+async fn pending_for(app: &TestApp, webhook: &str) -> Vec<job_listings::domain::Delivery> {
+    let id = WebhookId::parse(webhook).expect("a webhook id");
+    app.service
+        .store()
+        .pending_deliveries(Utc::now(), 100)
+        .await
+        .expect("the outbox")
+        .into_iter()
+        .filter(|d| d.webhook_id == id)
+        .collect()
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_201_with_the_secret_and_a_location() {
+    let app = spawn_app().await;
+    let r = app
+        .post_webhook(
+            &app.keys.agent_pro.raw,
+            &json!({ "callback_url": HOOK, "domain_filters": ["AI", "design", "ai"], "remote_only": true }),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.body["id"].as_str().expect("an id");
+    assert!(Uuid::parse_str(id).is_ok());
+    assert_eq!(
+        r.header("location"),
+        Some(format!("/api/v1/webhooks/{id}").as_str())
+    );
+    assert_eq!(r.body["callback_url"], HOOK);
+    assert_eq!(r.body["domain_filters"], json!(["ai", "design"]));
+    assert_eq!(r.body["remote_only"], true);
+    assert_eq!(r.body["status"], "active");
+    let secret = r.body["secret"].as_str().expect("a secret");
+    assert!(
+        secret.starts_with("whsec_") && secret.len() > 20,
+        "{secret}"
+    );
+}
+
+#[tokio::test]
+async fn post_webhooks_defaults_to_every_domain_and_not_only_remote() {
+    let app = spawn_app().await;
+    let (_, r) = create(
+        &app,
+        &app.keys.agent_pro.raw,
+        json!({ "callback_url": HOOK }),
+    )
+    .await;
+    assert_eq!(r.body["domain_filters"], json!([]));
+    assert_eq!(r.body["remote_only"], false);
+}
+
+#[tokio::test]
+async fn post_webhooks_is_open_to_plans_above_agent_pro() {
+    let app = spawn_app().await;
+    create(
+        &app,
+        &app.keys.enterprise.raw,
+        json!({ "callback_url": HOOK }),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn get_webhooks_lists_the_keys_subscriptions_without_their_secrets() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let (first, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
+    let (second, _) = create(
+        &app,
+        key,
+        json!({ "callback_url": "https://hooks.example.com/two", "domain_filters": ["data"] }),
+    )
+    .await;
+    create(
+        &app,
+        &app.keys.enterprise.raw,
+        json!({ "callback_url": HOOK }),
+    )
+    .await;
+
+    let r = app.list_webhooks(key).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let listed = r.ids();
+    assert_eq!(listed.len(), 2, "only this key's subscriptions");
+    assert!(listed.contains(&first) && listed.contains(&second));
+    for w in r.body["data"].as_array().expect("data") {
+        assert!(w.get("secret").is_none(), "secret shown in a listing: {w}");
+    }
+}
+
+#[tokio::test]
+async fn get_webhook_returns_one_subscription_without_its_secret() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let (id, _) = create(
+        &app,
+        key,
+        json!({ "callback_url": HOOK, "domain_filters": ["data"], "remote_only": true }),
+    )
+    .await;
+    let r = app.get_webhook(key, &id).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["id"], id.as_str());
+    assert_eq!(r.body["callback_url"], HOOK);
+    assert_eq!(r.body["domain_filters"], json!(["data"]));
+    assert_eq!(r.body["remote_only"], true);
+    assert!(r.body.get("secret").is_none());
+}
+
+#[tokio::test]
+async fn get_webhook_of_another_key_returns_404() {
+    let app = spawn_app().await;
+    let (id, _) = create(
+        &app,
+        &app.keys.agent_pro.raw,
+        json!({ "callback_url": HOOK }),
+    )
+    .await;
+    app.get_webhook(&app.keys.enterprise.raw, &id)
+        .await
+        .assert_problem(404, "not_found", None);
+    app.delete_webhook(&app.keys.enterprise.raw, &id)
+        .await
+        .assert_problem(404, "not_found", None);
+    assert_eq!(
+        app.get_webhook(&app.keys.agent_pro.raw, &id).await.status,
+        StatusCode::OK,
+        "the failed delete left it in place"
+    );
+}
+
+#[tokio::test]
+async fn get_webhook_returns_400_naming_id_when_the_id_is_not_a_uuid() {
+    let app = spawn_app().await;
+    app.get_webhook(&app.keys.agent_pro.raw, "hook-1")
+        .await
+        .assert_problem(400, "invalid_parameter", Some("id"));
+}
+
+#[tokio::test]
+async fn delete_webhook_returns_204_and_then_404() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let (id, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
+    let r = app.delete_webhook(key, &id).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    assert!(r.text.is_empty());
+    app.get_webhook(key, &id)
+        .await
+        .assert_problem(404, "not_found", None);
+    app.delete_webhook(key, &id)
+        .await
+        .assert_problem(404, "not_found", None);
+    assert_eq!(app.list_webhooks(key).await.ids(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_403_on_the_developer_plan() {
+    let app = spawn_app().await;
+    app.post_webhook(&app.keys.developer.raw, &json!({ "callback_url": HOOK }))
+        .await
+        .assert_problem(403, "plan_upgrade_required", None);
+    assert_eq!(
+        app.list_webhooks(&app.keys.developer.raw).await.ids(),
+        Vec::<String>::new()
+    );
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_400_invalid_body_when_the_body_is_not_json() {
+    let app = spawn_app().await;
+    app.post_webhook_raw(
+        &app.keys.agent_pro.raw,
+        "application/json",
+        b"callback_url=x".to_vec(),
+    )
+    .await
+    .assert_problem(400, "invalid_body", None);
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_400_invalid_body_when_a_field_has_the_wrong_type() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    for body in [
+        json!({ "callback_url": 42 }),
+        json!({ "callback_url": HOOK, "remote_only": "yes" }),
+        json!({ "callback_url": HOOK, "domain_filters": "ai" }),
+        json!(["not", "an", "object"]),
+    ] {
+        app.post_webhook(key, &body)
+            .await
+            .assert_problem(400, "invalid_body", None);
+    }
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_400_invalid_body_for_an_unknown_field() {
+    let app = spawn_app().await;
+    app.post_webhook(
+        &app.keys.agent_pro.raw,
+        &json!({ "callback_url": HOOK, "domains": ["ai"] }),
+    )
+    .await
+    .assert_problem(400, "invalid_body", None);
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_400_naming_callback_url_when_it_is_missing() {
+    let app = spawn_app().await;
+    app.post_webhook(&app.keys.agent_pro.raw, &json!({ "remote_only": true }))
+        .await
+        .assert_problem(400, "invalid_parameter", Some("callback_url"));
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_400_naming_callback_url_when_it_is_not_a_url() {
+    let app = spawn_app().await;
+    for url in [
+        "not a url",
+        "ftp://hooks.example.com/x",
+        "https://user:pw@hooks.example.com/",
+    ] {
+        app.post_webhook(&app.keys.agent_pro.raw, &json!({ "callback_url": url }))
+            .await
+            .assert_problem(400, "invalid_parameter", Some("callback_url"));
+    }
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_400_naming_domain_filters_for_a_bad_tag() {
+    let app = spawn_app().await;
+    app.post_webhook(
+        &app.keys.agent_pro.raw,
+        &json!({ "callback_url": HOOK, "domain_filters": ["ai", "not a tag"] }),
+    )
+    .await
+    .assert_problem(400, "invalid_parameter", Some("domain_filters"));
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_415_when_the_body_is_not_declared_json() {
+    let app = spawn_app().await;
+    let body = serde_json::to_vec(&json!({ "callback_url": HOOK })).expect("JSON");
+    app.post_webhook_raw(&app.keys.agent_pro.raw, "text/plain", body.clone())
+        .await
+        .assert_problem(415, "unsupported_media_type", None);
+    app.post_webhook_raw(
+        &app.keys.agent_pro.raw,
+        "application/x-www-form-urlencoded",
+        body,
+    )
+    .await
+    .assert_problem(415, "unsupported_media_type", None);
+}
+
+#[tokio::test]
+async fn post_webhooks_accepts_json_with_a_charset() {
+    let app = spawn_app().await;
+    let body = serde_json::to_vec(&json!({ "callback_url": HOOK })).expect("JSON");
+    let r = app
+        .post_webhook_raw(
+            &app.keys.agent_pro.raw,
+            "application/json; charset=utf-8",
+            body,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_413_when_the_body_is_over_64_kib() {
+    let app = spawn_app().await;
+    let padding = "a".repeat(70 * 1024);
+    let body = serde_json::to_vec(&json!({ "callback_url": format!("{HOOK}?p={padding}") }))
+        .expect("JSON");
+    assert!(body.len() > 64 * 1024);
+    app.post_webhook_raw(&app.keys.agent_pro.raw, "application/json", body)
+        .await
+        .assert_problem(413, "body_too_large", None);
+}
+
+#[tokio::test]
+async fn post_webhooks_refuses_http_and_private_callbacks_by_default() {
+    let app = spawn_app().await;
+    for url in [
+        "http://hooks.example.com/jobs",
+        "https://127.0.0.1/hook",
+        "https://localhost/hook",
+        "https://10.0.0.7/hook",
+        "https://[::1]/hook",
+        "http://127.0.0.1:9000/hook",
+    ] {
+        app.post_webhook(&app.keys.agent_pro.raw, &json!({ "callback_url": url }))
+            .await
+            .assert_problem(400, "invalid_parameter", Some("callback_url"));
+    }
+    assert_eq!(
+        app.list_webhooks(&app.keys.agent_pro.raw).await.ids(),
+        Vec::<String>::new()
+    );
+}
+
+#[tokio::test]
+async fn post_webhooks_accepts_loopback_http_in_local_development() {
+    let app = spawn_app_with(ServiceConfig {
+        callback_policy: CallbackPolicy::local_development(),
+        ..ServiceConfig::default()
+    })
+    .await;
+    let (_, r) = create(
+        &app,
+        &app.keys.agent_pro.raw,
+        json!({ "callback_url": "http://127.0.0.1:9000/hook" }),
+    )
+    .await;
+    assert_eq!(r.body["callback_url"], "http://127.0.0.1:9000/hook");
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_409_past_the_limit_per_key() {
+    let app = spawn_app_with(ServiceConfig {
+        max_webhooks_per_key: 2,
+        ..ServiceConfig::default()
+    })
+    .await;
+    let key = &app.keys.agent_pro.raw;
+    let (first, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
+    create(&app, key, json!({ "callback_url": HOOK })).await;
+    app.post_webhook(key, &json!({ "callback_url": HOOK }))
+        .await
+        .assert_problem(409, "webhook_limit_reached", None);
+    // Another key has its own allowance; deleting one frees a place.
+    create(
+        &app,
+        &app.keys.enterprise.raw,
+        json!({ "callback_url": HOOK }),
+    )
+    .await;
+    assert_eq!(
+        app.delete_webhook(key, &first).await.status,
+        StatusCode::NO_CONTENT
+    );
+    create(&app, key, json!({ "callback_url": HOOK })).await;
+}
+
+#[tokio::test]
+async fn a_new_matching_job_queues_a_pending_delivery_for_the_webhook() {
+    let app = spawn_app().await;
+    let (hook, _) = create(
+        &app,
+        &app.keys.agent_pro.raw,
+        json!({ "callback_url": HOOK, "domain_filters": ["design"], "remote_only": true }),
+    )
+    .await;
+    assert!(pending_for(&app, &hook).await.is_empty());
+
+    let job = new_job(&app, &["design"], true);
+    let outcome = app.service.upsert_job(job.clone()).await.expect("ingested");
+    assert!(outcome.created);
+    assert_eq!(outcome.deliveries, 1);
+
+    let pending = pending_for(&app, &hook).await;
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    let d = &pending[0];
+    assert_eq!(d.status, DeliveryStatus::Pending);
+    assert_eq!(d.attempts, 0);
+    let event = app
+        .service
+        .store()
+        .get_event(d.event_id)
+        .await
+        .expect("the store")
+        .expect("the event");
+    assert_eq!(event.kind, "job.new");
+    assert_eq!(event.job.id, job.id);
+
+    // The same job ingested again is not new.
+    let again = app.service.upsert_job(job).await.expect("ingested");
+    assert!(!again.created);
+    assert_eq!(pending_for(&app, &hook).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_new_job_outside_the_webhooks_filters_queues_nothing() {
+    let app = spawn_app().await;
+    let (hook, _) = create(
+        &app,
+        &app.keys.agent_pro.raw,
+        json!({ "callback_url": HOOK, "domain_filters": ["design"], "remote_only": true }),
+    )
+    .await;
+    let on_site = new_job(&app, &["design"], false);
+    let other_domain = new_job(&app, &["sales"], true);
+    for job in [on_site, other_domain] {
+        let outcome = app.service.upsert_job(job).await.expect("ingested");
+        assert!(outcome.created);
+        assert_eq!(outcome.deliveries, 0);
+    }
+    assert!(pending_for(&app, &hook).await.is_empty());
+}
+
+#[tokio::test]
+async fn get_webhook_deliveries_lists_the_queued_delivery() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let (hook, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
+    app.service
+        .upsert_job(new_job(&app, &["ai"], false))
+        .await
+        .expect("ingested");
+    let r = app
+        .get_as(key, &format!("/api/v1/webhooks/{hook}/deliveries"))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let data = r.body["data"].as_array().expect("data");
+    assert_eq!(data.len(), 1);
+    assert_eq!(data[0]["webhook_id"], hook.as_str());
+    assert_eq!(data[0]["status"], "pending");
+}
+
+#[tokio::test]
+async fn deleting_a_webhook_drops_its_pending_deliveries() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let (hook, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
+    app.service
+        .upsert_job(new_job(&app, &["ai"], false))
+        .await
+        .expect("ingested");
+    assert_eq!(pending_for(&app, &hook).await.len(), 1);
+    assert_eq!(
+        app.delete_webhook(key, &hook).await.status,
+        StatusCode::NO_CONTENT
+    );
+    assert!(pending_for(&app, &hook).await.is_empty());
+    // A job after the delete goes nowhere.
+    let outcome = app
+        .service
+        .upsert_job(new_job(&app, &["ai"], false))
+        .await
+        .expect("ingested");
+    assert_eq!(outcome.deliveries, 0);
+}

@@ -1,0 +1,762 @@
+//! One suite of `Store` checks, written once and run against every implementation: the
+//! in-memory store and the sled store (in a temporary folder). A new store joins by adding one
+//! line to the `store_suite!` invocations at the bottom.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use job_listings::domain::{
+    ApiKey, ApiKeyRecord, BillingStatus, CallbackUrl, Company, CompanyId, Confidence, Delivery,
+    DeliveryId, DeliveryStatus, DomainTag, Enrichment, EventId, FundingStage, Job, JobId,
+    JobStatus, KeyId, OutboxEvent, Plan, SalaryRange, Seniority, Subscription, SubscriptionStatus,
+    WebhookId, WebhookSecret,
+};
+use job_listings::store::{JobWrite, MemoryStore, SledConfig, SledStore, Store, UsageCounter};
+use uuid::Uuid;
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0)
+        .single()
+        .expect("a time")
+}
+
+/// Deterministic ids whose order differs from creation order.
+fn uuid(n: u64) -> Uuid {
+    Uuid::from_u128(u128::from(n.wrapping_mul(0x9E37_79B9_7F4A_7C15)) << 32 | u128::from(n))
+}
+
+fn company(n: u64) -> Company {
+    Company {
+        id: CompanyId(uuid(n)),
+        name: format!("Company {n}"),
+        domain: format!("c{n}.example.com"),
+        funding_stage: FundingStage::parse("series_b").expect("a stage"),
+        blurb: format!("Blurb {n}"),
+        enrichment: Enrichment {
+            headcount: Some(10),
+            investors: vec!["Someone".to_owned()],
+            ..Enrichment::default()
+        },
+        updated_at: t0(),
+    }
+}
+
+fn job(n: u64) -> Job {
+    Job {
+        id: JobId(uuid(n)),
+        role: format!("Role {n}"),
+        company_id: CompanyId(uuid(1)),
+        company_name: "Company 1".to_owned(),
+        description: format!("Description of job {n}: Node.js, Zürich, ünïcode ✓"),
+        domains: vec![DomainTag::parse("ai").expect("a tag")],
+        seniority: vec![Seniority::parse("senior").expect("a level")],
+        remote: n.is_multiple_of(2),
+        location: Some("Berlin".to_owned()),
+        source_url: format!("https://example.com/jobs/{n}"),
+        salary: Some(SalaryRange {
+            min: Some(100_000),
+            max: Some(150_000),
+            currency: "EUR".to_owned(),
+            period: "year".to_owned(),
+        }),
+        posted_at: t0() - Duration::nanoseconds(n as i64 * 1_000_000_007),
+        confidence: Confidence::new(0.1 + 0.2).expect("a confidence"),
+        status: JobStatus::Active,
+        first_seen_at: t0(),
+        updated_at: t0() + Duration::nanoseconds(123_456_789),
+    }
+}
+
+fn key_record(n: u64, plan: Plan) -> ApiKeyRecord {
+    let key = ApiKey::generate();
+    ApiKeyRecord {
+        id: KeyId(uuid(n)),
+        hash: key.hash(),
+        hint: key.hint(),
+        label: format!("customer {n}"),
+        plan,
+        billing_status: BillingStatus::Active,
+        billing_anchor: t0(),
+        created_at: t0(),
+        revoked_at: None,
+    }
+}
+
+fn webhook(n: u64) -> Subscription {
+    Subscription {
+        id: WebhookId(uuid(n)),
+        owner: KeyId(uuid(1)),
+        callback_url: CallbackUrl::parse("https://hooks.example.com/x").expect("a URL"),
+        domain_filters: vec![DomainTag::parse("ai").expect("a tag")],
+        remote_only: !n.is_multiple_of(2),
+        secret: WebhookSecret::generate(),
+        status: SubscriptionStatus::Active,
+        disabled_reason: None,
+        created_at: t0(),
+        last_success_at: None,
+        last_failure_at: None,
+        last_failure_reason: None,
+    }
+}
+
+fn delivery(n: u64, event: EventId, hook: WebhookId, due: DateTime<Utc>) -> Delivery {
+    Delivery {
+        id: DeliveryId(uuid(1_000 + n)),
+        event_id: event,
+        webhook_id: hook,
+        status: DeliveryStatus::Pending,
+        attempts: 0,
+        next_attempt_at: due,
+        last_error: None,
+    }
+}
+
+/// A write of `job` raising one event with the given deliveries.
+fn write_with_event(job: Job, event: EventId, deliveries: Vec<Delivery>) -> JobWrite {
+    JobWrite {
+        events: vec![OutboxEvent {
+            id: event,
+            kind: "job.new".to_owned(),
+            created_at: t0(),
+            job: job.clone(),
+            deliveries,
+        }],
+        job,
+    }
+}
+
+fn plain(job: Job) -> JobWrite {
+    JobWrite {
+        job,
+        events: Vec::new(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks, written once.
+// ---------------------------------------------------------------------------------------------
+
+async fn a_job_round_trips_exactly(store: &dyn Store) {
+    let mut closed = job(2);
+    closed.status = JobStatus::Closed;
+    closed.salary = None;
+    closed.location = None;
+    let jobs = [job(1), closed];
+    store
+        .write_jobs(&jobs.iter().cloned().map(plain).collect::<Vec<_>>())
+        .await
+        .expect("written");
+    for j in &jobs {
+        assert_eq!(store.get_job(j.id).await.expect("read").as_ref(), Some(j));
+    }
+    assert_eq!(store.get_job(JobId(uuid(99))).await.expect("read"), None);
+}
+
+async fn a_job_write_replaces_the_previous_version(store: &dyn Store) {
+    store.write_jobs(&[plain(job(1))]).await.expect("written");
+    let mut changed = job(1);
+    changed.role = "Changed".to_owned();
+    changed.status = JobStatus::Closed;
+    store
+        .write_jobs(&[plain(changed.clone())])
+        .await
+        .expect("written");
+    assert_eq!(
+        store.get_job(changed.id).await.expect("read"),
+        Some(changed)
+    );
+    assert_eq!(store.scan_jobs(None, 10).await.expect("scan").len(), 1);
+}
+
+async fn confidences_round_trip_bit_for_bit(store: &dyn Store) {
+    // Values a classifier produces are arbitrary f64s, not short decimals.
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut values = vec![
+        0.0,
+        1.0,
+        0.1 + 0.2,
+        0.7,
+        f64::EPSILON,
+        1.0 - f64::EPSILON / 2.0,
+    ];
+    for _ in 0..500 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        values.push((x >> 11) as f64 / (1u64 << 53) as f64);
+    }
+    let writes: Vec<JobWrite> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let mut j = job(i as u64 + 1);
+            j.confidence = Confidence::new(*v).expect("in range");
+            plain(j)
+        })
+        .collect();
+    store.write_jobs(&writes).await.expect("written");
+    for w in &writes {
+        let back = store.get_job(w.job.id).await.expect("read").expect("found");
+        assert_eq!(
+            back.confidence.get().to_bits(),
+            w.job.confidence.get().to_bits(),
+            "confidence {:e} came back as {:e}",
+            w.job.confidence.get(),
+            back.confidence.get()
+        );
+    }
+}
+
+async fn get_jobs_keeps_the_order_asked_and_skips_unknown_ids(store: &dyn Store) {
+    let jobs: Vec<Job> = (1..=5).map(job).collect();
+    store
+        .write_jobs(&jobs.iter().cloned().map(plain).collect::<Vec<_>>())
+        .await
+        .expect("written");
+    let ask = [
+        jobs[3].id,
+        JobId(uuid(77)),
+        jobs[0].id,
+        jobs[4].id,
+        JobId(uuid(78)),
+        jobs[0].id,
+    ];
+    let got: Vec<JobId> = store
+        .get_jobs(&ask)
+        .await
+        .expect("read")
+        .iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(got, [jobs[3].id, jobs[0].id, jobs[4].id, jobs[0].id]);
+    assert!(store.get_jobs(&[]).await.expect("read").is_empty());
+}
+
+async fn scan_jobs_pages_through_every_job_in_id_order(store: &dyn Store) {
+    let jobs: Vec<Job> = (1..=25).map(job).collect();
+    store
+        .write_jobs(&jobs.iter().cloned().map(plain).collect::<Vec<_>>())
+        .await
+        .expect("written");
+    let mut expected: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
+    expected.sort();
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store.scan_jobs(after, 10).await.expect("scan");
+        assert!(page.len() <= 10);
+        let Some(last) = page.last() else { break };
+        after = Some(last.id);
+        seen.extend(page.iter().map(|j| j.id));
+    }
+    assert_eq!(seen, expected);
+    // Starting after an id that is not stored still starts at the next one.
+    let between = JobId(Uuid::from_u128(expected[4].0.as_u128() + 1));
+    let rest = store.scan_jobs(Some(between), 100).await.expect("scan");
+    assert_eq!(rest.first().map(|j| j.id), Some(expected[5]));
+    assert_eq!(rest.len(), 20);
+}
+
+async fn companies_are_stored_replaced_and_scanned_in_id_order(store: &dyn Store) {
+    let companies: Vec<Company> = (1..=7).map(company).collect();
+    store.put_companies(&companies).await.expect("written");
+    for c in &companies {
+        assert_eq!(
+            store.get_company(c.id).await.expect("read").as_ref(),
+            Some(c)
+        );
+    }
+    assert_eq!(
+        store.get_company(CompanyId(uuid(99))).await.expect("read"),
+        None
+    );
+
+    let mut renamed = companies[2].clone();
+    renamed.name = "Renamed".to_owned();
+    store
+        .put_companies(std::slice::from_ref(&renamed))
+        .await
+        .expect("written");
+    assert_eq!(
+        store.get_company(renamed.id).await.expect("read"),
+        Some(renamed)
+    );
+
+    let mut expected: Vec<CompanyId> = companies.iter().map(|c| c.id).collect();
+    expected.sort();
+    let first = store.scan_companies(None, 4).await.expect("scan");
+    let rest = store
+        .scan_companies(first.last().map(|c| c.id), 4)
+        .await
+        .expect("scan");
+    let seen: Vec<CompanyId> = first.iter().chain(rest.iter()).map(|c| c.id).collect();
+    assert_eq!(seen, expected);
+}
+
+async fn keys_are_stored_and_replaced(store: &dyn Store) {
+    let a = key_record(1, Plan::Developer);
+    let b = key_record(2, Plan::AgentPro);
+    store.put_key(&a).await.expect("written");
+    store.put_key(&b).await.expect("written");
+    let mut revoked = a.clone();
+    revoked.revoked_at = Some(t0() + Duration::days(3));
+    revoked.billing_status = BillingStatus::PastDue;
+    store.put_key(&revoked).await.expect("written");
+    let mut keys = store.scan_keys().await.expect("scan");
+    keys.sort_by_key(|k| k.id);
+    let mut expected = vec![revoked, b];
+    expected.sort_by_key(|k| k.id);
+    assert_eq!(keys, expected);
+    assert!(keys.iter().any(|k| k.hash.ct_eq(&expected[0].hash)));
+}
+
+async fn usage_counters_replace_earlier_values(store: &dyn Store) {
+    let a = KeyId(uuid(1));
+    let b = KeyId(uuid(2));
+    store
+        .put_usage(&[
+            UsageCounter {
+                key_id: a,
+                period_start: t0(),
+                calls_used: 5,
+            },
+            UsageCounter {
+                key_id: b,
+                period_start: t0(),
+                calls_used: 1,
+            },
+        ])
+        .await
+        .expect("written");
+    let next_period = t0() + Duration::days(30);
+    store
+        .put_usage(&[UsageCounter {
+            key_id: a,
+            period_start: next_period,
+            calls_used: 2,
+        }])
+        .await
+        .expect("written");
+    let mut usage = store.scan_usage().await.expect("scan");
+    usage.sort_by_key(|u| u.key_id);
+    let mut expected = vec![
+        UsageCounter {
+            key_id: a,
+            period_start: next_period,
+            calls_used: 2,
+        },
+        UsageCounter {
+            key_id: b,
+            period_start: t0(),
+            calls_used: 1,
+        },
+    ];
+    expected.sort_by_key(|u| u.key_id);
+    assert_eq!(usage, expected);
+}
+
+async fn webhooks_are_stored_scanned_and_deleted(store: &dyn Store) {
+    let hooks: Vec<Subscription> = (1..=3).map(webhook).collect();
+    for h in &hooks {
+        store.put_webhook(h).await.expect("written");
+    }
+    let mut disabled = hooks[1].clone();
+    disabled.status = SubscriptionStatus::Disabled;
+    disabled.disabled_reason = Some("410 Gone".to_owned());
+    store.put_webhook(&disabled).await.expect("written");
+
+    let mut all = store.scan_webhooks().await.expect("scan");
+    all.sort_by_key(|h| h.id);
+    let mut expected = vec![hooks[0].clone(), disabled, hooks[2].clone()];
+    expected.sort_by_key(|h| h.id);
+    assert_eq!(all, expected);
+    assert_eq!(all[0].secret.expose(), expected[0].secret.expose());
+
+    assert!(store.delete_webhook(hooks[0].id).await.expect("deleted"));
+    assert!(!store.delete_webhook(hooks[0].id).await.expect("deleted"));
+    assert!(!store
+        .delete_webhook(WebhookId(uuid(42)))
+        .await
+        .expect("deleted"));
+    let left: Vec<WebhookId> = store
+        .scan_webhooks()
+        .await
+        .expect("scan")
+        .iter()
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(left.len(), 2);
+    assert!(!left.contains(&hooks[0].id));
+}
+
+async fn deleting_a_webhook_fails_its_pending_deliveries(store: &dyn Store) {
+    let doomed = webhook(1);
+    let kept = webhook(2);
+    store.put_webhook(&doomed).await.expect("written");
+    store.put_webhook(&kept).await.expect("written");
+    let event = EventId(uuid(500));
+    let d_doomed = delivery(1, event, doomed.id, t0());
+    let d_kept = delivery(2, event, kept.id, t0());
+    store
+        .write_jobs(&[write_with_event(
+            job(1),
+            event,
+            vec![d_doomed.clone(), d_kept.clone()],
+        )])
+        .await
+        .expect("written");
+    assert!(store.delete_webhook(doomed.id).await.expect("deleted"));
+
+    let pending = store
+        .pending_deliveries(t0() + Duration::days(1), 100)
+        .await
+        .expect("pending");
+    assert_eq!(pending, vec![d_kept]);
+    let of_doomed = store
+        .deliveries_of(doomed.id, 10)
+        .await
+        .expect("deliveries");
+    assert_eq!(of_doomed.len(), 1);
+    assert_eq!(of_doomed[0].id, d_doomed.id);
+    assert_eq!(of_doomed[0].status, DeliveryStatus::Failed);
+    assert!(of_doomed[0].last_error.is_some());
+}
+
+async fn write_jobs_stores_events_and_their_pending_deliveries(store: &dyn Store) {
+    let hook = WebhookId(uuid(7));
+    let event = EventId(uuid(600));
+    let deliveries = vec![
+        delivery(1, event, hook, t0()),
+        delivery(2, event, WebhookId(uuid(8)), t0()),
+    ];
+    let j = job(3);
+    store
+        .write_jobs(&[
+            write_with_event(j.clone(), event, deliveries.clone()),
+            plain(job(4)),
+        ])
+        .await
+        .expect("written");
+    assert_eq!(store.get_job(j.id).await.expect("read"), Some(j.clone()));
+    assert!(store.get_job(job(4).id).await.expect("read").is_some());
+    let stored = store
+        .get_event(event)
+        .await
+        .expect("read")
+        .expect("the event");
+    assert_eq!(stored.id, event);
+    assert_eq!(stored.kind, "job.new");
+    assert_eq!(stored.created_at, t0());
+    assert_eq!(stored.job, j);
+    assert!(stored.deliveries.is_empty(), "deliveries live apart");
+    assert_eq!(
+        store.get_event(EventId(uuid(601))).await.expect("read"),
+        None
+    );
+
+    let mut pending = store.pending_deliveries(t0(), 100).await.expect("pending");
+    pending.sort_by_key(|d| d.id);
+    let mut expected = deliveries;
+    expected.sort_by_key(|d| d.id);
+    assert_eq!(pending, expected);
+}
+
+async fn pending_deliveries_are_due_ones_soonest_first_up_to_the_limit(store: &dyn Store) {
+    let hook = WebhookId(uuid(7));
+    let event = EventId(uuid(700));
+    let at = |mins: i64| t0() + Duration::minutes(mins);
+    // Written out of order; one before the epoch to check the ordering of negative times.
+    let ds = vec![
+        delivery(1, event, hook, at(30)),
+        delivery(2, event, hook, at(-10)),
+        delivery(3, event, hook, at(90)),
+        delivery(4, event, hook, at(0)),
+        delivery(
+            5,
+            event,
+            hook,
+            Utc.with_ymd_and_hms(1960, 1, 1, 0, 0, 0)
+                .single()
+                .expect("a time"),
+        ),
+        delivery(6, event, hook, at(1)),
+    ];
+    store
+        .write_jobs(&[write_with_event(job(1), event, ds.clone())])
+        .await
+        .expect("written");
+    let ids = |v: Vec<Delivery>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
+    let due = store
+        .pending_deliveries(at(30), 100)
+        .await
+        .expect("pending");
+    assert_eq!(
+        ids(due),
+        [ds[4].id, ds[1].id, ds[3].id, ds[5].id, ds[0].id],
+        "due at or before the time, soonest first"
+    );
+    let two = store.pending_deliveries(at(30), 2).await.expect("pending");
+    assert_eq!(ids(two), [ds[4].id, ds[1].id]);
+    assert!(store
+        .pending_deliveries(
+            Utc.with_ymd_and_hms(1950, 1, 1, 0, 0, 0)
+                .single()
+                .expect("t"),
+            10
+        )
+        .await
+        .expect("pending")
+        .is_empty());
+    assert_eq!(
+        store
+            .pending_deliveries(at(1000), 100)
+            .await
+            .expect("pending")
+            .len(),
+        6
+    );
+}
+
+async fn put_delivery_moves_a_delivery_out_of_pending_when_it_succeeds(store: &dyn Store) {
+    let hook = WebhookId(uuid(7));
+    let event = EventId(uuid(800));
+    let a = delivery(1, event, hook, t0());
+    let b = delivery(2, event, hook, t0() + Duration::minutes(1));
+    store
+        .write_jobs(&[write_with_event(job(1), event, vec![a.clone(), b.clone()])])
+        .await
+        .expect("written");
+
+    let mut done = a.clone();
+    done.status = DeliveryStatus::Succeeded;
+    done.attempts = 1;
+    store.put_delivery(&done).await.expect("written");
+    let later = t0() + Duration::hours(1);
+    let pending = store.pending_deliveries(later, 10).await.expect("pending");
+    assert_eq!(pending, vec![b.clone()]);
+
+    // A retry moves a delivery's due time: it is due at the new time only.
+    let mut retry = b.clone();
+    retry.attempts = 1;
+    retry.last_error = Some("HTTP 503".to_owned());
+    retry.next_attempt_at = t0() + Duration::hours(2);
+    store.put_delivery(&retry).await.expect("written");
+    assert!(store
+        .pending_deliveries(later, 10)
+        .await
+        .expect("pending")
+        .is_empty());
+    assert_eq!(
+        store
+            .pending_deliveries(t0() + Duration::hours(2), 10)
+            .await
+            .expect("pending"),
+        vec![retry.clone()]
+    );
+
+    let mut failed = retry;
+    failed.status = DeliveryStatus::Failed;
+    store.put_delivery(&failed).await.expect("written");
+    assert!(store
+        .pending_deliveries(t0() + Duration::days(9), 10)
+        .await
+        .expect("pending")
+        .is_empty());
+    let mut all = store.deliveries_of(hook, 10).await.expect("deliveries");
+    all.sort_by_key(|d| d.id);
+    let mut expected = vec![done, failed];
+    expected.sort_by_key(|d| d.id);
+    assert_eq!(all, expected);
+}
+
+async fn deliveries_of_lists_one_webhooks_deliveries_newest_first_up_to_the_limit(
+    store: &dyn Store,
+) {
+    let hook = WebhookId(uuid(7));
+    let other = WebhookId(uuid(8));
+    let event = EventId(uuid(900));
+    let at = |mins: i64| t0() + Duration::minutes(mins);
+    let ds = vec![
+        delivery(1, event, hook, at(5)),
+        delivery(2, event, other, at(50)),
+        delivery(3, event, hook, at(20)),
+        delivery(4, event, hook, at(-3)),
+    ];
+    store
+        .write_jobs(&[write_with_event(job(1), event, ds.clone())])
+        .await
+        .expect("written");
+    let ids = |v: Vec<Delivery>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.deliveries_of(hook, 10).await.expect("deliveries")),
+        [ds[2].id, ds[0].id, ds[3].id]
+    );
+    assert_eq!(
+        ids(store.deliveries_of(hook, 2).await.expect("deliveries")),
+        [ds[2].id, ds[0].id]
+    );
+    assert_eq!(
+        ids(store.deliveries_of(other, 10).await.expect("deliveries")),
+        [ds[1].id]
+    );
+    assert!(store
+        .deliveries_of(WebhookId(uuid(9)), 10)
+        .await
+        .expect("deliveries")
+        .is_empty());
+}
+
+async fn an_empty_store_has_nothing(store: &dyn Store) {
+    assert!(store.scan_jobs(None, 10).await.expect("scan").is_empty());
+    assert!(store
+        .scan_companies(None, 10)
+        .await
+        .expect("scan")
+        .is_empty());
+    assert!(store.scan_keys().await.expect("scan").is_empty());
+    assert!(store.scan_usage().await.expect("scan").is_empty());
+    assert!(store.scan_webhooks().await.expect("scan").is_empty());
+    assert!(store
+        .pending_deliveries(t0() + Duration::days(10_000), 10)
+        .await
+        .expect("pending")
+        .is_empty());
+}
+
+/// Writes one of everything; used by the reopen check.
+async fn write_one_of_everything(store: &dyn Store) -> (Job, Company, ApiKeyRecord, Subscription) {
+    let j = job(1);
+    let c = company(1);
+    let k = key_record(1, Plan::Enterprise);
+    let w = webhook(1);
+    let event = EventId(uuid(1_500));
+    store
+        .put_companies(std::slice::from_ref(&c))
+        .await
+        .expect("written");
+    store
+        .write_jobs(&[write_with_event(
+            j.clone(),
+            event,
+            vec![delivery(1, event, w.id, t0())],
+        )])
+        .await
+        .expect("written");
+    store.put_key(&k).await.expect("written");
+    store.put_webhook(&w).await.expect("written");
+    store
+        .put_usage(&[UsageCounter {
+            key_id: k.id,
+            period_start: t0(),
+            calls_used: 17,
+        }])
+        .await
+        .expect("written");
+    (j, c, k, w)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The implementations.
+// ---------------------------------------------------------------------------------------------
+
+/// A fresh store of one kind, plus whatever must live as long as it.
+trait Fixture: Sized {
+    async fn open() -> (Arc<dyn Store>, Self);
+}
+
+struct Memory;
+
+impl Fixture for Memory {
+    async fn open() -> (Arc<dyn Store>, Self) {
+        (Arc::new(MemoryStore::new()), Memory)
+    }
+}
+
+struct Sled(#[allow(dead_code)] tempfile::TempDir);
+
+fn sled_config(dir: &std::path::Path) -> SledConfig {
+    SledConfig {
+        path: dir.join("db"),
+        cache_bytes: 8 * 1024 * 1024,
+    }
+}
+
+impl Fixture for Sled {
+    async fn open() -> (Arc<dyn Store>, Self) {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let store = SledStore::open(&sled_config(dir.path())).expect("sled opens");
+        (Arc::new(store), Sled(dir))
+    }
+}
+
+/// Generates one `#[tokio::test]` per check for one store.
+macro_rules! store_suite {
+    ($module:ident, $fixture:ty) => {
+        mod $module {
+            use super::*;
+
+            macro_rules! check {
+                ($name:ident) => {
+                    #[tokio::test]
+                    async fn $name() {
+                        let (store, _keep) = <$fixture as Fixture>::open().await;
+                        super::$name(store.as_ref()).await;
+                    }
+                };
+            }
+
+            check!(an_empty_store_has_nothing);
+            check!(a_job_round_trips_exactly);
+            check!(a_job_write_replaces_the_previous_version);
+            check!(confidences_round_trip_bit_for_bit);
+            check!(get_jobs_keeps_the_order_asked_and_skips_unknown_ids);
+            check!(scan_jobs_pages_through_every_job_in_id_order);
+            check!(companies_are_stored_replaced_and_scanned_in_id_order);
+            check!(keys_are_stored_and_replaced);
+            check!(usage_counters_replace_earlier_values);
+            check!(webhooks_are_stored_scanned_and_deleted);
+            check!(deleting_a_webhook_fails_its_pending_deliveries);
+            check!(write_jobs_stores_events_and_their_pending_deliveries);
+            check!(pending_deliveries_are_due_ones_soonest_first_up_to_the_limit);
+            check!(put_delivery_moves_a_delivery_out_of_pending_when_it_succeeds);
+            check!(deliveries_of_lists_one_webhooks_deliveries_newest_first_up_to_the_limit);
+        }
+    };
+}
+
+store_suite!(memory_store, Memory);
+store_suite!(sled_store, Sled);
+
+#[tokio::test]
+async fn sled_store_keeps_everything_after_the_folder_is_closed_and_reopened() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let config = sled_config(dir.path());
+    let (j, c, k, w) = {
+        let store = SledStore::open(&config).expect("sled opens");
+        write_one_of_everything(&store).await
+        // The store (and its file lock) is dropped here.
+    };
+    let store = SledStore::open(&config).expect("sled reopens");
+    assert_eq!(store.get_job(j.id).await.expect("read"), Some(j));
+    assert_eq!(store.get_company(c.id).await.expect("read"), Some(c));
+    assert_eq!(store.scan_keys().await.expect("scan"), vec![k.clone()]);
+    let hooks = store.scan_webhooks().await.expect("scan");
+    assert_eq!(hooks, vec![w.clone()]);
+    assert_eq!(hooks[0].secret.expose(), w.secret.expose());
+    assert_eq!(
+        store.scan_usage().await.expect("scan"),
+        vec![UsageCounter {
+            key_id: k.id,
+            period_start: t0(),
+            calls_used: 17,
+        }]
+    );
+    let pending = store.pending_deliveries(t0(), 10).await.expect("pending");
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].webhook_id, w.id);
+    assert!(store
+        .get_event(pending[0].event_id)
+        .await
+        .expect("read")
+        .is_some());
+}
