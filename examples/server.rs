@@ -850,22 +850,35 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
 
     // 3. Report.
     let took = started.elapsed();
+    let companies_total = summary.companies_created + summary.companies_updated;
     let jobs_total = summary.jobs_created + summary.jobs_updated;
-    println!(
-        "Imported {} ({} new, {} updated) and {} ({} new, {} updated) in {took:.2?} \
-         ({:.0} jobs/s).",
-        plural(
-            summary.companies_created + summary.companies_updated,
-            "company",
-            "companies"
-        ),
-        summary.companies_created,
-        summary.companies_updated,
-        plural(jobs_total, "job", "jobs"),
-        summary.jobs_created,
-        summary.jobs_updated,
-        per_second(jobs_total, took),
-    );
+    let mut parts = Vec::new();
+    if companies_total > 0 {
+        parts.push(format!(
+            "{} ({} new, {} updated)",
+            plural(companies_total, "company", "companies"),
+            summary.companies_created,
+            summary.companies_updated
+        ));
+    }
+    if jobs_total > 0 {
+        parts.push(format!(
+            "{} ({} new, {} updated)",
+            plural(jobs_total, "job", "jobs"),
+            summary.jobs_created,
+            summary.jobs_updated
+        ));
+    }
+    let rate = if jobs_total > 0 {
+        format!(", {:.0} jobs/s", per_second(jobs_total, took))
+    } else {
+        String::new()
+    };
+    if parts.is_empty() {
+        println!("The files held no records; nothing was imported.");
+        return Ok(());
+    }
+    println!("Imported {} in {took:.2?}{rate}.", parts.join(" and "));
     if summary.deliveries > 0 {
         println!(
             "{} queued for the new jobs.",

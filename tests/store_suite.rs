@@ -89,6 +89,10 @@ fn webhook(n: u64) -> Subscription {
         callback_url: CallbackUrl::parse("https://hooks.example.com/x").expect("a URL"),
         domain_filters: vec![DomainTag::parse("ai").expect("a tag")],
         remote_only: !n.is_multiple_of(2),
+        seniority: Vec::new(),
+        q: None,
+        company: None,
+        min_confidence: None,
         secret: WebhookSecret::generate(),
         status: SubscriptionStatus::Active,
         disabled_reason: None,
@@ -96,6 +100,7 @@ fn webhook(n: u64) -> Subscription {
         last_success_at: None,
         last_failure_at: None,
         last_failure_reason: None,
+        failing_since: None,
     }
 }
 
@@ -108,6 +113,7 @@ fn delivery(n: u64, event: EventId, hook: WebhookId, due: DateTime<Utc>) -> Deli
         attempts: 0,
         next_attempt_at: due,
         last_error: None,
+        history: Vec::new(),
     }
 }
 
@@ -118,7 +124,7 @@ fn write_with_event(job: Job, event: EventId, deliveries: Vec<Delivery>) -> JobW
             id: event,
             kind: "job.new".to_owned(),
             created_at: t0(),
-            job: job.clone(),
+            data: serde_json::to_value(&job).unwrap_or_default(),
             deliveries,
         }],
         job,

@@ -11,7 +11,9 @@ use super::views::{
     CompanyDetailView, CompanySummaryView, DataList, JobDetailView, ListEnvelope, WebhookView,
 };
 use super::{api_key, Api, Reply, OPENAPI_JSON};
-use crate::domain::{ApiKey, CallbackUrl, CompanyId, DomainError, DomainTag, JobId, WebhookId};
+use crate::domain::{
+    ApiKey, CallbackUrl, CompanyId, Confidence, DomainError, DomainTag, JobId, Seniority, WebhookId,
+};
 use crate::service::NewWebhook;
 
 const PREFIX: &str = "/api/v1";
@@ -25,6 +27,7 @@ pub(crate) const ROUTES: &[(&str, &str)] = &[
     ("/api/v1/webhooks", "GET, POST"),
     ("/api/v1/webhooks/{id}", "GET, DELETE"),
     ("/api/v1/webhooks/{id}/deliveries", "GET"),
+    ("/api/v1/webhooks/{id}/test", "POST"),
     ("/api/v1/usage", "GET"),
     ("/api/v1/openapi.json", "GET"),
 ];
@@ -40,6 +43,7 @@ fn pattern_of<'p>(segments: &[&'p str]) -> Option<(&'static str, Option<&'p str>
         ["webhooks"] => ("/api/v1/webhooks", None),
         ["webhooks", id] => ("/api/v1/webhooks/{id}", Some(*id)),
         ["webhooks", id, "deliveries"] => ("/api/v1/webhooks/{id}/deliveries", Some(*id)),
+        ["webhooks", id, "test"] => ("/api/v1/webhooks/{id}/test", Some(*id)),
         ["usage"] => ("/api/v1/usage", None),
         _ => return None,
     })
@@ -154,6 +158,16 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
                 Some(list.quota),
             ))
         }
+        ("/api/v1/webhooks/{id}/test", _) => {
+            no_params(req)?;
+            let queued = api
+                .service()
+                .test_webhook(&key, WebhookId::parse(id)?)
+                .await?;
+            let mut reply = Reply::json(&queued.value, Some(queued.quota));
+            reply.status = StatusCode::ACCEPTED;
+            Ok(reply)
+        }
         ("/api/v1/usage", _) => {
             no_params(req)?;
             let report = api.service().usage(&key)?;
@@ -210,6 +224,40 @@ struct WebhookBody {
     domain_filters: Option<Vec<String>>,
     #[serde(default)]
     remote_only: Option<bool>,
+    #[serde(default)]
+    seniority: Option<Vec<String>>,
+    #[serde(default)]
+    q: Option<String>,
+    #[serde(default)]
+    company: Option<String>,
+    #[serde(default)]
+    min_confidence: Option<f64>,
+}
+
+/// Parses each label of a list field, naming the field in errors.
+fn labels<T>(
+    field: &'static str,
+    raw: Option<Vec<String>>,
+    parse: impl Fn(&str) -> Result<T, DomainError>,
+) -> Result<Vec<T>, DomainError> {
+    let raw = raw.unwrap_or_default();
+    if raw.len() > 50 {
+        return Err(DomainError::new(field, "takes at most 50 entries"));
+    }
+    raw.iter()
+        .map(|t| parse(t).map_err(|e| DomainError::new(field, e.reason)))
+        .collect()
+}
+
+/// A saved-search text field: at most 500 characters; blank means none.
+fn search_text(field: &'static str, raw: Option<String>) -> Result<Option<String>, DomainError> {
+    match raw {
+        Some(t) if t.chars().count() > 500 => {
+            Err(DomainError::new(field, "must be at most 500 characters"))
+        }
+        Some(t) if t.trim().is_empty() => Ok(None),
+        other => Ok(other),
+    }
 }
 
 fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
@@ -225,24 +273,23 @@ fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
     }
     let body: WebhookBody = serde_json::from_slice(req.body()).map_err(|e| {
         ApiError::InvalidBody(format!(
-            "the body must be a JSON object with callback_url (string), domain_filters (array of strings) and remote_only (boolean): {e}"
+            "the body must be a JSON object with callback_url (string) and optionally domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number): {e}"
         ))
     })?;
     let raw_url = body
         .callback_url
         .ok_or_else(|| DomainError::new("callback_url", "is required"))?;
-    let domain_filters = body
-        .domain_filters
-        .unwrap_or_default()
-        .iter()
-        .map(|t| DomainTag::parse(t).map_err(|e| DomainError::new("domain_filters", e.reason)))
-        .collect::<Result<Vec<_>, _>>()?;
-    if domain_filters.len() > 50 {
-        return Err(DomainError::new("domain_filters", "takes at most 50 tags").into());
-    }
+    let min_confidence = body
+        .min_confidence
+        .map(|c| Confidence::new(c).map_err(|e| DomainError::new("min_confidence", e.reason)))
+        .transpose()?;
     Ok(NewWebhook {
         callback_url: CallbackUrl::parse(&raw_url)?,
-        domain_filters,
+        domain_filters: labels("domain_filters", body.domain_filters, DomainTag::parse)?,
         remote_only: body.remote_only.unwrap_or(false),
+        seniority: labels("seniority", body.seniority, Seniority::parse)?,
+        q: search_text("q", body.q)?,
+        company: search_text("company", body.company)?,
+        min_confidence,
     })
 }

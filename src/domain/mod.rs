@@ -21,6 +21,6 @@ pub use paging::{Page, PerPage};
 pub use plan::{Plan, UsageReport};
 pub use tags::{DomainTag, Seniority};
 pub use webhook::{
-    CallbackUrl, Delivery, DeliveryStatus, OutboxEvent, Subscription, SubscriptionStatus,
-    WebhookSecret,
+    CallbackUrl, Delivery, DeliveryAttempt, DeliveryStatus, OutboxEvent, Subscription,
+    SubscriptionStatus, WebhookSecret,
 };

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::ids::truncate;
-use super::{DeliveryId, DomainError, DomainTag, EventId, Job, KeyId, WebhookId};
+use super::{Confidence, DeliveryId, DomainError, DomainTag, EventId, KeyId, Seniority, WebhookId};
 
 /// A callback URL: absolute `http` or `https`, with a host, no credentials, no fragment.
 ///
@@ -132,6 +132,18 @@ pub struct Subscription {
     pub domain_filters: Vec<DomainTag>,
     /// Only remote jobs when true.
     pub remote_only: bool,
+    /// Saved search: any of these seniority levels (empty: any).
+    #[serde(default)]
+    pub seniority: Vec<Seniority>,
+    /// Saved search: every word must be a word of the role, company name or post text.
+    #[serde(default)]
+    pub q: Option<String>,
+    /// Saved search: every word must be a word of the company name.
+    #[serde(default)]
+    pub company: Option<String>,
+    /// Saved search: confidence at least this.
+    #[serde(default)]
+    pub min_confidence: Option<Confidence>,
     /// The signing secret.
     pub secret: WebhookSecret,
     /// Active or disabled.
@@ -151,6 +163,9 @@ pub struct Subscription {
     /// What the last failure was.
     #[serde(default)]
     pub last_failure_reason: Option<String>,
+    /// When deliveries started failing without a success since; cleared by a success.
+    #[serde(default)]
+    pub failing_since: Option<DateTime<Utc>>,
 }
 
 /// How far a delivery has got.
@@ -184,9 +199,26 @@ pub struct Delivery {
     /// What the last attempt got.
     #[serde(default)]
     pub last_error: Option<String>,
+    /// Every attempt so far, oldest first.
+    #[serde(default)]
+    pub history: Vec<DeliveryAttempt>,
 }
 
-/// A `job.new` event with the deliveries it owes, written with the job in one transaction.
+/// One attempt to deliver.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryAttempt {
+    /// When the attempt started.
+    pub at: DateTime<Utc>,
+    /// The receiver's HTTP status, when it answered.
+    pub status_code: Option<u16>,
+    /// How long the attempt took, in milliseconds.
+    pub latency_ms: u64,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+}
+
+/// An event (`job.new`, `webhook.test`) with the deliveries it owes; a `job.new` event is
+/// written with its job in one transaction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OutboxEvent {
     /// The event's identifier (the `webhook-id` header).
@@ -196,8 +228,8 @@ pub struct OutboxEvent {
     pub kind: String,
     /// When the event happened.
     pub created_at: DateTime<Utc>,
-    /// The job as it was when it became active.
-    pub job: Job,
+    /// The event's payload: for `job.new`, the job as it was when it became active.
+    pub data: serde_json::Value,
     /// One pending delivery per matching subscription.
     pub deliveries: Vec<Delivery>,
 }

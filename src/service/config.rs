@@ -1,5 +1,7 @@
 use crate::domain::Plan;
-use crate::webhooks::CallbackPolicy;
+use std::time::Duration;
+
+use crate::webhooks::{CallbackPolicy, RetryPolicy};
 
 /// Monthly call quotas per plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +45,30 @@ pub struct ServiceConfig {
     /// Which callback URLs webhooks may use.
     pub callback_policy: CallbackPolicy,
     /// How often counted usage is written to the store; default one second.
-    pub usage_flush_interval: std::time::Duration,
+    pub usage_flush_interval: Duration,
+    /// How webhook deliveries are scheduled.
+    pub delivery: DeliveryConfig,
+}
+
+/// How the webhook delivery worker runs.
+#[derive(Clone, Debug)]
+pub struct DeliveryConfig {
+    /// When failed deliveries are retried.
+    pub retry: RetryPolicy,
+    /// How often the outbox is polled when nothing wakes the worker; default one second.
+    pub poll_interval: Duration,
+    /// Most deliveries in flight at once; default 64. One slow receiver holds one slot.
+    pub max_in_flight: usize,
+}
+
+impl Default for DeliveryConfig {
+    fn default() -> Self {
+        Self {
+            retry: RetryPolicy::default(),
+            poll_interval: Duration::from_secs(1),
+            max_in_flight: 64,
+        }
+    }
 }
 
 impl Default for ServiceConfig {
@@ -52,7 +77,8 @@ impl Default for ServiceConfig {
             quotas: Quotas::default(),
             max_webhooks_per_key: 25,
             callback_policy: CallbackPolicy::default(),
-            usage_flush_interval: std::time::Duration::from_secs(1),
+            usage_flush_interval: Duration::from_secs(1),
+            delivery: DeliveryConfig::default(),
         }
     }
 }

@@ -100,9 +100,14 @@ impl JobListingsService {
             }
         }
         self.inner.store.write_jobs(&writes).await?;
-        let mut index = self.write_index();
-        for w in &writes {
-            index.upsert(&w.job);
+        {
+            let mut index = self.write_index();
+            for w in &writes {
+                index.upsert(&w.job);
+            }
+        }
+        if writes.iter().any(|w| !w.events.is_empty()) {
+            self.wake_deliveries();
         }
         Ok(outcomes)
     }

@@ -26,6 +26,7 @@
 
 mod clock;
 mod config;
+mod delivery;
 mod error;
 mod ingest;
 mod keys;
@@ -39,7 +40,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use chrono::{DateTime, Utc};
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::{Quotas, ServiceConfig};
+pub use config::{DeliveryConfig, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
 pub use ingest::IngestOutcome;
 pub use keys::NewKey;
@@ -49,6 +50,7 @@ pub use webhooks::NewWebhook;
 use crate::domain::{ApiKey, Company, CompanyId, KeyId, Plan, Subscription, WebhookId};
 use crate::query::JobIndex;
 use crate::store::{Store, StoreError};
+use crate::webhooks::Notifier;
 use keys::KeyRegistry;
 use metering::{period_at, Reservation};
 
@@ -98,7 +100,12 @@ struct Inner {
     webhooks: RwLock<HashMap<WebhookId, Subscription>>,
     /// Serialises ingest so "read previous state, write new state" is atomic per job.
     ingest: tokio::sync::Mutex<()>,
-    stop: tokio::sync::Notify,
+    /// Sends webhook deliveries; without one, deliveries wait in the outbox.
+    notifier: Option<Arc<dyn Notifier>>,
+    /// Wakes the delivery worker when new deliveries are due.
+    wake: Arc<tokio::sync::Notify>,
+    /// Tells the background tasks to stop.
+    stop: tokio::sync::watch::Sender<bool>,
 }
 
 /// Builds a [`JobListingsService`]. Only the store is required.
@@ -106,6 +113,7 @@ struct Inner {
 pub struct ServiceBuilder {
     store: Option<Arc<dyn Store>>,
     clock: Option<Arc<dyn Clock>>,
+    notifier: Option<Arc<dyn Notifier>>,
     config: ServiceConfig,
 }
 
@@ -122,14 +130,21 @@ impl ServiceBuilder {
         self
     }
 
+    /// The webhook sender (such as [`crate::webhooks::HttpNotifier`]). Without one, the outbox
+    /// is written but nothing is delivered.
+    pub fn notifier(mut self, notifier: Arc<dyn Notifier>) -> Self {
+        self.notifier = Some(notifier);
+        self
+    }
+
     /// Quotas, limits and webhook policy.
     pub fn config(mut self, config: ServiceConfig) -> Self {
         self.config = config;
         self
     }
 
-    /// Loads state from the store, rebuilds the search index and starts the usage writer
-    /// (when called inside a Tokio runtime).
+    /// Loads state from the store, rebuilds the search index and starts the usage writer and,
+    /// with a notifier, the delivery worker (when called inside a Tokio runtime).
     pub async fn build(self) -> ServiceResult<JobListingsService> {
         let store = self
             .store
@@ -174,11 +189,21 @@ impl ServiceBuilder {
                 keys,
                 webhooks: RwLock::new(webhooks),
                 ingest: tokio::sync::Mutex::new(()),
-                stop: tokio::sync::Notify::new(),
+                notifier: self.notifier,
+                wake: Arc::new(tokio::sync::Notify::new()),
+                stop: tokio::sync::watch::channel(false).0,
             }),
         };
         if tokio::runtime::Handle::try_current().is_ok() {
-            tokio::spawn(usage_writer(Arc::downgrade(&service.inner)));
+            let weak = Arc::downgrade(&service.inner);
+            tokio::spawn(usage_writer(weak.clone(), service.inner.stop.subscribe()));
+            if service.inner.notifier.is_some() {
+                tokio::spawn(delivery::worker(
+                    weak,
+                    service.inner.stop.subscribe(),
+                    service.inner.wake.clone(),
+                ));
+            }
         }
         tracing::info!(
             active_jobs = service.read_index().len(),
@@ -190,18 +215,20 @@ impl ServiceBuilder {
 }
 
 /// Writes changed usage counters to the store every `usage_flush_interval` until shutdown.
-async fn usage_writer(inner: std::sync::Weak<Inner>) {
+/// Holds the service only while writing, so a dropped service is not kept alive.
+async fn usage_writer(inner: std::sync::Weak<Inner>, mut stop: tokio::sync::watch::Receiver<bool>) {
     loop {
+        let Some(interval) = inner.upgrade().map(|i| i.config.usage_flush_interval) else {
+            return;
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.changed() => return,
+        }
         let Some(strong) = inner.upgrade() else {
             return;
         };
-        let interval = strong.config.usage_flush_interval;
-        let service = JobListingsService { inner: strong };
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
-            _ = service.inner.stop.notified() => return,
-        }
-        if let Err(e) = service.flush_usage().await {
+        if let Err(e) = (JobListingsService { inner: strong }).flush_usage().await {
             tracing::error!(error = %e, "writing usage counters failed; will retry");
         }
     }
@@ -232,10 +259,11 @@ impl JobListingsService {
         Ok(())
     }
 
-    /// Stops the background usage writer and writes usage one last time.
+    /// Stops the background tasks and writes usage one last time. Deliveries in flight are
+    /// abandoned and retried on the next start (at-least-once, same `webhook-id`).
     pub async fn shutdown(&self) -> ServiceResult<()> {
-        // `notify_one` keeps a permit if the writer is mid-flush, so it cannot miss the stop.
-        self.inner.stop.notify_one();
+        // A watch channel keeps the value, so a task busy right now still sees it.
+        self.inner.stop.send_replace(true);
         self.flush_usage().await
     }
 

@@ -1,10 +1,11 @@
 use super::{JobListingsService, Metered, ServiceError, ServiceResult};
 use crate::domain::{
-    ApiKey, CallbackUrl, Delivery, DomainTag, Plan, Subscription, SubscriptionStatus, WebhookId,
-    WebhookSecret,
+    ApiKey, CallbackUrl, Confidence, Delivery, DomainTag, Plan, Seniority, Subscription,
+    SubscriptionStatus, WebhookId, WebhookSecret,
 };
 
-/// What a caller asks for when registering a webhook.
+/// What a caller asks for when registering a webhook. Besides the spec's `domain_filters` and
+/// `remote_only`, a subscription may carry the other `GET /jobs` filters as a saved search.
 #[derive(Clone, Debug)]
 pub struct NewWebhook {
     /// Where notifications are POSTed.
@@ -13,6 +14,29 @@ pub struct NewWebhook {
     pub domain_filters: Vec<DomainTag>,
     /// Only remote jobs when true.
     pub remote_only: bool,
+    /// Any of these seniority levels (empty: any).
+    pub seniority: Vec<Seniority>,
+    /// Every word must be a word of the role, company name or post text.
+    pub q: Option<String>,
+    /// Every word must be a word of the company name.
+    pub company: Option<String>,
+    /// Confidence at least this.
+    pub min_confidence: Option<Confidence>,
+}
+
+impl NewWebhook {
+    /// A subscription to every new job, sent to `callback_url`.
+    pub fn new(callback_url: CallbackUrl) -> Self {
+        Self {
+            callback_url,
+            domain_filters: Vec::new(),
+            remote_only: false,
+            seniority: Vec::new(),
+            q: None,
+            company: None,
+            min_confidence: None,
+        }
+    }
 }
 
 impl JobListingsService {
@@ -46,12 +70,19 @@ impl JobListingsService {
             let mut domain_filters = new.domain_filters;
             domain_filters.sort();
             domain_filters.dedup();
+            let mut seniority = new.seniority;
+            seniority.sort();
+            seniority.dedup();
             let sub = Subscription {
                 id: WebhookId::new_random(),
                 owner: caller.key_id,
                 callback_url: new.callback_url,
                 domain_filters,
                 remote_only: new.remote_only,
+                seniority,
+                q: new.q,
+                company: new.company,
+                min_confidence: new.min_confidence,
                 secret: WebhookSecret::generate(),
                 status: SubscriptionStatus::Active,
                 disabled_reason: None,
@@ -59,6 +90,7 @@ impl JobListingsService {
                 last_success_at: None,
                 last_failure_at: None,
                 last_failure_reason: None,
+                failing_since: None,
             };
             // Take the ingest lock so no job is matched against a half-registered set.
             let _ingest = self.inner.ingest.lock().await;
@@ -85,7 +117,7 @@ impl JobListingsService {
         .await
     }
 
-    fn own_webhook(
+    pub(super) fn own_webhook(
         &self,
         owner: crate::domain::KeyId,
         id: WebhookId,

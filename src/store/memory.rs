@@ -28,6 +28,17 @@ struct State {
     deliveries: BTreeMap<DeliveryId, Delivery>,
 }
 
+impl State {
+    fn insert_event(&mut self, event: &OutboxEvent) {
+        for d in &event.deliveries {
+            self.deliveries.insert(d.id, d.clone());
+        }
+        let mut bare = event.clone();
+        bare.deliveries.clear();
+        self.events.insert(event.id, bare);
+    }
+}
+
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
@@ -69,14 +80,14 @@ impl Store for MemoryStore {
         for write in writes {
             state.jobs.insert(write.job.id, write.job.clone());
             for event in &write.events {
-                for d in &event.deliveries {
-                    state.deliveries.insert(d.id, d.clone());
-                }
-                let mut bare = event.clone();
-                bare.deliveries.clear();
-                state.events.insert(event.id, bare);
+                state.insert_event(event);
             }
         }
+        Ok(())
+    }
+
+    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
+        self.state()?.insert_event(event);
         Ok(())
     }
 

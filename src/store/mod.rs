@@ -90,6 +90,9 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// Every webhook subscription.
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>>;
 
+    /// Writes an event that belongs to no job (such as `webhook.test`) with its deliveries,
+    /// all or nothing, durably.
+    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()>;
     /// One outbox event (its `deliveries` list is empty; see [`Store::pending_deliveries`]).
     async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>>;
     /// Up to `limit` pending deliveries due at or before `due`, soonest first.

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
+use sled::transaction::{
+    ConflictableTransactionError, TransactionError, Transactional, TransactionalTree,
+};
 use sled::{Db, Tree};
 
 use super::{JobWrite, Store, StoreError, StoreResult, UsageCounter};
@@ -82,6 +84,45 @@ fn tx_error(e: TransactionError<StoreError>) -> StoreError {
     match e {
         TransactionError::Abort(e) => e,
         TransactionError::Storage(e) => backend(e),
+    }
+}
+
+/// An outbox event and its deliveries, encoded for one transaction.
+struct EncodedEvent {
+    key: Vec<u8>,
+    event: Vec<u8>,
+    /// (delivery key, delivery, due-index key)
+    deliveries: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+}
+
+impl EncodedEvent {
+    fn of(event: &OutboxEvent) -> StoreResult<Self> {
+        let mut bare = event.clone();
+        bare.deliveries.clear();
+        let deliveries = event
+            .deliveries
+            .iter()
+            .map(|d| Ok((d.id.0.as_bytes().to_vec(), encode(d)?, due_key(d))))
+            .collect::<StoreResult<_>>()?;
+        Ok(Self {
+            key: event.id.0.as_bytes().to_vec(),
+            event: encode(&bare)?,
+            deliveries,
+        })
+    }
+
+    fn insert(
+        &self,
+        events: &TransactionalTree,
+        deliveries: &TransactionalTree,
+        due: &TransactionalTree,
+    ) -> Result<(), ConflictableTransactionError<StoreError>> {
+        events.insert(self.key.as_slice(), self.event.as_slice())?;
+        for (key, delivery, due_at) in &self.deliveries {
+            deliveries.insert(key.as_slice(), delivery.as_slice())?;
+            due.insert(due_at.as_slice(), &[] as &[u8])?;
+        }
+        Ok(())
     }
 }
 
@@ -169,16 +210,11 @@ impl Store for SledStore {
         // Encode before the transaction so a retry of the closure does no serialisation.
         let mut rows = Vec::with_capacity(writes.len());
         for w in writes {
-            let mut events = Vec::new();
-            for e in &w.events {
-                let mut bare = e.clone();
-                bare.deliveries.clear();
-                let mut deliveries = Vec::new();
-                for d in &e.deliveries {
-                    deliveries.push((d.id.0.as_bytes().to_vec(), encode(d)?, due_key(d)));
-                }
-                events.push((e.id.0.as_bytes().to_vec(), encode(&bare)?, deliveries));
-            }
+            let events: Vec<EncodedEvent> = w
+                .events
+                .iter()
+                .map(EncodedEvent::of)
+                .collect::<StoreResult<_>>()?;
             rows.push((w.job.id.0.as_bytes().to_vec(), encode(&w.job)?, events));
         }
         self.durably(move |s| {
@@ -186,16 +222,22 @@ impl Store for SledStore {
                 .transaction(|(jobs, events, deliveries, due)| {
                     for (job_key, job, job_events) in &rows {
                         jobs.insert(job_key.as_slice(), job.as_slice())?;
-                        for (event_key, event, event_deliveries) in job_events {
-                            events.insert(event_key.as_slice(), event.as_slice())?;
-                            for (key, delivery, due_at) in event_deliveries {
-                                deliveries.insert(key.as_slice(), delivery.as_slice())?;
-                                due.insert(due_at.as_slice(), &[] as &[u8])?;
-                            }
+                        for event in job_events {
+                            event.insert(events, deliveries, due)?;
                         }
                     }
                     Ok(())
                 })
+                .map_err(tx_error)
+        })
+        .await
+    }
+
+    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
+        let encoded = EncodedEvent::of(event)?;
+        self.durably(move |s| {
+            (&s.events, &s.deliveries, &s.due)
+                .transaction(|(events, deliveries, due)| encoded.insert(events, deliveries, due))
                 .map_err(tx_error)
         })
         .await

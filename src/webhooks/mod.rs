@@ -1,14 +1,27 @@
-//! Webhooks: which callback addresses are allowed and which subscriptions a new job goes to.
+//! Webhooks: callback policy, outbox events, Standard Webhooks signatures, retries and the
+//! HTTP sender.
 //!
 //! Registration checks a callback URL against the [`CallbackPolicy`]; ingest turns a job that
 //! is seen for the first time into a `job.new` [`OutboxEvent`](crate::domain::OutboxEvent) with
 //! one pending delivery per matching subscription, written in the same store transaction as
-//! the job, so no announcement is ever lost.
+//! the job, so no announcement is ever lost. The service's delivery worker then signs each
+//! delivery ([`sign`]) and sends it through a [`Notifier`] ([`HttpNotifier`] by default),
+//! retrying on the [`RetryPolicy`]. Receivers check deliveries with [`verify`].
 
+#[cfg(feature = "webhooks")]
+mod http_notifier;
+mod notifier;
 mod outbox;
+mod payload;
 mod policy;
+mod retry;
 mod signature;
 
-pub use outbox::{new_job_event, subscription_filter, JOB_NEW};
+#[cfg(feature = "webhooks")]
+pub use http_notifier::{HttpNotifier, HttpNotifierConfig};
+pub use notifier::{AttemptOutcome, Notifier, WebhookRequest};
+pub use outbox::{new_job_event, subscription_filter, test_event, JOB_NEW, WEBHOOK_TEST};
+pub use payload::{payload, MAX_PAYLOAD_BYTES};
 pub use policy::{is_public_ip, CallbackPolicy};
+pub use retry::RetryPolicy;
 pub use signature::{sign, verify, SignatureError};

@@ -1,0 +1,240 @@
+//! The webhook delivery worker: reads due deliveries from the outbox, signs and sends them
+//! through the notifier off the request path, and records every attempt.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, Weak};
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{watch, Notify, Semaphore};
+
+use super::{Inner, JobListingsService, Metered, ServiceError, ServiceResult};
+use crate::domain::{
+    ApiKey, Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, Subscription,
+    SubscriptionStatus, WebhookId,
+};
+use crate::webhooks::{payload, sign, test_event, AttemptOutcome, WebhookRequest};
+
+/// Attempts kept on a delivery's record.
+const HISTORY: usize = 20;
+
+/// Runs until stopped: wakes on new work or every `poll_interval`, and sends what is due.
+pub(super) async fn worker(inner: Weak<Inner>, mut stop: watch::Receiver<bool>, wake: Arc<Notify>) {
+    let in_flight: Arc<Mutex<HashSet<DeliveryId>>> = Arc::default();
+    let Some(slots) = inner
+        .upgrade()
+        .map(|i| Arc::new(Semaphore::new(i.config.delivery.max_in_flight.max(1))))
+    else {
+        return;
+    };
+    loop {
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        let poll = strong.config.delivery.poll_interval;
+        let service = JobListingsService { inner: strong };
+        if let Err(e) = service.dispatch_due(&in_flight, &slots, &stop).await {
+            tracing::error!(error = %e, "reading the outbox failed; will retry");
+        }
+        drop(service);
+        tokio::select! {
+            _ = tokio::time::sleep(poll) => {}
+            _ = wake.notified() => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+impl JobListingsService {
+    /// Starts an attempt for every due delivery not already in flight, while slots last.
+    async fn dispatch_due(
+        &self,
+        in_flight: &Arc<Mutex<HashSet<DeliveryId>>>,
+        slots: &Arc<Semaphore>,
+        stop: &watch::Receiver<bool>,
+    ) -> ServiceResult<()> {
+        let due = self.inner.store.pending_deliveries(self.now(), 256).await?;
+        for delivery in due {
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                break;
+            };
+            let fresh = in_flight
+                .lock()
+                .map(|mut set| set.insert(delivery.id))
+                .unwrap_or(false);
+            if !fresh {
+                continue;
+            }
+            let service = self.clone();
+            let in_flight = in_flight.clone();
+            let mut stop = stop.clone();
+            tokio::spawn(async move {
+                let id = delivery.id;
+                tokio::select! {
+                    result = service.attempt(delivery) => {
+                        if let Err(e) = result {
+                            tracing::error!(delivery_id = %id, error = %e, "recording a delivery attempt failed");
+                        }
+                    }
+                    // On shutdown the attempt is dropped; the delivery stays pending and is
+                    // sent again after the restart, with the same webhook-id.
+                    _ = stop.wait_for(|stopped| *stopped) => {}
+                }
+                if let Ok(mut set) = in_flight.lock() {
+                    set.remove(&id);
+                }
+                drop(slot);
+            });
+        }
+        Ok(())
+    }
+
+    /// Makes one attempt of one delivery and records the outcome.
+    async fn attempt(&self, mut delivery: Delivery) -> ServiceResult<()> {
+        let Some(notifier) = self.inner.notifier.clone() else {
+            return Ok(());
+        };
+        let subscription = self
+            .read_webhooks()
+            .get(&delivery.webhook_id)
+            .filter(|s| s.status == SubscriptionStatus::Active)
+            .cloned();
+        let Some(subscription) = subscription else {
+            delivery.status = DeliveryStatus::Failed;
+            delivery.last_error = Some("the subscription was deleted or disabled".to_owned());
+            return Ok(self.inner.store.put_delivery(&delivery).await?);
+        };
+        let Some(event) = self.inner.store.get_event(delivery.event_id).await? else {
+            delivery.status = DeliveryStatus::Failed;
+            delivery.last_error = Some("the event is missing from the outbox".to_owned());
+            return Ok(self.inner.store.put_delivery(&delivery).await?);
+        };
+
+        let started = self.now();
+        let body = payload(&event);
+        let id = event.id.to_string();
+        let timestamp = started.timestamp();
+        let outcome = match sign(subscription.secret.expose(), &id, timestamp, &body) {
+            Ok(signature) => {
+                let request = WebhookRequest {
+                    url: subscription.callback_url.clone(),
+                    id,
+                    timestamp,
+                    signature,
+                    body,
+                };
+                notifier.send(&request).await
+            }
+            Err(e) => AttemptOutcome {
+                status: None,
+                retry_after: None,
+                error: Some(format!("could not sign: {e}")),
+                latency: std::time::Duration::ZERO,
+            },
+        };
+        self.record(delivery, &subscription, started, &outcome)
+            .await
+    }
+
+    async fn record(
+        &self,
+        mut delivery: Delivery,
+        subscription: &Subscription,
+        started: DateTime<Utc>,
+        outcome: &AttemptOutcome,
+    ) -> ServiceResult<()> {
+        let now = self.now();
+        let policy = &self.inner.config.delivery.retry;
+        delivery.attempts += 1;
+        delivery.history.push(DeliveryAttempt {
+            at: started,
+            status_code: outcome.status,
+            latency_ms: u64::try_from(outcome.latency.as_millis()).unwrap_or(u64::MAX),
+            error: outcome.error.clone(),
+        });
+        if delivery.history.len() > HISTORY {
+            delivery.history.remove(0);
+        }
+        delivery.last_error.clone_from(&outcome.error);
+
+        let gone = outcome.status == Some(410);
+        let mut sub = subscription.clone();
+        if outcome.succeeded() {
+            delivery.status = DeliveryStatus::Succeeded;
+            sub.last_success_at = Some(now);
+            sub.failing_since = None;
+        } else {
+            let retry_in = (!gone)
+                .then(|| policy.next_delay(delivery.attempts, outcome.retry_after))
+                .flatten();
+            match retry_in.and_then(|d| chrono::Duration::from_std(d).ok()) {
+                Some(delay) => delivery.next_attempt_at = now + delay,
+                None => delivery.status = DeliveryStatus::Failed,
+            }
+            sub.last_failure_at = Some(now);
+            sub.last_failure_reason.clone_from(&outcome.error);
+            let since = *sub.failing_since.get_or_insert(now);
+            let too_long = chrono::Duration::from_std(policy.disable_after)
+                .is_ok_and(|limit| now - since >= limit);
+            if gone || too_long {
+                sub.status = SubscriptionStatus::Disabled;
+                sub.disabled_reason = Some(if gone {
+                    "the receiver answered 410 Gone".to_owned()
+                } else {
+                    format!(
+                        "deliveries failed for {} days without a success",
+                        policy.disable_after.as_secs() / 86_400
+                    )
+                });
+            }
+        }
+        tracing::info!(
+            delivery_id = %delivery.id,
+            webhook_id = %sub.id,
+            attempt = delivery.attempts,
+            status = ?outcome.status,
+            ok = outcome.succeeded(),
+            "webhook delivery attempt"
+        );
+        self.inner.store.put_delivery(&delivery).await?;
+        self.update_subscription(sub).await
+    }
+
+    /// Stores a subscription's delivery status, unless it was deleted meanwhile.
+    async fn update_subscription(&self, sub: Subscription) -> ServiceResult<()> {
+        let _ingest = self.inner.ingest.lock().await;
+        let exists = self.read_webhooks().contains_key(&sub.id);
+        if exists {
+            self.inner.store.put_webhook(&sub).await?;
+            self.write_webhooks().insert(sub.id, sub);
+        }
+        Ok(())
+    }
+
+    /// Wakes the delivery worker: new deliveries are due.
+    pub(super) fn wake_deliveries(&self) {
+        self.inner.wake.notify_one();
+    }
+
+    /// Queues a signed `webhook.test` ping to one of the caller's subscriptions and returns
+    /// its pending delivery; the worker sends it right away.
+    pub async fn test_webhook(
+        &self,
+        key: &ApiKey,
+        id: WebhookId,
+    ) -> ServiceResult<Metered<Delivery>> {
+        self.metered(key, |caller| async move {
+            let sub = self.own_webhook(caller.key_id, id)?;
+            let event = test_event(&sub, self.now());
+            self.inner.store.put_event(&event).await?;
+            self.wake_deliveries();
+            event
+                .deliveries
+                .into_iter()
+                .next()
+                .ok_or(ServiceError::NotFound {
+                    resource: "webhook",
+                })
+        })
+        .await
+    }
+}
