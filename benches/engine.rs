@@ -1,6 +1,9 @@
 //! Query-engine benches over 100,000 generated jobs: filter-only, text, text + filters and
 //! deep pages. Run with `cargo bench --bench engine`.
 
+// criterion's macros generate undocumented public functions.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use chrono::Duration;

@@ -2,6 +2,9 @@
 //! request, authenticates and meters the key, queries the engine, reads the store and writes
 //! JSON. Run with `cargo bench --bench http`.
 
+// criterion's macros generate undocumented public functions.
+#![allow(missing_docs)]
+
 use std::sync::Arc;
 
 use bytes::Bytes;

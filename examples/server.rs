@@ -1,8 +1,8 @@
 //! # The bundled job-listings server
 //!
 //! ```text
-//! cargo run --release --example server                         # serve on 127.0.0.1:8080, data in ./data
-//! cargo run --release --example server -- --help               # every option
+//! cargo run --release --example server            # serve on 127.0.0.1:8080, data in ./data
+//! cargo run --release --example server -- --help  # every option
 //! cargo run --release --example server -- --data-dir /srv/jl serve --addr 127.0.0.1:9000
 //! cargo run --release --example server -- import --companies companies.jsonl --jobs jobs.jsonl
 //! cargo run --release --example server -- keys create --plan developer --label alice@example.com
@@ -20,7 +20,9 @@
 //! 2. when the store is empty, loads the deterministic demo dataset (600 companies, 6,000
 //!    jobs) and issues one demo key per plan, printing each key once on stdout with a `curl`
 //!    command to try (use `--no-demo` to start empty);
-//! 3. installs Ctrl-C and SIGTERM handlers, binds the address and serves until one fires; open
+//! 3. starts the webhook delivery worker (feature `webhooks`, on by default), which sends the
+//!    `job.new` events queued in the outbox to subscribers' callback URLs;
+//! 4. installs Ctrl-C and SIGTERM handlers, binds the address and serves until one fires; open
 //!    requests then get up to ten seconds to finish and usage counters are written.
 //!
 //! Keys are stored as hashes only, so a key is shown when it is created and never again; the
@@ -32,7 +34,8 @@
 //! `import` loads companies and jobs from JSON Lines files, one record per line in the serde
 //! form of [`Company`] and [`Job`]; `first_seen_at`, `updated_at` and `status` may be left out.
 //! Every line is checked before anything is written, so a file with a bad line imports nothing.
-//! `keys` issues, revokes and lists API keys and sets their billing status.
+//! Webhook deliveries an import queues are sent by the server when it next runs. `keys` issues,
+//! revokes and lists API keys and sets their billing status.
 //!
 //! sled allows one process per folder: stop the server before running `import` or `keys` on
 //! its folder, and start it again afterwards to serve the new data.
@@ -65,7 +68,7 @@ use job_listings::domain::{
 };
 use job_listings::server::{Server, ServerConfig};
 use job_listings::service::{
-    JobListingsService, NewKey, Quotas, ServiceConfig, ServiceError, ServiceResult,
+    JobListingsService, NewKey, Quotas, ServiceBuilder, ServiceConfig, ServiceError, ServiceResult,
 };
 use job_listings::store::{SledConfig, SledStore, StoreError};
 use job_listings::webhooks::CallbackPolicy;
@@ -307,7 +310,7 @@ async fn main() -> Result<()> {
     match cli.command.unwrap_or(Command::Serve(cli.serve)) {
         Command::Serve(args) => {
             init_logging("info");
-            let service = open_service(&store, args.service_config()).await?;
+            let service = open_service(&store, args.service_config(), Deliver::Webhooks).await?;
             let outcome = serve(&service, &store, &args, started).await;
             close(&service, outcome).await
         }
@@ -315,13 +318,13 @@ async fn main() -> Result<()> {
             init_logging("warn");
             // Read and check the files before taking the store's lock.
             let input = read_import(&args)?;
-            let service = open_service(&store, ServiceConfig::default()).await?;
+            let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
             let outcome = import(&service, input).await;
             close(&service, outcome).await
         }
         Command::Keys(command) => {
             init_logging("warn");
-            let service = open_service(&store, ServiceConfig::default()).await?;
+            let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
             let outcome = keys(&service, command).await;
             close(&service, outcome).await
         }
@@ -339,24 +342,60 @@ fn init_logging(default: &str) {
         .init();
 }
 
+/// Whether the service should send webhooks, or only queue them in the outbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Deliver {
+    /// Start the delivery worker (the server).
+    Webhooks,
+    /// Leave deliveries in the outbox for the server to send (admin commands).
+    Nothing,
+}
+
 /// Opens the sled folder and loads the service from it.
-async fn open_service(args: &StoreArgs, config: ServiceConfig) -> Result<JobListingsService> {
+async fn open_service(
+    args: &StoreArgs,
+    config: ServiceConfig,
+    deliver: Deliver,
+) -> Result<JobListingsService> {
     let sled = SledConfig {
         path: args.data_dir.clone(),
         cache_bytes: args.cache_mb.saturating_mul(1024 * 1024),
     };
     let store = SledStore::open(&sled).map_err(|e| explain_open_error(&args.data_dir, e))?;
-    JobListingsService::builder()
+    let policy = config.callback_policy;
+    let builder = JobListingsService::builder()
         .store(Arc::new(store))
-        .config(config)
+        .config(config);
+    let builder = match deliver {
+        Deliver::Webhooks => with_notifier(builder, policy)?,
+        Deliver::Nothing => builder,
+    };
+    builder
         .build()
         .await
         .with_context(|| format!("loading the data in {}", args.data_dir.display()))
 }
 
-/// sled reports a folder held by another process as a backend error whose text names the lock.
+/// Adds the webhook sender. It enforces the same address policy as registration, on the
+/// addresses it actually connects to.
+#[cfg(feature = "webhooks")]
+fn with_notifier(builder: ServiceBuilder, policy: CallbackPolicy) -> Result<ServiceBuilder> {
+    use job_listings::webhooks::{HttpNotifier, HttpNotifierConfig};
+    let notifier = HttpNotifier::new(policy, HttpNotifierConfig::default())
+        .map_err(|e| anyhow!("setting up the webhook sender: {e}"))?;
+    Ok(builder.notifier(Arc::new(notifier)))
+}
+
+/// Without the `webhooks` feature there is no sender: deliveries wait in the outbox.
+#[cfg(not(feature = "webhooks"))]
+fn with_notifier(builder: ServiceBuilder, _policy: CallbackPolicy) -> Result<ServiceBuilder> {
+    tracing::warn!("built without the `webhooks` feature: webhook deliveries stay in the outbox");
+    Ok(builder)
+}
+
+/// A folder held by another process gets advice; anything else keeps its cause.
 fn explain_open_error(dir: &Path, e: StoreError) -> anyhow::Error {
-    if e.to_string().contains("could not acquire lock") {
+    if matches!(e, StoreError::Locked { .. }) {
         anyhow!(
             "the data folder {} is in use by another process, most likely a running server. \
              sled lets one process at a time open a folder: stop the server, run this \
@@ -419,7 +458,8 @@ async fn serve(
             if let Some((_, key)) = keys.iter().find(|(plan, _)| *plan == Plan::Developer) {
                 println!("Try:");
                 println!(
-                    "  curl -s -H \"X-API-Key: {}\" \"{base}/api/v1/jobs?q=rust&remote_only=true&per_page=2\"",
+                    "  curl -s -H \"X-API-Key: {}\" \
+                     \"{base}/api/v1/jobs?q=rust&remote_only=true&per_page=2\"",
                     key.expose()
                 );
             }

@@ -3,6 +3,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{CompanyId, DomainError, DomainTag, JobId, Seniority};
 
+const RANGE: &str = "must be a number from 0 to 1, such as 0.8";
+
 /// A classification confidence between 0 and 1 inclusive, compared exactly as stored.
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Serialize, Deserialize)]
 #[serde(try_from = "f64", into = "f64")]
@@ -14,24 +16,17 @@ impl Confidence {
         if value.is_finite() && (0.0..=1.0).contains(&value) {
             Ok(Self(value))
         } else {
-            Err(DomainError::new(
-                "min_confidence",
-                "must be a number from 0 to 1, such as 0.8",
-            ))
+            Err(DomainError::new("confidence", RANGE))
         }
     }
 
-    /// Parses a query-string value.
+    /// Parses the `min_confidence` query parameter.
     pub fn parse(raw: &str) -> Result<Self, DomainError> {
         raw.trim()
             .parse::<f64>()
-            .map_err(|_| {
-                DomainError::new(
-                    "min_confidence",
-                    "must be a number from 0 to 1, such as 0.8",
-                )
-            })
-            .and_then(Self::new)
+            .ok()
+            .and_then(|v| Self::new(v).ok())
+            .ok_or_else(|| DomainError::new("min_confidence", RANGE))
     }
 
     /// The value.
@@ -91,7 +86,9 @@ pub struct Job {
     pub role: String,
     /// The hiring company.
     pub company_id: CompanyId,
-    /// The hiring company's name. Searchable by `q` and `company`.
+    /// The hiring company's name. Searchable by `q` and `company`. The service fills it in
+    /// from the company record on ingest, so importers may leave it out.
+    #[serde(default)]
     pub company_name: String,
     /// The text of the post. Searchable by `q`.
     pub description: String,
@@ -136,7 +133,12 @@ impl Job {
     /// Checks the invariants that types alone do not carry.
     pub fn validate(&self) -> Result<(), DomainError> {
         non_empty("role", &self.role, 300)?;
-        non_empty("company_name", &self.company_name, 300)?;
+        if self.company_name.len() > 300 {
+            return Err(DomainError::new(
+                "company_name",
+                "must be at most 300 bytes",
+            ));
+        }
         if self.description.len() > 100_000 {
             return Err(DomainError::new(
                 "description",

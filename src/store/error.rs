@@ -3,6 +3,12 @@ use thiserror::Error;
 /// A storage failure. Never the caller's fault: the API answers these with 500 `internal`.
 #[derive(Debug, Error)]
 pub enum StoreError {
+    /// Another process holds the database (sled is single-process: stop the server first).
+    #[error("the database at {path} is in use by another process")]
+    Locked {
+        /// The database folder.
+        path: String,
+    },
     /// The database reported an error (I/O, corruption, a closed connection).
     #[error("storage backend failed: {0}")]
     Backend(String),

@@ -133,7 +133,14 @@ impl SledStore {
             .path(&config.path)
             .cache_capacity(config.cache_bytes)
             .open()
-            .map_err(backend)?;
+            .map_err(|e| match &e {
+                sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
+                    StoreError::Locked {
+                        path: config.path.display().to_string(),
+                    }
+                }
+                _ => backend(e),
+            })?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);
         Ok(Self {
             jobs: tree("jobs")?,

@@ -15,6 +15,7 @@ const ROUTES: &[(&str, &[&str])] = &[
     ("/api/v1/webhooks", &["GET", "POST"]),
     ("/api/v1/webhooks/{id}", &["DELETE", "GET"]),
     ("/api/v1/webhooks/{id}/deliveries", &["GET"]),
+    ("/api/v1/webhooks/{id}/test", &["POST"]),
     ("/api/v1/usage", &["GET"]),
     ("/api/v1/openapi.json", &["GET"]),
 ];

@@ -415,7 +415,7 @@ async fn a_new_matching_job_queues_a_pending_delivery_for_the_webhook() {
         .expect("the store")
         .expect("the event");
     assert_eq!(event.kind, "job.new");
-    assert_eq!(event.job.id, job.id);
+    assert_eq!(event.data["id"], job.id.to_string().as_str());
 
     // The same job ingested again is not new.
     let again = app.service.upsert_job(job).await.expect("ingested");

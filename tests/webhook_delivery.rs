@@ -1,0 +1,1476 @@
+//! Webhook delivery end to end: the service with the real `HttpNotifier` (local-development
+//! policy, millisecond retries) sends to scripted receivers on 127.0.0.1, and every delivery is
+//! checked with the crate's own verifier. Status, history and test pings go through the real
+//! hyper server. Every wait is a bounded poll; nothing asserts on speed.
+
+mod webhook_support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use job_listings::api::Api;
+use job_listings::demo::Dataset;
+use job_listings::domain::{
+    ApiKey, CallbackUrl, Company, Confidence, Delivery, DeliveryStatus, DomainTag, Job, JobId,
+    JobStatus, Plan, Seniority, Subscription, WebhookId,
+};
+use job_listings::query::{JobFilter, JobQuery};
+use job_listings::server::{Server, ServerConfig};
+use job_listings::service::{
+    DeliveryConfig, JobListingsService, NewKey, NewWebhook, ServiceConfig,
+};
+use job_listings::store::{MemoryStore, SledConfig, SledStore, Store};
+use job_listings::webhooks::{
+    sign, verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, Notifier, RetryPolicy,
+    WebhookRequest,
+};
+use reqwest::Method;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use uuid::Uuid;
+
+use webhook_support::{always_ok, eventually, free_port, script, Answer, Hit, Receiver};
+
+/// The longest any single wait in these tests may take.
+const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Connect 1 s, whole request 500 ms: a receiver slower than that times out.
+const FAST_TIMEOUTS: HttpNotifierConfig = HttpNotifierConfig {
+    connect_timeout: Duration::from_secs(1),
+    request_timeout: Duration::from_millis(500),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+// ---------------------------------------------------------------------------------------------
+
+fn ms(list: &[u64]) -> Vec<Duration> {
+    list.iter().map(|&m| Duration::from_millis(m)).collect()
+}
+
+/// Local-development policy, retries after the given milliseconds (±10 %), a 20 ms poll.
+fn config(delays_ms: &[u64]) -> ServiceConfig {
+    ServiceConfig {
+        callback_policy: CallbackPolicy::local_development(),
+        delivery: DeliveryConfig {
+            retry: RetryPolicy {
+                delays: ms(delays_ms),
+                jitter: 0.1,
+                ..RetryPolicy::default()
+            },
+            poll_interval: Duration::from_millis(20),
+            ..DeliveryConfig::default()
+        },
+        ..ServiceConfig::default()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StoreKind {
+    Memory,
+    Sled,
+}
+
+/// A service with the real notifier, served over HTTP on 127.0.0.1, with two Agent Pro keys
+/// and two companies ("Quokka Frobnitz" and "Wombat Zephyr Works").
+struct App {
+    service: JobListingsService,
+    base: String,
+    client: reqwest::Client,
+    key: ApiKey,
+    raw: String,
+    other_raw: String,
+    companies: Vec<Company>,
+    _dir: TempDir,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig, kind: StoreKind) -> App {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let store: Arc<dyn Store> = match kind {
+        StoreKind::Memory => Arc::new(MemoryStore::new()),
+        StoreKind::Sled => Arc::new(
+            SledStore::open(&SledConfig {
+                path: dir.path().join("db"),
+                cache_bytes: 16 * 1024 * 1024,
+            })
+            .expect("a sled store"),
+        ),
+    };
+    let notifier =
+        HttpNotifier::new(config.callback_policy, timeouts).expect("the HTTP notifier");
+    let service = JobListingsService::builder()
+        .store(store)
+        .notifier(Arc::new(notifier))
+        .config(config)
+        .build()
+        .await
+        .expect("the service");
+
+    let mut companies = Dataset::generate(7, 2, 0).companies;
+    companies[0].name = "Quokka Frobnitz".to_owned();
+    companies[1].name = "Wombat Zephyr Works".to_owned();
+    service
+        .upsert_companies(companies.clone())
+        .await
+        .expect("companies");
+
+    let (key, _) = service
+        .create_key(NewKey::new(Plan::AgentPro))
+        .await
+        .expect("a key");
+    let (other, _) = service
+        .create_key(NewKey::new(Plan::AgentPro))
+        .await
+        .expect("another key");
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let server = Server::new(
+        listener,
+        Api::new(service.clone()),
+        ServerConfig {
+            shutdown_grace: Duration::from_secs(1),
+            ..ServerConfig::default()
+        },
+    )
+    .expect("the server");
+    let base = format!("http://{}", server.local_addr());
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(server.run(async move {
+        let _ = rx.await;
+    }));
+    App {
+        service,
+        base,
+        client: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("a client"),
+        raw: key.expose().to_owned(),
+        key,
+        other_raw: other.expose().to_owned(),
+        companies,
+        _dir: dir,
+        stop: Some(tx),
+    }
+}
+
+async fn start_default(delays_ms: &[u64]) -> App {
+    start(config(delays_ms), FAST_TIMEOUTS, StoreKind::Memory).await
+}
+
+/// What a test job looks like; `job()` fills in the rest.
+#[derive(Clone)]
+struct Spec {
+    role: &'static str,
+    text: &'static str,
+    domains: &'static [&'static str],
+    seniority: &'static [&'static str],
+    remote: bool,
+    confidence: f64,
+    /// 0: Quokka Frobnitz, 1: Wombat Zephyr Works.
+    company: usize,
+    active: bool,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Self {
+            role: "Webhook Test Role",
+            text: "A role made for webhook tests.",
+            domains: &["engineering"],
+            seniority: &["mid"],
+            remote: true,
+            confidence: 0.9,
+            company: 0,
+            active: true,
+        }
+    }
+}
+
+impl App {
+    fn job(&self, spec: &Spec) -> Job {
+        let company = &self.companies[spec.company];
+        let id = JobId(Uuid::new_v4());
+        let posted_at = Utc::now() - chrono::Duration::hours(1);
+        Job {
+            id,
+            role: spec.role.to_owned(),
+            company_id: company.id,
+            company_name: company.name.clone(),
+            description: spec.text.to_owned(),
+            domains: spec
+                .domains
+                .iter()
+                .map(|d| DomainTag::parse(d).expect("a tag"))
+                .collect(),
+            seniority: spec
+                .seniority
+                .iter()
+                .map(|s| Seniority::parse(s).expect("a level"))
+                .collect(),
+            remote: spec.remote,
+            location: (!spec.remote).then(|| "Hobart, Australia".to_owned()),
+            source_url: format!("https://{}/jobs/{id}", company.domain),
+            salary: None,
+            posted_at,
+            confidence: Confidence::new(spec.confidence).expect("a confidence"),
+            status: if spec.active {
+                JobStatus::Active
+            } else {
+                JobStatus::Closed
+            },
+            first_seen_at: posted_at,
+            updated_at: posted_at,
+        }
+    }
+
+    /// A subscription made through the service, with the saved-search fields `edit` sets.
+    async fn subscribe(&self, url: &str, edit: impl FnOnce(&mut NewWebhook)) -> Subscription {
+        let mut new = NewWebhook::new(CallbackUrl::parse(url).expect("a callback URL"));
+        edit(&mut new);
+        self.service
+            .create_webhook(&self.key, new)
+            .await
+            .expect("a subscription")
+            .value
+    }
+
+    async fn call(&self, method: Method, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .header("X-API-Key", key);
+        if let Some(body) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(serde_json::to_vec(&body).expect("JSON"));
+        }
+        let response = req.send().await.expect("the API answered");
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("a body");
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// `POST /api/v1/webhooks`: (id, secret).
+    async fn subscribe_http(&self, body: Value) -> (WebhookId, String) {
+        let (status, v) = self
+            .call(Method::POST, "/api/v1/webhooks", &self.raw, Some(body))
+            .await;
+        assert_eq!(status, 201, "{v}");
+        (
+            WebhookId::parse(v["id"].as_str().expect("an id")).expect("a uuid"),
+            v["secret"].as_str().expect("a secret").to_owned(),
+        )
+    }
+
+    /// `GET /api/v1/webhooks/{id}`.
+    async fn webhook_http(&self, id: WebhookId) -> Value {
+        let (status, v) = self
+            .call(Method::GET, &format!("/api/v1/webhooks/{id}"), &self.raw, None)
+            .await;
+        assert_eq!(status, 200, "{v}");
+        v
+    }
+
+    /// `GET /api/v1/webhooks/{id}/deliveries`: the `data` list.
+    async fn deliveries_http(&self, id: WebhookId) -> Vec<Value> {
+        let (status, v) = self
+            .call(
+                Method::GET,
+                &format!("/api/v1/webhooks/{id}/deliveries"),
+                &self.raw,
+                None,
+            )
+            .await;
+        assert_eq!(status, 200, "{v}");
+        v["data"].as_array().expect("a data list").clone()
+    }
+
+    /// Every delivery of a subscription, from the store.
+    async fn deliveries(&self, id: WebhookId) -> Vec<Delivery> {
+        self.service
+            .store()
+            .deliveries_of(id, 100_000)
+            .await
+            .expect("the store")
+    }
+
+    /// Waits until no delivery of these subscriptions is pending.
+    async fn settle(&self, ids: &[WebhookId]) -> bool {
+        eventually(DEADLINE, || async {
+            for id in ids {
+                if self
+                    .deliveries(*id)
+                    .await
+                    .iter()
+                    .any(|d| d.status == DeliveryStatus::Pending)
+                {
+                    return false;
+                }
+            }
+            true
+        })
+        .await
+    }
+}
+
+/// Asserts the Standard Webhooks headers are present and the signature verifies with the
+/// crate's own `verify`.
+#[track_caller]
+fn assert_signed(hit: &Hit, secret: &str) {
+    let id = hit.id.as_deref().expect("a webhook-id header");
+    let ts = hit.timestamp.as_deref().expect("a webhook-timestamp header");
+    let sig = hit.signature.as_deref().expect("a webhook-signature header");
+    assert!(!id.is_empty());
+    let ts: i64 = ts.parse().expect("the timestamp is whole seconds");
+    assert!(
+        (Utc::now().timestamp() - ts).abs() < 300,
+        "the timestamp {ts} is about now"
+    );
+    assert!(sig.starts_with("v1,"), "{sig}");
+    assert_eq!(
+        verify(secret, id, ts, &hit.body, sig),
+        Ok(()),
+        "the signature verifies for {id}"
+    );
+    assert_eq!(hit.content_type.as_deref(), Some("application/json"));
+}
+
+fn at_plus(at: &str, latency_ms: u64) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(at)
+        .expect("an RFC 3339 time")
+        .with_timezone(&Utc)
+        + chrono::Duration::milliseconds(latency_ms as i64)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signing and the payload
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_job_is_delivered_signed_with_standard_webhooks_headers() {
+    let app = start_default(&[10, 20, 40]).await;
+    let rx = Receiver::start(always_ok()).await;
+    let (hook, secret) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/hook") }))
+        .await;
+    assert!(secret.starts_with("whsec_"), "{secret}");
+
+    let job = app.job(&Spec::default());
+    let outcome = app.service.upsert_job(job.clone()).await.expect("ingested");
+    assert!(outcome.created);
+    assert_eq!(outcome.deliveries, 1);
+
+    assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
+    assert!(app.settle(&[hook]).await);
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    let hit = &hits[0];
+    assert_signed(hit, &secret);
+    assert!(
+        verify(
+            "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+            hit.id.as_deref().unwrap_or(""),
+            hit.timestamp.as_deref().unwrap_or("0").parse().unwrap_or(0),
+            &hit.body,
+            hit.signature.as_deref().unwrap_or(""),
+        )
+        .is_err(),
+        "another secret does not verify"
+    );
+    assert!(hit.user_agent.is_some());
+
+    // The body: type, timestamp, data = the job.
+    assert_eq!(hit.kind(), Some("job.new"), "{}", hit.json);
+    let stamp = hit.json["timestamp"].as_str().expect("a timestamp");
+    assert!(DateTime::parse_from_rfc3339(stamp).is_ok(), "{stamp}");
+    assert_eq!(hit.data_id(), Some(job.id.to_string().as_str()));
+    assert_eq!(hit.json["data"]["role"], job.role.as_str());
+    assert!(hit.body.len() <= job_listings::webhooks::MAX_PAYLOAD_BYTES);
+
+    // The webhook-id is the event id the delivery log shows; status over HTTP.
+    let listed = app.deliveries_http(hook).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["status"], "succeeded");
+    assert_eq!(listed[0]["attempts"], 1);
+    assert_eq!(listed[0]["event_id"].as_str(), hit.id.as_deref());
+    assert_eq!(listed[0]["history"][0]["status_code"], 200);
+    assert!(listed[0]["history"][0]["latency_ms"].is_u64());
+    assert!(listed[0]["history"][0]["error"].is_null());
+    let w = app.webhook_http(hook).await;
+    assert_eq!(w["status"], "active");
+    assert!(w["last_success_at"].is_string(), "{w}");
+    assert!(w["last_failure_at"].is_null(), "{w}");
+    assert!(w.get("secret").is_none());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matching
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filter_matrix_sends_each_new_job_to_exactly_the_matching_subscriptions() {
+    let app = start_default(&[10, 20, 40]).await;
+    let rx = Receiver::start(always_ok()).await;
+    let tag = |t: &str| DomainTag::parse(t).expect("a tag");
+    let level = |s: &str| Seniority::parse(s).expect("a level");
+
+    type Edit = Box<dyn FnOnce(&mut NewWebhook)>;
+    let subs: Vec<(&str, Edit)> = vec![
+        ("/all", Box::new(|_| {})),
+        (
+            "/ai-design",
+            Box::new(move |w| w.domain_filters = vec![tag("ai"), tag("design")]),
+        ),
+        ("/remote", Box::new(|w| w.remote_only = true)),
+        (
+            "/eng-remote",
+            Box::new(move |w| {
+                w.domain_filters = vec![tag("engineering")];
+                w.remote_only = true;
+            }),
+        ),
+        (
+            "/senior-staff",
+            Box::new(move |w| w.seniority = vec![level("senior"), level("staff")]),
+        ),
+        (
+            "/q-zephyrine",
+            Box::new(|w| w.q = Some("zephyrine".to_owned())),
+        ),
+        (
+            "/company-quokka",
+            Box::new(|w| w.company = Some("Quokka".to_owned())),
+        ),
+        (
+            "/conf-0.8",
+            Box::new(|w| w.min_confidence = Some(Confidence::new(0.8).expect("conf"))),
+        ),
+        (
+            "/saved-search",
+            Box::new(move |w| {
+                w.domain_filters = vec![tag("data")];
+                w.seniority = vec![level("junior")];
+                w.q = Some("pipelines".to_owned());
+                w.min_confidence = Some(Confidence::new(0.5).expect("conf"));
+            }),
+        ),
+    ];
+    let mut secrets = BTreeMap::new();
+    let mut hook_ids = Vec::new();
+    for (path, edit) in subs {
+        let sub = app.subscribe(&rx.url(path), edit).await;
+        secrets.insert(path.to_owned(), sub.secret.expose().to_owned());
+        hook_ids.push(sub.id);
+    }
+
+    let spec = |role, text, domains, seniority, remote, confidence, company, active| Spec {
+        role,
+        text,
+        domains,
+        seniority,
+        remote,
+        confidence,
+        company,
+        active,
+    };
+    // (job, the subscriptions it must reach)
+    let table: Vec<(Spec, &[&str])> = vec![
+        (
+            spec("Senior ML Engineer", "Train kumquat models.", &["ai"], &["senior"], true, 0.9, 0, true),
+            &["/all", "/ai-design", "/remote", "/senior-staff", "/company-quokka", "/conf-0.8"],
+        ),
+        (
+            spec("Lead Designer", "Own the marmalade design system.", &["design"], &["lead"], false, 0.7, 1, true),
+            &["/all", "/ai-design"],
+        ),
+        (
+            spec("Staff Platform Engineer", "Scale zephyrine clusters.", &["engineering", "devops"], &["staff"], true, 0.85, 1, true),
+            &["/all", "/remote", "/eng-remote", "/senior-staff", "/q-zephyrine", "/conf-0.8"],
+        ),
+        (
+            spec("Junior Backend Engineer", "Maintain zephyrine services.", &["engineering"], &["junior"], false, 0.5, 0, true),
+            &["/all", "/q-zephyrine", "/company-quokka"],
+        ),
+        (
+            spec("Junior Data Engineer", "Pipelines in Python.", &["data"], &["junior"], true, 0.6, 0, true),
+            &["/all", "/remote", "/company-quokka", "/saved-search"],
+        ),
+        (
+            // The saved search's confidence floor is 0.5: 0.45 misses it.
+            spec("Junior Data Analyst", "Pipelines and dashboards.", &["data"], &["junior"], true, 0.45, 0, true),
+            &["/all", "/remote", "/company-quokka"],
+        ),
+        (
+            // Exactly the floor of /conf-0.8.
+            spec("Research Scientist", "Study kumquat.", &["research"], &["mid"], false, 0.8, 1, true),
+            &["/all", "/conf-0.8"],
+        ),
+        (
+            spec("Account Executive", "Sell things.", &["sales"], &["mid"], false, 0.3, 1, true),
+            &["/all"],
+        ),
+        (
+            // Closed when first seen: matches every filter but is announced to nobody.
+            spec("Staff ML Engineer", "zephyrine pipelines", &["ai", "data", "engineering"], &["staff", "junior"], true, 0.99, 0, false),
+            &[],
+        ),
+    ];
+
+    let mut jobs = Vec::new();
+    let mut expected: BTreeSet<(String, String)> = BTreeSet::new();
+    for (spec, reach) in &table {
+        let job = app.job(spec);
+        let outcome = app.service.upsert_job(job.clone()).await.expect("ingested");
+        assert!(outcome.created);
+        assert_eq!(
+            outcome.deliveries,
+            reach.len(),
+            "deliveries queued for {:?}",
+            spec.role
+        );
+        for path in *reach {
+            expected.insert(((*path).to_owned(), job.id.to_string()));
+        }
+        jobs.push(job);
+    }
+
+    // Updates of known jobs and closes raise nothing.
+    let mut updated = jobs[0].clone();
+    updated.description = "Train kumquat models at scale.".to_owned();
+    let again = app.service.upsert_job(updated).await.expect("updated");
+    assert!(!again.created);
+    assert_eq!(again.deliveries, 0);
+    let mut closed = jobs[2].clone();
+    closed.status = JobStatus::Closed;
+    assert_eq!(
+        app.service.upsert_job(closed).await.expect("closed").deliveries,
+        0
+    );
+    app.service.close_job(jobs[1].id).await.expect("closed");
+    assert_eq!(
+        app.service
+            .upsert_job(jobs[8].clone())
+            .await
+            .expect("again")
+            .deliveries,
+        0
+    );
+    // The same new job twice in one batch is one event.
+    let twin = app.job(&Spec::default());
+    let outcomes = app
+        .service
+        .upsert_jobs(vec![twin.clone(), twin.clone()])
+        .await
+        .expect("a batch");
+    assert_eq!(
+        outcomes.iter().map(|o| o.deliveries).sum::<usize>(),
+        3,
+        "{outcomes:?}"
+    );
+    for path in ["/all", "/remote", "/company-quokka"] {
+        expected.insert((path.to_owned(), twin.id.to_string()));
+    }
+
+    assert!(
+        eventually(DEADLINE, || async { rx.count() >= expected.len() }).await,
+        "{} of {} deliveries arrived",
+        rx.count(),
+        expected.len()
+    );
+    assert!(app.settle(&hook_ids).await, "every delivery settled");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let hits = rx.hits();
+    let mut got: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut event_of_job: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for hit in &hits {
+        assert_signed(hit, &secrets[&hit.path]);
+        assert_eq!(hit.kind(), Some("job.new"));
+        let job = hit.data_id().expect("data.id").to_owned();
+        event_of_job
+            .entry(job.clone())
+            .or_default()
+            .insert(hit.id.clone().unwrap_or_default());
+        *got.entry((hit.path.clone(), job)).or_default() += 1;
+    }
+    let got_set: BTreeSet<_> = got.keys().cloned().collect();
+    let missing: Vec<_> = expected.difference(&got_set).collect();
+    let unexpected: Vec<_> = got_set.difference(&expected).collect();
+    let repeated: Vec<_> = got.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(missing.is_empty(), "missing deliveries: {missing:?}");
+    assert!(unexpected.is_empty(), "deliveries to non-matching subscriptions: {unexpected:?}");
+    assert!(repeated.is_empty(), "repeated deliveries: {repeated:?}");
+    for (job, ids) in &event_of_job {
+        assert_eq!(ids.len(), 1, "job {job} is one event, one webhook-id: {ids:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_first_seen_closed_is_announced_when_it_first_becomes_active() {
+    let app = start_default(&[10, 20, 40]).await;
+    let rx = Receiver::start(always_ok()).await;
+    let sub = app.subscribe(&rx.url("/all"), |_| {}).await;
+
+    let mut job = app.job(&Spec {
+        active: false,
+        ..Spec::default()
+    });
+    assert_eq!(
+        app.service.upsert_job(job.clone()).await.expect("closed").deliveries,
+        0
+    );
+    job.status = JobStatus::Active;
+    let opened = app.service.upsert_job(job.clone()).await.expect("opened");
+    // Close and reopen: not the first time any more.
+    app.service.close_job(job.id).await.expect("closed");
+    let reopened = app.service.upsert_job(job.clone()).await.expect("reopened");
+    assert_eq!(reopened.deliveries, 0, "a reopened job is not new");
+
+    assert_eq!(
+        opened.deliveries, 1,
+        "the job became active for the first time: one job.new event expected"
+    );
+    assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
+    assert!(app.settle(&[sub.id]).await);
+    assert_eq!(rx.count(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retries
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_is_down_then_up_gets_the_delivery_after_retries() {
+    let app = start_default(&[100, 100, 200, 200, 400, 400, 800, 800]).await;
+    let addr = free_port();
+    let (hook, secret) = app
+        .subscribe_http(json!({ "callback_url": format!("http://{addr}/hook") }))
+        .await;
+    let job = app.job(&Spec::default());
+    app.service.upsert_job(job.clone()).await.expect("ingested");
+
+    // Two refused connections, then the receiver comes up on the same port.
+    assert!(
+        eventually(DEADLINE, || async {
+            app.deliveries(hook)
+                .await
+                .first()
+                .is_some_and(|d| d.attempts >= 2)
+        })
+        .await
+    );
+    let rx = Receiver::start_on(addr, always_ok())
+        .await
+        .expect("the port is free again");
+    assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
+    assert!(app.settle(&[hook]).await);
+
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_signed(&hits[0], &secret);
+    assert_eq!(hits[0].data_id(), Some(job.id.to_string().as_str()));
+
+    let listed = app.deliveries_http(hook).await;
+    assert_eq!(listed.len(), 1);
+    let d = &listed[0];
+    assert_eq!(d["status"], "succeeded", "{d}");
+    assert_eq!(d["event_id"].as_str(), hits[0].id.as_deref(), "same webhook-id");
+    let history = d["history"].as_array().expect("history");
+    assert!(history.len() >= 3, "{d}");
+    for failed in &history[..history.len() - 1] {
+        assert!(failed["status_code"].is_null(), "{failed}");
+        let error = failed["error"].as_str().unwrap_or("");
+        assert!(error.contains("connect"), "a connection error: {error}");
+        assert!(failed["latency_ms"].is_u64());
+    }
+    assert_eq!(history[history.len() - 1]["status_code"], 200);
+    assert_eq!(d["attempts"].as_u64(), Some(history.len() as u64));
+
+    let w = app.webhook_http(hook).await;
+    assert_eq!(w["status"], "active");
+    assert!(w["last_success_at"].is_string(), "{w}");
+    assert!(w["last_failure_at"].is_string(), "{w}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_keep_the_webhook_id_and_re_sign_every_attempt() {
+    let app = start_default(&[10, 20, 40, 80]).await;
+    // 503 with Retry-After: 1 twice: attempts at least a second apart, so timestamps differ.
+    let rx = Receiver::start(script(|_, seen| {
+        if seen.nth_same < 2 {
+            Answer::status(503).header("retry-after", "1")
+        } else {
+            Answer::ok()
+        }
+    }))
+    .await;
+    let sub = app.subscribe(&rx.url("/hook"), |_| {}).await;
+    app.service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert!(eventually(DEADLINE, || async { rx.count() >= 3 }).await);
+    assert!(app.settle(&[sub.id]).await);
+
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 3, "{hits:?}");
+    for hit in &hits {
+        assert_signed(hit, sub.secret.expose());
+        assert_eq!(hit.id, hits[0].id, "the same webhook-id on every attempt");
+        assert_eq!(hit.body, hits[0].body, "the same body on every attempt");
+    }
+    for pair in hits.windows(2) {
+        let gap = pair[1].at - pair[0].at;
+        assert!(
+            gap >= Duration::from_millis(900),
+            "Retry-After: 1 on a 503 was honoured: {gap:?}"
+        );
+        let (t0, t1) = (
+            pair[0].timestamp.clone().unwrap_or_default(),
+            pair[1].timestamp.clone().unwrap_or_default(),
+        );
+        assert_ne!(t0, t1, "a new timestamp per attempt");
+        assert_ne!(pair[0].signature, pair[1].signature, "re-signed");
+    }
+    let d = &app.deliveries(sub.id).await[0];
+    assert_eq!(d.status, DeliveryStatus::Succeeded);
+    assert_eq!(d.attempts, 3);
+    let codes: Vec<_> = d.history.iter().map(|a| a.status_code).collect();
+    assert_eq!(codes, vec![Some(503), Some(503), Some(200)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_429_and_5xx_are_retried_and_429_honours_retry_after() {
+    let app = start_default(&[10, 20, 40, 80]).await;
+    let rx = Receiver::start(script(|hit, seen| match (hit.path.as_str(), seen.nth_same) {
+        ("/throttled", 0) => Answer::status(429).header("retry-after", "1"),
+        ("/flaky", 0) => Answer::status(500),
+        ("/flaky", 1) => Answer::status(502),
+        ("/flaky", 2) => Answer::status(504),
+        _ => Answer::ok(),
+    }))
+    .await;
+    let throttled = app.subscribe(&rx.url("/throttled"), |_| {}).await;
+    let flaky = app.subscribe(&rx.url("/flaky"), |_| {}).await;
+    app.service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert!(app.settle(&[throttled.id, flaky.id]).await);
+
+    let t = rx.hits_to("/throttled");
+    assert_eq!(t.len(), 2, "{t:?}");
+    let gap = t[1].at - t[0].at;
+    assert!(
+        gap >= Duration::from_millis(900),
+        "Retry-After: 1 on a 429 was honoured: {gap:?}"
+    );
+    let f = rx.hits_to("/flaky");
+    assert_eq!(f.len(), 4, "{f:?}");
+    for hit in t.iter().chain(&f) {
+        let secret = if hit.path == "/flaky" {
+            &flaky.secret
+        } else {
+            &throttled.secret
+        };
+        assert_signed(hit, secret.expose());
+    }
+    for sub in [&throttled, &flaky] {
+        let d = &app.deliveries(sub.id).await[0];
+        assert_eq!(d.status, DeliveryStatus::Succeeded, "{d:?}");
+    }
+    let codes: Vec<_> = app.deliveries(flaky.id).await[0]
+        .history
+        .iter()
+        .map(|a| a.status_code)
+        .collect();
+    assert_eq!(codes, vec![Some(500), Some(502), Some(504), Some(200)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_given_as_an_http_date_is_honoured() {
+    let app = start_default(&[10, 20, 40, 80]).await;
+    let rx = Receiver::start(script(|_, seen| {
+        if seen.nth_same == 0 {
+            // RFC 9110 allows an HTTP-date; three seconds ahead (whole seconds, so ≥ 2 s).
+            let when = Utc::now() + chrono::Duration::seconds(3);
+            Answer::status(503).header(
+                "retry-after",
+                &when.format("%a, %d %b %Y %H:%M:%S GMT").to_string(),
+            )
+        } else {
+            Answer::ok()
+        }
+    }))
+    .await;
+    let sub = app.subscribe(&rx.url("/hook"), |_| {}).await;
+    app.service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert!(app.settle(&[sub.id]).await);
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    let gap = hits[1].at - hits[0].at;
+    assert!(
+        gap >= Duration::from_millis(1500),
+        "Retry-After as an HTTP-date was honoured: retried after {gap:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exhausted_attempts_fail_the_delivery_and_the_history_shows_every_attempt() {
+    let app = start_default(&[10, 20, 40]).await;
+    let rx = Receiver::start(script(|_, _| Answer::status(503))).await;
+    let (hook, secret) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/down") }))
+        .await;
+    app.service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert!(app.settle(&[hook]).await);
+
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 4, "one attempt and three retries: {hits:?}");
+    for hit in &hits {
+        assert_signed(hit, &secret);
+        assert_eq!(hit.id, hits[0].id);
+    }
+    let listed = app.deliveries_http(hook).await;
+    assert_eq!(listed.len(), 1);
+    let d = &listed[0];
+    assert_eq!(d["status"], "failed", "{d}");
+    assert_eq!(d["attempts"], 4);
+    assert_eq!(d["last_error"], "HTTP 503");
+    let history = d["history"].as_array().expect("history");
+    assert_eq!(history.len(), 4, "{d}");
+    for a in history {
+        assert_eq!(a["status_code"], 503, "{a}");
+        assert_eq!(a["error"], "HTTP 503", "{a}");
+        assert!(a["latency_ms"].is_u64(), "{a}");
+        assert!(a["at"].is_string(), "{a}");
+    }
+
+    let w = app.webhook_http(hook).await;
+    assert_eq!(w["status"], "active", "one failed delivery does not disable: {w}");
+    assert!(w["last_success_at"].is_null(), "{w}");
+    assert!(w["last_failure_at"].is_string(), "{w}");
+    assert_eq!(w["last_failure_reason"], "HTTP 503", "{w}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_failing_longer_than_disable_after_is_disabled_and_shows_why() {
+    let mut cfg = config(&[50; 40]);
+    cfg.delivery.retry.disable_after = Duration::from_millis(300);
+    let app = start(cfg, FAST_TIMEOUTS, StoreKind::Memory).await;
+    let rx = Receiver::start(script(|_, _| Answer::status(500))).await;
+    let (hook, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/down") }))
+        .await;
+    app.service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    let disabled = eventually(DEADLINE, || async {
+        app.webhook_http(hook).await["status"] == "disabled"
+    })
+    .await;
+    let w = app.webhook_http(hook).await;
+    assert!(disabled, "{w}");
+    let reason = w["disabled_reason"].as_str().unwrap_or("");
+    assert!(reason.contains("failed"), "the reason says why: {reason:?}");
+    assert!(w["last_failure_at"].is_string(), "{w}");
+
+    assert!(app.settle(&[hook]).await);
+    let before = rx.count();
+    let later = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert_eq!(later.deliveries, 0, "a disabled subscription gets nothing");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(rx.count(), before);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 410, redirects, timeouts
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
+    let app = start_default(&[10, 20, 40]).await;
+    let rx = Receiver::start(script(|hit, _| {
+        if hit.path == "/gone" {
+            Answer::status(410)
+        } else {
+            Answer::ok()
+        }
+    }))
+    .await;
+    let (gone, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/gone") }))
+        .await;
+    let (live, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/live") }))
+        .await;
+    let first = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert_eq!(first.deliveries, 2);
+    assert!(app.settle(&[gone, live]).await);
+
+    let w = app.webhook_http(gone).await;
+    assert_eq!(w["status"], "disabled", "{w}");
+    let reason = w["disabled_reason"].as_str().unwrap_or("");
+    assert!(reason.contains("410"), "{reason:?}");
+    let listed = app.deliveries_http(gone).await;
+    assert_eq!(listed[0]["status"], "failed");
+    assert_eq!(listed[0]["attempts"], 1, "no retry after 410");
+    assert_eq!(listed[0]["history"][0]["status_code"], 410);
+    assert_eq!(rx.hits_to("/gone").len(), 1);
+
+    let second = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert_eq!(second.deliveries, 1, "only the live subscription");
+    assert!(eventually(DEADLINE, || async { rx.hits_to("/live").len() >= 2 }).await);
+    assert!(app.settle(&[gone, live]).await);
+    assert_eq!(rx.hits_to("/gone").len(), 1, "nothing more to the gone receiver");
+    assert_eq!(app.webhook_http(live).await["status"], "active");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_410_is_not_undone_by_a_success_recorded_after_it() {
+    let app = start_default(&[10, 20, 40]).await;
+    // The first request is answered 410 at once; the others succeed after 300 ms, so their
+    // successes are recorded after the 410.
+    let rx = Receiver::start(script(|_, seen| {
+        if seen.nth == 0 {
+            Answer::status(410)
+        } else {
+            Answer::ok().after(Duration::from_millis(300))
+        }
+    }))
+    .await;
+    let sub = app.subscribe(&rx.url("/hook"), |_| {}).await;
+    let batch = vec![
+        app.job(&Spec::default()),
+        app.job(&Spec::default()),
+        app.job(&Spec::default()),
+    ];
+    app.service.upsert_jobs(batch).await.expect("ingested");
+    assert!(eventually(DEADLINE, || async { rx.count() >= 3 }).await);
+    assert!(app.settle(&[sub.id]).await);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let w = app.webhook_http(sub.id).await;
+    assert_eq!(
+        w["status"], "disabled",
+        "the receiver answered 410 Gone; a success of a delivery that was already in flight must not re-enable the subscription: {w}"
+    );
+    let later = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert_eq!(later.deliveries, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_not_followed_and_count_as_failures() {
+    let app = start_default(&[10, 20]).await;
+    let target = Receiver::start(always_ok()).await;
+    let location = target.url("/target");
+    let rx = Receiver::start(script(move |_, _| {
+        Answer::status(302).header("location", &location)
+    }))
+    .await;
+    let (hook, secret) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/moved") }))
+        .await;
+    app.service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert!(app.settle(&[hook]).await);
+
+    assert_eq!(target.count(), 0, "the redirect target received nothing");
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 3, "a 302 is a failure and retried: {hits:?}");
+    for hit in &hits {
+        assert_signed(hit, &secret);
+    }
+    let listed = app.deliveries_http(hook).await;
+    assert_eq!(listed[0]["status"], "failed");
+    for a in listed[0]["history"].as_array().expect("history") {
+        assert_eq!(a["status_code"], 302, "{a}");
+        assert!(
+            a["error"].as_str().unwrap_or("").contains("redirect"),
+            "{a}"
+        );
+    }
+    let w = app.webhook_http(hook).await;
+    assert!(w["last_success_at"].is_null(), "{w}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_receiver_times_out_while_a_fast_one_gets_its_delivery() {
+    let app = start_default(&[200, 200]).await;
+    let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(3)))).await;
+    let fast_rx = Receiver::start(always_ok()).await;
+    let (slow, _) = app
+        .subscribe_http(json!({ "callback_url": slow_rx.url("/slow") }))
+        .await;
+    let (fast, fast_secret) = app
+        .subscribe_http(json!({ "callback_url": fast_rx.url("/fast") }))
+        .await;
+    app.service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+
+    assert!(eventually(DEADLINE, || async { fast_rx.count() >= 1 }).await);
+    assert!(
+        eventually(DEADLINE, || async {
+            app.deliveries(slow).await[0].attempts >= 1
+        })
+        .await
+    );
+    let fast_hit = &fast_rx.hits()[0];
+    assert_signed(fast_hit, &fast_secret);
+
+    let listed = app.deliveries_http(slow).await;
+    let first = &listed[0]["history"][0];
+    assert!(first["status_code"].is_null(), "{first}");
+    let error = first["error"].as_str().unwrap_or("");
+    assert!(error.contains("timed out"), "the history shows the timeout: {error:?}");
+    let slow_done = at_plus(
+        first["at"].as_str().expect("at"),
+        first["latency_ms"].as_u64().expect("latency"),
+    );
+    assert!(
+        fast_hit.utc < slow_done,
+        "the fast receiver got its delivery ({}) before the slow attempt ended ({slow_done})",
+        fast_hit.utc
+    );
+    assert!(app.settle(&[fast]).await);
+    assert_eq!(app.deliveries(fast).await[0].status, DeliveryStatus::Succeeded);
+    assert_eq!(fast_rx.count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backlog_at_a_slow_receiver_does_not_hold_back_other_subscriptions() {
+    // Default max_in_flight (64); 100 new jobs for a receiver that never answers in time and
+    // for one that answers at once.
+    let app = start_default(&[2_000, 2_000]).await;
+    assert_eq!(app.service.config().delivery.max_in_flight, 64);
+    let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(3)))).await;
+    let fast_rx = Receiver::start(always_ok()).await;
+    let slow = app.subscribe(&slow_rx.url("/slow"), |_| {}).await;
+    let fast = app.subscribe(&fast_rx.url("/fast"), |_| {}).await;
+    let jobs: Vec<Job> = (0..100).map(|_| app.job(&Spec::default())).collect();
+    app.service.upsert_jobs(jobs).await.expect("ingested");
+
+    assert!(
+        eventually(DEADLINE, || async { fast_rx.count() >= 100 }).await,
+        "{} of 100 arrived at the fast receiver",
+        fast_rx.count()
+    );
+    assert!(
+        eventually(DEADLINE, || async {
+            app.deliveries(slow.id).await.iter().any(|d| d.attempts >= 1)
+        })
+        .await
+    );
+    let first_timeout = app
+        .deliveries(slow.id)
+        .await
+        .iter()
+        .filter_map(|d| d.history.first())
+        .map(|a| a.at + chrono::Duration::milliseconds(a.latency_ms as i64))
+        .min()
+        .expect("a recorded slow attempt");
+    let fast_hits = fast_rx.hits();
+    let held_back = fast_hits.iter().filter(|h| h.utc > first_timeout).count();
+    let in_flight_at_slow = slow_rx.count();
+    eprintln!(
+        "backlog: {held_back}/100 fast deliveries arrived only after the first slow timeout; \
+         the slow receiver had {in_flight_at_slow} requests open at once"
+    );
+    assert_eq!(
+        held_back, 0,
+        "fast deliveries waited for the slow receiver's timeouts ({in_flight_at_slow} slow requests held delivery slots)"
+    );
+    let _ = fast;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ingest_and_search_do_not_wait_on_a_delivery_in_flight() {
+    let timeouts = HttpNotifierConfig {
+        connect_timeout: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(4),
+    };
+    let app = start(config(&[2_000]), timeouts, StoreKind::Sled).await;
+    let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(6)))).await;
+    let slow = app.subscribe(&slow_rx.url("/slow"), |_| {}).await;
+    app.service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert!(eventually(DEADLINE, || async { slow_rx.count() >= 1 }).await);
+
+    // With that delivery in flight, ingest and search still answer.
+    for _ in 0..20 {
+        app.service
+            .upsert_job(app.job(&Spec::default()))
+            .await
+            .expect("ingested");
+    }
+    let page = app
+        .service
+        .search_jobs(&app.key, JobQuery::new(JobFilter::default()))
+        .await
+        .expect("a search");
+    assert_eq!(page.value.total, 21);
+    let first = app
+        .deliveries(slow.id)
+        .await
+        .into_iter()
+        .find(|d| d.event_id.to_string() == slow_rx.hits()[0].id.clone().unwrap_or_default())
+        .expect("the delivery in flight");
+    assert_eq!(
+        first.attempts, 0,
+        "ingest and search finished while the first delivery was still in flight"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test pings, deletes
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
+    let app = start_default(&[10, 20, 40]).await;
+    let rx = Receiver::start(always_ok()).await;
+    let (hook, secret) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/ping") }))
+        .await;
+
+    let (status, queued) = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/webhooks/{hook}/test"),
+            &app.raw,
+            None,
+        )
+        .await;
+    assert_eq!(status, 202, "{queued}");
+    assert_eq!(queued["webhook_id"], hook.to_string().as_str());
+    assert_eq!(queued["status"], "pending");
+    let event = queued["event_id"].as_str().expect("an event id").to_owned();
+
+    assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
+    let hit = &rx.hits()[0];
+    assert_signed(hit, &secret);
+    assert_eq!(hit.kind(), Some("webhook.test"), "{}", hit.json);
+    assert_eq!(hit.id.as_deref(), Some(event.as_str()));
+    assert_eq!(hit.json["data"]["webhook_id"], hook.to_string().as_str());
+    assert!(hit.json["timestamp"].is_string());
+    assert!(app.settle(&[hook]).await);
+    let listed = app.deliveries_http(hook).await;
+    assert_eq!(listed[0]["status"], "succeeded", "{listed:?}");
+
+    let (status, problem) = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/webhooks/{hook}/test"),
+            &app.other_raw,
+            None,
+        )
+        .await;
+    assert_eq!(status, 404, "{problem}");
+    assert_eq!(problem["code"], "not_found");
+    let (status, _) = app
+        .call(
+            Method::GET,
+            &format!("/api/v1/webhooks/{hook}/deliveries"),
+            &app.other_raw,
+            None,
+        )
+        .await;
+    assert_eq!(status, 404);
+    let (status, _) = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/webhooks/{}/test", Uuid::new_v4()),
+            &app.raw,
+            None,
+        )
+        .await;
+    assert_eq!(status, 404);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(rx.count(), 1, "only the owner's ping was sent");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_subscription_stops_its_pending_deliveries() {
+    let app = start_default(&[150; 20]).await;
+    let rx = Receiver::start(script(|_, _| Answer::status(503))).await;
+    let (hook, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/doomed") }))
+        .await;
+    app.service
+        .upsert_jobs(vec![app.job(&Spec::default()), app.job(&Spec::default())])
+        .await
+        .expect("ingested");
+    assert!(eventually(DEADLINE, || async { rx.count() >= 2 }).await);
+
+    let (status, _) = app
+        .call(Method::DELETE, &format!("/api/v1/webhooks/{hook}"), &app.raw, None)
+        .await;
+    assert_eq!(status, 204);
+    let at_delete = rx.count();
+    // An attempt already in flight may still land; nothing after that.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let settled = rx.count();
+    assert!(settled <= at_delete + 2, "{at_delete} -> {settled}");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(rx.count(), settled, "no attempts after the delete settled");
+    assert!(app.settle(&[hook]).await);
+    for d in app.deliveries(hook).await {
+        assert_eq!(d.status, DeliveryStatus::Failed, "{d:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SSRF
+// ---------------------------------------------------------------------------------------------
+
+/// Callback URLs that must never be contacted under the default policy; `{P}` is the port a
+/// live receiver listens on.
+const SSRF_TABLE: &[&str] = &[
+    "http://127.0.0.1:{P}/hook",
+    "https://127.0.0.1:{P}/hook",
+    "https://localhost:{P}/hook",
+    "https://localhost.:{P}/hook",
+    "https://vm:{P}/hook",
+    "https://[::1]:{P}/hook",
+    "https://[::ffff:127.0.0.1]:{P}/hook",
+    "https://[::127.0.0.1]:{P}/hook",
+    "https://[64:ff9b::7f00:1]:{P}/hook",
+    "https://[2002:7f00:1::]:{P}/hook",
+    "https://2130706433:{P}/hook",
+    "https://0x7f.1:{P}/hook",
+    "https://127.1:{P}/hook",
+    "https://0.0.0.0:{P}/hook",
+    "https://[::]:{P}/hook",
+    "https://10.0.0.1/hook",
+    "https://192.168.1.1/hook",
+    "https://172.16.0.1/hook",
+    "https://169.254.169.254/latest/meta-data",
+    "https://100.64.0.1/hook",
+    "https://198.18.0.1/hook",
+    "https://[fe80::1]/hook",
+    "https://[fd00::1]/hook",
+    "https://[fec0::1]/hook",
+    "https://[::ffff:10.0.0.1]/hook",
+    "https://[::ffff:169.254.169.254]/hook",
+    "https://224.0.0.1/hook",
+    "https://255.255.255.255/hook",
+    "https://240.0.0.1/hook",
+];
+
+fn ssrf_urls(port: u16) -> Vec<String> {
+    SSRF_TABLE
+        .iter()
+        .map(|u| u.replace("{P}", &port.to_string()))
+        .collect()
+}
+
+async fn send(notifier: &HttpNotifier, url: &CallbackUrl) -> job_listings::webhooks::AttemptOutcome {
+    let secret = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+    let body = bytes::Bytes::from_static(br#"{"type":"job.new","timestamp":"2026-01-01T00:00:00Z","data":{}}"#);
+    let timestamp = Utc::now().timestamp();
+    let id = Uuid::new_v4().to_string();
+    let signature = sign(secret, &id, timestamp, &body).expect("signed");
+    notifier
+        .send(&WebhookRequest {
+            url: url.clone(),
+            id,
+            timestamp,
+            signature,
+            body,
+        })
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssrf_table_the_default_policy_refuses_every_private_target_before_connecting() {
+    let rx = Receiver::start(always_ok()).await;
+    let port = rx.addr.port();
+    let strict =
+        HttpNotifier::new(CallbackPolicy::default(), FAST_TIMEOUTS).expect("a notifier");
+    let http_only = HttpNotifier::new(
+        CallbackPolicy {
+            allow_http: true,
+            allow_private: false,
+        },
+        FAST_TIMEOUTS,
+    )
+    .expect("a notifier");
+
+    let mut cases: Vec<(&str, &HttpNotifier, String)> = ssrf_urls(port)
+        .into_iter()
+        .map(|u| ("default", &strict, u))
+        .collect();
+    // Plain http allowed, private addresses still not: the address check alone must refuse.
+    for u in [
+        "http://127.0.0.1:{P}/hook",
+        "http://localhost:{P}/hook",
+        "http://[::1]:{P}/hook",
+        "http://[::ffff:127.0.0.1]:{P}/hook",
+        "http://vm:{P}/hook",
+        "http://0.0.0.0:{P}/hook",
+    ] {
+        cases.push(("http-allowed", &http_only, u.replace("{P}", &port.to_string())));
+    }
+
+    let total = cases.len();
+    let mut refused = 0;
+    let mut not_refused = Vec::new();
+    for (policy, notifier, raw) in &cases {
+        let Ok(url) = CallbackUrl::parse(raw) else {
+            // Refused already as a malformed URL.
+            refused += 1;
+            continue;
+        };
+        let outcome = send(notifier, &url).await;
+        let error = outcome.error.clone().unwrap_or_default();
+        if outcome.status.is_none() && error.starts_with("refused") {
+            refused += 1;
+        } else {
+            not_refused.push(format!("{policy} {raw}: {outcome:?}"));
+        }
+    }
+    let reached = rx.count();
+    eprintln!("ssrf: {refused}/{total} refused by the notifier; the loopback receiver saw {reached} requests");
+    assert!(not_refused.is_empty(), "not refused: {not_refused:#?}");
+    assert_eq!(reached, 0, "nothing reached the local receiver");
+
+    // Control: the same receiver is reachable when loopback is allowed.
+    let dev = HttpNotifier::new(CallbackPolicy::local_development(), FAST_TIMEOUTS)
+        .expect("a notifier");
+    let url = CallbackUrl::parse(&rx.url("/control")).expect("a URL");
+    let outcome = send(&dev, &url).await;
+    assert_eq!(outcome.status, Some(200), "{outcome:?}");
+    assert_eq!(rx.count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssrf_table_registration_is_refused_by_a_server_on_the_default_policy() {
+    let mut cfg = config(&[10]);
+    cfg.callback_policy = CallbackPolicy::default();
+    let app = start(cfg, FAST_TIMEOUTS, StoreKind::Memory).await;
+    let urls = ssrf_urls(8443);
+    let mut refused = 0;
+    let mut accepted = Vec::new();
+    for url in &urls {
+        let (status, body) = app
+            .call(
+                Method::POST,
+                "/api/v1/webhooks",
+                &app.raw,
+                Some(json!({ "callback_url": url })),
+            )
+            .await;
+        if status == 400 && body["param"] == "callback_url" {
+            refused += 1;
+        } else {
+            accepted.push(format!("{url}: {status} {body}"));
+        }
+    }
+    eprintln!("ssrf: {refused}/{} refused at registration", urls.len());
+    assert!(accepted.is_empty(), "accepted: {accepted:#?}");
+    let (status, list) = app
+        .call(Method::GET, "/api/v1/webhooks", &app.raw, None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(list["data"].as_array().map(Vec::len), Some(0));
+    // A public https name is accepted (names are resolved only at delivery).
+    app.subscribe_http(json!({ "callback_url": "https://hooks.example.com/jobs" }))
+        .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throughput
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delivery_throughput_to_a_local_receiver() {
+    const EVENTS: usize = 2_000;
+    let app = start(config(&[10, 20, 40, 80, 160]), FAST_TIMEOUTS, StoreKind::Sled).await;
+    let rx = Receiver::start(always_ok()).await;
+    let sub = app.subscribe(&rx.url("/bulk"), |_| {}).await;
+    let jobs: Vec<Job> = (0..EVENTS).map(|_| app.job(&Spec::default())).collect();
+    let expected: BTreeSet<String> = jobs.iter().map(|j| j.id.to_string()).collect();
+
+    let started = Instant::now();
+    for chunk in jobs.chunks(100) {
+        app.service
+            .upsert_jobs(chunk.to_vec())
+            .await
+            .expect("ingested");
+    }
+    let ingested = started.elapsed();
+    let arrived = eventually(Duration::from_secs(40), || async {
+        let hits = rx.hits();
+        hits.len() >= EVENTS
+            && hits
+                .iter()
+                .filter_map(Hit::data_id)
+                .collect::<BTreeSet<_>>()
+                .len()
+                >= EVENTS
+    })
+    .await;
+    let elapsed = started.elapsed();
+    let hits = rx.hits();
+    let distinct: BTreeSet<String> = hits
+        .iter()
+        .filter_map(|h| h.data_id().map(str::to_owned))
+        .collect();
+    let duplicates = hits.len() - distinct.len();
+    let secs = elapsed.as_secs_f64();
+    eprintln!(
+        "throughput: {} of {EVENTS} events delivered in {secs:.2} s = {:.0} deliveries/s \
+         (ingest of {EVENTS} jobs in batches of 100 took {:.2} s; sled store, debug build); \
+         duplicates: {duplicates}",
+        distinct.len(),
+        distinct.len() as f64 / secs,
+        ingested.as_secs_f64(),
+    );
+    assert!(arrived, "{} of {EVENTS} arrived", distinct.len());
+    assert_eq!(distinct, expected, "every event arrived");
+    let _ = sub;
+}
