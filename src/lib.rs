@@ -13,7 +13,7 @@
 //! | [`service`] | [`JobListingsService`](service::JobListingsService): keys, plans, quotas, ingest | [`query`], [`store`], [`webhooks`] |
 //! | [`query`] | the embeddable search engine, pure and synchronous | [`domain`] |
 //! | [`store`] | the [`Store`](store::Store) trait; sled (default) and memory stores | [`domain`] |
-//! | [`webhooks`] | callback policy and the outbox of new-job events | [`query`], [`domain`] |
+//! | [`webhooks`] | callback policy, outbox events, Standard Webhooks signing, retries, the HTTP sender | [`query`], [`domain`] |
 //! | [`domain`] | validated values: ids, tags, keys, plans, jobs, companies | — |
 //! | [`demo`] | a deterministic demo dataset | [`domain`] |
 //!
@@ -23,9 +23,10 @@
 //! |---|---|---|
 //! | `sled` | yes | [`store::SledStore`], the on-disk default store |
 //! | `server` | yes | [`server`], the hyper frontend |
+//! | `webhooks` | yes | `webhooks::HttpNotifier`, the reqwest sender that delivers webhooks |
 //!
-//! With no features you get the domain, the query engine, the service, the HTTP layer and the
-//! memory store.
+//! With no features you get the domain, the query engine, the service, the HTTP layer, the
+//! memory store and the webhook outbox.
 //!
 //! ## Embedding the whole API
 //!
