@@ -446,6 +446,7 @@ fn job(
         } else {
             JobStatus::Active
         },
+        activated_at: None,
         first_seen_at: posted_at,
         updated_at: posted_at,
     }

@@ -129,6 +129,7 @@ fn build(spec: &JobSpec) -> Job {
         } else {
             JobStatus::Active
         },
+        activated_at: None,
         first_seen_at: posted_at,
         updated_at: posted_at,
     }

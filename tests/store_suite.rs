@@ -62,6 +62,7 @@ fn job(n: u64) -> Job {
         posted_at: t0() - Duration::nanoseconds(n as i64 * 1_000_000_007),
         confidence: Confidence::new(0.1 + 0.2).expect("a confidence"),
         status: JobStatus::Active,
+        activated_at: None,
         first_seen_at: t0(),
         updated_at: t0() + Duration::nanoseconds(123_456_789),
     }

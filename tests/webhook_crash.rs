@@ -68,6 +68,7 @@ fn crash_job(companies: &[job_listings::domain::Company], i: u64) -> Job {
         posted_at,
         confidence: Confidence::new(0.9).expect("a confidence"),
         status: JobStatus::Active,
+        activated_at: None,
         first_seen_at: posted_at,
         updated_at: posted_at,
     }

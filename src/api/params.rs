@@ -64,12 +64,18 @@ impl Params {
         Ok(Self { pairs })
     }
 
-    /// The value of a scalar parameter, if given and not empty.
+    /// The value of a scalar parameter, if given (an empty value is given, and usually
+    /// invalid: `page=` is an error, not page 1).
     fn one(&self, name: &str) -> Option<&str> {
         self.pairs
             .iter()
-            .find(|(n, v)| n == name && !v.trim().is_empty())
+            .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The value of a filter parameter for which empty means "no filter".
+    fn filter(&self, name: &str) -> Option<&str> {
+        self.one(name).filter(|v| !v.trim().is_empty())
     }
 
     /// Every comma-separated entry of a list parameter, over all its occurrences.
@@ -80,21 +86,15 @@ impl Params {
     ) -> Result<Vec<T>, DomainError> {
         let mut out = Vec::new();
         for (_, value) in self.pairs.iter().filter(|(n, _)| n == name) {
-            for part in value.split(',').filter(|p| !p.trim().is_empty()) {
+            for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
                 out.push(parse(part)?);
             }
-        }
-        if out.len() > 50 {
-            return Err(DomainError::new(
-                list_field(name),
-                "takes at most 50 values",
-            ));
         }
         Ok(out)
     }
 
     fn text(&self, field: &'static str) -> Result<Option<&str>, DomainError> {
-        match self.one(field) {
+        match self.filter(field) {
             Some(t) if t.chars().count() > MAX_TEXT => Err(DomainError::new(
                 field,
                 format!("must be at most {MAX_TEXT} characters"),
@@ -127,17 +127,10 @@ impl Params {
     }
 }
 
-fn list_field(name: &str) -> &'static str {
-    match name {
-        "domain" => "domain",
-        _ => "seniority",
-    }
-}
-
 fn parse_bool(field: &'static str, raw: &str) -> Result<bool, DomainError> {
-    match raw.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" => Ok(true),
-        "false" | "0" => Ok(false),
+    match raw {
+        "true" => Ok(true),
+        "false" => Ok(false),
         _ => Err(DomainError::new(field, "must be true or false")),
     }
 }
@@ -203,7 +196,7 @@ pub(crate) fn company_query(params: &Params) -> Result<CompanyQuery, ApiError> {
     let (page, per_page) = params.page()?;
     Ok(CompanyQuery {
         funding_stage: params
-            .one("funding_stage")
+            .filter("funding_stage")
             .map(FundingStage::parse)
             .transpose()?,
         page,

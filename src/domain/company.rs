@@ -11,18 +11,19 @@ use super::{CompanyId, DomainError};
 pub struct FundingStage(String);
 
 impl FundingStage {
-    /// Normalises a label: trimmed, lowercased, spaces and hyphens become `_`
+    /// Normalises a label: lowercased, spaces and hyphens become `_`
     /// (so "Series A", "series-a" and "series_a" are one stage).
     pub fn parse(raw: &str) -> Result<Self, DomainError> {
         let label: String = raw
-            .trim()
-            .to_lowercase()
+            .to_ascii_lowercase()
             .chars()
             .map(|c| if c == ' ' || c == '-' { '_' } else { c })
             .collect();
         if label.is_empty()
             || label.len() > 40
-            || !label.chars().all(|c| c.is_alphanumeric() || c == '_')
+            || !label
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_')
         {
             return Err(DomainError::new(
                 "funding_stage",

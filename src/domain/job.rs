@@ -116,6 +116,10 @@ pub struct Job {
     /// Active or closed.
     #[serde(default)]
     pub status: JobStatus,
+    /// When the listing first became active, which is when it was announced to webhooks
+    /// (set by the service on ingest).
+    #[serde(default)]
+    pub activated_at: Option<DateTime<Utc>>,
     /// When the service first saw the listing (set by the service on ingest).
     #[serde(default = "Utc::now")]
     pub first_seen_at: DateTime<Utc>,

@@ -6,12 +6,12 @@ use super::ids::truncate;
 use super::DomainError;
 
 fn normalise_label(field: &'static str, raw: &str) -> Result<String, DomainError> {
-    let label = raw.trim().to_lowercase();
+    let label = raw.to_ascii_lowercase();
     let valid = !label.is_empty()
         && label.len() <= 40
         && label
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '-' || c == '_' || c == '.' || c == '+');
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"-_.+".contains(&c));
     if valid {
         Ok(label)
     } else {
@@ -33,7 +33,8 @@ macro_rules! label {
         pub struct $name(String);
 
         impl $name {
-            /// Normalises (trim, lowercase) and validates a label.
+            /// Lowercases and validates a label: 1 to 40 ASCII letters, digits, `-`, `_`, `.`
+            /// or `+`.
             pub fn parse(raw: &str) -> Result<Self, DomainError> {
                 normalise_label($field, raw).map(Self)
             }
@@ -79,8 +80,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_are_trimmed_and_lowercased() {
-        assert_eq!(DomainTag::parse(" AI ").map(|t| t.0), Ok("ai".to_owned()));
+    fn tags_are_lowercased_and_strict() {
+        assert_eq!(DomainTag::parse("AI").map(|t| t.0), Ok("ai".to_owned()));
+        assert!(DomainTag::parse(" ai").is_err());
+        assert!(DomainTag::parse("ünï").is_err());
         assert!(DomainTag::parse("").is_err());
         assert!(DomainTag::parse("a b").is_err());
         assert!(Seniority::parse(&"x".repeat(41)).is_err());

@@ -57,8 +57,11 @@ pub struct DeliveryConfig {
     pub retry: RetryPolicy,
     /// How often the outbox is polled when nothing wakes the worker; default one second.
     pub poll_interval: Duration,
-    /// Most deliveries in flight at once; default 64. One slow receiver holds one slot.
+    /// Most deliveries in flight at once; default 64.
     pub max_in_flight: usize,
+    /// Most deliveries in flight to one subscription; default 4. A slow or dead receiver
+    /// holds at most this many slots, so the others keep theirs.
+    pub max_in_flight_per_subscription: usize,
 }
 
 impl Default for DeliveryConfig {
@@ -67,6 +70,7 @@ impl Default for DeliveryConfig {
             retry: RetryPolicy::default(),
             poll_interval: Duration::from_secs(1),
             max_in_flight: 64,
+            max_in_flight_per_subscription: 4,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The webhook delivery worker: reads due deliveries from the outbox, signs and sends them
 //! through the notifier off the request path, and records every attempt.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use chrono::{DateTime, Utc};
@@ -17,9 +17,31 @@ use crate::webhooks::{payload, sign, test_event, AttemptOutcome, WebhookRequest}
 /// Attempts kept on a delivery's record.
 const HISTORY: usize = 20;
 
-/// Runs until stopped: wakes on new work or every `poll_interval`, and sends what is due.
+/// A duration in the largest whole unit that fits: "5 days", "3 hours", "90 seconds".
+fn span(d: std::time::Duration) -> String {
+    let secs = d.as_secs();
+    let (n, unit) = match secs {
+        s if s >= 86_400 => (s / 86_400, "day"),
+        s if s >= 3_600 => (s / 3_600, "hour"),
+        s if s >= 60 => (s / 60, "minute"),
+        s => (s, "second"),
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+}
+
+fn release(in_flight: &InFlight, id: DeliveryId) {
+    if let Ok(mut map) = in_flight.lock() {
+        map.remove(&id);
+    }
+}
+
+/// Deliveries in flight: each one's subscription, so one receiver's share can be bounded.
+type InFlight = Arc<Mutex<HashMap<DeliveryId, WebhookId>>>;
+
+/// Runs until stopped: wakes on new work, on a finished attempt, or every `poll_interval`,
+/// and sends what is due.
 pub(super) async fn worker(inner: Weak<Inner>, mut stop: watch::Receiver<bool>, wake: Arc<Notify>) {
-    let in_flight: Arc<Mutex<HashSet<DeliveryId>>> = Arc::default();
+    let in_flight: InFlight = Arc::default();
     let Some(slots) = inner
         .upgrade()
         .map(|i| Arc::new(Semaphore::new(i.config.delivery.max_in_flight.max(1))))
@@ -45,32 +67,44 @@ pub(super) async fn worker(inner: Weak<Inner>, mut stop: watch::Receiver<bool>, 
 }
 
 impl JobListingsService {
-    /// Starts an attempt for every due delivery not already in flight, while slots last.
+    /// Starts an attempt for every due delivery not already in flight, while slots last and
+    /// no subscription holds more than its share of them.
     async fn dispatch_due(
         &self,
-        in_flight: &Arc<Mutex<HashSet<DeliveryId>>>,
+        in_flight: &InFlight,
         slots: &Arc<Semaphore>,
         stop: &watch::Receiver<bool>,
     ) -> ServiceResult<()> {
-        let due = self.inner.store.pending_deliveries(self.now(), 256).await?;
+        let per_subscription = self
+            .inner
+            .config
+            .delivery
+            .max_in_flight_per_subscription
+            .max(1);
+        let due = self.inner.store.pending_deliveries(self.now(), 512).await?;
         for delivery in due {
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
-                break;
-            };
-            let fresh = in_flight
-                .lock()
-                .map(|mut set| set.insert(delivery.id))
-                .unwrap_or(false);
-            if !fresh {
+            let claimed = in_flight.lock().is_ok_and(|mut map| {
+                let busy = map.values().filter(|w| **w == delivery.webhook_id).count();
+                if busy >= per_subscription || map.contains_key(&delivery.id) {
+                    return false;
+                }
+                map.insert(delivery.id, delivery.webhook_id);
+                true
+            });
+            if !claimed {
                 continue;
             }
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                release(in_flight, delivery.id);
+                break;
+            };
             let service = self.clone();
             let in_flight = in_flight.clone();
             let mut stop = stop.clone();
             tokio::spawn(async move {
                 let id = delivery.id;
                 tokio::select! {
-                    result = service.attempt(delivery) => {
+                    result = service.attempt_if_due(id) => {
                         if let Err(e) = result {
                             tracing::error!(delivery_id = %id, error = %e, "recording a delivery attempt failed");
                         }
@@ -79,13 +113,24 @@ impl JobListingsService {
                     // sent again after the restart, with the same webhook-id.
                     _ = stop.wait_for(|stopped| *stopped) => {}
                 }
-                if let Ok(mut set) = in_flight.lock() {
-                    set.remove(&id);
-                }
+                release(&in_flight, id);
                 drop(slot);
+                // A slot is free: look for more work now rather than at the next poll.
+                service.wake_deliveries();
             });
         }
         Ok(())
+    }
+
+    /// Re-reads a claimed delivery, which an attempt that just finished may have settled or
+    /// rescheduled since the outbox was read, and attempts it only if it is still due.
+    async fn attempt_if_due(&self, id: DeliveryId) -> ServiceResult<()> {
+        match self.inner.store.get_delivery(id).await? {
+            Some(d) if d.status == DeliveryStatus::Pending && d.next_attempt_at <= self.now() => {
+                self.attempt(d).await
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Makes one attempt of one delivery and records the outcome.
@@ -157,11 +202,9 @@ impl JobListingsService {
         delivery.last_error.clone_from(&outcome.error);
 
         let gone = outcome.status == Some(410);
-        let mut sub = subscription.clone();
-        if outcome.succeeded() {
+        let succeeded = outcome.succeeded();
+        if succeeded {
             delivery.status = DeliveryStatus::Succeeded;
-            sub.last_success_at = Some(now);
-            sub.failing_since = None;
         } else {
             let retry_in = (!gone)
                 .then(|| policy.next_delay(delivery.attempts, outcome.retry_after))
@@ -170,43 +213,63 @@ impl JobListingsService {
                 Some(delay) => delivery.next_attempt_at = now + delay,
                 None => delivery.status = DeliveryStatus::Failed,
             }
-            sub.last_failure_at = Some(now);
-            sub.last_failure_reason.clone_from(&outcome.error);
-            let since = *sub.failing_since.get_or_insert(now);
-            let too_long = chrono::Duration::from_std(policy.disable_after)
-                .is_ok_and(|limit| now - since >= limit);
-            if gone || too_long {
-                sub.status = SubscriptionStatus::Disabled;
-                sub.disabled_reason = Some(if gone {
-                    "the receiver answered 410 Gone".to_owned()
-                } else {
-                    format!(
-                        "deliveries failed for {} days without a success",
-                        policy.disable_after.as_secs() / 86_400
-                    )
-                });
-            }
         }
         tracing::info!(
             delivery_id = %delivery.id,
-            webhook_id = %sub.id,
+            webhook_id = %subscription.id,
             attempt = delivery.attempts,
             status = ?outcome.status,
-            ok = outcome.succeeded(),
+            ok = succeeded,
             "webhook delivery attempt"
         );
         self.inner.store.put_delivery(&delivery).await?;
-        self.update_subscription(sub).await
+
+        let disable_after = policy.disable_after;
+        let error = outcome.error.clone();
+        self.update_subscription(subscription.id, move |sub| {
+            if succeeded {
+                sub.last_success_at = Some(now);
+                sub.failing_since = None;
+                return;
+            }
+            sub.last_failure_at = Some(now);
+            sub.last_failure_reason = error;
+            let since = *sub.failing_since.get_or_insert(now);
+            let too_long =
+                chrono::Duration::from_std(disable_after).is_ok_and(|limit| now - since >= limit);
+            if gone {
+                sub.status = SubscriptionStatus::Disabled;
+                sub.disabled_reason = Some("the receiver answered 410 Gone".to_owned());
+            } else if too_long && sub.status == SubscriptionStatus::Active {
+                sub.status = SubscriptionStatus::Disabled;
+                sub.disabled_reason = Some(format!(
+                    "deliveries failed for {} without a success",
+                    span(disable_after)
+                ));
+            }
+        })
+        .await
     }
 
-    /// Stores a subscription's delivery status, unless it was deleted meanwhile.
-    async fn update_subscription(&self, sub: Subscription) -> ServiceResult<()> {
-        let _ingest = self.inner.ingest.lock().await;
-        let exists = self.read_webhooks().contains_key(&sub.id);
-        if exists {
-            self.inner.store.put_webhook(&sub).await?;
-            self.write_webhooks().insert(sub.id, sub);
+    /// Applies a change to the stored subscription as it is now (another attempt may have
+    /// changed it meanwhile), unless it was deleted. A disabled subscription stays disabled.
+    async fn update_subscription(
+        &self,
+        id: WebhookId,
+        change: impl FnOnce(&mut Subscription),
+    ) -> ServiceResult<()> {
+        let _writer = self.inner.subscription_writes.lock().await;
+        let Some(mut sub) = self.read_webhooks().get(&id).cloned() else {
+            return Ok(());
+        };
+        let (status, reason) = (sub.status, sub.disabled_reason.clone());
+        change(&mut sub);
+        if status == SubscriptionStatus::Disabled {
+            sub.status = status;
+            sub.disabled_reason = reason;
         }
+        self.inner.store.put_webhook(&sub).await?;
+        self.write_webhooks().insert(sub.id, sub);
         Ok(())
     }
 

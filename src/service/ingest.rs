@@ -51,7 +51,7 @@ impl JobListingsService {
     }
 
     /// Adds or updates jobs in one durable write. Each job's company must already exist. A job
-    /// seen for the first time while active raises a `job.new` event with a pending delivery
+    /// that becomes active for the first time raises a `job.new` event with a pending delivery
     /// for every matching webhook subscription, in the same transaction. All or nothing: one
     /// invalid job rejects the batch.
     pub async fn upsert_jobs(&self, jobs: Vec<Job>) -> ServiceResult<Vec<IngestOutcome>> {
@@ -84,7 +84,14 @@ impl JobListingsService {
                 let created = prev.is_none() && seen.insert(job.id);
                 job.first_seen_at = prev.map_or(now, |p| p.first_seen_at);
                 job.updated_at = now;
-                let events: Vec<_> = if created && job.is_active() {
+                // Announce a job the first time it is active: new and active, or known but
+                // never active before (first seen closed). A repeat in one batch is not new.
+                let was_active = prev.is_some_and(|p| p.activated_at.is_some() || p.is_active())
+                    || (prev.is_none() && !created);
+                job.activated_at = prev
+                    .and_then(|p| p.activated_at)
+                    .or_else(|| job.is_active().then_some(now));
+                let events: Vec<_> = if job.is_active() && !was_active {
                     new_job_event(&job, webhooks.values(), now)
                         .into_iter()
                         .collect()

@@ -100,6 +100,9 @@ struct Inner {
     webhooks: RwLock<HashMap<WebhookId, Subscription>>,
     /// Serialises ingest so "read previous state, write new state" is atomic per job.
     ingest: tokio::sync::Mutex<()>,
+    /// Serialises writes of subscriptions (registration, deletion, delivery status), so a
+    /// status update never resurrects a deleted subscription.
+    subscription_writes: tokio::sync::Mutex<()>,
     /// Sends webhook deliveries; without one, deliveries wait in the outbox.
     notifier: Option<Arc<dyn Notifier>>,
     /// Wakes the delivery worker when new deliveries are due.
@@ -189,6 +192,7 @@ impl ServiceBuilder {
                 keys,
                 webhooks: RwLock::new(webhooks),
                 ingest: tokio::sync::Mutex::new(()),
+                subscription_writes: tokio::sync::Mutex::new(()),
                 notifier: self.notifier,
                 wake: Arc::new(tokio::sync::Notify::new()),
                 stop: tokio::sync::watch::channel(false).0,

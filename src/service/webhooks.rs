@@ -92,8 +92,7 @@ impl JobListingsService {
                 last_failure_reason: None,
                 failing_since: None,
             };
-            // Take the ingest lock so no job is matched against a half-registered set.
-            let _ingest = self.inner.ingest.lock().await;
+            let _writer = self.inner.subscription_writes.lock().await;
             self.inner.store.put_webhook(&sub).await?;
             self.write_webhooks().insert(sub.id, sub.clone());
             tracing::info!(webhook_id = %sub.id, key_id = %caller.key_id, "webhook registered");
@@ -161,7 +160,7 @@ impl JobListingsService {
     pub async fn delete_webhook(&self, key: &ApiKey, id: WebhookId) -> ServiceResult<Metered<()>> {
         self.metered(key, |caller| async move {
             self.own_webhook(caller.key_id, id)?;
-            let _ingest = self.inner.ingest.lock().await;
+            let _writer = self.inner.subscription_writes.lock().await;
             self.inner.store.delete_webhook(id).await?;
             self.write_webhooks().remove(&id);
             tracing::info!(webhook_id = %id, "webhook deleted");

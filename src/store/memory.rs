@@ -195,6 +195,10 @@ impl Store for MemoryStore {
         Ok(list)
     }
 
+    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
+        Ok(self.state()?.deliveries.get(&id).cloned())
+    }
+
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
         self.state()?
             .deliveries

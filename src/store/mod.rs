@@ -22,8 +22,8 @@ pub use memory::MemoryStore;
 pub use sled_store::{SledConfig, SledStore};
 
 use crate::domain::{
-    ApiKeyRecord, Company, CompanyId, Delivery, EventId, Job, JobId, KeyId, OutboxEvent,
-    Subscription, WebhookId,
+    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, EventId, Job, JobId, KeyId,
+    OutboxEvent, Subscription, WebhookId,
 };
 
 /// One job write: the job and the outbox events it raises, stored in one transaction.
@@ -103,6 +103,8 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     ) -> StoreResult<Vec<Delivery>>;
     /// Every delivery of one subscription, newest first, up to `limit`.
     async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>>;
+    /// One delivery by id.
+    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>>;
     /// Updates a delivery after an attempt, durably.
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()>;
 }

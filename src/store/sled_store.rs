@@ -11,8 +11,8 @@ use sled::{Db, Tree};
 
 use super::{JobWrite, Store, StoreError, StoreResult, UsageCounter};
 use crate::domain::{
-    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryStatus, EventId, Job, JobId, OutboxEvent,
-    Subscription, WebhookId,
+    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
+    OutboxEvent, Subscription, WebhookId,
 };
 
 /// How to open a [`SledStore`].
@@ -389,6 +389,10 @@ impl Store for SledStore {
         });
         list.truncate(limit);
         Ok(list)
+    }
+
+    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
+        Self::get(&self.deliveries, id.0.as_bytes())
     }
 
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {

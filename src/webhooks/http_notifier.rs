@@ -126,8 +126,7 @@ impl Notifier for HttpNotifier {
                     .headers()
                     .get(reqwest::header::RETRY_AFTER)
                     .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<u64>().ok())
-                    .map(Duration::from_secs);
+                    .and_then(parse_retry_after);
                 let error = (!(200..300).contains(&status)).then(|| {
                     if (300..400).contains(&status) {
                         format!("HTTP {status}: redirects are not followed")
@@ -152,6 +151,17 @@ impl Notifier for HttpNotifier {
     }
 }
 
+/// `Retry-After` as delay-seconds or as an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let wait = at.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(wait.to_std().unwrap_or(Duration::ZERO))
+}
+
 fn describe(e: &reqwest::Error) -> String {
     let kind = if e.is_timeout() {
         "timed out"
@@ -171,5 +181,27 @@ fn describe(e: &reqwest::Error) -> String {
         kind.to_owned()
     } else {
         format!("{kind}: {why}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_takes_seconds_and_http_dates() {
+        assert_eq!(parse_retry_after(" 120 "), Some(Duration::from_secs(120)));
+        let later = chrono::Utc::now() + chrono::Duration::seconds(90);
+        let date = later.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+        let wait = parse_retry_after(&date).unwrap_or_default();
+        assert!(
+            wait > Duration::from_secs(80) && wait <= Duration::from_secs(90),
+            "{wait:?}"
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon"), None);
     }
 }

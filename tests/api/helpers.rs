@@ -165,6 +165,7 @@ fn job(
         posted_at,
         confidence: Confidence::new(confidence).expect("a valid confidence"),
         status,
+        activated_at: None,
         first_seen_at: posted_at,
         updated_at: posted_at,
     }
