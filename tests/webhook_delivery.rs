@@ -1821,7 +1821,7 @@ async fn delivery_throughput_to_a_local_receiver() {
     eprintln!(
         "throughput: {} of {EVENTS} events delivered in {secs:.2} s from the first ingest = \
          {:.0} deliveries/s ({:.0}/s from first to last arrival; ingest of {EVENTS} jobs in \
-         batches of 100 took {:.2} s alongside; sled store, debug build); duplicates: \
+         batches of 100 took {:.2} s alongside; sled store); duplicates: \
          {duplicates}",
         distinct.len(),
         distinct.len() as f64 / secs,

@@ -262,13 +262,25 @@ impl JobListingsService {
         let Some(mut sub) = self.read_webhooks().get(&id).cloned() else {
             return Ok(());
         };
-        let (status, reason) = (sub.status, sub.disabled_reason.clone());
+        let before = sub.clone();
         change(&mut sub);
-        if status == SubscriptionStatus::Disabled {
-            sub.status = status;
-            sub.disabled_reason = reason;
+        if before.status == SubscriptionStatus::Disabled {
+            sub.status = before.status;
+            sub.disabled_reason.clone_from(&before.disabled_reason);
         }
-        self.inner.store.put_webhook(&sub).await?;
+        // A run of successes only moves `last_success_at`; writing that to disk at most once
+        // a second keeps one fsync per delivery off a busy receiver's path.
+        let only_fresher_success = Subscription {
+            last_success_at: before.last_success_at,
+            ..sub.clone()
+        } == before
+            && before
+                .last_success_at
+                .zip(sub.last_success_at)
+                .is_some_and(|(old, new)| new - old < chrono::Duration::seconds(1));
+        if !only_fresher_success {
+            self.inner.store.put_webhook(&sub).await?;
+        }
         self.write_webhooks().insert(sub.id, sub);
         Ok(())
     }
