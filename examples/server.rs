@@ -68,7 +68,8 @@ use job_listings::domain::{
 };
 use job_listings::server::{Server, ServerConfig};
 use job_listings::service::{
-    JobListingsService, NewKey, Quotas, ServiceBuilder, ServiceConfig, ServiceError, ServiceResult,
+    JobListingsService, NewKey, Quotas, RateLimits, ServiceBuilder, ServiceConfig, ServiceError,
+    ServiceResult,
 };
 use job_listings::store::{SledConfig, SledStore, StoreError};
 use job_listings::webhooks::CallbackPolicy;
@@ -161,6 +162,10 @@ struct ServeArgs {
     /// Monthly calls of the enterprise plan [default: 1000000].
     #[arg(long, value_name = "CALLS")]
     enterprise_quota: Option<u64>,
+    /// Turn off the per-key request rate limits (developer 10/s, agent_pro 50/s, enterprise
+    /// 200/s, with bursts of 50/200/1000), e.g. for load tests. The monthly quota still applies.
+    #[arg(long)]
+    no_rate_limits: bool,
 }
 
 impl ServeArgs {
@@ -172,6 +177,7 @@ impl ServeArgs {
                 agent_pro: self.agent_pro_quota.unwrap_or(defaults.agent_pro),
                 enterprise: self.enterprise_quota.unwrap_or(defaults.enterprise),
             },
+            rate_limits: (!self.no_rate_limits).then(RateLimits::default),
             ..ServiceConfig::default()
         };
         if self.allow_local_webhooks {

@@ -228,6 +228,21 @@ impl ApiError {
                 a.retry_after = Some(seconds_until(*resets_at, now));
                 a
             }
+            ApiError::Service(ServiceError::RateLimited {
+                retry_after,
+                per_second,
+            }) => {
+                let mut a = Answer::new(
+                    S::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    "Rate limited",
+                    format!(
+                        "this key sends more than its plan's {per_second} requests a second; slow down and retry after the Retry-After seconds"
+                    ),
+                );
+                a.retry_after = Some(retry_after.as_secs_f64().ceil().max(1.0) as u64);
+                a
+            }
             ApiError::Service(ServiceError::NotFound { resource }) => Answer::new(
                 S::NOT_FOUND,
                 "not_found",

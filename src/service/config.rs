@@ -1,6 +1,7 @@
 use crate::domain::Plan;
 use std::time::Duration;
 
+use super::RateLimits;
 use crate::webhooks::{CallbackPolicy, RetryPolicy};
 
 /// Monthly call quotas per plan.
@@ -48,6 +49,9 @@ pub struct ServiceConfig {
     pub usage_flush_interval: Duration,
     /// How webhook deliveries are scheduled.
     pub delivery: DeliveryConfig,
+    /// Per-key request rates by plan; `None` (the library default) means no rate limit
+    /// beyond the monthly quota. The bundled server turns on [`RateLimits::default`].
+    pub rate_limits: Option<RateLimits>,
 }
 
 /// How the webhook delivery worker runs.
@@ -83,6 +87,7 @@ impl Default for ServiceConfig {
             callback_policy: CallbackPolicy::default(),
             usage_flush_interval: Duration::from_secs(1),
             delivery: DeliveryConfig::default(),
+            rate_limits: None,
         }
     }
 }

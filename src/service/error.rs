@@ -33,6 +33,14 @@ pub enum ServiceError {
         /// When the next period starts.
         resets_at: DateTime<Utc>,
     },
+    /// The key sends requests faster than its plan's rate limit.
+    #[error("more than {per_second} requests a second; retry in {retry_after:?}")]
+    RateLimited {
+        /// How long until a request will be accepted.
+        retry_after: std::time::Duration,
+        /// The plan's sustained rate.
+        per_second: f64,
+    },
     /// No such resource (or not one this key may see).
     #[error("no {resource} with that id")]
     NotFound {

@@ -4,6 +4,7 @@ use std::sync::{Arc, RwLock};
 use chrono::{DateTime, Utc};
 
 use super::metering::{period_at, Meter};
+use super::rate_limit::TokenBucket;
 use super::{JobListingsService, QuotaState, ServiceError, ServiceResult};
 use crate::domain::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash, KeyId, Plan, UsageReport};
 use crate::store::{Store, UsageCounter};
@@ -35,6 +36,7 @@ impl NewKey {
 pub(crate) struct KeyEntry {
     pub(crate) record: ApiKeyRecord,
     pub(crate) meter: Arc<Meter>,
+    pub(crate) bucket: Arc<TokenBucket>,
 }
 
 /// Issued keys by hash, with their meters. Read-mostly: a read lock on the hot path, a write
@@ -66,6 +68,7 @@ impl KeyRegistry {
                 Arc::new(KeyEntry {
                     record,
                     meter: Arc::new(meter),
+                    bucket: Arc::default(),
                 }),
             );
         }
@@ -102,11 +105,18 @@ impl KeyRegistry {
             .cloned()
     }
 
-    fn put(&self, record: ApiKeyRecord, meter: Arc<Meter>) {
+    fn put(&self, record: ApiKeyRecord, meter: Arc<Meter>, bucket: Arc<TokenBucket>) {
         self.by_hash
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(record.hash, Arc::new(KeyEntry { record, meter }));
+            .insert(
+                record.hash,
+                Arc::new(KeyEntry {
+                    record,
+                    meter,
+                    bucket,
+                }),
+            );
     }
 
     pub(crate) fn records(&self) -> Vec<ApiKeyRecord> {
@@ -158,7 +168,7 @@ impl JobListingsService {
         self.inner.store.put_key(&record).await?;
         self.inner
             .keys
-            .put(record.clone(), Arc::new(Meter::default()));
+            .put(record.clone(), Arc::default(), Arc::default());
         tracing::info!(key_id = %record.id, plan = %record.plan, "key issued");
         Ok((key, record))
     }
@@ -181,7 +191,9 @@ impl JobListingsService {
         let mut record = entry.record.clone();
         change(&mut record);
         self.inner.store.put_key(&record).await?;
-        self.inner.keys.put(record.clone(), entry.meter.clone());
+        self.inner
+            .keys
+            .put(record.clone(), entry.meter.clone(), entry.bucket.clone());
         Ok(record)
     }
 
@@ -211,18 +223,21 @@ impl JobListingsService {
         self.update_key(id, |r| r.plan = plan).await
     }
 
-    /// The caller's usage in the current billing period. Not counted as a call.
+    /// The caller's usage in the current billing period. Not counted as a call, but subject
+    /// to the key's rate limit like every other call.
     pub fn usage(&self, key: &ApiKey) -> ServiceResult<UsageReport> {
-        self.usage_and_quota(key).map(|(report, _)| report)
+        let entry = self.inner.keys.authenticate(key)?;
+        self.check_rate(&entry)?;
+        Ok(self.usage_of(&entry).0)
     }
 
     /// The caller's quota state, for rate-limit headers on answers that are not counted.
     pub fn quota(&self, key: &ApiKey) -> ServiceResult<QuotaState> {
-        self.usage_and_quota(key).map(|(_, quota)| quota)
+        let entry = self.inner.keys.authenticate(key)?;
+        Ok(self.usage_of(&entry).1)
     }
 
-    fn usage_and_quota(&self, key: &ApiKey) -> ServiceResult<(UsageReport, QuotaState)> {
-        let entry = self.inner.keys.authenticate(key)?;
+    fn usage_of(&self, entry: &KeyEntry) -> (UsageReport, QuotaState) {
         let quota = self.inner.config.quotas.of(entry.record.plan);
         let (period, start, end) = period_at(entry.record.billing_anchor, self.now());
         let used = entry.meter.used_in(period).min(quota);
@@ -238,6 +253,6 @@ impl JobListingsService {
             remaining: quota - used,
             resets_at: end,
         };
-        Ok((report, state))
+        (report, state)
     }
 }

@@ -31,6 +31,7 @@ mod error;
 mod ingest;
 mod keys;
 mod metering;
+mod rate_limit;
 mod reads;
 mod webhooks;
 
@@ -44,6 +45,7 @@ pub use config::{DeliveryConfig, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
 pub use ingest::IngestOutcome;
 pub use keys::NewKey;
+pub use rate_limit::{RateLimit, RateLimits};
 pub use reads::{CompanyDetail, CompanyPage, CompanyQuery, CompanySummary, JobDetail, JobPage};
 pub use webhooks::NewWebhook;
 
@@ -307,6 +309,21 @@ impl JobListingsService {
             .unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Takes a token from the key's bucket when rate limits are configured.
+    fn check_rate(&self, entry: &keys::KeyEntry) -> ServiceResult<()> {
+        let Some(limits) = &self.inner.config.rate_limits else {
+            return Ok(());
+        };
+        let limit = limits.of(entry.record.plan);
+        entry
+            .bucket
+            .try_take(limit, std::time::Instant::now())
+            .map_err(|retry_after| ServiceError::RateLimited {
+                retry_after,
+                per_second: limit.per_second,
+            })
+    }
+
     /// Checks a key: issued by us, not revoked, billing active.
     pub fn authenticate(&self, key: &ApiKey) -> ServiceResult<Caller> {
         self.inner.keys.authenticate(key).map(|entry| Caller {
@@ -325,6 +342,7 @@ impl JobListingsService {
         F: std::future::Future<Output = ServiceResult<T>>,
     {
         let entry = self.inner.keys.authenticate(key)?;
+        self.check_rate(&entry)?;
         let limit = self.inner.config.quotas.of(entry.record.plan);
         let (period, _, resets_at) = period_at(entry.record.billing_anchor, self.now());
         let used = entry

@@ -7,6 +7,7 @@ mod errors;
 mod helpers;
 mod jobs;
 mod openapi;
+mod rate_limits;
 mod restart;
 mod usage;
 mod webhooks;
