@@ -68,8 +68,8 @@ use job_listings::domain::{
 };
 use job_listings::server::{Server, ServerConfig};
 use job_listings::service::{
-    JobListingsService, NewKey, Quotas, RateLimits, ServiceBuilder, ServiceConfig, ServiceError,
-    ServiceResult,
+    JobListingsService, NewKey, Quotas, RateLimits, SecretKey, ServiceBuilder, ServiceConfig,
+    ServiceError, ServiceResult,
 };
 use job_listings::store::{SledConfig, SledStore, StoreError};
 use job_listings::webhooks::CallbackPolicy;
@@ -124,6 +124,15 @@ struct StoreArgs {
         value_name = "MIB"
     )]
     cache_mb: u64,
+    /// The key that seals webhook secrets at rest [default: DIR/secret.key]; made on first
+    /// start. Back it up with the data: without it, stored webhook secrets cannot be read.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_SECRET_KEY_FILE",
+        value_name = "FILE"
+    )]
+    secret_key_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -360,7 +369,7 @@ enum Deliver {
 /// Opens the sled folder and loads the service from it.
 async fn open_service(
     args: &StoreArgs,
-    config: ServiceConfig,
+    mut config: ServiceConfig,
     deliver: Deliver,
 ) -> Result<JobListingsService> {
     let sled = SledConfig {
@@ -368,6 +377,11 @@ async fn open_service(
         cache_bytes: args.cache_mb.saturating_mul(1024 * 1024),
     };
     let store = SledStore::open(&sled).map_err(|e| explain_open_error(&args.data_dir, e))?;
+    let key_file = args
+        .secret_key_file
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join("secret.key"));
+    config.secret_key = Some(load_or_create_secret_key(&key_file)?);
     let policy = config.callback_policy;
     let builder = JobListingsService::builder()
         .store(Arc::new(store))
@@ -380,6 +394,45 @@ async fn open_service(
         .build()
         .await
         .with_context(|| format!("loading the data in {}", args.data_dir.display()))
+}
+
+/// Reads the key that seals webhook secrets at rest, or makes one (readable by its owner
+/// only) on first start. Losing it makes stored webhook secrets unreadable.
+fn load_or_create_secret_key(path: &Path) -> Result<SecretKey> {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let bytes = b64
+                .decode(text.trim())
+                .ok()
+                .and_then(|b| <[u8; 32]>::try_from(b).ok())
+                .ok_or_else(|| {
+                    anyhow!("{} is not a secret key (32 bytes, base64)", path.display())
+                })?;
+            Ok(SecretKey::from_bytes(bytes))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = SecretKey::generate();
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut file = options
+                .open(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            std::io::Write::write_all(
+                &mut file,
+                format!("{}\n", b64.encode(key.to_bytes())).as_bytes(),
+            )?;
+            file.sync_all()?;
+            Ok(key)
+        }
+        Err(e) => Err(anyhow::Error::new(e).context(format!("reading {}", path.display()))),
+    }
 }
 
 /// Adds the webhook sender. It enforces the same address policy as registration, on the

@@ -96,6 +96,11 @@ impl WebhookSecret {
         ))
     }
 
+    /// A secret from its text (as stored or as given by an operator).
+    pub fn new(secret: String) -> Self {
+        Self(secret)
+    }
+
     /// The secret in clear, for showing it once and for signing.
     pub fn expose(&self) -> &str {
         &self.0

@@ -1,7 +1,7 @@
 use crate::domain::Plan;
 use std::time::Duration;
 
-use super::RateLimits;
+use super::{RateLimits, SecretKey};
 use crate::webhooks::{CallbackPolicy, RetryPolicy};
 
 /// Monthly call quotas per plan.
@@ -52,6 +52,9 @@ pub struct ServiceConfig {
     /// Per-key request rates by plan; `None` (the library default) means no rate limit
     /// beyond the monthly quota. The bundled server turns on [`RateLimits::default`].
     pub rate_limits: Option<RateLimits>,
+    /// Seals webhook signing secrets before they are stored. Without one they are stored in
+    /// clear (and a warning is logged); the bundled server always sets one.
+    pub secret_key: Option<SecretKey>,
 }
 
 /// How the webhook delivery worker runs.
@@ -88,6 +91,7 @@ impl Default for ServiceConfig {
             usage_flush_interval: Duration::from_secs(1),
             delivery: DeliveryConfig::default(),
             rate_limits: None,
+            secret_key: None,
         }
     }
 }

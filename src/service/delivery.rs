@@ -279,7 +279,7 @@ impl JobListingsService {
                 .zip(sub.last_success_at)
                 .is_some_and(|(old, new)| new - old < chrono::Duration::seconds(1));
         if !only_fresher_success {
-            self.inner.store.put_webhook(&sub).await?;
+            self.store_webhook(&sub).await?;
         }
         self.write_webhooks().insert(sub.id, sub);
         Ok(())

@@ -33,6 +33,7 @@ mod keys;
 mod metering;
 mod rate_limit;
 mod reads;
+mod secrets;
 mod webhooks;
 
 use std::collections::HashMap;
@@ -47,6 +48,7 @@ pub use ingest::IngestOutcome;
 pub use keys::NewKey;
 pub use rate_limit::{RateLimit, RateLimits};
 pub use reads::{CompanyDetail, CompanyPage, CompanyQuery, CompanySummary, JobDetail, JobPage};
+pub use secrets::SecretKey;
 pub use webhooks::NewWebhook;
 
 use crate::domain::{ApiKey, Company, CompanyId, KeyId, Plan, Subscription, WebhookId};
@@ -177,12 +179,14 @@ impl ServiceBuilder {
         }
 
         let keys = KeyRegistry::load(store.as_ref()).await?;
-        let webhooks = store
-            .scan_webhooks()
-            .await?
-            .into_iter()
-            .map(|w| (w.id, w))
-            .collect();
+        let mut webhooks = HashMap::new();
+        for stored in store.scan_webhooks().await? {
+            let sub = secrets::open(stored, self.config.secret_key.as_ref())?;
+            webhooks.insert(sub.id, sub);
+        }
+        if self.config.secret_key.is_none() && !webhooks.is_empty() {
+            tracing::warn!("no secret key configured: webhook secrets are stored in clear");
+        }
 
         let service = JobListingsService {
             inner: Arc::new(Inner {
@@ -276,6 +280,12 @@ impl JobListingsService {
     /// The current instant by the service's clock.
     pub fn now(&self) -> DateTime<Utc> {
         self.inner.clock.now()
+    }
+
+    /// Stores a subscription with its secret sealed (when a secret key is configured).
+    async fn store_webhook(&self, sub: &Subscription) -> ServiceResult<()> {
+        let stored = secrets::seal(sub, self.inner.config.secret_key.as_ref())?;
+        Ok(self.inner.store.put_webhook(&stored).await?)
     }
 
     /// A read guard on the search index. The lock is never held across an await, so a

@@ -93,7 +93,7 @@ impl JobListingsService {
                 failing_since: None,
             };
             let _writer = self.inner.subscription_writes.lock().await;
-            self.inner.store.put_webhook(&sub).await?;
+            self.store_webhook(&sub).await?;
             self.write_webhooks().insert(sub.id, sub.clone());
             tracing::info!(webhook_id = %sub.id, key_id = %caller.key_id, "webhook registered");
             Ok(sub)

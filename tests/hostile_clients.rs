@@ -1,0 +1,693 @@
+//! Hostile clients against the real hyper server on 127.0.0.1: slowloris, idle keep-alive
+//! connections, oversized bodies and header sections, and hundreds of connections held open
+//! while a normal client keeps calling. The server runs with a 1 s header read timeout so the
+//! tests are quick. The attacks use raw `TcpStream`s; the normal client is reqwest.
+//!
+//! Nothing here asserts on speed: a closed connection must close before a generous bound (ten
+//! times the timeout), and the measured times, the normal client's latencies and the peak RSS
+//! are only reported with `eprintln!` (`cargo test --test hostile_clients -- --nocapture`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use job_listings::api::Api;
+use job_listings::demo::Dataset;
+use job_listings::domain::Plan;
+use job_listings::server::{Server, ServerConfig};
+use job_listings::service::{JobListingsService, NewKey, ServiceConfig};
+use job_listings::store::{SledConfig, SledStore};
+use serde_json::Value;
+use tempfile::TempDir;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+
+/// The server's header read timeout in these tests.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(1);
+/// A connection the server should close must be closed before this.
+const CLOSE_BOUND: Duration = Duration::from_secs(10);
+/// The body limit of `POST /api/v1/webhooks` (the API's default).
+const BODY_LIMIT: usize = 64 * 1024;
+/// Connections held open by the flood tests.
+const FLOOD: usize = 500;
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+// ---------------------------------------------------------------------------------------------
+
+/// The real server over sled in a temporary folder, with a few demo jobs and one key.
+struct App {
+    addr: SocketAddr,
+    base: String,
+    key: String,
+    client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    _service: JobListingsService,
+    _dir: TempDir,
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+async fn start() -> App {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let store = SledStore::open(&SledConfig {
+        path: dir.path().join("db"),
+        cache_bytes: 16 * 1024 * 1024,
+    })
+    .expect("a sled store");
+    let service = JobListingsService::builder()
+        .store(Arc::new(store))
+        .config(ServiceConfig::default())
+        .build()
+        .await
+        .expect("the service");
+    let data = Dataset::generate(11, 5, 60);
+    service
+        .upsert_companies(data.companies)
+        .await
+        .expect("demo companies");
+    service.upsert_jobs(data.jobs).await.expect("demo jobs");
+    let (key, _) = service
+        .create_key(NewKey::new(Plan::Enterprise))
+        .await
+        .expect("a key");
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let server = Server::new(
+        listener,
+        Api::new(service.clone()),
+        ServerConfig {
+            header_read_timeout: HEADER_TIMEOUT,
+            shutdown_grace: Duration::from_secs(1),
+            ..ServerConfig::default()
+        },
+    )
+    .expect("the server");
+    let addr = server.local_addr();
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(server.run(async move {
+        let _ = rx.await;
+    }));
+    App {
+        addr,
+        base: format!("http://{addr}"),
+        key: key.expose().to_owned(),
+        client: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("an HTTP client"),
+        stop: Some(tx),
+        _service: service,
+        _dir: dir,
+    }
+}
+
+impl App {
+    async fn connect(&self) -> TcpStream {
+        TcpStream::connect(self.addr)
+            .await
+            .expect("a connection to the server")
+    }
+
+    /// A normal `GET` with the key; the status.
+    async fn get(&self, path: &str) -> u16 {
+        self.client
+            .get(format!("{}{path}", self.base))
+            .header("X-API-Key", &self.key)
+            .send()
+            .await
+            .map_or(0, |r| r.status().as_u16())
+    }
+
+    /// `POST /api/v1/webhooks` head for a body of `len` bytes (or chunked when `None`).
+    fn webhook_head(&self, len: Option<usize>) -> String {
+        let framing = match len {
+            Some(n) => format!("Content-Length: {n}\r\n"),
+            None => "Transfer-Encoding: chunked\r\n".to_owned(),
+        };
+        format!(
+            "POST /api/v1/webhooks HTTP/1.1\r\nHost: {}\r\nX-API-Key: {}\r\n\
+             Content-Type: application/json\r\n{framing}\r\n",
+            self.addr, self.key
+        )
+    }
+}
+
+/// An answer read off a raw connection.
+#[derive(Debug)]
+struct RawResponse {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl RawResponse {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Reads one HTTP/1.1 answer (head, then `Content-Length` bytes of body, or up to EOF).
+/// `None` when the connection closed before a whole head arrived or `limit` passed.
+async fn read_response(
+    stream: &mut (impl AsyncRead + Unpin),
+    limit: Duration,
+) -> Option<RawResponse> {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    // Bounded: at most `limit`, and at most 1 MiB of answer.
+    let head_end = loop {
+        if let Some(i) = find(&buf, b"\r\n\r\n") {
+            break i + 4;
+        }
+        if buf.len() > 1 << 20 {
+            return None;
+        }
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+            _ => return None,
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let length = head.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse::<usize>().ok())?
+    });
+    let mut body = buf[head_end..].to_vec();
+    loop {
+        if length.is_some_and(|n| body.len() >= n) || body.len() > 1 << 20 {
+            break;
+        }
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => body.extend_from_slice(&chunk[..n]),
+            _ => break,
+        }
+    }
+    if let Some(n) = length {
+        body.truncate(n);
+    }
+    Some(RawResponse { status, head, body })
+}
+
+/// How a watched connection ended.
+#[derive(Debug)]
+struct Closed {
+    /// When the server closed it (EOF or reset), from the start of the watch; `None` if it
+    /// was still open when the bound passed.
+    after: Option<Duration>,
+    /// Whatever the server sent before closing.
+    received: Vec<u8>,
+}
+
+/// Reads until the server closes the connection or `limit` passes.
+async fn wait_for_close(stream: &mut TcpStream, started: Instant, limit: Duration) -> Closed {
+    let deadline = tokio::time::Instant::from_std(started + limit);
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // Bounded by the deadline, and by 1 MiB of data.
+    while received.len() < 1 << 20 {
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                return Closed {
+                    after: Some(started.elapsed()),
+                    received,
+                }
+            }
+            Ok(Ok(n)) => received.extend_from_slice(&chunk[..n]),
+            Err(_) => break,
+        }
+    }
+    Closed {
+        after: None,
+        received,
+    }
+}
+
+/// Opens `n` connections and sends `first` on each (nothing when empty).
+async fn open_many(app: &App, n: usize, first: &[u8]) -> Vec<TcpStream> {
+    let mut streams = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut s = app.connect().await;
+        if !first.is_empty() {
+            s.write_all(first).await.expect("the first bytes sent");
+        }
+        streams.push(s);
+    }
+    streams
+}
+
+/// Watches every connection until it closes or the bound passes; the close times of those
+/// that closed, sorted, and how many stayed open.
+async fn watch_all(streams: Vec<TcpStream>, started: Instant) -> (Vec<Duration>, usize) {
+    let tasks: Vec<_> = streams
+        .into_iter()
+        .map(|mut s| {
+            tokio::spawn(async move { wait_for_close(&mut s, started, CLOSE_BOUND).await })
+        })
+        .collect();
+    let mut closed = Vec::new();
+    let mut open = 0;
+    for t in tasks {
+        match t.await.expect("a watcher").after {
+            Some(d) => closed.push(d),
+            None => open += 1,
+        }
+    }
+    closed.sort();
+    (closed, open)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// `VmHWM` (peak resident set) and `VmRSS` of this test process, from /proc/self/status.
+fn memory_report() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .map(|l| l[name.len()..].trim().to_owned())
+            .unwrap_or_else(|| "unknown".to_owned())
+    };
+    format!(
+        "peak RSS (VmHWM) {}, current RSS (VmRSS) {}",
+        field("VmHWM:"),
+        field("VmRSS:")
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slow and idle connections
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_header_section_followed_by_silence_is_closed_after_the_header_timeout() {
+    let app = start().await;
+    let mut s = app.connect().await;
+    s.write_all(b"GET /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+        .await
+        .expect("the partial head sent");
+    let started = Instant::now();
+    let closed = wait_for_close(&mut s, started, CLOSE_BOUND).await;
+    eprintln!(
+        "slowloris (partial head, then silence): closed after {:?} (header timeout {HEADER_TIMEOUT:?})",
+        closed.after
+    );
+    assert!(
+        closed.after.is_some(),
+        "the server kept a connection with a half-sent head open for {CLOSE_BOUND:?}"
+    );
+    assert!(
+        !closed.received.starts_with(b"HTTP/1.1 200"),
+        "a half-sent request was answered as if complete"
+    );
+    // The server still serves everyone else.
+    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_section_trickled_one_byte_every_300_ms_is_closed() {
+    let app = start().await;
+    let mut s = app.connect().await;
+    s.write_all(b"GET /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\n")
+        .await
+        .expect("the request line sent");
+    let started = Instant::now();
+    let trickle = b"X-Slowloris: keep-me-open\r\n";
+    let mut closed_after = None;
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // Bounded: one byte per round, at most CLOSE_BOUND / 300 ms rounds.
+    let rounds = (CLOSE_BOUND.as_millis() / 300) as usize;
+    'rounds: for i in 0..rounds {
+        let byte = [trickle[i % trickle.len()]];
+        if s.write_all(&byte).await.is_err() {
+            closed_after = Some(started.elapsed());
+            break;
+        }
+        let round_end = tokio::time::Instant::now() + Duration::from_millis(300);
+        // Read whatever comes during this round; at most 16 reads a round.
+        for _ in 0..16 {
+            match tokio::time::timeout_at(round_end, s.read(&mut chunk)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => {
+                    closed_after = Some(started.elapsed());
+                    break 'rounds;
+                }
+                Ok(Ok(n)) => received.extend_from_slice(&chunk[..n]),
+                Err(_) => break,
+            }
+        }
+    }
+    eprintln!(
+        "slowloris (1 byte every 300 ms): closed after {closed_after:?} (header timeout {HEADER_TIMEOUT:?})"
+    );
+    assert!(
+        closed_after.is_some(),
+        "the server kept a trickling connection open for {CLOSE_BOUND:?}"
+    );
+    assert!(
+        !received.starts_with(b"HTTP/1.1 200"),
+        "a trickled, unfinished request was answered as if complete"
+    );
+    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_keep_alive_connection_is_closed_after_one_complete_request() {
+    let app = start().await;
+    let mut s = app.connect().await;
+    let request = format!(
+        "GET /api/v1/jobs?per_page=1 HTTP/1.1\r\nHost: {}\r\nX-API-Key: {}\r\n\r\n",
+        app.addr, app.key
+    );
+    s.write_all(request.as_bytes())
+        .await
+        .expect("the request sent");
+    let answer = read_response(&mut s, CLOSE_BOUND)
+        .await
+        .expect("an answer to a complete request");
+    assert_eq!(answer.status, 200, "{}", answer.head);
+    assert!(
+        !answer
+            .head
+            .to_ascii_lowercase()
+            .contains("connection: close"),
+        "the connection should be kept alive after the answer: {}",
+        answer.head
+    );
+    let started = Instant::now();
+    let closed = wait_for_close(&mut s, started, CLOSE_BOUND).await;
+    eprintln!(
+        "idle keep-alive connection: closed {:?} after the answer (header timeout {HEADER_TIMEOUT:?})",
+        closed.after
+    );
+    assert!(
+        closed.after.is_some(),
+        "an idle keep-alive connection stayed open for {CLOSE_BOUND:?}"
+    );
+    assert!(
+        closed.received.is_empty(),
+        "nothing more is sent on an idle connection"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_never_sends_a_byte_is_closed() {
+    let app = start().await;
+    let mut s = app.connect().await;
+    let started = Instant::now();
+    let closed = wait_for_close(&mut s, started, CLOSE_BOUND).await;
+    eprintln!(
+        "silent connection (no byte ever sent): closed after {:?} (header timeout {HEADER_TIMEOUT:?})",
+        closed.after
+    );
+    assert!(
+        closed.after.is_some(),
+        "a connection that never sent a byte was still open after {CLOSE_BOUND:?} \
+         (header timeout {HEADER_TIMEOUT:?})"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Body and header limits
+// ---------------------------------------------------------------------------------------------
+
+/// A JSON webhook registration padded with spaces to exactly `len` bytes.
+fn padded_webhook_body(len: usize) -> Vec<u8> {
+    let json = br#"{"callback_url":"https://hooks.example.com/jobs"}"#;
+    let mut body = json.to_vec();
+    body.resize(len.max(json.len()), b' ');
+    body
+}
+
+/// Sends a head and a body on a fresh connection, the body from a separate task so a server
+/// that answers early cannot block the writer, and reads the answer.
+async fn send_raw(app: &App, head: String, body: Vec<u8>) -> Option<RawResponse> {
+    let (mut read, mut write) = app.connect().await.into_split();
+    let writer = tokio::spawn(async move {
+        let _ = write.write_all(head.as_bytes()).await;
+        let _ = write.write_all(&body).await;
+        write
+    });
+    let answer = read_response(&mut read, CLOSE_BOUND).await;
+    writer.abort();
+    answer
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_64_kib_with_content_length_is_refused_with_413() {
+    let app = start().await;
+
+    // Exactly at the limit: read and served (a valid registration, padded with spaces).
+    let at_limit = padded_webhook_body(BODY_LIMIT);
+    let r = send_raw(&app, app.webhook_head(Some(at_limit.len())), at_limit)
+        .await
+        .expect("an answer at the limit");
+    assert_eq!(
+        r.status,
+        201,
+        "{}{}",
+        r.head,
+        String::from_utf8_lossy(&r.body)
+    );
+
+    // One byte over, and far over: 413 body_too_large.
+    for len in [BODY_LIMIT + 1, 1024 * 1024] {
+        let body = padded_webhook_body(len);
+        let r = send_raw(&app, app.webhook_head(Some(body.len())), body)
+            .await
+            .expect("an answer to an oversized body");
+        assert_eq!(r.status, 413, "{len} bytes: {}", r.head);
+        assert_eq!(r.json()["code"], "body_too_large", "{len} bytes");
+        assert!(
+            r.head
+                .to_ascii_lowercase()
+                .contains("content-type: application/problem+json"),
+            "{}",
+            r.head
+        );
+    }
+    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+}
+
+/// `body` as HTTP/1.1 chunks of 4 KiB and the last chunk.
+fn chunked(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for part in body.chunks(4096) {
+        out.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+        out.extend_from_slice(part);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunked_body_over_64_kib_is_refused_with_413() {
+    let app = start().await;
+
+    // At the limit, chunked: served.
+    let r = send_raw(
+        &app,
+        app.webhook_head(None),
+        chunked(&padded_webhook_body(BODY_LIMIT)),
+    )
+    .await
+    .expect("an answer at the limit");
+    assert_eq!(
+        r.status,
+        201,
+        "{}{}",
+        r.head,
+        String::from_utf8_lossy(&r.body)
+    );
+
+    // Over it, with no length announced: the server counts and stops at the limit.
+    for len in [BODY_LIMIT + 1, 1024 * 1024] {
+        let r = send_raw(
+            &app,
+            app.webhook_head(None),
+            chunked(&padded_webhook_body(len)),
+        )
+        .await
+        .expect("an answer to an oversized chunked body");
+        assert_eq!(r.status, 413, "{len} bytes chunked: {}", r.head);
+        assert_eq!(r.json()["code"], "body_too_large", "{len} bytes chunked");
+    }
+    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+}
+
+/// A `GET /api/v1/jobs` head with the key and `extra` header lines.
+fn get_head(app: &App, extra: &str) -> String {
+    format!(
+        "GET /api/v1/jobs?per_page=1 HTTP/1.1\r\nHost: {}\r\nX-API-Key: {}\r\n{extra}\r\n",
+        app.addr, app.key
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_section_over_16_kib_is_refused_with_431() {
+    let app = start().await;
+
+    // 12 KiB of headers: under the limit, served.
+    let fine = format!("X-Padding: {}\r\n", "a".repeat(12 * 1024));
+    let r = send_raw(&app, get_head(&app, &fine), Vec::new())
+        .await
+        .expect("an answer under the limit");
+    assert_eq!(r.status, 200, "{}", r.head);
+
+    // One 20 KiB header, and many 1 KiB headers adding up to 20 KiB: 431.
+    let one_big = format!("X-Padding: {}\r\n", "a".repeat(20 * 1024));
+    let many: String = (0..20)
+        .map(|i| format!("X-Padding-{i}: {}\r\n", "b".repeat(1024)))
+        .collect();
+    for (what, extra) in [
+        ("one 20 KiB header", one_big),
+        ("20 headers of 1 KiB", many),
+    ] {
+        let r = send_raw(&app, get_head(&app, &extra), Vec::new())
+            .await
+            .unwrap_or_else(|| panic!("an answer to {what}"));
+        assert_eq!(r.status, 431, "{what}: {}", r.head);
+    }
+    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_than_64_header_fields_are_refused_with_431() {
+    let app = start().await;
+    let fields = |n: usize| -> String { (0..n).map(|i| format!("X-Field-{i}: {i}\r\n")).collect() };
+
+    // Host and X-API-Key are two fields: 62 more make exactly 64, which is served.
+    let r = send_raw(&app, get_head(&app, &fields(62)), Vec::new())
+        .await
+        .expect("an answer to 64 fields");
+    assert_eq!(r.status, 200, "64 fields: {}", r.head);
+
+    for extra in [63, 200] {
+        let r = send_raw(&app, get_head(&app, &fields(extra)), Vec::new())
+            .await
+            .expect("an answer to too many fields");
+        assert_eq!(r.status, 431, "{} fields: {}", extra + 2, r.head);
+    }
+    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Floods
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_normal_client_is_served_while_500_idle_connections_are_held_open() {
+    let app = start().await;
+    let held = open_many(&app, FLOOD, b"").await;
+    let partial = open_many(&app, 50, b"GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\n").await;
+
+    // The normal client: back-to-back calls, so its own keep-alive connection is never idle.
+    const CALLS: usize = 150;
+    let mut latencies = Vec::with_capacity(CALLS);
+    let mut failures = Vec::new();
+    let paths = [
+        "/api/v1/jobs?per_page=5",
+        "/api/v1/jobs?remote_only=true&per_page=3",
+        "/api/v1/companies?per_page=2",
+    ];
+    for i in 0..CALLS {
+        let path = paths[i % paths.len()];
+        let t = Instant::now();
+        let status = app.get(path).await;
+        latencies.push(t.elapsed());
+        if status != 200 {
+            failures.push((i, path, status));
+        }
+    }
+    latencies.sort();
+    eprintln!(
+        "normal client during a flood of {FLOOD} silent + 50 half-open connections: \
+         {CALLS} calls, p50 {:?}, p99 {:?}, max {:?}",
+        percentile(&latencies, 0.50),
+        percentile(&latencies, 0.99),
+        latencies.last().copied().unwrap_or_default()
+    );
+    eprintln!("during the flood: {}", memory_report());
+    assert!(
+        failures.is_empty(),
+        "normal calls failed during the flood (index, path, status; 0 = no answer): {failures:?}"
+    );
+    drop(held);
+    drop(partial);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_half_sent_requests_are_shed_within_the_timeout() {
+    let app = start().await;
+    let streams = open_many(
+        &app,
+        FLOOD,
+        b"GET /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\nX-Slow: ",
+    )
+    .await;
+    let started = Instant::now();
+    let (closed, open) = watch_all(streams, started).await;
+    eprintln!(
+        "{FLOOD} half-sent requests: {} closed (median {:?}, last {:?}), {open} still open after {CLOSE_BOUND:?}; {}",
+        closed.len(),
+        percentile(&closed, 0.5),
+        closed.last(),
+        memory_report()
+    );
+    assert_eq!(
+        open, 0,
+        "connections with a half-sent head outlived the header timeout ({HEADER_TIMEOUT:?}) tenfold"
+    );
+    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_silent_connections_are_shed_within_the_timeout() {
+    let app = start().await;
+    let streams = open_many(&app, FLOOD, b"").await;
+    let started = Instant::now();
+    let (closed, open) = watch_all(streams, started).await;
+    eprintln!(
+        "{FLOOD} silent connections: {} closed (median {:?}, last {:?}), {open} still open after {CLOSE_BOUND:?}; {}",
+        closed.len(),
+        percentile(&closed, 0.5),
+        closed.last(),
+        memory_report()
+    );
+    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(
+        open, 0,
+        "{open} of {FLOOD} connections that never sent a byte were still open after \
+         {CLOSE_BOUND:?} (header timeout {HEADER_TIMEOUT:?}): each holds a connection slot \
+         and a task for as long as the client likes"
+    );
+}

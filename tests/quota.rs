@@ -1,0 +1,1175 @@
+//! Monthly quota metering end to end: the real hyper server on 127.0.0.1 port 0 over a real sled
+//! store in a temporary folder, driven concurrently with reqwest.
+//!
+//! What is checked (README "Keys, plans and quotas", API.md "Keys, plans, quotas"):
+//! - with Q calls left exactly Q succeed however many race, over every metered endpoint, for one
+//!   key and for many keys at once; the rest are `429 quota_exceeded` with `Retry-After`;
+//! - `GET /usage` always reports `calls_used + calls_remaining == monthly_quota`, and
+//!   `calls_used` never goes down while only successes and 429s are being answered;
+//! - errors (400, 403, 404, 405, 409, 415) are never counted;
+//! - periods run a calendar month from the key's billing anchor (UTC), clamped to month end,
+//!   moved with an injected `ManualClock`;
+//! - counted usage survives a graceful restart exactly, and an old period's usage is not carried
+//!   into a new one.
+//!
+//! No timing assertions: every loop is bounded and every check is on answers.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use job_listings::api::Api;
+use job_listings::demo::Dataset;
+use job_listings::domain::{JobStatus, Plan};
+use job_listings::server::{Server, ServerConfig};
+use job_listings::service::{
+    Clock, JobListingsService, ManualClock, NewKey, Quotas, ServiceConfig,
+};
+use job_listings::store::{SledConfig, SledStore, Store};
+use reqwest::header::HeaderMap;
+use reqwest::Method;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+// ---------------------------------------------------------------------------------------------
+// The app under test
+// ---------------------------------------------------------------------------------------------
+
+/// A small deterministic dataset: enough for every endpoint to answer 200.
+const SEED: u64 = 424_242;
+const COMPANIES: usize = 6;
+const JOBS: usize = 40;
+const HOOK: &str = "https://hooks.example.com/quota";
+
+fn at(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(y, mo, d, h, mi, s)
+        .single()
+        .expect("a valid UTC time")
+}
+
+fn quotas(developer: u64, agent_pro: u64) -> ServiceConfig {
+    ServiceConfig {
+        quotas: Quotas {
+            developer,
+            agent_pro,
+            enterprise: 1_000_000,
+        },
+        ..ServiceConfig::default()
+    }
+}
+
+/// An answer, body parsed as JSON when it is JSON.
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: HeaderMap,
+    text: String,
+    body: Value,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    #[track_caller]
+    fn header_u64(&self, name: &str) -> u64 {
+        self.header(name)
+            .unwrap_or_else(|| panic!("header {name} missing: {:?} {}", self.headers, self.text))
+            .parse()
+            .unwrap_or_else(|_| panic!("header {name} is not an integer: {:?}", self.headers))
+    }
+
+    fn code(&self) -> &str {
+        self.body["code"].as_str().unwrap_or("")
+    }
+
+    /// Asserts a `429 quota_exceeded` problem with a positive `Retry-After` that the body
+    /// repeats, and the quota headers with nothing remaining; returns `Retry-After`.
+    #[track_caller]
+    fn assert_quota_exceeded(&self, quota: u64) -> u64 {
+        assert_eq!(self.status, 429, "{}", self.text);
+        assert_eq!(self.code(), "quota_exceeded", "{}", self.text);
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json"),
+            "{}",
+            self.text
+        );
+        assert_eq!(self.body["status"].as_u64(), Some(429), "{}", self.text);
+        let retry_after = self.header_u64("retry-after");
+        assert!(retry_after > 0, "Retry-After must be positive");
+        assert_eq!(
+            self.body["retry_after"].as_u64(),
+            Some(retry_after),
+            "the body repeats Retry-After: {}",
+            self.text
+        );
+        assert_eq!(self.header_u64("x-ratelimit-limit"), quota);
+        assert_eq!(self.header_u64("x-ratelimit-remaining"), 0);
+        retry_after
+    }
+}
+
+/// `GET /usage`, typed.
+#[derive(Debug, Clone, PartialEq)]
+struct Usage {
+    plan: String,
+    calls_used: u64,
+    calls_remaining: u64,
+    monthly_quota: u64,
+    period_start: DateTime<Utc>,
+}
+
+struct App {
+    base: String,
+    client: reqwest::Client,
+    service: JobListingsService,
+    config: ServiceConfig,
+    clock: Option<Arc<ManualClock>>,
+    dataset: Dataset,
+    dir: TempDir,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+async fn open_service(
+    dir: &TempDir,
+    config: &ServiceConfig,
+    clock: Option<Arc<ManualClock>>,
+) -> JobListingsService {
+    let sled = SledConfig {
+        path: dir.path().join("db"),
+        cache_bytes: 8 * 1024 * 1024,
+    };
+    // A previous owner of the folder may still be closing its files (see `restart`).
+    let mut attempts = 0;
+    let store = loop {
+        match SledStore::open(&sled) {
+            Ok(store) => break store,
+            Err(_) if attempts < 100 => {
+                attempts += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("sled store could not be opened: {e}"),
+        }
+    };
+    let mut builder = JobListingsService::builder()
+        .store(Arc::new(store))
+        .config(config.clone());
+    if let Some(clock) = clock {
+        builder = builder.clock(clock as Arc<dyn Clock>);
+    }
+    builder.build().await.expect("the service")
+}
+
+impl App {
+    /// A seeded app with the given configuration and, optionally, a manual clock.
+    async fn start(config: ServiceConfig, clock: Option<Arc<ManualClock>>) -> App {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let service = open_service(&dir, &config, clock.clone()).await;
+        let dataset = Dataset::generate(SEED, COMPANIES, JOBS);
+        service
+            .upsert_companies(dataset.companies.clone())
+            .await
+            .expect("companies");
+        service
+            .upsert_jobs(dataset.jobs.clone())
+            .await
+            .expect("jobs");
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            // A hang fails the test instead of blocking it; no answer is expected to be slow.
+            .timeout(Duration::from_secs(60))
+            .build()
+            .expect("an HTTP client");
+        Self::serve(dir, service, config, clock, dataset, client).await
+    }
+
+    async fn serve(
+        dir: TempDir,
+        service: JobListingsService,
+        config: ServiceConfig,
+        clock: Option<Arc<ManualClock>>,
+        dataset: Dataset,
+        client: reqwest::Client,
+    ) -> App {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let server = Server::new(
+            listener,
+            Api::new(service.clone()),
+            ServerConfig {
+                shutdown_grace: Duration::from_secs(5),
+                ..ServerConfig::default()
+            },
+        )
+        .expect("the server");
+        let addr = server.local_addr();
+        let (tx, rx) = oneshot::channel::<()>();
+        let handle = tokio::spawn(server.run(async move {
+            let _ = rx.await;
+        }));
+        App {
+            base: format!("http://{addr}"),
+            client,
+            service,
+            config,
+            clock,
+            dataset,
+            dir,
+            shutdown: Some(tx),
+            server: Some(handle),
+        }
+    }
+
+    /// Stops the server gracefully and waits until it has returned (usage is flushed then).
+    async fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(handle) = self.server.take() {
+            handle
+                .await
+                .expect("the server task did not panic")
+                .expect("the server stopped cleanly");
+        }
+    }
+
+    /// Graceful stop, wait until the sled database is released, start again on the same folder
+    /// (without seeding) with the same configuration and clock.
+    async fn restart(mut self) -> App {
+        self.stop().await;
+        let store: Weak<dyn Store> = Arc::downgrade(self.service.store());
+        let App {
+            dir,
+            config,
+            clock,
+            dataset,
+            client,
+            service,
+            ..
+        } = self;
+        drop(service);
+        for _ in 0..500 {
+            if store.strong_count() == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            store.strong_count(),
+            0,
+            "the stopped server still holds its store"
+        );
+        let service = open_service(&dir, &config, clock.clone()).await;
+        Self::serve(dir, service, config, clock, dataset, client).await
+    }
+
+    /// Issues a key, anchored now unless `anchor` says otherwise.
+    async fn key(&self, plan: Plan, anchor: Option<DateTime<Utc>>) -> String {
+        let mut new = NewKey::new(plan);
+        new.billing_anchor = anchor;
+        let (key, _) = self.service.create_key(new).await.expect("a key");
+        key.expose().to_owned()
+    }
+
+    fn set_time(&self, to: DateTime<Utc>) {
+        self.clock.as_ref().expect("a manual clock").set(to);
+    }
+
+    async fn request(
+        &self,
+        method: Method,
+        key: &str,
+        path: &str,
+        body: Option<(&str, Vec<u8>)>,
+    ) -> Resp {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .header("X-API-Key", key);
+        if let Some((content_type, bytes)) = body {
+            req = req.header("content-type", content_type).body(bytes);
+        }
+        let response = req.send().await.expect("the request was answered");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.expect("a body");
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Resp {
+            status,
+            headers,
+            text,
+            body,
+        }
+    }
+
+    async fn get(&self, key: &str, path: &str) -> Resp {
+        self.request(Method::GET, key, path, None).await
+    }
+
+    async fn call(&self, key: &str, call: &Call) -> Resp {
+        let body = call
+            .body
+            .as_ref()
+            .map(|(ct, b)| (ct.as_str(), b.clone()));
+        self.request(call.method.clone(), key, &call.path, body)
+            .await
+    }
+
+    async fn usage(&self, key: &str) -> Usage {
+        let r = self.get(key, "/api/v1/usage").await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        usage_of(&r)
+    }
+
+    /// An active job's id.
+    fn active_job(&self, n: usize) -> String {
+        let active: Vec<_> = self
+            .dataset
+            .jobs
+            .iter()
+            .filter(|j| j.status == JobStatus::Active)
+            .collect();
+        assert!(!active.is_empty(), "the dataset has active jobs");
+        active[n % active.len()].id.to_string()
+    }
+
+    /// A company with an active job.
+    fn company(&self, n: usize) -> String {
+        let active: Vec<_> = self
+            .dataset
+            .jobs
+            .iter()
+            .filter(|j| j.status == JobStatus::Active)
+            .map(|j| j.company_id)
+            .collect();
+        active[n % active.len()].to_string()
+    }
+
+    /// Metered `GET`s that answer 200 for any key: every list and detail endpoint with a mix of
+    /// parameters (webhook paths only when `webhooks`).
+    fn ok_paths(&self, webhooks: bool) -> Vec<String> {
+        let mut paths = vec![
+            "/api/v1/jobs".to_owned(),
+            "/api/v1/jobs?per_page=5&page=2".to_owned(),
+            "/api/v1/jobs?remote_only=true&min_confidence=0.5".to_owned(),
+            "/api/v1/jobs?q=engineer&per_page=50".to_owned(),
+            "/api/v1/jobs?domain=engineering,ai&seniority=senior,staff".to_owned(),
+            "/api/v1/jobs?posted_after=2026-09-01&page=1000".to_owned(),
+            "/api/v1/jobs?company=zzzzunknown".to_owned(),
+            format!("/api/v1/jobs/{}", self.active_job(0)),
+            format!("/api/v1/jobs/{}", self.active_job(3)),
+            "/api/v1/companies".to_owned(),
+            "/api/v1/companies?per_page=2&page=2".to_owned(),
+            "/api/v1/companies?funding_stage=series_a".to_owned(),
+            format!("/api/v1/companies/{}", self.company(1)),
+        ];
+        if webhooks {
+            paths.push("/api/v1/webhooks".to_owned());
+        }
+        paths
+    }
+}
+
+#[track_caller]
+fn usage_of(r: &Resp) -> Usage {
+    let b = &r.body;
+    Usage {
+        plan: b["plan"].as_str().expect("plan").to_owned(),
+        calls_used: b["calls_used"].as_u64().expect("calls_used"),
+        calls_remaining: b["calls_remaining"].as_u64().expect("calls_remaining"),
+        monthly_quota: b["monthly_quota"].as_u64().expect("monthly_quota"),
+        period_start: serde_json::from_value(b["period_start"].clone()).expect("period_start"),
+    }
+}
+
+/// One request of a load: method, path and body.
+#[derive(Clone, Debug)]
+struct Call {
+    method: Method,
+    path: String,
+    body: Option<(String, Vec<u8>)>,
+}
+
+impl Call {
+    fn get(path: impl Into<String>) -> Self {
+        Self {
+            method: Method::GET,
+            path: path.into(),
+            body: None,
+        }
+    }
+
+    fn post_json(path: &str, body: &Value) -> Self {
+        Self {
+            method: Method::POST,
+            path: path.to_owned(),
+            body: Some((
+                "application/json".to_owned(),
+                serde_json::to_vec(body).expect("JSON"),
+            )),
+        }
+    }
+}
+
+/// Sends `plan.len()` requests (key and call per index) from `tasks` concurrent tasks; returns
+/// every answer by index.
+async fn hammer(app: &Arc<App>, plan: Vec<(String, Call)>, tasks: usize) -> Vec<Resp> {
+    let plan = Arc::new(plan);
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..tasks {
+        let (app, plan, next) = (app.clone(), plan.clone(), next.clone());
+        set.spawn(async move {
+            let mut got = Vec::new();
+            // Bounded: each index is taken once.
+            for _ in 0..plan.len() {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((key, call)) = plan.get(i) else {
+                    break;
+                };
+                got.push((i, app.call(key, call).await));
+            }
+            got
+        });
+    }
+    let mut out: Vec<Option<Resp>> = (0..plan.len()).map(|_| None).collect();
+    while let Some(done) = set.join_next().await {
+        for (i, r) in done.expect("a load task ran") {
+            out[i] = Some(r);
+        }
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(i, r)| r.unwrap_or_else(|| panic!("request {i} was not sent")))
+        .collect()
+}
+
+/// Checks a load against one key's quota: exactly `quota` 2xx carrying each remaining count
+/// from `quota - 1` down to 0 once; every other answer a proper 429.
+#[track_caller]
+fn assert_exactly_quota(answers: &[&Resp], quota: u64) {
+    let mut remaining = Vec::new();
+    for r in answers {
+        match r.status {
+            200..=299 => {
+                assert_eq!(r.header_u64("x-ratelimit-limit"), quota);
+                let left = r.header_u64("x-ratelimit-remaining");
+                assert!(left <= quota, "remaining {left} above the quota {quota}");
+                remaining.push(left);
+            }
+            429 => {
+                r.assert_quota_exceeded(quota);
+            }
+            other => panic!("unexpected status {other}: {}", r.text),
+        }
+    }
+    assert_eq!(
+        remaining.len() as u64,
+        quota,
+        "exactly Q calls succeed, got {}",
+        remaining.len()
+    );
+    remaining.sort_unstable();
+    let expected: Vec<u64> = (0..quota).collect();
+    assert_eq!(
+        remaining, expected,
+        "each success reports a distinct remaining count, down to 0"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) many concurrent clients on one key
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_key_600_concurrent_calls_over_every_metered_endpoint_succeed_exactly_q_times() {
+    const QUOTA: u64 = 200;
+    const CALLS: usize = 600;
+    let app = Arc::new(App::start(quotas(10_000, QUOTA), None).await);
+    let key = app.key(Plan::AgentPro, None).await;
+    let paths = app.ok_paths(true);
+    let plan: Vec<(String, Call)> = (0..CALLS)
+        .map(|i| (key.clone(), Call::get(paths[i % paths.len()].clone())))
+        .collect();
+
+    let answers = hammer(&app, plan, 32).await;
+
+    let all: Vec<&Resp> = answers.iter().collect();
+    assert_exactly_quota(&all, QUOTA);
+    // Every endpoint took part on both sides of the limit.
+    let ok_paths: std::collections::BTreeSet<usize> = answers
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.status == 200)
+        .map(|(i, _)| i % paths.len())
+        .collect();
+    assert!(ok_paths.len() > 1, "successes spread over the endpoints");
+
+    let usage = app.usage(&key).await;
+    assert_eq!(usage.calls_used, QUOTA);
+    assert_eq!(usage.calls_remaining, 0);
+    assert_eq!(usage.monthly_quota, QUOTA);
+    assert_eq!(usage.plan, "agent_pro");
+    // Still refused afterwards, on every endpoint, and /usage stays readable.
+    for path in &paths {
+        app.get(&key, path).await.assert_quota_exceeded(QUOTA);
+    }
+    assert_eq!(app.usage(&key).await.calls_used, QUOTA);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) many keys at once
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_keys_hit_at_once_each_get_exactly_their_own_quota() {
+    const QUOTA: u64 = 30;
+    const KEYS: usize = 20;
+    const PER_KEY: usize = 60;
+    let app = Arc::new(App::start(quotas(QUOTA, 10_000), None).await);
+    let mut keys = Vec::new();
+    for _ in 0..KEYS {
+        keys.push(app.key(Plan::Developer, None).await);
+    }
+    let paths = app.ok_paths(false);
+    // Interleaved: consecutive requests go to different keys.
+    let plan: Vec<(String, Call)> = (0..KEYS * PER_KEY)
+        .map(|i| {
+            (
+                keys[i % KEYS].clone(),
+                Call::get(paths[(i / KEYS) % paths.len()].clone()),
+            )
+        })
+        .collect();
+
+    let answers = hammer(&app, plan, 32).await;
+
+    for (k, key) in keys.iter().enumerate() {
+        let mine: Vec<&Resp> = answers
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % KEYS == k)
+            .map(|(_, r)| r)
+            .collect();
+        assert_eq!(mine.len(), PER_KEY);
+        assert_exactly_quota(&mine, QUOTA);
+        let usage = app.usage(key).await;
+        assert_eq!(
+            (usage.calls_used, usage.calls_remaining, usage.monthly_quota),
+            (QUOTA, 0, QUOTA),
+            "key {k}"
+        );
+    }
+    // An untouched key of the same plan still has its whole quota.
+    let fresh = app.key(Plan::Developer, None).await;
+    let r = app.get(&fresh, "/api/v1/jobs").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header_u64("x-ratelimit-remaining"), QUOTA - 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c) the usage invariant, sampled while the load runs
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_sampled_during_the_load_always_adds_up_and_never_goes_down() {
+    const QUOTA: u64 = 200;
+    const CALLS: usize = 600;
+    let app = Arc::new(App::start(quotas(10_000, QUOTA), None).await);
+    let key = app.key(Plan::AgentPro, None).await;
+    let start = app.usage(&key).await;
+    let paths = app.ok_paths(true);
+    let plan: Vec<(String, Call)> = (0..CALLS)
+        .map(|i| (key.clone(), Call::get(paths[i % paths.len()].clone())))
+        .collect();
+
+    let done = Arc::new(AtomicBool::new(false));
+    let poller = {
+        let (app, key, done) = (app.clone(), key.clone(), done.clone());
+        tokio::spawn(async move {
+            let mut samples: Vec<Usage> = Vec::new();
+            // Bounded; in practice it stops when the load is done.
+            for _ in 0..200_000 {
+                if done.load(Ordering::Acquire) {
+                    break;
+                }
+                let r = app.get(&key, "/api/v1/usage").await;
+                assert_eq!(r.status, 200, "{}", r.text);
+                samples.push(usage_of(&r));
+            }
+            samples
+        })
+    };
+    let answers = hammer(&app, plan, 32).await;
+    done.store(true, Ordering::Release);
+    let mut samples = poller.await.expect("the poller did not panic");
+    samples.push(app.usage(&key).await);
+
+    assert!(samples.len() >= 2, "the poller took samples");
+    let mut last_used = 0;
+    for (n, s) in samples.iter().enumerate() {
+        assert_eq!(s.monthly_quota, QUOTA, "sample {n}: {s:?}");
+        assert_eq!(
+            s.calls_used + s.calls_remaining,
+            s.monthly_quota,
+            "sample {n}: calls_used + calls_remaining == monthly_quota: {s:?}"
+        );
+        assert!(
+            s.calls_used >= last_used,
+            "sample {n}: calls_used went down from {last_used}: {s:?}"
+        );
+        assert_eq!(s.period_start, start.period_start, "sample {n}");
+        last_used = s.calls_used;
+    }
+    assert_eq!(last_used, QUOTA, "the last sample, after the load, is the quota");
+
+    // Rate-limit headers on the successes: never above the quota, the last one 0.
+    let all: Vec<&Resp> = answers.iter().collect();
+    assert_exactly_quota(&all, QUOTA);
+    let lowest = answers
+        .iter()
+        .filter(|r| r.status == 200)
+        .map(|r| r.header_u64("x-ratelimit-remaining"))
+        .min();
+    assert_eq!(lowest, Some(0));
+}
+
+/// README: every metered answer carries `X-RateLimit-Remaining`; `GET /usage` answers with both
+/// the report and the headers, which must describe one and the same state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_usage_answer_under_load_carries_headers_that_agree_with_its_body() {
+    const QUOTA: u64 = 1_500;
+    const CALLS: usize = 1_500;
+    let app = Arc::new(App::start(quotas(10_000, QUOTA), None).await);
+    let key = app.key(Plan::AgentPro, None).await;
+    let plan: Vec<(String, Call)> = (0..CALLS)
+        .map(|i| {
+            let path = if i % 2 == 0 {
+                "/api/v1/jobs?per_page=1"
+            } else {
+                "/api/v1/companies?per_page=1"
+            };
+            (key.clone(), Call::get(path))
+        })
+        .collect();
+    let done = Arc::new(AtomicBool::new(false));
+    let poller = {
+        let (app, key, done) = (app.clone(), key.clone(), done.clone());
+        tokio::spawn(async move {
+            let mut mismatches = Vec::new();
+            let mut samples = 0;
+            for _ in 0..200_000 {
+                if done.load(Ordering::Acquire) {
+                    break;
+                }
+                let r = app.get(&key, "/api/v1/usage").await;
+                samples += 1;
+                let body = usage_of(&r);
+                let header = r.header_u64("x-ratelimit-remaining");
+                if header != body.calls_remaining {
+                    mismatches.push((body.calls_remaining, header));
+                }
+            }
+            (samples, mismatches)
+        })
+    };
+    let _ = hammer(&app, plan, 16).await;
+    done.store(true, Ordering::Release);
+    let (samples, mismatches) = poller.await.expect("the poller did not panic");
+    assert!(samples > 0);
+    assert!(
+        mismatches.is_empty(),
+        "{} of {samples} GET /usage answers carried an X-RateLimit-Remaining different from \
+         their own calls_remaining (body, header): {:?}",
+        mismatches.len(),
+        &mismatches[..mismatches.len().min(10)]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// (d) errors do not count
+// ---------------------------------------------------------------------------------------------
+
+/// What a call in the error mix must be answered.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Expect {
+    Ok,
+    Status(u16, &'static str),
+    /// `POST /webhooks`: 201 while the key holds fewer than 25, then 409.
+    CreateOr409,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_interleaved_with_successes_are_never_counted() {
+    const CALLS: usize = 720;
+    let app = Arc::new(App::start(quotas(10_000, 10_000), None).await);
+    let pro = app.key(Plan::AgentPro, None).await;
+    let dev = app.key(Plan::Developer, None).await;
+    let job = app.active_job(1);
+    let company = app.company(2);
+    let hook = json!({ "callback_url": HOOK, "domain_filters": ["ai"] });
+    let missing = Uuid::new_v4();
+    let mixes: Vec<(bool, Call, Expect)> = vec![
+        (true, Call::get("/api/v1/jobs?per_page=3"), Expect::Ok),
+        (true, Call::get(format!("/api/v1/jobs/{job}")), Expect::Ok),
+        (true, Call::get("/api/v1/companies"), Expect::Ok),
+        (true, Call::get(format!("/api/v1/companies/{company}")), Expect::Ok),
+        (true, Call::get("/api/v1/webhooks"), Expect::Ok),
+        (
+            true,
+            Call::post_json("/api/v1/webhooks", &hook),
+            Expect::CreateOr409,
+        ),
+        (
+            true,
+            Call::get(format!("/api/v1/jobs/{missing}")),
+            Expect::Status(404, "not_found"),
+        ),
+        (
+            true,
+            Call::get(format!("/api/v1/companies/{missing}")),
+            Expect::Status(404, "not_found"),
+        ),
+        (
+            true,
+            Call::get(format!("/api/v1/webhooks/{missing}")),
+            Expect::Status(404, "not_found"),
+        ),
+        (
+            true,
+            Call::get(format!("/api/v1/webhooks/{missing}/deliveries")),
+            Expect::Status(404, "not_found"),
+        ),
+        (
+            true,
+            Call {
+                method: Method::POST,
+                path: format!("/api/v1/webhooks/{missing}/test"),
+                body: None,
+            },
+            Expect::Status(404, "not_found"),
+        ),
+        (
+            true,
+            Call::get("/api/v1/jobs?per_page=0"),
+            Expect::Status(400, "invalid_parameter"),
+        ),
+        (
+            true,
+            Call::get("/api/v1/jobs?domains=ai"),
+            Expect::Status(400, "unknown_parameter"),
+        ),
+        (
+            true,
+            Call::get("/api/v1/jobs/not-a-uuid"),
+            Expect::Status(400, "invalid_parameter"),
+        ),
+        (
+            true,
+            Call::get("/api/v1/companies?funding_stage=a/b"),
+            Expect::Status(400, "invalid_parameter"),
+        ),
+        (
+            true,
+            Call {
+                method: Method::POST,
+                path: "/api/v1/webhooks".to_owned(),
+                body: Some(("text/plain".to_owned(), b"hello".to_vec())),
+            },
+            Expect::Status(415, "unsupported_media_type"),
+        ),
+        (
+            true,
+            Call {
+                method: Method::POST,
+                path: "/api/v1/webhooks".to_owned(),
+                body: Some(("application/json".to_owned(), b"{\"callback_url\":".to_vec())),
+            },
+            Expect::Status(400, "invalid_body"),
+        ),
+        (
+            true,
+            Call::post_json("/api/v1/webhooks", &json!({ "callback_url": "https://10.0.0.1/x" })),
+            Expect::Status(400, "invalid_parameter"),
+        ),
+        (
+            true,
+            Call {
+                method: Method::DELETE,
+                path: "/api/v1/jobs".to_owned(),
+                body: None,
+            },
+            Expect::Status(405, "method_not_allowed"),
+        ),
+        (
+            true,
+            Call::get("/api/v1/nowhere"),
+            Expect::Status(404, "not_found"),
+        ),
+        (false, Call::get("/api/v1/jobs"), Expect::Ok),
+        (
+            false,
+            Call::post_json("/api/v1/webhooks", &hook),
+            Expect::Status(403, "plan_upgrade_required"),
+        ),
+        (
+            false,
+            Call::get(format!("/api/v1/jobs/{missing}")),
+            Expect::Status(404, "not_found"),
+        ),
+        (
+            false,
+            Call::get("/api/v1/jobs?page=0"),
+            Expect::Status(400, "invalid_parameter"),
+        ),
+    ];
+    let plan: Vec<(String, Call, Expect, bool)> = (0..CALLS)
+        .map(|i| {
+            let (is_pro, call, expect) = mixes[i % mixes.len()].clone();
+            let key = if is_pro { pro.clone() } else { dev.clone() };
+            (key, call, expect, is_pro)
+        })
+        .collect();
+    let creates = plan
+        .iter()
+        .filter(|p| p.2 == Expect::CreateOr409)
+        .count();
+    assert!(creates > 25, "enough creations to reach the webhook limit");
+
+    let answers = hammer(
+        &app,
+        plan.iter().map(|(k, c, _, _)| (k.clone(), c.clone())).collect(),
+        32,
+    )
+    .await;
+
+    let (mut pro_ok, mut dev_ok, mut created, mut refused) = (0u64, 0u64, 0, 0);
+    for ((_, call, expect, is_pro), r) in plan.iter().zip(&answers) {
+        match expect {
+            Expect::Ok => assert_eq!(r.status, 200, "{} {}: {}", call.method, call.path, r.text),
+            Expect::Status(status, code) => {
+                assert_eq!(r.status, *status, "{} {}: {}", call.method, call.path, r.text);
+                assert_eq!(r.code(), *code, "{}", r.text);
+            }
+            Expect::CreateOr409 => match r.status {
+                201 => created += 1,
+                409 => {
+                    assert_eq!(r.code(), "webhook_limit_reached");
+                    refused += 1;
+                }
+                other => panic!("POST /webhooks answered {other}: {}", r.text),
+            },
+        }
+        if (200..300).contains(&r.status) {
+            if *is_pro {
+                pro_ok += 1;
+            } else {
+                dev_ok += 1;
+            }
+        }
+    }
+    assert_eq!(created, 25, "the webhook limit is 25 per key");
+    assert_eq!(created + refused, creates);
+
+    let pro_usage = app.usage(&pro).await;
+    let dev_usage = app.usage(&dev).await;
+    assert_eq!(pro_usage.calls_used, pro_ok, "only the key's 2xx answers count");
+    assert_eq!(dev_usage.calls_used, dev_ok, "only the key's 2xx answers count");
+    assert_eq!(pro_usage.calls_remaining, 10_000 - pro_ok);
+    assert_eq!(dev_usage.calls_remaining, 10_000 - dev_ok);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_errors_racing_for_the_last_units_exactly_q_calls_still_succeed() {
+    const QUOTA: u64 = 60;
+    const CALLS: usize = 480;
+    let app = Arc::new(App::start(quotas(QUOTA, 10_000), None).await);
+    let key = app.key(Plan::Developer, None).await;
+    let job = app.active_job(2);
+    let missing = Uuid::new_v4();
+    // Even indexes valid, odd ones 404 (metered, given back) or 400 (refused before metering).
+    let plan: Vec<(String, Call)> = (0..CALLS)
+        .map(|i| {
+            let call = match i % 6 {
+                0 => Call::get("/api/v1/jobs?per_page=2"),
+                2 => Call::get(format!("/api/v1/jobs/{job}")),
+                4 => Call::get("/api/v1/companies"),
+                1 => Call::get(format!("/api/v1/jobs/{missing}")),
+                3 => Call::get(format!("/api/v1/companies/{missing}")),
+                _ => Call::get("/api/v1/jobs?per_page=0"),
+            };
+            (key.clone(), call)
+        })
+        .collect();
+
+    let answers = hammer(&app, plan, 32).await;
+
+    let mut ok = 0;
+    for (i, r) in answers.iter().enumerate() {
+        match i % 6 {
+            0 | 2 | 4 => match r.status {
+                200 => ok += 1,
+                429 => {
+                    r.assert_quota_exceeded(QUOTA);
+                }
+                other => panic!("valid call {i} answered {other}: {}", r.text),
+            },
+            1 | 3 => match r.status {
+                404 => assert_eq!(r.code(), "not_found"),
+                429 => {
+                    r.assert_quota_exceeded(QUOTA);
+                }
+                other => panic!("missing-id call {i} answered {other}: {}", r.text),
+            },
+            _ => assert_eq!(r.status, 400, "{}", r.text),
+        }
+    }
+    assert_eq!(ok, QUOTA, "exactly Q valid calls succeed");
+    let usage = app.usage(&key).await;
+    assert_eq!((usage.calls_used, usage.calls_remaining), (QUOTA, 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// (e) period rollover at the billing anchor
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
+    const QUOTA: u64 = 3;
+    let anchor = at(2026, 1, 31, 10, 0, 0);
+    let clock = Arc::new(ManualClock::new(anchor));
+    let app = App::start(quotas(QUOTA, 10_000), Some(clock)).await;
+    let key = app.key(Plan::Developer, Some(anchor)).await;
+    let feb_end = at(2026, 2, 28, 10, 0, 0);
+    let mar_end = at(2026, 3, 31, 10, 0, 0);
+
+    let u = app.usage(&key).await;
+    assert_eq!(u.period_start, anchor, "the first period starts at the anchor");
+    assert_eq!((u.calls_used, u.calls_remaining), (0, QUOTA));
+
+    // Use the period up.
+    for left in (0..QUOTA).rev() {
+        let r = app.get(&key, "/api/v1/jobs?per_page=1").await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        assert_eq!(r.header_u64("x-ratelimit-remaining"), left);
+        assert_eq!(r.header_u64("x-ratelimit-reset"), feb_end.timestamp() as u64);
+    }
+    let r = app.get(&key, "/api/v1/jobs").await;
+    let retry = r.assert_quota_exceeded(QUOTA);
+    assert_eq!(
+        retry,
+        (feb_end - anchor).num_seconds() as u64,
+        "Retry-After runs to the anchor-based period end"
+    );
+    assert_eq!(r.header_u64("x-ratelimit-reset"), feb_end.timestamp() as u64);
+
+    // Midway: Retry-After still counts down to the clamped period end.
+    let mid = at(2026, 2, 14, 3, 30, 15);
+    app.set_time(mid);
+    let r = app.get(&key, "/api/v1/companies").await;
+    assert_eq!(r.assert_quota_exceeded(QUOTA), (feb_end - mid).num_seconds() as u64);
+
+    // One second before the anchor-based end: still the first period.
+    app.set_time(at(2026, 2, 28, 9, 59, 59));
+    let r = app.get(&key, "/api/v1/jobs").await;
+    assert_eq!(r.assert_quota_exceeded(QUOTA), 1, "one second until the period ends");
+    assert_eq!(r.header_u64("x-ratelimit-reset"), feb_end.timestamp() as u64);
+    let u = app.usage(&key).await;
+    assert_eq!(u.period_start, anchor);
+    assert_eq!((u.calls_used, u.calls_remaining), (QUOTA, 0));
+
+    // At the clamped anchor (Feb has no 31st): a new period, counting from zero.
+    app.set_time(feb_end);
+    let u = app.usage(&key).await;
+    assert_eq!(u.period_start, feb_end, "period_start is 2026-02-28T10:00:00Z");
+    assert_eq!((u.calls_used, u.calls_remaining), (0, QUOTA));
+    let r = app.get(&key, "/api/v1/jobs").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header_u64("x-ratelimit-remaining"), QUOTA - 1);
+    assert_eq!(
+        r.header_u64("x-ratelimit-reset"),
+        mar_end.timestamp() as u64,
+        "the next period starts on the anchor's day again, not a month after the 28th"
+    );
+    let u = app.usage(&key).await;
+    assert_eq!((u.calls_used, u.period_start), (1, feb_end));
+
+    // A month after the clamped start is not a new period: the anchor is the 31st.
+    app.set_time(at(2026, 3, 28, 10, 0, 0));
+    let u = app.usage(&key).await;
+    assert_eq!((u.calls_used, u.period_start), (1, feb_end));
+    for _ in 1..QUOTA {
+        assert_eq!(app.get(&key, "/api/v1/companies").await.status, 200);
+    }
+    let r = app.get(&key, "/api/v1/jobs").await;
+    assert_eq!(r.assert_quota_exceeded(QUOTA), 3 * 86_400);
+
+    app.set_time(mar_end);
+    let u = app.usage(&key).await;
+    assert_eq!((u.calls_used, u.period_start), (0, mar_end));
+    assert_eq!(app.get(&key, "/api/v1/jobs").await.status, 200);
+
+    // April has 30 days; a leap February has 29.
+    app.set_time(at(2026, 4, 30, 10, 0, 0));
+    assert_eq!(app.usage(&key).await.period_start, at(2026, 4, 30, 10, 0, 0));
+    app.set_time(at(2028, 2, 29, 9, 59, 59));
+    let u = app.usage(&key).await;
+    assert_eq!((u.calls_used, u.period_start), (0, at(2028, 1, 31, 10, 0, 0)));
+    app.set_time(at(2028, 2, 29, 10, 0, 0));
+    assert_eq!(app.usage(&key).await.period_start, at(2028, 2, 29, 10, 0, 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// (f) across a graceful restart
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_survives_a_graceful_restart_exactly() {
+    // The periodic writer never runs during the test: what survives is the shutdown flush.
+    let config = ServiceConfig {
+        usage_flush_interval: Duration::from_secs(3_600),
+        ..quotas(5, 10_000)
+    };
+    let app = Arc::new(App::start(config, None).await);
+    let full = app.key(Plan::Developer, None).await;
+    let some = app.key(Plan::Developer, None).await;
+    let pro = app.key(Plan::AgentPro, None).await;
+    let idle = app.key(Plan::Developer, None).await;
+    let missing = Uuid::new_v4();
+    let paths = app.ok_paths(true);
+    let mut plan: Vec<(String, Call)> = Vec::new();
+    for i in 0..9 {
+        plan.push((full.clone(), Call::get(paths[i % 13].clone())));
+    }
+    for i in 0..2 {
+        plan.push((some.clone(), Call::get(paths[i + 4].clone())));
+    }
+    for i in 0..37 {
+        plan.push((pro.clone(), Call::get(paths[i % paths.len()].clone())));
+        plan.push((pro.clone(), Call::get(format!("/api/v1/jobs/{missing}"))));
+    }
+    plan.push((
+        pro.clone(),
+        Call::post_json("/api/v1/webhooks", &json!({ "callback_url": HOOK })),
+    ));
+    let answers = hammer(&app, plan.clone(), 16).await;
+    let count = |key: &str| {
+        plan.iter()
+            .zip(&answers)
+            .filter(|((k, _), r)| k == key && (200..300).contains(&r.status))
+            .count() as u64
+    };
+    assert_eq!(count(&full), 5);
+    assert_eq!(count(&some), 2);
+    assert_eq!(count(&pro), 38);
+    let before: BTreeMap<&str, Usage> = [
+        ("full", app.usage(&full).await),
+        ("some", app.usage(&some).await),
+        ("pro", app.usage(&pro).await),
+        ("idle", app.usage(&idle).await),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(before["full"].calls_used, 5);
+    assert_eq!(before["pro"].calls_used, 38);
+    assert_eq!(before["idle"].calls_used, 0);
+
+    let app = Arc::into_inner(app).expect("no other handle").restart().await;
+
+    let after: BTreeMap<&str, Usage> = [
+        ("full", app.usage(&full).await),
+        ("some", app.usage(&some).await),
+        ("pro", app.usage(&pro).await),
+        ("idle", app.usage(&idle).await),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(after, before, "usage is exactly what it was");
+    app.get(&full, "/api/v1/jobs").await.assert_quota_exceeded(5);
+    let r = app.get(&some, "/api/v1/jobs").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header_u64("x-ratelimit-remaining"), 2, "counting goes on from 2");
+    let r = app.get(&pro, "/api/v1/companies").await;
+    assert_eq!(r.header_u64("x-ratelimit-remaining"), 10_000 - 39);
+
+    // A restart with nothing new to write keeps everything; a new call is kept too.
+    let app = app.restart().await;
+    assert_eq!(app.usage(&some).await.calls_used, 3);
+    assert_eq!(app.usage(&pro).await.calls_used, 39);
+    let app = app.restart().await;
+    assert_eq!(app.usage(&full).await.calls_used, 5);
+    assert_eq!(app.usage(&some).await.calls_used, 3);
+    assert_eq!(app.usage(&pro).await.calls_used, 39);
+    assert_eq!(app.usage(&idle).await.calls_used, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_periods_usage_is_not_carried_into_a_new_period_across_restarts() {
+    const QUOTA: u64 = 3;
+    let anchor = at(2026, 1, 31, 10, 0, 0);
+    let feb_end = at(2026, 2, 28, 10, 0, 0);
+    let clock = Arc::new(ManualClock::new(at(2026, 2, 10, 0, 0, 0)));
+    let config = ServiceConfig {
+        usage_flush_interval: Duration::from_secs(3_600),
+        ..quotas(QUOTA, 10_000)
+    };
+    let app = App::start(config, Some(clock)).await;
+    let key = app.key(Plan::Developer, Some(anchor)).await;
+    // Written in the old period but only flushed after the clock has moved on.
+    let late = app.key(Plan::Developer, Some(anchor)).await;
+    for _ in 0..QUOTA {
+        assert_eq!(app.get(&key, "/api/v1/jobs").await.status, 200);
+    }
+    assert_eq!(app.get(&late, "/api/v1/jobs").await.status, 200);
+    app.get(&key, "/api/v1/jobs").await.assert_quota_exceeded(QUOTA);
+
+    // Restart inside the old period: still used up.
+    let app = app.restart().await;
+    let u = app.usage(&key).await;
+    assert_eq!((u.calls_used, u.period_start), (QUOTA, anchor));
+    assert_eq!(app.usage(&late).await.calls_used, 1);
+    let r = app.get(&key, "/api/v1/jobs").await;
+    assert_eq!(
+        r.assert_quota_exceeded(QUOTA),
+        (feb_end - at(2026, 2, 10, 0, 0, 0)).num_seconds() as u64
+    );
+    assert_eq!(app.get(&late, "/api/v1/jobs").await.status, 200);
+
+    // `late`'s second call is counted only in memory when the clock crosses the anchor.
+    app.set_time(feb_end);
+    let app = app.restart().await;
+    let u = app.usage(&key).await;
+    assert_eq!(
+        (u.calls_used, u.calls_remaining, u.period_start),
+        (0, QUOTA, feb_end),
+        "the new period starts from zero after a restart"
+    );
+    let u = app.usage(&late).await;
+    assert_eq!((u.calls_used, u.period_start), (0, feb_end));
+    let r = app.get(&key, "/api/v1/jobs").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header_u64("x-ratelimit-remaining"), QUOTA - 1);
+
+    // The new period's count is what is persisted from now on.
+    let app = app.restart().await;
+    assert_eq!(app.usage(&key).await.calls_used, 1);
+    assert_eq!(app.usage(&late).await.calls_used, 0);
+
+    // Far later (a year on), restarted while stopped: nothing is carried.
+    let much_later = at(2027, 3, 1, 0, 0, 0);
+    let mut app = app;
+    app.stop().await;
+    app.set_time(much_later);
+    let app = app.restart().await;
+    let u = app.usage(&key).await;
+    assert_eq!((u.calls_used, u.period_start), (0, at(2027, 2, 28, 10, 0, 0)));
+}
