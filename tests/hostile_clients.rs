@@ -435,6 +435,40 @@ async fn a_connection_that_never_sends_a_byte_is_closed() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_http2_preface_is_closed() {
+    let app = start().await;
+    // Part of the HTTP/2 connection preface, then silence.
+    let mut part = app.connect().await;
+    part.write_all(b"PRI * HTTP/2.0\r\n")
+        .await
+        .expect("half a preface sent");
+    // The whole preface, then silence: no SETTINGS frame ever comes.
+    let mut whole = app.connect().await;
+    whole
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .expect("the preface sent");
+    let started = Instant::now();
+    let (part, whole) = tokio::join!(
+        wait_for_close(&mut part, started, CLOSE_BOUND),
+        wait_for_close(&mut whole, started, CLOSE_BOUND)
+    );
+    eprintln!(
+        "stalled HTTP/2: half a preface closed after {:?}; whole preface without SETTINGS \
+         closed after {:?} (header timeout {HEADER_TIMEOUT:?})",
+        part.after, whole.after
+    );
+    assert!(
+        whole.after.is_some(),
+        "an HTTP/2 connection that never sent SETTINGS was still open after {CLOSE_BOUND:?}"
+    );
+    assert!(
+        part.after.is_some(),
+        "a connection that sent half the HTTP/2 preface was still open after {CLOSE_BOUND:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Body and header limits
 // ---------------------------------------------------------------------------------------------

@@ -4,8 +4,9 @@
 //! One scenario runs once per test binary on the real hyper server over sled in a temporary
 //! folder, with the real `HttpNotifier` delivering to a receiver on 127.0.0.1: good calls,
 //! a mistyped key, an unknown key, a revoked key, bad parameters, a key on a tiny quota used
-//! up, a webhook registered, pinged and delivered to. Each test then checks one property of
-//! what the scenario captured.
+//! up, a webhook registered, pinged and delivered to. The service seals webhook secrets with a
+//! `SecretKey`, as the bundled server does; the key is a secret too. Each test then checks one
+//! property of what the scenario captured.
 
 mod webhook_support;
 
@@ -14,6 +15,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
+use base64::Engine;
 use chrono::Utc;
 use job_listings::api::Api;
 use job_listings::demo::Dataset;
@@ -21,7 +23,7 @@ use job_listings::domain::{ApiKey, CallbackUrl, JobId, JobStatus, Plan, WebhookI
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::server::{Server, ServerConfig};
 use job_listings::service::{
-    DeliveryConfig, JobListingsService, NewKey, NewWebhook, Quotas, ServiceConfig,
+    DeliveryConfig, JobListingsService, NewKey, NewWebhook, Quotas, SecretKey, ServiceConfig,
 };
 use job_listings::store::{SledConfig, SledStore, Store};
 use job_listings::webhooks::{verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig};
@@ -115,6 +117,8 @@ struct Outcome {
     secret: String,
     /// The signing secret of a second subscription, made through the service.
     other_secret: String,
+    /// The key that seals webhook secrets at rest.
+    secret_key: [u8; 32],
     /// Every HTTP exchange.
     exchanges: Vec<Exchange>,
     /// `Debug` and `Display` renderings of keys, records, subscriptions, secrets and errors.
@@ -152,17 +156,35 @@ impl Outcome {
     fn needles(&self) -> Vec<(String, String)> {
         let mut needles = Vec::new();
         for (what, key) in &self.keys {
-            needles.push((format!("{what} key"), key.clone()));
+            needles.push((format!("{what} API key"), key.clone()));
             // The 32 random characters after `jl_live_`.
-            needles.push((format!("{what} key body"), key[8..40].to_owned()));
+            needles.push((format!("{what} API key body"), key[8..40].to_owned()));
         }
-        for (what, secret) in [("webhook", &self.secret), ("second webhook", &self.other_secret)] {
+        for (what, secret) in [
+            ("webhook", &self.secret),
+            ("second webhook", &self.other_secret),
+        ] {
             needles.push((format!("{what} secret"), secret.clone()));
             needles.push((
                 format!("{what} secret body"),
                 secret["whsec_".len()..].to_owned(),
             ));
         }
+        // The sealing key, as hex, base64 and a Debug byte list.
+        let key = self.secret_key;
+        needles.push((
+            "secret key (hex)".into(),
+            key.iter().map(|b| format!("{b:02x}")).collect(),
+        ));
+        needles.push((
+            "secret key (base64)".into(),
+            base64::engine::general_purpose::STANDARD.encode(key),
+        ));
+        let list = format!("{key:?}");
+        needles.push((
+            "secret key (byte list)".into(),
+            list[1..list.len() - 1].to_owned(),
+        ));
         needles
     }
 }
@@ -257,7 +279,10 @@ fn expect_status(e: &Exchange, status: u16) -> Value {
 }
 
 async fn scenario() -> Outcome {
-    tracing::trace!(canary = "trace-canary-7f3a", "the capture sees TRACE events");
+    tracing::trace!(
+        canary = "trace-canary-7f3a",
+        "the capture sees TRACE events"
+    );
 
     // 1. The service over sled, with the real notifier and a receiver on 127.0.0.1.
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -266,12 +291,14 @@ async fn scenario() -> Outcome {
         cache_bytes: 16 * 1024 * 1024,
     })
     .expect("a sled store");
+    let secret_key = SecretKey::generate();
     let config = ServiceConfig {
         quotas: Quotas {
             developer: TINY_QUOTA,
             ..Quotas::default()
         },
         callback_policy: CallbackPolicy::local_development(),
+        secret_key: Some(secret_key.clone()),
         delivery: DeliveryConfig {
             poll_interval: Duration::from_millis(20),
             ..DeliveryConfig::default()
@@ -280,6 +307,7 @@ async fn scenario() -> Outcome {
     };
     let notifier = HttpNotifier::new(config.callback_policy, HttpNotifierConfig::default())
         .expect("the notifier");
+    let config_debug = format!("{config:?}");
     let service = JobListingsService::builder()
         .store(Arc::new(store))
         .notifier(Arc::new(notifier))
@@ -294,10 +322,7 @@ async fn scenario() -> Outcome {
         .upsert_companies(data.companies.clone())
         .await
         .expect("companies");
-    service
-        .upsert_jobs(data.jobs.clone())
-        .await
-        .expect("jobs");
+    service.upsert_jobs(data.jobs.clone()).await.expect("jobs");
 
     // 2. Keys: a good one, one on a tiny quota, one revoked, one never issued, one mistyped.
     let (good, good_record) = service
@@ -360,7 +385,10 @@ async fn scenario() -> Outcome {
         .find(|j| j.is_active())
         .expect("an active job")
         .id;
-    expect_status(client.get("search", "/api/v1/jobs?per_page=2", g).await, 200);
+    expect_status(
+        client.get("search", "/api/v1/jobs?per_page=2", g).await,
+        200,
+    );
     expect_status(
         client
             .call(
@@ -432,7 +460,11 @@ async fn scenario() -> Outcome {
     );
     expect_status(
         client
-            .get("unknown job", &format!("/api/v1/jobs/{}", Uuid::new_v4()), g)
+            .get(
+                "unknown job",
+                &format!("/api/v1/jobs/{}", Uuid::new_v4()),
+                g,
+            )
             .await,
         404,
     );
@@ -440,7 +472,11 @@ async fn scenario() -> Outcome {
     for i in 0..TINY_QUOTA {
         expect_status(
             client
-                .get(&format!("tiny quota call {i}"), "/api/v1/jobs?per_page=1", t)
+                .get(
+                    &format!("tiny quota call {i}"),
+                    "/api/v1/jobs?per_page=1",
+                    t,
+                )
                 .await,
             200,
         );
@@ -575,7 +611,11 @@ async fn scenario() -> Outcome {
     );
     expect_status(
         client
-            .get("webhook after delivery", &format!("/api/v1/webhooks/{webhook_id}"), g)
+            .get(
+                "webhook after delivery",
+                &format!("/api/v1/webhooks/{webhook_id}"),
+                g,
+            )
             .await,
         200,
     );
@@ -588,10 +628,16 @@ async fn scenario() -> Outcome {
             renderings.push((format!("{what} (Display)"), display));
         }
     };
+    render("SecretKey", format!("{secret_key:?}"), None);
+    render("ServiceConfig", config_debug, None);
     render("ApiKey", format!("{good:?}"), None);
     render("ApiKey (alternate)", format!("{good:#?}"), None);
     render("ApiKeyRecord", format!("{good_record:?}"), None);
-    render("revoked ApiKeyRecord", format!("{:?}", service.list_keys()), None);
+    render(
+        "revoked ApiKeyRecord",
+        format!("{:?}", service.list_keys()),
+        None,
+    );
     let subscription = service
         .get_webhook(&good, webhook_id)
         .await
@@ -621,8 +667,14 @@ async fn scenario() -> Outcome {
     );
     let other_secret = created_sub.value.secret.expose().to_owned();
     for (what, result) in [
-        ("authenticate(revoked)", service.authenticate(&revoked).err()),
-        ("authenticate(unknown)", service.authenticate(&unknown).err()),
+        (
+            "authenticate(revoked)",
+            service.authenticate(&revoked).err(),
+        ),
+        (
+            "authenticate(unknown)",
+            service.authenticate(&unknown).err(),
+        ),
         (
             "search_jobs(used-up key)",
             service
@@ -683,6 +735,7 @@ async fn scenario() -> Outcome {
         keys,
         secret,
         other_secret,
+        secret_key: secret_key.to_bytes(),
         exchanges: client.exchanges,
         renderings,
         service_debug,
@@ -794,27 +847,32 @@ fn debug_and_display_of_keys_records_subscriptions_secrets_and_errors_hide_the_s
         .any(|(_, t)| t.contains("WebhookSecret(whsec_[redacted])")));
 }
 
-/// `{:?}` of the service renders the whole sled store: every tree's nodes with their values as
-/// byte lists. A secret must not be recoverable from it either.
+/// `{:?}` of the service renders everything it holds, the sled store included (sled's `Debug`
+/// prints every tree's nodes, values as byte lists). No secret may be recoverable from it,
+/// neither as text nor as such a byte list.
 #[test]
-fn debug_of_the_service_does_not_dump_stored_webhook_secrets() {
+fn debug_of_the_service_does_not_reveal_a_secret() {
     let o = outcome();
     let as_byte_list = |s: &str| {
         let list = format!("{:?}", s.as_bytes());
         list[1..list.len() - 1].to_owned()
     };
-    let needle = as_byte_list(&o.secret["whsec_".len()..]);
-    assert!(
-        !o.service_debug.contains(&o.secret) && !o.service_debug.contains(&needle),
-        "format!(\"{{:?}}\", service) holds the webhook secret ({} bytes of Debug output; the \
-         secret appears {})",
-        o.service_debug.len(),
-        if o.service_debug.contains(&o.secret) {
-            "in clear"
+    assert!(o.service_debug.contains("JobListingsService"));
+    for (what, needle) in o.needles() {
+        let shown = if o.service_debug.contains(&needle) {
+            Some("in clear")
+        } else if o.service_debug.contains(&as_byte_list(&needle)) {
+            Some("as a Debug byte list")
         } else {
-            "as a Debug byte list of the stored JSON"
-        }
-    );
+            None
+        };
+        assert!(
+            shown.is_none(),
+            "format!(\"{{:?}}\", service) ({} bytes) shows the {what} {}",
+            o.service_debug.len(),
+            shown.unwrap_or_default()
+        );
+    }
 }
 
 #[test]
@@ -835,7 +893,10 @@ fn only_the_201_of_post_webhooks_carries_the_webhook_secret() {
     for (i, d) in o.deliveries.iter().enumerate() {
         assert!(!d.contains(body), "delivery {i} carries the secret: {d}");
     }
-    assert!(o.deliveries.len() >= 2, "a ping and a job.new were delivered");
+    assert!(
+        o.deliveries.len() >= 2,
+        "a ping and a job.new were delivered"
+    );
 }
 
 #[test]
@@ -844,7 +905,7 @@ fn answers_never_echo_a_presented_key() {
     let refused: Vec<&Exchange> = o.exchanges.iter().filter(|e| e.status >= 400).collect();
     assert!(refused.len() >= 10, "{} refused calls", refused.len());
     for e in &o.exchanges {
-        for (what, needle) in o.needles().iter().filter(|(w, _)| w.contains("key")) {
+        for (what, needle) in o.needles().iter().filter(|(w, _)| w.contains("API key")) {
             assert!(
                 !e.body.contains(needle.as_str()) && !e.headers.contains(needle.as_str()),
                 "{} ({}) echoes the {what}: {} {}",
@@ -937,7 +998,7 @@ fn assert_the_files_are_searchable(o: &Outcome) {
 fn api_keys_are_not_stored_in_clear() {
     let o = outcome();
     assert_the_files_are_searchable(o);
-    for (what, needle) in o.needles().iter().filter(|(w, _)| w.contains("key")) {
+    for (what, needle) in o.needles().iter().filter(|(w, _)| w.contains("API key")) {
         for (path, bytes) in &o.files {
             assert!(
                 !contains(bytes, needle.as_bytes()),
@@ -947,13 +1008,20 @@ fn api_keys_are_not_stored_in_clear() {
     }
 }
 
-/// Expected to fail until webhook secrets are encrypted at rest: the store keeps each
-/// subscription as JSON with its `whsec_` secret in clear.
+/// Subscriptions are stored as JSON; their `whsec_` secrets must be sealed (the service runs
+/// with a `SecretKey`, as the bundled server does), and the sealing key is never stored.
 #[test]
 fn webhook_secrets_are_not_stored_in_clear() {
     let o = outcome();
     assert_the_files_are_searchable(o);
-    for (what, needle) in o.needles().iter().filter(|(w, _)| w.contains("secret body")) {
+    let raw_key = o.secret_key;
+    for (path, bytes) in &o.files {
+        assert!(
+            !contains(bytes, &raw_key),
+            "{path} holds the sealing key's raw bytes"
+        );
+    }
+    for (what, needle) in o.needles().iter().filter(|(w, _)| w.contains("secret")) {
         let holding: Vec<&str> = o
             .files
             .iter()

@@ -32,7 +32,7 @@ type RankKey = (Reverse<i64>, JobId);
 /// only marked dead (one bitmap write, so a writer holds a lock for one job's update at most);
 /// dead documents are swept from every bitmap in bulk once they pile up, and their numbers are
 /// then reused.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct JobIndex {
     slots: Vec<Slot>,
     live: RoaringBitmap,
@@ -46,6 +46,16 @@ pub struct JobIndex {
     text: HashMap<Box<str>, RoaringBitmap>,
     company_words: HashMap<Box<str>, RoaringBitmap>,
     companies: HashMap<CompanyId, RoaringBitmap>,
+}
+
+impl std::fmt::Debug for JobIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobIndex")
+            .field("active_jobs", &self.live.len())
+            .field("dead_docs", &self.dead.len())
+            .field("words", &self.text.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Below this many candidates, sorting them beats walking the global order.

@@ -65,6 +65,34 @@ pub struct Server {
     local_addr: SocketAddr,
 }
 
+/// The HTTP/2 connection preface; the protocol is known once the first bytes differ from it
+/// or all of it has arrived.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Waits, at most `limit`, until the client has sent enough to tell its protocol.
+async fn request_starts(stream: &tokio::net::TcpStream, limit: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut buf = [0u8; 24];
+    loop {
+        let Ok(Ok(n)) = tokio::time::timeout_at(deadline, stream.peek(&mut buf)).await else {
+            return false;
+        };
+        if n == 0 {
+            return false;
+        }
+        if n >= H2_PREFACE.len() || buf[..n] != H2_PREFACE[..n] {
+            return true;
+        }
+        // Part of an HTTP/2 preface: peek again once more may have arrived.
+        if tokio::time::timeout_at(deadline, tokio::time::sleep(Duration::from_millis(5)))
+            .await
+            .is_err()
+        {
+            return false;
+        }
+    }
+}
+
 impl Server {
     /// Wraps a bound listener (bind port 0 to let the system choose).
     pub fn new(listener: TcpListener, api: Api, config: ServerConfig) -> std::io::Result<Self> {
@@ -131,15 +159,25 @@ impl Server {
                 },
             };
             let _ = stream.set_nodelay(true);
+            let first_bytes = config.header_read_timeout;
             let api = api.clone();
             let service = service_fn(move |req: http::Request<Incoming>| {
                 let api = api.clone();
                 async move { Ok::<_, Infallible>(api.handle_body(req).await.map(Full::new)) }
             });
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
-            let conn = graceful.watch(conn.into_owned());
+            let builder = builder.clone();
+            let watcher = graceful.watcher();
             tokio::spawn(async move {
-                if let Err(e) = conn.await {
+                // hyper-util reads the first bytes to tell HTTP/1 from HTTP/2 with no timeout of
+                // its own: a client that sends nothing (or half a preface) would hold its slot
+                // forever, so it gets the header timeout for that too.
+                if !request_starts(&stream, first_bytes).await {
+                    tracing::debug!(%peer, "closed a connection that sent no request in time");
+                    drop(permit);
+                    return;
+                }
+                let conn = builder.serve_connection(TokioIo::new(stream), service);
+                if let Err(e) = watcher.watch(conn.into_owned()).await {
                     tracing::debug!(%peer, error = %e, "connection ended with an error");
                 }
                 drop(permit);

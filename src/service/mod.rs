@@ -93,7 +93,6 @@ pub struct JobListingsService {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
@@ -113,6 +112,20 @@ struct Inner {
     wake: Arc<tokio::sync::Notify>,
     /// Tells the background tasks to stop.
     stop: tokio::sync::watch::Sender<bool>,
+}
+
+/// A summary: the state itself holds webhook secrets and is large.
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobListingsService")
+            .field("store", &self.store)
+            .field(
+                "index",
+                &*self.index.read().unwrap_or_else(|e| e.into_inner()),
+            )
+            .field("notifier", &self.notifier.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Builds a [`JobListingsService`]. Only the store is required.
@@ -184,8 +197,8 @@ impl ServiceBuilder {
             let sub = secrets::open(stored, self.config.secret_key.as_ref())?;
             webhooks.insert(sub.id, sub);
         }
-        if self.config.secret_key.is_none() && !webhooks.is_empty() {
-            tracing::warn!("no secret key configured: webhook secrets are stored in clear");
+        if self.config.secret_key.is_none() {
+            tracing::warn!("no secret key configured: webhook secrets will be stored in clear");
         }
 
         let service = JobListingsService {

@@ -12,9 +12,21 @@ use crate::domain::{
 
 /// A [`Store`] in memory: for tests and for embedders that persist elsewhere. Nothing survives
 /// the process.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct MemoryStore {
     state: Mutex<State>,
+}
+
+/// Counts records, never shows them (they include webhook secrets).
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("MemoryStore");
+        if let Ok(state) = self.state.lock() {
+            d.field("jobs", &state.jobs.len())
+                .field("webhooks", &state.webhooks.len());
+        }
+        d.finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
