@@ -22,7 +22,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeZone, Utc};
 use job_listings::api::Api;
 use job_listings::demo::Dataset;
-use job_listings::domain::{JobStatus, Plan};
+use job_listings::domain::{ApiKeyRecord, JobStatus, Plan};
 use job_listings::server::{Server, ServerConfig};
 use job_listings::service::{
     Clock, JobListingsService, ManualClock, NewKey, Quotas, ServiceConfig,
@@ -138,6 +138,15 @@ struct App {
     server: Option<JoinHandle<std::io::Result<()>>>,
 }
 
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        // A hang fails the test instead of blocking it; no answer is expected to be slow.
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("an HTTP client")
+}
+
 async fn open_service(
     dir: &TempDir,
     config: &ServiceConfig,
@@ -182,13 +191,7 @@ impl App {
             .upsert_jobs(dataset.jobs.clone())
             .await
             .expect("jobs");
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            // A hang fails the test instead of blocking it; no answer is expected to be slow.
-            .timeout(Duration::from_secs(60))
-            .build()
-            .expect("an HTTP client");
-        Self::serve(dir, service, config, clock, dataset, client).await
+        Self::serve(dir, service, config, clock, dataset, client()).await
     }
 
     async fn serve(
@@ -231,6 +234,12 @@ impl App {
 
     /// Stops the server gracefully and waits until it has returned (usage is flushed then).
     async fn stop(&mut self) {
+        // Let go of the client's pooled connections first, as departing clients do. Under a
+        // concurrent load reqwest opens connections it then never uses; since 5281efc the
+        // server holds such a connection (and its graceful-shutdown watcher) in
+        // `request_starts` until `header_read_timeout`, so a stop waits out the whole
+        // `shutdown_grace` (5 s here) instead of returning at once.
+        self.client = client();
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -274,10 +283,18 @@ impl App {
 
     /// Issues a key, anchored now unless `anchor` says otherwise.
     async fn key(&self, plan: Plan, anchor: Option<DateTime<Utc>>) -> String {
+        self.key_and_record(plan, anchor).await.0
+    }
+
+    async fn key_and_record(
+        &self,
+        plan: Plan,
+        anchor: Option<DateTime<Utc>>,
+    ) -> (String, ApiKeyRecord) {
         let mut new = NewKey::new(plan);
         new.billing_anchor = anchor;
-        let (key, _) = self.service.create_key(new).await.expect("a key");
-        key.expose().to_owned()
+        let (key, record) = self.service.create_key(new).await.expect("a key");
+        (key.expose().to_owned(), record)
     }
 
     fn set_time(&self, to: DateTime<Utc>) {
@@ -316,10 +333,7 @@ impl App {
     }
 
     async fn call(&self, key: &str, call: &Call) -> Resp {
-        let body = call
-            .body
-            .as_ref()
-            .map(|(ct, b)| (ct.as_str(), b.clone()));
+        let body = call.body.as_ref().map(|(ct, b)| (ct.as_str(), b.clone()));
         self.request(call.method.clone(), key, &call.path, body)
             .await
     }
@@ -505,7 +519,7 @@ async fn one_key_600_concurrent_calls_over_every_metered_endpoint_succeed_exactl
 
     let all: Vec<&Resp> = answers.iter().collect();
     assert_exactly_quota(&all, QUOTA);
-    // Every endpoint took part on both sides of the limit.
+    // The successes are spread over several endpoints, not one.
     let ok_paths: std::collections::BTreeSet<usize> = answers
         .iter()
         .enumerate()
@@ -630,7 +644,10 @@ async fn usage_sampled_during_the_load_always_adds_up_and_never_goes_down() {
         assert_eq!(s.period_start, start.period_start, "sample {n}");
         last_used = s.calls_used;
     }
-    assert_eq!(last_used, QUOTA, "the last sample, after the load, is the quota");
+    assert_eq!(
+        last_used, QUOTA,
+        "the last sample, after the load, is the quota"
+    );
 
     // Rate-limit headers on the successes: never above the quota, the last one 0.
     let all: Vec<&Resp> = answers.iter().collect();
@@ -645,46 +662,61 @@ async fn usage_sampled_during_the_load_always_adds_up_and_never_goes_down() {
 
 /// README: every metered answer carries `X-RateLimit-Remaining`; `GET /usage` answers with both
 /// the report and the headers, which must describe one and the same state.
+///
+/// Fails today: `routes.rs` builds the `/usage` answer from `service.usage(&key)` and then, in a
+/// second read of the meter, `service.quota(&key)`; a call counted in between makes the header
+/// disagree with the body. The window is small, so the load runs in rounds (bounded) until an
+/// answer disagrees or the rounds are over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_usage_answer_under_load_carries_headers_that_agree_with_its_body() {
     const QUOTA: u64 = 1_500;
-    const CALLS: usize = 1_500;
+    const ROUNDS: usize = 6;
     let app = Arc::new(App::start(quotas(10_000, QUOTA), None).await);
-    let key = app.key(Plan::AgentPro, None).await;
-    let plan: Vec<(String, Call)> = (0..CALLS)
-        .map(|i| {
-            let path = if i % 2 == 0 {
-                "/api/v1/jobs?per_page=1"
-            } else {
-                "/api/v1/companies?per_page=1"
-            };
-            (key.clone(), Call::get(path))
-        })
-        .collect();
-    let done = Arc::new(AtomicBool::new(false));
-    let poller = {
-        let (app, key, done) = (app.clone(), key.clone(), done.clone());
-        tokio::spawn(async move {
-            let mut mismatches = Vec::new();
-            let mut samples = 0;
-            for _ in 0..200_000 {
-                if done.load(Ordering::Acquire) {
-                    break;
+    let mut samples = 0;
+    let mut mismatches = Vec::new();
+    for _ in 0..ROUNDS {
+        // A fresh key per round: each round uses one key's whole quota.
+        let key = app.key(Plan::AgentPro, None).await;
+        let plan: Vec<(String, Call)> = (0..QUOTA as usize)
+            .map(|i| {
+                let path = if i % 2 == 0 {
+                    "/api/v1/jobs?per_page=1"
+                } else {
+                    "/api/v1/companies?per_page=1"
+                };
+                (key.clone(), Call::get(path))
+            })
+            .collect();
+        let done = Arc::new(AtomicBool::new(false));
+        let poller = {
+            let (app, key, done) = (app.clone(), key.clone(), done.clone());
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                let mut n = 0;
+                for _ in 0..200_000 {
+                    if done.load(Ordering::Acquire) {
+                        break;
+                    }
+                    let r = app.get(&key, "/api/v1/usage").await;
+                    n += 1;
+                    let body = usage_of(&r);
+                    let header = r.header_u64("x-ratelimit-remaining");
+                    if header != body.calls_remaining {
+                        seen.push((body.calls_remaining, header));
+                    }
                 }
-                let r = app.get(&key, "/api/v1/usage").await;
-                samples += 1;
-                let body = usage_of(&r);
-                let header = r.header_u64("x-ratelimit-remaining");
-                if header != body.calls_remaining {
-                    mismatches.push((body.calls_remaining, header));
-                }
-            }
-            (samples, mismatches)
-        })
-    };
-    let _ = hammer(&app, plan, 16).await;
-    done.store(true, Ordering::Release);
-    let (samples, mismatches) = poller.await.expect("the poller did not panic");
+                (n, seen)
+            })
+        };
+        let _ = hammer(&app, plan, 16).await;
+        done.store(true, Ordering::Release);
+        let (n, seen) = poller.await.expect("the poller did not panic");
+        samples += n;
+        mismatches.extend(seen);
+        if !mismatches.is_empty() {
+            break;
+        }
+    }
     assert!(samples > 0);
     assert!(
         mismatches.is_empty(),
@@ -722,7 +754,11 @@ async fn errors_interleaved_with_successes_are_never_counted() {
         (true, Call::get("/api/v1/jobs?per_page=3"), Expect::Ok),
         (true, Call::get(format!("/api/v1/jobs/{job}")), Expect::Ok),
         (true, Call::get("/api/v1/companies"), Expect::Ok),
-        (true, Call::get(format!("/api/v1/companies/{company}")), Expect::Ok),
+        (
+            true,
+            Call::get(format!("/api/v1/companies/{company}")),
+            Expect::Ok,
+        ),
         (true, Call::get("/api/v1/webhooks"), Expect::Ok),
         (
             true,
@@ -792,13 +828,19 @@ async fn errors_interleaved_with_successes_are_never_counted() {
             Call {
                 method: Method::POST,
                 path: "/api/v1/webhooks".to_owned(),
-                body: Some(("application/json".to_owned(), b"{\"callback_url\":".to_vec())),
+                body: Some((
+                    "application/json".to_owned(),
+                    b"{\"callback_url\":".to_vec(),
+                )),
             },
             Expect::Status(400, "invalid_body"),
         ),
         (
             true,
-            Call::post_json("/api/v1/webhooks", &json!({ "callback_url": "https://10.0.0.1/x" })),
+            Call::post_json(
+                "/api/v1/webhooks",
+                &json!({ "callback_url": "https://10.0.0.1/x" }),
+            ),
             Expect::Status(400, "invalid_parameter"),
         ),
         (
@@ -839,15 +881,14 @@ async fn errors_interleaved_with_successes_are_never_counted() {
             (key, call, expect, is_pro)
         })
         .collect();
-    let creates = plan
-        .iter()
-        .filter(|p| p.2 == Expect::CreateOr409)
-        .count();
+    let creates = plan.iter().filter(|p| p.2 == Expect::CreateOr409).count();
     assert!(creates > 25, "enough creations to reach the webhook limit");
 
     let answers = hammer(
         &app,
-        plan.iter().map(|(k, c, _, _)| (k.clone(), c.clone())).collect(),
+        plan.iter()
+            .map(|(k, c, _, _)| (k.clone(), c.clone()))
+            .collect(),
         32,
     )
     .await;
@@ -857,7 +898,11 @@ async fn errors_interleaved_with_successes_are_never_counted() {
         match expect {
             Expect::Ok => assert_eq!(r.status, 200, "{} {}: {}", call.method, call.path, r.text),
             Expect::Status(status, code) => {
-                assert_eq!(r.status, *status, "{} {}: {}", call.method, call.path, r.text);
+                assert_eq!(
+                    r.status, *status,
+                    "{} {}: {}",
+                    call.method, call.path, r.text
+                );
                 assert_eq!(r.code(), *code, "{}", r.text);
             }
             Expect::CreateOr409 => match r.status {
@@ -882,8 +927,14 @@ async fn errors_interleaved_with_successes_are_never_counted() {
 
     let pro_usage = app.usage(&pro).await;
     let dev_usage = app.usage(&dev).await;
-    assert_eq!(pro_usage.calls_used, pro_ok, "only the key's 2xx answers count");
-    assert_eq!(dev_usage.calls_used, dev_ok, "only the key's 2xx answers count");
+    assert_eq!(
+        pro_usage.calls_used, pro_ok,
+        "only the key's 2xx answers count"
+    );
+    assert_eq!(
+        dev_usage.calls_used, dev_ok,
+        "only the key's 2xx answers count"
+    );
     assert_eq!(pro_usage.calls_remaining, 10_000 - pro_ok);
     assert_eq!(dev_usage.calls_remaining, 10_000 - dev_ok);
 }
@@ -953,7 +1004,10 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
     let mar_end = at(2026, 3, 31, 10, 0, 0);
 
     let u = app.usage(&key).await;
-    assert_eq!(u.period_start, anchor, "the first period starts at the anchor");
+    assert_eq!(
+        u.period_start, anchor,
+        "the first period starts at the anchor"
+    );
     assert_eq!((u.calls_used, u.calls_remaining), (0, QUOTA));
 
     // Use the period up.
@@ -961,7 +1015,10 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
         let r = app.get(&key, "/api/v1/jobs?per_page=1").await;
         assert_eq!(r.status, 200, "{}", r.text);
         assert_eq!(r.header_u64("x-ratelimit-remaining"), left);
-        assert_eq!(r.header_u64("x-ratelimit-reset"), feb_end.timestamp() as u64);
+        assert_eq!(
+            r.header_u64("x-ratelimit-reset"),
+            feb_end.timestamp() as u64
+        );
     }
     let r = app.get(&key, "/api/v1/jobs").await;
     let retry = r.assert_quota_exceeded(QUOTA);
@@ -970,19 +1027,32 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
         (feb_end - anchor).num_seconds() as u64,
         "Retry-After runs to the anchor-based period end"
     );
-    assert_eq!(r.header_u64("x-ratelimit-reset"), feb_end.timestamp() as u64);
+    assert_eq!(
+        r.header_u64("x-ratelimit-reset"),
+        feb_end.timestamp() as u64
+    );
 
     // Midway: Retry-After still counts down to the clamped period end.
     let mid = at(2026, 2, 14, 3, 30, 15);
     app.set_time(mid);
     let r = app.get(&key, "/api/v1/companies").await;
-    assert_eq!(r.assert_quota_exceeded(QUOTA), (feb_end - mid).num_seconds() as u64);
+    assert_eq!(
+        r.assert_quota_exceeded(QUOTA),
+        (feb_end - mid).num_seconds() as u64
+    );
 
     // One second before the anchor-based end: still the first period.
     app.set_time(at(2026, 2, 28, 9, 59, 59));
     let r = app.get(&key, "/api/v1/jobs").await;
-    assert_eq!(r.assert_quota_exceeded(QUOTA), 1, "one second until the period ends");
-    assert_eq!(r.header_u64("x-ratelimit-reset"), feb_end.timestamp() as u64);
+    assert_eq!(
+        r.assert_quota_exceeded(QUOTA),
+        1,
+        "one second until the period ends"
+    );
+    assert_eq!(
+        r.header_u64("x-ratelimit-reset"),
+        feb_end.timestamp() as u64
+    );
     let u = app.usage(&key).await;
     assert_eq!(u.period_start, anchor);
     assert_eq!((u.calls_used, u.calls_remaining), (QUOTA, 0));
@@ -990,7 +1060,10 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
     // At the clamped anchor (Feb has no 31st): a new period, counting from zero.
     app.set_time(feb_end);
     let u = app.usage(&key).await;
-    assert_eq!(u.period_start, feb_end, "period_start is 2026-02-28T10:00:00Z");
+    assert_eq!(
+        u.period_start, feb_end,
+        "period_start is 2026-02-28T10:00:00Z"
+    );
     assert_eq!((u.calls_used, u.calls_remaining), (0, QUOTA));
     let r = app.get(&key, "/api/v1/jobs").await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -1020,12 +1093,59 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
 
     // April has 30 days; a leap February has 29.
     app.set_time(at(2026, 4, 30, 10, 0, 0));
-    assert_eq!(app.usage(&key).await.period_start, at(2026, 4, 30, 10, 0, 0));
+    assert_eq!(
+        app.usage(&key).await.period_start,
+        at(2026, 4, 30, 10, 0, 0)
+    );
     app.set_time(at(2028, 2, 29, 9, 59, 59));
     let u = app.usage(&key).await;
-    assert_eq!((u.calls_used, u.period_start), (0, at(2028, 1, 31, 10, 0, 0)));
+    assert_eq!(
+        (u.calls_used, u.period_start),
+        (0, at(2028, 1, 31, 10, 0, 0))
+    );
     app.set_time(at(2028, 2, 29, 10, 0, 0));
-    assert_eq!(app.usage(&key).await.period_start, at(2028, 2, 29, 10, 0, 0));
+    assert_eq!(
+        app.usage(&key).await.period_start,
+        at(2028, 2, 29, 10, 0, 0)
+    );
+}
+
+/// Errors are never counted, also for a request that read the clock just before the period
+/// ended while another one had already counted a call in the new period.
+///
+/// Fails today: `metered` computes the period from the clock, then `Meter::try_reserve(period)`
+/// counts the unit in the meter's own, newer period (`pack(period.max(p), used + 1)`), but the
+/// `Reservation` remembers the caller's older period, and `Meter::release` gives a unit back only
+/// when the periods are equal, so the failed call stays counted in the new period. The same
+/// happens without a manual clock when two requests straddle the anchor instant (one read the
+/// time at 09:59:59.999, the other at 10:00:00.000 and reserved first); a clock stepped back by
+/// NTP hits it too. Here the manual clock steps back one second to make it deterministic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_call_that_read_the_old_period_is_not_counted_in_the_new_one() {
+    const QUOTA: u64 = 10;
+    let anchor = at(2026, 1, 31, 10, 0, 0);
+    let feb_end = at(2026, 2, 28, 10, 0, 0);
+    let clock = Arc::new(ManualClock::new(feb_end));
+    let app = App::start(quotas(QUOTA, 10_000), Some(clock)).await;
+    let key = app.key(Plan::Developer, Some(anchor)).await;
+    let missing = Uuid::new_v4();
+
+    // One call counted in the new period.
+    assert_eq!(app.get(&key, "/api/v1/jobs").await.status, 200);
+    // A request whose clock read is one second older: it fails, so it must not count.
+    app.set_time(at(2026, 2, 28, 9, 59, 59));
+    for _ in 0..3 {
+        let r = app.get(&key, &format!("/api/v1/jobs/{missing}")).await;
+        assert_eq!(r.status, 404, "{}", r.text);
+    }
+    app.set_time(at(2026, 2, 28, 10, 0, 1));
+    let u = app.usage(&key).await;
+    assert_eq!(u.period_start, feb_end);
+    assert_eq!(
+        (u.calls_used, u.calls_remaining),
+        (1, QUOTA - 1),
+        "one 2xx answer in this period, three 404s that must not count"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1083,7 +1203,10 @@ async fn usage_survives_a_graceful_restart_exactly() {
     assert_eq!(before["pro"].calls_used, 38);
     assert_eq!(before["idle"].calls_used, 0);
 
-    let app = Arc::into_inner(app).expect("no other handle").restart().await;
+    let app = Arc::into_inner(app)
+        .expect("no other handle")
+        .restart()
+        .await;
 
     let after: BTreeMap<&str, Usage> = [
         ("full", app.usage(&full).await),
@@ -1094,10 +1217,16 @@ async fn usage_survives_a_graceful_restart_exactly() {
     .into_iter()
     .collect();
     assert_eq!(after, before, "usage is exactly what it was");
-    app.get(&full, "/api/v1/jobs").await.assert_quota_exceeded(5);
+    app.get(&full, "/api/v1/jobs")
+        .await
+        .assert_quota_exceeded(5);
     let r = app.get(&some, "/api/v1/jobs").await;
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.header_u64("x-ratelimit-remaining"), 2, "counting goes on from 2");
+    assert_eq!(
+        r.header_u64("x-ratelimit-remaining"),
+        2,
+        "counting goes on from 2"
+    );
     let r = app.get(&pro, "/api/v1/companies").await;
     assert_eq!(r.header_u64("x-ratelimit-remaining"), 10_000 - 39);
 
@@ -1110,6 +1239,42 @@ async fn usage_survives_a_graceful_restart_exactly() {
     assert_eq!(app.usage(&some).await.calls_used, 3);
     assert_eq!(app.usage(&pro).await.calls_used, 39);
     assert_eq!(app.usage(&idle).await.calls_used, 0);
+}
+
+/// README: "Counters are written to the store every second" — without any shutdown. Checked by
+/// reading the store until the counter shows up (bounded), never by timing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_periodic_writer_stores_counted_usage_without_a_shutdown() {
+    let anchor = at(2026, 1, 31, 10, 0, 0);
+    let clock = Arc::new(ManualClock::new(at(2026, 2, 10, 0, 0, 0)));
+    let config = ServiceConfig {
+        usage_flush_interval: Duration::from_millis(50),
+        ..quotas(100, 10_000)
+    };
+    let app = App::start(config, Some(clock)).await;
+    let (key, record) = app.key_and_record(Plan::Developer, Some(anchor)).await;
+    for _ in 0..7 {
+        assert_eq!(app.get(&key, "/api/v1/companies").await.status, 200);
+    }
+    assert_eq!(app.get(&key, "/api/v1/nowhere").await.status, 404);
+    let mut stored = None;
+    for _ in 0..400 {
+        stored = app
+            .service
+            .store()
+            .scan_usage()
+            .await
+            .expect("the usage tree")
+            .into_iter()
+            .find(|u| u.key_id == record.id);
+        if stored.is_some_and(|u| u.calls_used == 7) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let stored = stored.expect("a stored counter");
+    assert_eq!(stored.calls_used, 7);
+    assert_eq!(stored.period_start, anchor);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1130,7 +1295,9 @@ async fn an_old_periods_usage_is_not_carried_into_a_new_period_across_restarts()
         assert_eq!(app.get(&key, "/api/v1/jobs").await.status, 200);
     }
     assert_eq!(app.get(&late, "/api/v1/jobs").await.status, 200);
-    app.get(&key, "/api/v1/jobs").await.assert_quota_exceeded(QUOTA);
+    app.get(&key, "/api/v1/jobs")
+        .await
+        .assert_quota_exceeded(QUOTA);
 
     // Restart inside the old period: still used up.
     let app = app.restart().await;
@@ -1171,5 +1338,8 @@ async fn an_old_periods_usage_is_not_carried_into_a_new_period_across_restarts()
     app.set_time(much_later);
     let app = app.restart().await;
     let u = app.usage(&key).await;
-    assert_eq!((u.calls_used, u.period_start), (0, at(2027, 2, 28, 10, 0, 0)));
+    assert_eq!(
+        (u.calls_used, u.period_start),
+        (0, at(2027, 2, 28, 10, 0, 0))
+    );
 }

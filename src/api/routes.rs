@@ -170,9 +170,8 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/usage", _) => {
             no_params(req)?;
-            let report = api.service().usage(&key)?;
-            let quota = api.service().quota(&key).ok();
-            Ok(Reply::json(&report, quota))
+            let (report, quota) = api.service().usage_with_quota(&key)?;
+            Ok(Reply::json(&report, Some(quota)))
         }
         _ => Err(ApiError::NoRoute),
     }

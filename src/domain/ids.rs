@@ -19,7 +19,7 @@ macro_rules! uuid_id {
                 Self(Uuid::new_v4())
             }
 
-            /// Parses the canonical hyphenated UUID form (any case).
+            /// Parses a UUID: hyphenated (canonical), simple, braced or `urn:uuid:` form, any case.
             pub fn parse(raw: &str) -> Result<Self, DomainError> {
                 Uuid::try_parse(raw).map(Self).map_err(|_| {
                     DomainError::new($field, format!("`{}` is not a UUID such as 3f2b8c1e-9d4a-4b7e-8f00-1a2b3c4d5e6f", truncate(raw)))

@@ -47,6 +47,17 @@ impl CallbackUrl {
         if url.fragment().is_some() {
             return Err(bad("must not have a #fragment"));
         }
+        // Normalising percent-encodes; the stored form must also fit, or it could not be read
+        // back.
+        if url.as_str().len() > Self::MAX_LEN {
+            return Err(DomainError::new(
+                "callback_url",
+                format!(
+                    "must be at most {} characters once percent-encoded",
+                    Self::MAX_LEN
+                ),
+            ));
+        }
         Ok(Self(url))
     }
 

@@ -135,6 +135,9 @@ impl Server {
             .keep_alive_timeout(config.header_read_timeout);
         let builder = Arc::new(builder);
         let graceful = GracefulShutdown::new();
+        // Connections still waiting for their first bytes are not hyper's yet, so graceful
+        // shutdown cannot see them; this tells them to give up.
+        let (stopping, _) = tokio::sync::watch::channel(false);
         let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
         tokio::pin!(shutdown);
 
@@ -167,11 +170,16 @@ impl Server {
             });
             let builder = builder.clone();
             let watcher = graceful.watcher();
+            let mut stop = stopping.subscribe();
             tokio::spawn(async move {
                 // hyper-util reads the first bytes to tell HTTP/1 from HTTP/2 with no timeout of
                 // its own: a client that sends nothing (or half a preface) would hold its slot
                 // forever, so it gets the header timeout for that too.
-                if !request_starts(&stream, first_bytes).await {
+                let started = tokio::select! {
+                    started = request_starts(&stream, first_bytes) => started,
+                    _ = stop.wait_for(|s| *s) => false,
+                };
+                if !started {
                     tracing::debug!(%peer, "closed a connection that sent no request in time");
                     drop(permit);
                     return;
@@ -185,6 +193,7 @@ impl Server {
         }
 
         drop(listener);
+        stopping.send_replace(true);
         tokio::select! {
             _ = graceful.shutdown() => tracing::info!("all connections closed"),
             _ = tokio::time::sleep(config.shutdown_grace) => {

@@ -3,7 +3,7 @@ use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, Utc};
 
-use super::metering::{period_at, Meter};
+use super::metering::{period_at, period_start, Meter};
 use super::rate_limit::TokenBucket;
 use super::{JobListingsService, QuotaState, ServiceError, ServiceResult};
 use crate::domain::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash, KeyId, Plan, UsageReport};
@@ -131,19 +131,22 @@ impl KeyRegistry {
         all
     }
 
-    pub(crate) fn dirty_counters(&self, now: DateTime<Utc>) -> Vec<UsageCounter> {
+    /// Every counter changed since it was last taken, each in the period it is on (not the
+    /// period of a possibly stale clock), with its meter to mark again if writing fails.
+    pub(crate) fn dirty_counters(&self) -> Vec<(Arc<Meter>, UsageCounter)> {
         self.by_hash
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .values()
             .filter(|e| e.meter.take_dirty())
             .map(|e| {
-                let (period, start, _) = period_at(e.record.billing_anchor, now);
-                UsageCounter {
+                let (period, used) = e.meter.snapshot();
+                let counter = UsageCounter {
                     key_id: e.record.id,
-                    period_start: start,
-                    calls_used: e.meter.used_in(period),
-                }
+                    period_start: period_start(e.record.billing_anchor, period),
+                    calls_used: used,
+                };
+                (e.meter.clone(), counter)
             })
             .collect()
     }
@@ -226,9 +229,15 @@ impl JobListingsService {
     /// The caller's usage in the current billing period. Not counted as a call, but subject
     /// to the key's rate limit like every other call.
     pub fn usage(&self, key: &ApiKey) -> ServiceResult<UsageReport> {
+        self.usage_with_quota(key).map(|(report, _)| report)
+    }
+
+    /// [`JobListingsService::usage`] and the quota state, from one reading of the counter so
+    /// the two always agree.
+    pub fn usage_with_quota(&self, key: &ApiKey) -> ServiceResult<(UsageReport, QuotaState)> {
         let entry = self.inner.keys.authenticate(key)?;
         self.check_rate(&entry)?;
-        Ok(self.usage_of(&entry).0)
+        Ok(self.usage_of(&entry))
     }
 
     /// The caller's quota state, for rate-limit headers on answers that are not counted.

@@ -20,6 +20,14 @@ fn unpack(v: u64) -> (u64, u64) {
     (v >> USED_BITS, v & USED_MASK)
 }
 
+/// When period number `n` (counted from 0 at `anchor`) starts.
+pub(crate) fn period_start(anchor: DateTime<Utc>, n: u64) -> DateTime<Utc> {
+    u32::try_from(n)
+        .ok()
+        .and_then(|n| anchor.checked_add_months(Months::new(n)))
+        .unwrap_or(anchor)
+}
+
 /// The billing period `now` falls in, counted in months from `anchor`: its number and bounds.
 pub(crate) fn period_at(
     anchor: DateTime<Utc>,
@@ -67,34 +75,44 @@ impl Meter {
         }
     }
 
-    /// Reserves one call in `period` if fewer than `quota` are used; returns calls used after.
-    pub(crate) fn try_reserve(&self, period: u64, quota: u64) -> Option<u64> {
+    /// Reserves one call in `period` (or in the meter's own period, if another caller has
+    /// already moved it on) if fewer than `quota` are used there. Returns the period the call
+    /// was counted in and the calls used after it.
+    pub(crate) fn try_reserve(&self, period: u64, quota: u64) -> Option<(u64, u64)> {
         let mut cur = self.state.load(Ordering::Acquire);
         loop {
             let (p, used) = unpack(cur);
-            let used = if p < period { 0 } else { used };
+            let (counted_in, used) = if p < period { (period, 0) } else { (p, used) };
             if used >= quota {
                 return None;
             }
-            let next = pack(period.max(p), used + 1);
+            let next = pack(counted_in, used + 1);
             match self
                 .state
                 .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return Some(used + 1),
+                Ok(_) => return Some((counted_in, used + 1)),
                 Err(actual) => cur = actual,
             }
         }
     }
 
-    /// Gives back a call reserved in `period`.
+    /// Gives back a call counted in `period`.
     pub(crate) fn release(&self, period: u64) {
-        let _ = self
+        let released = self
             .state
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
                 let (p, used) = unpack(cur);
                 (p == period && used > 0).then(|| pack(p, used - 1))
             });
+        if released.is_ok() {
+            self.mark_dirty();
+        }
+    }
+
+    /// The period the meter is on and the calls used in it.
+    pub(crate) fn snapshot(&self) -> (u64, u64) {
+        unpack(self.state.load(Ordering::Acquire))
     }
 
     /// Marks the counter as changed since it was last written to the store.
@@ -165,12 +183,18 @@ mod tests {
     #[test]
     fn reservations_stop_at_the_quota_and_reset_in_a_new_period() {
         let m = Meter::default();
-        assert_eq!(m.try_reserve(0, 2), Some(1));
-        assert_eq!(m.try_reserve(0, 2), Some(2));
+        assert_eq!(m.try_reserve(0, 2), Some((0, 1)));
+        assert_eq!(m.try_reserve(0, 2), Some((0, 2)));
         assert_eq!(m.try_reserve(0, 2), None);
         m.release(0);
         assert_eq!(m.used_in(0), 1);
-        assert_eq!(m.try_reserve(1, 2), Some(1));
+        assert_eq!(m.try_reserve(1, 2), Some((1, 1)));
         assert_eq!(m.used_in(0), 0);
+        // A caller still on period 1 while another has moved the meter to 2 is counted in 2,
+        // and its release gives the unit back there.
+        assert_eq!(m.try_reserve(2, 2), Some((2, 1)));
+        assert_eq!(m.try_reserve(1, 2), Some((2, 2)));
+        m.release(2);
+        assert_eq!(m.snapshot(), (2, 1));
     }
 }

@@ -275,9 +275,15 @@ impl JobListingsService {
 
     /// Writes every changed usage counter to the store now.
     pub async fn flush_usage(&self) -> ServiceResult<()> {
-        let counters = self.inner.keys.dirty_counters(self.now());
-        if !counters.is_empty() {
-            self.inner.store.put_usage(&counters).await?;
+        let dirty = self.inner.keys.dirty_counters();
+        if dirty.is_empty() {
+            return Ok(());
+        }
+        let counters: Vec<_> = dirty.iter().map(|(_, c)| *c).collect();
+        if let Err(e) = self.inner.store.put_usage(&counters).await {
+            // Not written: keep them marked so the next flush tries again.
+            dirty.iter().for_each(|(meter, _)| meter.mark_dirty());
+            return Err(e.into());
         }
         Ok(())
     }
@@ -368,11 +374,11 @@ impl JobListingsService {
         self.check_rate(&entry)?;
         let limit = self.inner.config.quotas.of(entry.record.plan);
         let (period, _, resets_at) = period_at(entry.record.billing_anchor, self.now());
-        let used = entry
+        let (counted_in, used) = entry
             .meter
             .try_reserve(period, limit)
             .ok_or(ServiceError::QuotaExceeded { limit, resets_at })?;
-        let reservation = Reservation::new(entry.meter.clone(), period);
+        let reservation = Reservation::new(entry.meter.clone(), counted_in);
         let caller = Caller {
             key_id: entry.record.id,
             plan: entry.record.plan,

@@ -99,7 +99,12 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 
 fn is_public_v6(ip: Ipv6Addr) -> bool {
     let s = ip.segments();
-    !(ip.is_unspecified()
+    // Only global unicast (2000::/3) is routable on the internet; within it, carve out the
+    // special-purpose blocks.
+    (s[0] & 0xe000) == 0x2000
+        && !((s[0] == 0x2001 && s[1] == 0x0002 && s[2] == 0) // benchmarking 2001:2::/48
+            || (s[0] == 0x3fff && (s[1] & 0xf000) == 0)) // documentation 3fff::/20
+        && !(ip.is_unspecified()
         || ip.is_loopback()
         || ip.is_multicast()
         || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
@@ -125,6 +130,7 @@ mod tests {
         let p = CallbackPolicy::default();
         assert!(check(p, "https://hooks.example.com/x"));
         assert!(check(p, "https://93.184.216.34/x"));
+        assert!(check(p, "https://[2606:4700::1111]/x"));
         for url in [
             "http://hooks.example.com/x",
             "https://127.0.0.1/x",
@@ -148,6 +154,10 @@ mod tests {
             "https://intranet/x",
             "https://2130706433/x",
             "https://0x7f.1/x",
+            "https://[2001:2::1]/x",
+            "https://[3fff::1]/x",
+            "https://[5f00::1]/x",
+            "https://[64:ff9b::a00:1]/x",
         ] {
             assert!(!check(p, url), "{url} should be refused");
         }

@@ -1,0 +1,1341 @@
+//! Property-based fuzzing of everything that parses client input, with modest case counts so it
+//! runs in CI.
+//!
+//! The HTTP layer is called without a socket: `job_listings::api::Api` over a service on a
+//! `MemoryStore` with a small demo dataset and keys whose quota cannot run out, driven with
+//! `Api::handle(http::Request<Bytes>)` (and `Api::handle_body` for the body limit). Whatever the
+//! query string, body, content type, key header or path segment:
+//! - nothing panics and nothing is a 5xx;
+//! - every non-2xx answer is `application/problem+json` with a string `code` and an integer
+//!   `status` equal to the HTTP status;
+//! - every 2xx list answer is the documented envelope.
+//!
+//! The domain parsers are fuzzed directly: `CallbackUrl::parse` with the default
+//! `CallbackPolicy` (whatever it accepts is https and, for an IP literal, public), `ApiKey::parse`
+//! (accepted keys are 46 characters starting `jl_live_`; a one-character typo of a real key is
+//! always refused) and JSON Lines import lines (`Job` from arbitrary text, then `validate`).
+
+use std::net::IpAddr;
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use http::{Method, Request, Response};
+use http_body_util::Full;
+use job_listings::api::Api;
+use job_listings::demo::Dataset;
+use job_listings::domain::{ApiKey, CallbackUrl, Job, JobStatus, Plan};
+use job_listings::service::{JobListingsService, NewKey, NewWebhook, Quotas, ServiceConfig};
+use job_listings::store::MemoryStore;
+use job_listings::webhooks::{is_public_ip, CallbackPolicy};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+// ---------------------------------------------------------------------------------------------
+// Fixture: one API over a memory store, shared by every property
+// ---------------------------------------------------------------------------------------------
+
+const JOB_PARAMS: &[&str] = &[
+    "domain",
+    "seniority",
+    "remote_only",
+    "company",
+    "q",
+    "min_confidence",
+    "posted_after",
+    "page",
+    "per_page",
+];
+const COMPANY_PARAMS: &[&str] = &["funding_stage", "page", "per_page"];
+
+struct Fixture {
+    rt: tokio::runtime::Runtime,
+    api: Api,
+    developer: String,
+    agent_pro: String,
+    job_ids: Vec<String>,
+    company_ids: Vec<String>,
+    webhook_ids: Vec<String>,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let fixture = rt.block_on(async {
+            let huge = 1_u64 << 39;
+            let service = JobListingsService::builder()
+                .store(Arc::new(MemoryStore::new()))
+                .config(ServiceConfig {
+                    quotas: Quotas {
+                        developer: huge,
+                        agent_pro: huge,
+                        enterprise: huge,
+                    },
+                    ..ServiceConfig::default()
+                })
+                .build()
+                .await
+                .expect("the service");
+            let data = Dataset::generate(99, 4, 30);
+            service
+                .upsert_companies(data.companies.clone())
+                .await
+                .expect("companies");
+            service.upsert_jobs(data.jobs.clone()).await.expect("jobs");
+            let (dev, _) = service
+                .create_key(NewKey::new(Plan::Developer))
+                .await
+                .expect("a key");
+            let (pro, _) = service
+                .create_key(NewKey::new(Plan::AgentPro))
+                .await
+                .expect("a key");
+            let url = CallbackUrl::parse("https://hooks.example.com/fuzz").expect("a URL");
+            // 20 of the 25 a key may hold, so the fuzzed bodies also reach the limit (409).
+            let mut hooks = Vec::new();
+            for _ in 0..20 {
+                let hook = service
+                    .create_webhook(&pro, NewWebhook::new(url.clone()))
+                    .await
+                    .expect("a webhook");
+                hooks.push(hook.value.id.to_string());
+            }
+            (
+                Api::new(service),
+                dev.expose().to_owned(),
+                pro.expose().to_owned(),
+                data.jobs
+                    .iter()
+                    .filter(|j| j.status == JobStatus::Active)
+                    .map(|j| j.id.to_string())
+                    .collect(),
+                data.companies.iter().map(|c| c.id.to_string()).collect(),
+                hooks,
+            )
+        });
+        let (api, developer, agent_pro, job_ids, company_ids, webhook_ids) = fixture;
+        Fixture {
+            rt,
+            api,
+            developer,
+            agent_pro,
+            job_ids,
+            company_ids,
+            webhook_ids,
+        }
+    })
+}
+
+/// Answers one request with `Api::handle`.
+fn send(req: Request<Bytes>) -> Response<Bytes> {
+    let f = fixture();
+    f.rt.block_on(f.api.handle(req))
+}
+
+/// A request, or `None` when the generated URI is not one `http` can carry.
+fn build(
+    method: Method,
+    uri: &str,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    body: Bytes,
+) -> Option<Request<Bytes>> {
+    let mut req = Request::builder().method(method).uri(uri).body(body).ok()?;
+    for (name, value) in headers {
+        req.headers_mut().append(name, value);
+    }
+    Some(req)
+}
+
+fn x_api_key(key: &str) -> (HeaderName, HeaderValue) {
+    (
+        HeaderName::from_static("x-api-key"),
+        HeaderValue::from_str(key).expect("a key is a header value"),
+    )
+}
+
+/// The checks every answer must pass; returns the body as JSON (`Null` when empty).
+fn check(resp: &Response<Bytes>, what: &str) -> Result<Value, TestCaseError> {
+    let status = resp.status();
+    prop_assert!(
+        !status.is_server_error(),
+        "{what}: {status} {}",
+        String::from_utf8_lossy(resp.body())
+    );
+    prop_assert!(
+        resp.headers().contains_key("x-request-id"),
+        "{what}: no X-Request-Id"
+    );
+    let body: Value = if resp.body().is_empty() {
+        Value::Null
+    } else {
+        match serde_json::from_slice(resp.body()) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(TestCaseError::fail(format!(
+                    "{what}: {status} body is not JSON ({e}): {}",
+                    String::from_utf8_lossy(resp.body())
+                )))
+            }
+        }
+    };
+    let content_type = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    if status.is_success() {
+        if status.as_u16() != 204 {
+            prop_assert_eq!(content_type, Some("application/json"), "{}", what);
+        }
+    } else {
+        prop_assert_eq!(
+            content_type,
+            Some("application/problem+json"),
+            "{}: {}",
+            what,
+            status
+        );
+        prop_assert!(
+            body["code"].as_str().is_some_and(|c| !c.is_empty()),
+            "{what}: problem without a string code: {body}"
+        );
+        prop_assert_eq!(
+            body["status"].as_u64(),
+            Some(u64::from(status.as_u16())),
+            "{}: problem status: {}",
+            what,
+            body
+        );
+    }
+    Ok(body)
+}
+
+/// A list answer is `{data, pagination, links, meta}` with consistent numbers.
+fn check_envelope(body: &Value, path: &str) -> Result<(), TestCaseError> {
+    let obj = body.as_object();
+    prop_assert!(obj.is_some(), "an object: {body}");
+    for key in ["data", "pagination", "links", "meta"] {
+        prop_assert!(
+            body.get(key).is_some(),
+            "envelope key {key} missing: {body}"
+        );
+    }
+    let data = body["data"].as_array();
+    prop_assert!(data.is_some(), "data is an array");
+    let p = &body["pagination"];
+    let (page, per_page, total, total_pages) = (
+        p["page"].as_u64(),
+        p["per_page"].as_u64(),
+        p["total"].as_u64(),
+        p["total_pages"].as_u64(),
+    );
+    let (Some(page), Some(per_page), Some(total), Some(total_pages)) =
+        (page, per_page, total, total_pages)
+    else {
+        return Err(TestCaseError::fail(format!("pagination numbers: {p}")));
+    };
+    prop_assert!((1..=50).contains(&per_page));
+    prop_assert!(page >= 1);
+    prop_assert!(data.map_or(0, Vec::len) as u64 <= per_page);
+    prop_assert_eq!(total_pages, total.div_ceil(per_page));
+    for link in ["next", "prev"] {
+        let l = &body["links"][link];
+        prop_assert!(
+            l.is_null() || l.as_str().is_some_and(|s| s.starts_with(path)),
+            "links.{link}: {l}"
+        );
+    }
+    prop_assert!(body["meta"]["filters"].is_object(), "meta.filters: {body}");
+    Ok(())
+}
+
+/// Modest case counts; failures are reported, not written next to the sources.
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generators
+// ---------------------------------------------------------------------------------------------
+
+/// Percent-encodes every byte that is not unreserved, so the text always fits in a URI.
+fn pct(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+const VALUES: &[&str] = &[
+    "",
+    " ",
+    "0",
+    "1",
+    "-1",
+    "+5",
+    "20",
+    "50",
+    "51",
+    "1000000",
+    "1000001",
+    "4294967295",
+    "4294967296",
+    "18446744073709551616",
+    "999999999999999999999999999999",
+    "1e309",
+    "-1e309",
+    "1e-400",
+    "NaN",
+    "inf",
+    "-0",
+    "0.5",
+    "0.30000000000000004",
+    "1.0000000000000002",
+    "true",
+    "false",
+    "TRUE",
+    "yes",
+    "2026-10-01",
+    "2026-02-30",
+    "2026-10-01T09:30:00Z",
+    "2026-10-01T09:30:00+14:00",
+    "2026-06-30T23:59:60Z",
+    "9999-12-31T23:59:59Z",
+    "9999-12-31T23:59:59-23:59",
+    "0000-01-01T00:00:00+23:59",
+    "+275760-09-13T00:00:00Z",
+    "1677-09-21T00:12:43Z",
+    "ai",
+    "ai,engineering",
+    "AI,,Engineering,",
+    ",,,",
+    "not a tag",
+    "senior,staff",
+    "series_a",
+    "Series A",
+    "series-a",
+    "a/b",
+    "rust",
+    "node.js",
+    "C++",
+    "Zürich",
+    "ﬁ",
+    "İ",
+    "\u{200b}",
+    "🦀",
+    "\u{0}",
+    "%",
+    "%%",
+    "%zz",
+];
+
+/// A query value, already encoded.
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => prop::sample::select(VALUES).prop_map(|s| pct(s.as_bytes())),
+        2 => (1_u32..60).prop_map(|n| n.to_string()),
+        2 => "\\PC{0,24}".prop_map(|s| pct(s.as_bytes())),
+        2 => prop::collection::vec(any::<u8>(), 0..24).prop_map(|b| pct(&b)),
+        1 => any::<u64>().prop_map(|n| n.to_string()),
+        1 => any::<i64>().prop_map(|n| pct(n.to_string().as_bytes())),
+        1 => any::<f64>().prop_map(|f| pct(f.to_string().as_bytes())),
+        // Raw text that may hold broken escapes and `+`.
+        1 => "[A-Za-z0-9%+._~-]{0,16}",
+        // Around the 500-character limit on free text.
+        1 => (495_usize..505).prop_map(|n| "a".repeat(n)),
+        1 => (495_usize..505).prop_map(|n| pct("é".repeat(n).as_bytes())),
+    ]
+}
+
+const NAMES: &[&str] = &[
+    "domain",
+    "seniority",
+    "remote_only",
+    "company",
+    "q",
+    "min_confidence",
+    "posted_after",
+    "page",
+    "per_page",
+    "funding_stage",
+    "domains",
+    "Page",
+    "per-page",
+    "limit",
+    "offset",
+    "",
+    "q ",
+    "api_key",
+];
+
+/// A query parameter name, already encoded: mostly one the endpoint takes.
+fn name(allowed: &'static [&'static str]) -> impl Strategy<Value = String> {
+    prop_oneof![
+        16 => prop::sample::select(allowed).prop_map(|s| pct(s.as_bytes())),
+        1 => prop::sample::select(NAMES).prop_map(|s| pct(s.as_bytes())),
+        1 => "\\PC{0,12}".prop_map(|s| pct(s.as_bytes())),
+        1 => prop::collection::vec(any::<u8>(), 0..8).prop_map(|b| pct(&b)),
+    ]
+}
+
+/// A whole query string: pairs (some without `=`), joined by `&` (sometimes doubled).
+fn query(allowed: &'static [&'static str]) -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec((name(allowed), prop::option::weighted(0.95, value())), 0..5),
+        prop::sample::select(&["&", "&", "&", "&&", "&amp;"][..]),
+    )
+        .prop_map(|(pairs, sep)| {
+            pairs
+                .into_iter()
+                .map(|(n, v)| match v {
+                    Some(v) => format!("{n}={v}"),
+                    None => n,
+                })
+                .collect::<Vec<_>>()
+                .join(sep)
+        })
+}
+
+/// Any JSON value, a few levels deep.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<u64>().prop_map(|n| json!(n)),
+        any::<f64>().prop_map(|f| json!(f)),
+        "\\PC{0,20}".prop_map(Value::String),
+        prop::sample::select(VALUES).prop_map(|s| Value::String(s.to_owned())),
+        url().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(field_name(), inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+const FIELDS: &[&str] = &[
+    "callback_url",
+    "domain_filters",
+    "remote_only",
+    "seniority",
+    "q",
+    "company",
+    "min_confidence",
+    "secret",
+    "id",
+    "",
+];
+
+fn field_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => prop::sample::select(FIELDS).prop_map(str::to_owned),
+        1 => "\\PC{0,10}",
+    ]
+}
+
+const HOSTS: &[&str] = &[
+    "hooks.example.com",
+    "example.com.",
+    "localhost",
+    "LOCALHOST.",
+    "api.localhost",
+    "printer.local",
+    "intranet",
+    "metadata.google.internal",
+    "127.0.0.1",
+    "127.1",
+    "0177.0.0.1",
+    "0x7f.1",
+    "2130706433",
+    "10.0.0.1",
+    "100.64.0.1",
+    "169.254.169.254",
+    "192.168.1.1",
+    "0.0.0.0",
+    "255.255.255.255",
+    "93.184.216.34",
+    "[::1]",
+    "[::]",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:7f00:1]",
+    "[::127.0.0.1]",
+    "[fe80::1]",
+    "[fd00::1]",
+    "[64:ff9b::a00:1]",
+    "[2001:db8::1]",
+    "[2606:4700::1111]",
+    "１２７.０.０.１",
+    "xn--nxasmq6b.example",
+    "ünïcode.example",
+    "",
+    "user:pw@example.com",
+    "example.com:0",
+    "example.com:65535",
+    "example.com:65536",
+];
+
+/// URL-ish text: schemes, hosts (names, IP literals in many spellings), ports, paths.
+fn url() -> impl Strategy<Value = String> {
+    let host = prop_oneof![
+        4 => prop::sample::select(HOSTS).prop_map(str::to_owned),
+        2 => any::<[u8; 4]>().prop_map(|o| format!("{}.{}.{}.{}", o[0], o[1], o[2], o[3])),
+        2 => any::<[u16; 8]>().prop_map(|s| {
+            format!("[{}]", std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]))
+        }),
+        1 => any::<u32>().prop_map(|n| n.to_string()),
+        1 => any::<u32>().prop_map(|n| format!("0x{n:x}")),
+        1 => "[a-z0-9.-]{0,20}",
+        1 => "\\PC{0,12}",
+    ];
+    let scheme = prop::sample::select(
+        &[
+            "https://",
+            "https://",
+            "https://",
+            "http://",
+            "HTTPS://",
+            "ftp://",
+            "https:",
+            "https:/",
+            "javascript:",
+            "",
+            " https://",
+            "https:\\\\",
+        ][..],
+    );
+    let rest = prop_oneof![
+        Just(String::new()),
+        Just("/".to_owned()),
+        "/[a-z0-9/._~%-]{0,20}",
+        "/\\PC{0,20}",
+        Just("/#frag".to_owned()),
+        Just("?a=b".to_owned()),
+        (0_u32..70_000).prop_map(|p| format!(":{p}/x")),
+        Just(format!("/{}", "a".repeat(2100))),
+        // Long paths of characters that grow when the URL is normalised (percent-encoded).
+        "/[ é<>\"`{}|^]{300,700}",
+    ];
+    (scheme, host, rest).prop_map(|(s, h, r)| format!("{s}{h}{r}"))
+}
+
+/// A `POST /webhooks` body: mostly near-valid objects, also any JSON and any bytes.
+fn webhook_body() -> impl Strategy<Value = Vec<u8>> {
+    let field_value = |name: &'static str| -> BoxedStrategy<Value> {
+        match name {
+            "callback_url" => prop_oneof![
+                3 => ("[a-z0-9-]{1,12}", "/[a-zA-Z0-9/._~%-]{0,20}")
+                    .prop_map(|(h, p)| Value::String(format!("https://{h}.example.com{p}"))),
+                3 => url().prop_map(Value::String),
+                1 => json_value(),
+            ]
+            .boxed(),
+            "domain_filters" | "seniority" => prop_oneof![
+                4 => prop::collection::vec("[a-z][a-z0-9._+-]{0,9}", 0..6).prop_map(|v| json!(v)),
+                2 => prop::collection::vec(
+                    prop_oneof![
+                        prop::sample::select(VALUES).prop_map(|s| s.to_owned()),
+                        "[a-zA-Z0-9._+-]{0,45}",
+                        "\\PC{0,8}",
+                    ],
+                    0..60,
+                )
+                .prop_map(|v| json!(v)),
+                1 => json_value(),
+            ]
+            .boxed(),
+            "remote_only" => prop_oneof![
+                4 => any::<bool>().prop_map(Value::Bool),
+                1 => json_value(),
+            ]
+            .boxed(),
+            "min_confidence" => prop_oneof![
+                3 => (0.0_f64..=1.0).prop_map(|f| json!(f)),
+                1 => any::<f64>().prop_map(|f| json!(f)),
+                1 => json_value(),
+            ]
+            .boxed(),
+            _ => prop_oneof![
+                4 => "\\PC{0,40}".prop_map(Value::String),
+                1 => (495_usize..505).prop_map(|n| Value::String("q".repeat(n))),
+                1 => json_value(),
+            ]
+            .boxed(),
+        }
+    };
+    let object = (
+        prop::option::weighted(0.9, field_value("callback_url")),
+        prop::option::weighted(0.4, field_value("domain_filters")),
+        prop::option::weighted(0.4, field_value("remote_only")),
+        prop::option::weighted(0.3, field_value("seniority")),
+        prop::option::weighted(0.3, field_value("q")),
+        prop::option::weighted(0.3, field_value("company")),
+        prop::option::weighted(0.3, field_value("min_confidence")),
+        prop::option::weighted(0.05, (field_name(), json_value())),
+    )
+        .prop_map(|(url, domains, remote, levels, q, company, conf, extra)| {
+            let mut m = serde_json::Map::new();
+            for (k, v) in [
+                ("callback_url", url),
+                ("domain_filters", domains),
+                ("remote_only", remote),
+                ("seniority", levels),
+                ("q", q),
+                ("company", company),
+                ("min_confidence", conf),
+            ] {
+                if let Some(v) = v {
+                    m.insert(k.to_owned(), v);
+                }
+            }
+            if let Some((k, v)) = extra {
+                m.insert(k, v);
+            }
+            serde_json::to_vec(&Value::Object(m)).unwrap_or_default()
+        });
+    let texts = prop::sample::select(
+        &[
+            "",
+            "null",
+            "{}",
+            "[]",
+            "\"https://hooks.example.com/x\"",
+            "{\"callback_url\":\"https://a.example.com/x\",\"callback_url\":\"https://b.example.com/x\"}",
+            "{\"callback_url\":\"https://a.example.com/x\",\"min_confidence\":1e400}",
+            "{\"callback_url\":\"https://a.example.com/x\",\"min_confidence\":-0.0}",
+            "{\"callback_url\":\"https://a.example.com/x\"} trailing",
+            "{\"callback_url\":\"https://a.example.com/\\ud800\"}",
+            "\u{feff}{\"callback_url\":\"https://a.example.com/x\"}",
+            "{\"callback_url\":null}",
+        ][..],
+    )
+    .prop_map(|s| s.as_bytes().to_vec());
+    prop_oneof![
+        6 => object,
+        2 => json_value().prop_map(|v| serde_json::to_vec(&v).unwrap_or_default()),
+        2 => prop::collection::vec(any::<u8>(), 0..64),
+        2 => texts,
+        1 => (1_usize..3_000).prop_map(|depth| {
+            let mut s = "[".repeat(depth);
+            s.push_str(&"]".repeat(depth));
+            s.into_bytes()
+        }),
+    ]
+}
+
+/// Bytes that `http` accepts as a header value (visible ASCII, space, tab, obs-text).
+fn header_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(any::<u8>(), 0..64).prop_map(|mut b| {
+        b.retain(|&c| c == b'\t' || (c >= 0x20 && c != 0x7f));
+        b
+    })
+}
+
+fn content_type() -> impl Strategy<Value = Option<Vec<u8>>> {
+    prop_oneof![
+        10 => prop::sample::select(
+            &[
+                "application/json",
+                "application/json",
+                "application/json; charset=utf-8",
+                "APPLICATION/JSON",
+                " application/json ",
+                "application/problem+json",
+                "application/vnd.api+json",
+            ][..],
+        )
+        .prop_map(|s| Some(s.as_bytes().to_vec())),
+        3 => prop::sample::select(
+            &[
+                "application/jsonp",
+                "application/json-seq",
+                "text/json",
+                "text/plain",
+                "application/x-www-form-urlencoded",
+                "multipart/form-data; boundary=x",
+                "",
+                ";",
+                "+json",
+            ][..],
+        )
+        .prop_map(|s| Some(s.as_bytes().to_vec())),
+        1 => Just(None),
+        1 => header_bytes().prop_map(Some),
+    ]
+}
+
+/// Text for one path segment, already fit for a URI path.
+fn segment() -> impl Strategy<Value = String> {
+    let f = fixture();
+    let real: Vec<String> = f
+        .job_ids
+        .iter()
+        .chain(&f.company_ids)
+        .chain(&f.webhook_ids)
+        .cloned()
+        .collect();
+    let real = prop::sample::select(real);
+    prop_oneof![
+        3 => real.clone(),
+        1 => real.clone().prop_map(|id| id.to_uppercase()),
+        1 => real.clone().prop_map(|id| id.replace('-', "")),
+        1 => real.clone().prop_map(|id| format!("urn:uuid:{id}")),
+        1 => real.clone().prop_map(|id| format!("{id}x")),
+        1 => real.prop_map(|id| pct(format!(" {id}").as_bytes())),
+        1 => prop::sample::select(
+            &["", ".", "..", "%2e%2e", "%2F", "00000000-0000-0000-0000-000000000000", "null"][..]
+        )
+        .prop_map(str::to_owned),
+        2 => "\\PC{0,40}".prop_map(|s| pct(s.as_bytes())),
+        2 => prop::collection::vec(any::<u8>(), 0..40).prop_map(|b| pct(&b)),
+        2 => "[A-Za-z0-9._~!$&'()*+,;=:@%-]{0,40}",
+        1 => uuid_text(),
+    ]
+}
+
+fn uuid_text() -> impl Strategy<Value = String> {
+    any::<u128>().prop_map(|n| uuid::Uuid::from_u128(n).to_string())
+}
+
+fn method() -> impl Strategy<Value = Method> {
+    prop::sample::select(vec![
+        Method::GET,
+        Method::GET,
+        Method::GET,
+        Method::POST,
+        Method::DELETE,
+        Method::PUT,
+        Method::PATCH,
+        Method::HEAD,
+        Method::OPTIONS,
+    ])
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) query strings on /jobs and /companies
+// ---------------------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(config(400))]
+
+    #[test]
+    fn any_query_string_on_jobs_and_companies_is_answered_200_or_a_400_problem(
+        (companies, q) in any::<bool>().prop_flat_map(|companies| {
+            (Just(companies), query(if companies { COMPANY_PARAMS } else { JOB_PARAMS }))
+        }),
+        bearer in any::<bool>(),
+    ) {
+        let f = fixture();
+        let (path, allowed) = if companies {
+            ("/api/v1/companies", COMPANY_PARAMS)
+        } else {
+            ("/api/v1/jobs", JOB_PARAMS)
+        };
+        let auth = if bearer {
+            (AUTHORIZATION, HeaderValue::from_str(&format!("Bearer {}", f.developer)).expect("a value"))
+        } else {
+            x_api_key(&f.developer)
+        };
+        let uri = format!("{path}?{q}");
+        let req = build(Method::GET, &uri, vec![auth], Bytes::new());
+        prop_assume!(req.is_some());
+        let resp = send(req.expect("checked"));
+        let body = check(&resp, &uri)?;
+        match resp.status().as_u16() {
+            200 => {
+                check_envelope(&body, path)?;
+                // Unknown parameters are refused, so an answer means every name was known.
+                for (name, _) in url::form_urlencoded::parse(q.as_bytes()) {
+                    prop_assert!(allowed.contains(&name.as_ref()), "{uri}: {name:?} accepted");
+                }
+            }
+            400 => {
+                let code = body["code"].as_str().unwrap_or("");
+                prop_assert!(
+                    code == "invalid_parameter" || code == "unknown_parameter",
+                    "{uri}: {body}"
+                );
+                let param = body["param"].as_str();
+                prop_assert!(param.is_some(), "{uri}: the problem names the parameter: {body}");
+                if code == "invalid_parameter" {
+                    prop_assert!(allowed.contains(&param.unwrap_or("")), "{uri}: {body}");
+                }
+            }
+            other => prop_assert!(false, "{uri}: unexpected status {other}: {body}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) POST /webhooks bodies and content types
+// ---------------------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(config(400))]
+
+    #[test]
+    fn any_webhook_body_and_content_type_is_answered_without_a_5xx(
+        body in webhook_body(),
+        content in content_type(),
+        pro in prop::bool::weighted(0.8),
+    ) {
+        let f = fixture();
+        let key = if pro { &f.agent_pro } else { &f.developer };
+        let mut headers = vec![x_api_key(key)];
+        if let Some(ct) = content.as_ref().and_then(|c| HeaderValue::from_bytes(c).ok()) {
+            headers.push((CONTENT_TYPE, ct));
+        }
+        let req = build(Method::POST, "/api/v1/webhooks", headers, Bytes::from(body.clone()));
+        let resp = send(req.expect("a fixed URI"));
+        let what = format!("POST /webhooks {:?}", String::from_utf8_lossy(&body));
+        let answer = check(&resp, &what)?;
+        let code = answer["code"].as_str().unwrap_or("");
+        match resp.status().as_u16() {
+            201 => {
+                prop_assert!(pro, "{what}: created on the developer plan");
+                prop_assert!(answer["secret"].as_str().is_some_and(|s| s.starts_with("whsec_")));
+                let id = answer["id"].as_str().unwrap_or("");
+                let location = resp.headers().get("location").and_then(|v| v.to_str().ok());
+                let expected = format!("/api/v1/webhooks/{id}");
+                prop_assert_eq!(location, Some(expected.as_str()));
+                prop_assert!(
+                    answer["callback_url"].as_str().is_some_and(|u| u.starts_with("https://")),
+                    "{what}: {answer}"
+                );
+            }
+            400 => prop_assert!(code == "invalid_body" || code == "invalid_parameter", "{what}: {answer}"),
+            403 => prop_assert!(!pro && code == "plan_upgrade_required", "{what}: {answer}"),
+            409 => prop_assert_eq!(code, "webhook_limit_reached"),
+            415 => prop_assert_eq!(code, "unsupported_media_type"),
+            other => prop_assert!(false, "{what}: unexpected status {other}: {answer}"),
+        }
+    }
+
+    /// Through `handle_body`: 413 exactly when the body or its declared length is over 64 KiB.
+    #[test]
+    fn bodies_over_the_limit_are_413_whatever_content_length_says(
+        len in prop_oneof![Just(0_usize), 1_usize..200, Just(65_536), Just(65_537), 65_537_usize..70_000],
+        declared in prop_oneof![
+            Just(None),
+            Just(Some("0".to_owned())),
+            (0_u64..100_000).prop_map(|n| Some(n.to_string())),
+            Just(Some("18446744073709551616".to_owned())),
+            Just(Some("-1".to_owned())),
+            Just(Some("abc".to_owned())),
+        ],
+    ) {
+        let f = fixture();
+        let mut req = Request::builder()
+            .method(Method::POST)
+            .uri("/api/v1/webhooks")
+            .header("x-api-key", f.agent_pro.as_str())
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(vec![b' '; len])))
+            .expect("a request");
+        if let Some(d) = &declared {
+            req.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from_str(d).expect("ascii"));
+        }
+        let resp = f.rt.block_on(f.api.handle_body(req));
+        let body = check(&resp, "POST /webhooks (sized)")?;
+        let limit = 64 * 1024;
+        let declared_over = declared
+            .as_deref()
+            .and_then(|d| d.parse::<u64>().ok())
+            .is_some_and(|n| n > limit as u64);
+        if len > limit || declared_over {
+            prop_assert_eq!(resp.status().as_u16(), 413, "{}", body);
+            prop_assert_eq!(body["code"].as_str(), Some("body_too_large"));
+        } else {
+            // Whitespace only: not a JSON object.
+            prop_assert_eq!(resp.status().as_u16(), 400, "{}", body);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c) X-API-Key and Authorization values
+// ---------------------------------------------------------------------------------------------
+
+/// Key-header values: the real key spelled many ways, near-keys, and arbitrary bytes.
+fn key_value() -> impl Strategy<Value = Vec<u8>> {
+    let real = fixture().developer.clone();
+    let near = {
+        let real = real.clone();
+        (0..46_usize, any::<u8>()).prop_map(move |(i, c)| {
+            let mut b = real.clone().into_bytes();
+            b[i] = c;
+            b
+        })
+    };
+    prop_oneof![
+        2 => Just(real.clone().into_bytes()),
+        1 => Just(format!(" {real}\t").into_bytes()),
+        1 => Just(real.to_uppercase().into_bytes()),
+        1 => Just(real.as_bytes()[..45].to_vec()),
+        1 => Just(format!("{real}{real}").into_bytes()),
+        2 => near,
+        1 => "jl_live_[A-Za-z0-9]{38}".prop_map(String::into_bytes),
+        1 => "jl_live_\\PC{0,40}".prop_map(String::into_bytes),
+        2 => header_bytes(),
+    ]
+}
+
+fn authorization_value() -> impl Strategy<Value = Vec<u8>> {
+    let scheme = prop::sample::select(
+        &[
+            "Bearer ", "bearer ", "BEARER ", "Bearer  ", "Bearer", "Basic ", "Token ", " Bearer ",
+            "",
+        ][..],
+    );
+    prop_oneof![
+        4 => (scheme, key_value()).prop_map(|(s, k)| {
+            let mut v = s.as_bytes().to_vec();
+            v.extend(k);
+            v
+        }),
+        1 => header_bytes(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(500))]
+
+    #[test]
+    fn any_key_header_is_answered_200_only_for_the_real_key_else_a_401_problem(
+        x in prop::option::weighted(0.6, key_value()),
+        auth in prop::option::weighted(0.6, authorization_value()),
+    ) {
+        let f = fixture();
+        let mut headers = Vec::new();
+        if let Some(v) = x.as_ref().and_then(|v| HeaderValue::from_bytes(v).ok()) {
+            headers.push((HeaderName::from_static("x-api-key"), v));
+        }
+        if let Some(v) = auth.as_ref().and_then(|v| HeaderValue::from_bytes(v).ok()) {
+            headers.push((AUTHORIZATION, v));
+        }
+        let presented: Vec<String> = headers
+            .iter()
+            .map(|(_, v)| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect();
+        let only_x_exact = headers.len() == 1
+            && headers[0].0 == "x-api-key"
+            && presented[0] == f.developer;
+        let only_bearer_exact = headers.len() == 1
+            && headers[0].0 == AUTHORIZATION
+            && presented[0] == format!("Bearer {}", f.developer);
+        let req = build(Method::GET, "/api/v1/jobs?per_page=1", headers, Bytes::new());
+        let resp = send(req.expect("a fixed URI"));
+        let what = format!("key headers {presented:?}");
+        let body = check(&resp, &what)?;
+        match resp.status().as_u16() {
+            200 => {
+                prop_assert!(
+                    presented.iter().any(|p| p.contains(&f.developer)),
+                    "{what}: accepted without the real key"
+                );
+                check_envelope(&body, "/api/v1/jobs")?;
+            }
+            401 => {
+                let code = body["code"].as_str().unwrap_or("");
+                prop_assert!(code == "missing_api_key" || code == "invalid_api_key", "{what}: {body}");
+                prop_assert!(resp.headers().contains_key("www-authenticate"), "{what}");
+                prop_assert!(!only_x_exact && !only_bearer_exact, "{what}: the real key refused");
+            }
+            other => prop_assert!(false, "{what}: unexpected status {other}: {body}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (d) path segments
+// ---------------------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(config(500))]
+
+    #[test]
+    fn any_path_segment_and_method_is_answered_without_a_5xx(
+        seg in segment(),
+        (route, method) in (0_usize..5).prop_flat_map(|route| {
+            let own: &'static [&'static str] = match route {
+                0 | 1 | 4 => &["GET"],
+                2 => &["GET", "DELETE"],
+                _ => &["POST"],
+            };
+            let own = prop::sample::select(own)
+                .prop_map(|m| Method::from_bytes(m.as_bytes()).expect("a method"));
+            (Just(route), prop_oneof![4 => own, 1 => method()])
+        }),
+        pro in prop::bool::weighted(0.8),
+    ) {
+        let f = fixture();
+        let (path, route_methods): (String, &[&str]) = match route {
+            0 => (format!("/api/v1/jobs/{seg}"), &["GET"]),
+            1 => (format!("/api/v1/companies/{seg}"), &["GET"]),
+            2 => (format!("/api/v1/webhooks/{seg}"), &["GET", "DELETE"]),
+            3 => (format!("/api/v1/webhooks/{seg}/test"), &["POST"]),
+            _ => (format!("/api/v1/webhooks/{seg}/deliveries"), &["GET"]),
+        };
+        let key = if pro { &f.agent_pro } else { &f.developer };
+        let req = build(method.clone(), &path, vec![x_api_key(key)], Bytes::new());
+        prop_assume!(req.is_some());
+        let resp = send(req.expect("checked"));
+        let what = format!("{method} {path}");
+        let body = check(&resp, &what)?;
+        let status = resp.status().as_u16();
+        let allowed = route_methods.contains(&method.as_str());
+        if seg.contains('/') || seg.contains('?') || seg.contains('#') {
+            // Not one segment after all: any routing answer will do.
+            return Ok(());
+        }
+        if !allowed {
+            prop_assert_eq!(status, 405, "{}: {}", what, body);
+            prop_assert!(resp.headers().contains_key("allow"));
+        } else {
+            prop_assert!(
+                matches!(status, 200 | 202 | 204 | 400 | 404),
+                "{what}: unexpected status {status}: {body}"
+            );
+            if status == 400 {
+                prop_assert_eq!(body["param"].as_str(), Some("id"), "{}", what);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Domain parsers
+// ---------------------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(config(2_000))]
+
+    #[test]
+    fn callback_urls_accepted_by_the_default_policy_are_https_and_public(
+        raw in prop_oneof![3 => url(), 1 => "\\PC{0,60}", 1 => any::<String>()],
+    ) {
+        let Ok(url) = CallbackUrl::parse(&raw) else {
+            return Ok(());
+        };
+        let u = url.url();
+        prop_assert!(u.scheme() == "https" || u.scheme() == "http", "{raw:?}");
+        prop_assert!(u.username().is_empty() && u.password().is_none(), "{raw:?}");
+        prop_assert!(u.fragment().is_none(), "{raw:?}");
+        if CallbackPolicy::default().check(&url).is_ok() {
+            prop_assert_eq!(u.scheme(), "https", "{:?}", raw);
+            let ip = match u.host() {
+                Some(url::Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
+                Some(url::Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),
+                _ => None,
+            };
+            if let Some(ip) = ip {
+                prop_assert!(is_public_ip(ip), "{raw:?} -> {ip}");
+                prop_assert!(!ip.is_loopback() && !ip.is_unspecified() && !ip.is_multicast(), "{raw:?}");
+            }
+            if let Some(url::Host::Domain(name)) = u.host() {
+                let name = name.trim_end_matches('.').to_ascii_lowercase();
+                prop_assert!(name != "localhost" && name.contains('.'), "{raw:?}");
+            }
+        }
+    }
+
+    /// The store keeps a subscription's callback URL as its normalised text and parses it again
+    /// when it reads the subscription back (`CallbackUrl` is `serde(try_from = "String")`), so
+    /// every URL accepted at registration must be accepted again in its normalised form.
+    ///
+    /// Fails today: `CallbackUrl::parse` checks the 2048-character limit on the raw input, but
+    /// keeps the normalised URL, which percent-encoding can make three times longer (a space or
+    /// `<` becomes `%20`/`%3C`, an `é` becomes `%C3%A9`); reading it back then fails the limit.
+    /// See `a_registered_webhook_survives_a_restart_on_sled` for what that does to the server.
+    #[test]
+    fn accepted_callback_urls_read_back_from_their_stored_form(
+        raw in prop_oneof![3 => url(), 1 => "\\PC{0,60}"],
+    ) {
+        if let Ok(url) = CallbackUrl::parse(&raw) {
+            let stored = serde_json::to_string(&url).expect("a string");
+            let back = serde_json::from_str::<CallbackUrl>(&stored);
+            prop_assert!(
+                back.as_ref().is_ok_and(|b| b == &url),
+                "{} bytes accepted, stored as {} bytes, read back as {:?}",
+                raw.len(),
+                url.as_str().len(),
+                back.map(|b| b.as_str().len()).map_err(|e| e.to_string())
+            );
+        }
+    }
+
+    #[test]
+    fn api_key_parse_accepts_only_46_character_jl_live_keys(
+        raw in prop_oneof![
+            2 => any::<String>(),
+            2 => "jl_live_[A-Za-z0-9]{36,40}",
+            1 => "jl_live_\\PC{0,40}",
+            1 => "[jJ][lL]_live_[A-Za-z0-9]{38}",
+        ],
+    ) {
+        if let Ok(key) = ApiKey::parse(&raw) {
+            prop_assert_eq!(raw.len(), 46);
+            prop_assert!(raw.starts_with("jl_live_"));
+            prop_assert_eq!(key.expose(), raw.as_str());
+        }
+    }
+
+    #[test]
+    fn a_one_character_typo_of_a_real_key_is_always_refused(
+        at in 8_usize..46,
+        with in prop::sample::select(
+            b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".to_vec()
+        ),
+        swap in any::<bool>(),
+    ) {
+        let key = ApiKey::generate();
+        let raw = key.expose().as_bytes().to_vec();
+        prop_assert!(ApiKey::parse(key.expose()).is_ok());
+        let mut typo = raw.clone();
+        if swap && at < 45 {
+            typo.swap(at, at + 1);
+        } else {
+            typo[at] = with;
+        }
+        prop_assume!(typo != raw);
+        let typo = String::from_utf8(typo).expect("ascii");
+        prop_assert!(ApiKey::parse(&typo).is_err(), "{typo} accepted");
+    }
+}
+
+/// A webhook registered through the API (201) is still there after a restart on the same sled
+/// folder, and the service starts. The limit applies to the stored (percent-encoded) form, so
+/// a URL that only outgrows it once encoded is refused up front instead of being stored in a
+/// form that could not be read back.
+#[test]
+fn a_registered_webhook_survives_a_restart_on_sled() {
+    use job_listings::store::{SledConfig, SledStore, Store};
+    use std::sync::Weak;
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let dir = tempfile::tempdir().expect("a folder");
+        let config = SledConfig {
+            path: dir.path().join("db"),
+            cache_bytes: 4 * 1024 * 1024,
+        };
+        let service = JobListingsService::builder()
+            .store(Arc::new(SledStore::open(&config).expect("sled")))
+            .build()
+            .await
+            .expect("the service");
+        let (key, _) = service
+            .create_key(NewKey::new(Plan::AgentPro))
+            .await
+            .expect("a key");
+        let api = Api::new(service.clone());
+        let register = |callback: String| {
+            let body = serde_json::to_vec(&json!({ "callback_url": callback })).expect("JSON");
+            build(
+                Method::POST,
+                "/api/v1/webhooks",
+                vec![
+                    x_api_key(key.expose()),
+                    (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+                ],
+                Bytes::from(body),
+            )
+            .expect("a request")
+        };
+        // 1,426 bytes as sent, 4,226 characters once percent-encoded: refused.
+        let too_long = format!("https://hooks.example.com/{}", "é".repeat(700));
+        assert!(too_long.len() <= CallbackUrl::MAX_LEN);
+        let refused = api.handle(register(too_long)).await;
+        assert_eq!(refused.status().as_u16(), 400);
+        let refused: Value = serde_json::from_slice(refused.body()).expect("JSON");
+        assert_eq!(refused["param"], "callback_url");
+        // Under the limit once encoded: accepted, and read back after the restart.
+        let callback = format!("https://hooks.example.com/{}", "é".repeat(300));
+        let req = register(callback);
+        let created = api.handle(req).await;
+        assert_eq!(
+            created.status().as_u16(),
+            201,
+            "{}",
+            String::from_utf8_lossy(created.body())
+        );
+        let created: Value = serde_json::from_slice(created.body()).expect("JSON");
+        let id = created["id"].as_str().expect("an id").to_owned();
+
+        // Graceful stop, then wait (bounded) until sled's folder lock is released.
+        service.shutdown().await.expect("a clean shutdown");
+        let store: Weak<dyn Store> = Arc::downgrade(service.store());
+        drop(api);
+        drop(service);
+        for _ in 0..250 {
+            if store.strong_count() == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let mut reopened = None;
+        for _ in 0..100 {
+            match SledStore::open(&config) {
+                Ok(s) => {
+                    reopened = Some(s);
+                    break;
+                }
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+            }
+        }
+        let store = reopened.expect("sled reopened");
+        let service = JobListingsService::builder()
+            .store(Arc::new(store))
+            .build()
+            .await
+            .unwrap_or_else(|e| panic!("the service does not start after the restart: {e}"));
+        let listed = service.list_webhooks(&key).await.expect("the list");
+        let ids: Vec<String> = listed.value.iter().map(|w| w.id.to_string()).collect();
+        assert_eq!(ids, vec![id]);
+    });
+}
+
+/// README: callback URLs are "never a loopback, private, link-local or reserved address". The
+/// default policy refuses the IPv4 benchmarking range (198.18.0.0/15) and the IPv6
+/// documentation prefix 2001:db8::/32, but not their IPv6 twins registered as not globally
+/// reachable in the IANA special-purpose registry.
+#[test]
+fn the_default_policy_refuses_reserved_ipv6_ranges_like_their_ipv4_twins() {
+    let policy = CallbackPolicy::default();
+    let accepted: Vec<&str> = [
+        // Benchmarking, RFC 5180 (the IPv4 twin 198.18.0.0/15 is refused).
+        "https://[2001:2::1]/hook",
+        // Documentation, RFC 9637 (like 2001:db8::/32, which is refused).
+        "https://[3fff::1]/hook",
+        // Segment Routing SIDs, RFC 9602: not globally reachable.
+        "https://[5f00::1]/hook",
+    ]
+    .into_iter()
+    .filter(|raw| {
+        CallbackUrl::parse(raw)
+            .map(|u| policy.check(&u).is_ok())
+            .unwrap_or(false)
+    })
+    .collect();
+    assert!(
+        accepted.is_empty(),
+        "reserved IPv6 addresses accepted as callbacks: {accepted:?}"
+    );
+    // The twins that are refused today, for comparison.
+    for raw in ["https://198.18.0.1/hook", "https://[2001:db8::1]/hook"] {
+        let url = CallbackUrl::parse(raw).expect("a URL");
+        assert!(policy.check(&url).is_err(), "{raw}");
+    }
+}
+
+/// A JSON Lines import line: mostly job-shaped objects with hostile field values.
+fn job_line() -> impl Strategy<Value = String> {
+    let date = prop_oneof![
+        prop::sample::select(VALUES).prop_map(|s| json!(s)),
+        (-300_000_i64..300_000).prop_map(|y| json!(format!("{y:04}-01-01T00:00:00Z"))),
+        json_value(),
+    ];
+    let job = (
+        prop_oneof![uuid_text().prop_map(|s| json!(s)), json_value()],
+        prop_oneof![
+            "\\PC{0,20}".prop_map(|s| json!(s)),
+            (299_usize..302).prop_map(|n| json!("r".repeat(n))),
+            json_value()
+        ],
+        prop_oneof![uuid_text().prop_map(|s| json!(s)), json_value()],
+        prop_oneof!["\\PC{0,40}".prop_map(|s| json!(s)), json_value()],
+        prop_oneof![
+            prop::collection::vec("[a-zA-Z0-9._+-]{0,42}", 0..40).prop_map(|v| json!(v)),
+            json_value()
+        ],
+        prop_oneof![
+            prop::collection::vec("[a-zA-Z ]{0,42}", 0..20).prop_map(|v| json!(v)),
+            json_value()
+        ],
+        prop_oneof![url().prop_map(|s| json!(s)), json_value()],
+        date.clone(),
+        prop_oneof![
+            any::<f64>().prop_map(|f| json!(f)),
+            (0.0_f64..=1.0).prop_map(|f| json!(f)),
+            json_value()
+        ],
+        prop_oneof![
+            Just(json!(null)),
+            (any::<Option<u64>>(), any::<Option<u64>>())
+                .prop_map(|(a, b)| json!({"min": a, "max": b, "currency": "USD"})),
+            json_value(),
+        ],
+        (
+            prop_oneof![Just(json!("active")), Just(json!("closed")), json_value()],
+            prop::option::of(date),
+            prop::option::weighted(0.1, (field_name(), json_value())),
+        ),
+    )
+        .prop_map(
+            |(
+                id,
+                role,
+                company,
+                desc,
+                domains,
+                levels,
+                source,
+                posted,
+                conf,
+                salary,
+                (status, seen, extra),
+            )| {
+                let mut v = json!({
+                    "id": id, "role": role, "company_id": company, "description": desc,
+                    "domains": domains, "seniority": levels, "source_url": source,
+                    "posted_at": posted, "confidence": conf, "salary": salary, "status": status,
+                });
+                if let Some(seen) = seen {
+                    v["first_seen_at"] = seen;
+                }
+                if let Some((k, val)) = extra {
+                    v[k] = val;
+                }
+                v.to_string()
+            },
+        );
+    prop_oneof![
+        6 => job,
+        1 => any::<String>(),
+        1 => json_value().prop_map(|v| v.to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(1_500))]
+
+    #[test]
+    fn job_import_lines_parse_and_validate_without_panicking(line in job_line()) {
+        if let Ok(job) = serde_json::from_str::<Job>(&line) {
+            if job.validate().is_ok() {
+                prop_assert!(!job.role.trim().is_empty());
+                prop_assert!(job.posted_at.timestamp_nanos_opt().is_some());
+                prop_assert!((0.0..=1.0).contains(&job.confidence.get()));
+            }
+        }
+    }
+}
