@@ -8,17 +8,7 @@ request = function()
   i = i + 1
   return wrk.format("GET", "/api/v1/jobs/" .. ids[(i % #ids) + 1], { ["X-API-Key"] = key })
 end
-local threads = {}
-setup = function(thread)
-  table.insert(threads, thread)
-end
-errors = 0
-response = function(status, headers, body)
-  if status ~= 200 then errors = errors + 1 end
-end
-done = function(summary, latency, requests)
-  local non200 = 0
-  for _, t in ipairs(threads) do non200 = non200 + t:get("errors") end
-  local sock = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
-  io.write(string.format("non-200 answers: %d, socket errors: %d\n", non200, sock))
-end
+-- Counting of non-200 answers lives beside this script.
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+package.path = here .. "?.lua;" .. package.path
+require("answers")
