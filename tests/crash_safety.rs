@@ -1,0 +1,879 @@
+//! A crash loop for the sled store: kill -9 of the whole server process at a random moment,
+//! restart, and check that every acknowledged write is still there.
+//!
+//! The parent test re-executes this very test binary as a child process
+//! (`crash_safety_child_process_entry_point`, which does nothing unless
+//! `JL_CRASH_SAFETY_CHILD` is set). The child opens a `SledStore` in the parent's temporary
+//! folder, builds the service (default `ServiceConfig`, so usage is written every second),
+//! serves the real hyper `Server` on 127.0.0.1 and prints `@@LISTEN <addr>`. On its first
+//! start it adds the companies, issues one enterprise key and prints `@@KEY <raw>`. Then it
+//! ingests jobs one by one, printing `@@ACK JOB <id>` after each `upsert_job` returns, and
+//! every few jobs issues a key, printing `@@ACK KEY <raw>` after `create_key` returns.
+//!
+//! Meanwhile the parent talks to it over HTTP: it registers webhooks (`ACK HOOK` once
+//! `POST /api/v1/webhooks` answered 201) and makes metered `GET /api/v1/jobs` calls, counting
+//! every metered 2xx answer per key. At a random moment (after a random number of ACKs or a
+//! random number of milliseconds, from a seeded RNG) it SIGKILLs the child, reaps it (so
+//! sled's lock is released) and starts it again, then checks: the database opens, every
+//! acknowledged job, key and webhook is there. After the last cycle it compares the metered
+//! 2xx answers it counted with `calls_used`: a kill may lose up to a second of counting (the
+//! counters are written every second), but a call must never be counted that was not
+//! answered 2xx. The parent never has a request in flight when it kills the child, so every
+//! call the child counted was answered to the parent, and the check is exact.
+//!
+//! `JL_CRASH_CYCLES` sets the number of kill cycles (default 8; the documented long run is
+//! `JL_CRASH_CYCLES=200 cargo test --release --test crash_safety -- --nocapture`), and
+//! `JL_CRASH_SEED` replays a run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use job_listings::api::Api;
+use job_listings::demo::Dataset;
+use job_listings::domain::{Confidence, DomainTag, Job, JobId, JobStatus, Plan, Seniority};
+use job_listings::server::{Server, ServerConfig};
+use job_listings::service::{JobListingsService, NewKey, ServiceConfig};
+use job_listings::store::{SledConfig, SledStore, StoreError};
+use rand::{Rng, SeedableRng};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+const CHILD_TEST: &str = "crash_safety_child_process_entry_point";
+const CHILD_ENV: &str = "JL_CRASH_SAFETY_CHILD";
+/// Kill cycles when `JL_CRASH_CYCLES` is not set.
+const DEFAULT_CYCLES: u64 = 8;
+/// The child issues a key after every this many jobs.
+const KEY_EVERY: u64 = 7;
+/// Most jobs one child start ingests (it is killed long before).
+const MAX_JOBS_PER_START: u64 = 50_000;
+/// How long a child lives at most if nobody kills it.
+const CHILD_LIFETIME: Duration = Duration::from_secs(120);
+/// The demo dataset the companies come from (the same seed gives the same companies).
+const COMPANY_SEED: u64 = 5_170_771;
+/// Most webhooks the parent registers in one cycle; only the very first one matches jobs
+/// (so the ingest transaction also writes an outbox event and a delivery), the others
+/// filter on a domain no job has, so the outbox stays small over hundreds of cycles.
+const MAX_HOOKS_PER_CYCLE: u32 = 3;
+/// The calls a kill is expected to lose at most: those of about the last usage-flush
+/// interval (one second by default) plus the write itself. Only reported, never asserted.
+const RECENT: Duration = Duration::from_millis(1_500);
+
+/// A deterministic job: start `start`, number `i`.
+fn crash_job(companies: &[job_listings::domain::Company], start: u64, i: u64) -> Job {
+    let company = &companies[(i % companies.len() as u64) as usize];
+    let id = JobId(Uuid::from_u128(
+        (0xC5AF_u128 << 96) | (u128::from(start) << 32) | u128::from(i),
+    ));
+    let posted_at = job_listings::demo::reference_time();
+    let remote = i.is_multiple_of(2);
+    Job {
+        id,
+        role: format!("Crash Safety Engineer {start}-{i}"),
+        company_id: company.id,
+        company_name: company.name.clone(),
+        description: "Survives kill -9 of the whole process.".to_owned(),
+        domains: vec![DomainTag::parse("engineering").expect("a tag")],
+        seniority: vec![Seniority::parse("mid").expect("a level")],
+        remote,
+        location: (!remote).then(|| "Hobart, Australia".to_owned()),
+        source_url: format!("https://{}/jobs/{id}", company.domain),
+        salary: None,
+        posted_at,
+        confidence: Confidence::new(0.9).expect("a confidence"),
+        status: JobStatus::Active,
+        activated_at: None,
+        first_seen_at: posted_at,
+        updated_at: posted_at,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The child
+// ---------------------------------------------------------------------------------------------
+
+fn var(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is set for the child"))
+}
+
+/// Opens the store, retrying only while the lock is still held (bounded); any other error is
+/// returned, for the parent to count as a reopen failure.
+async fn open_store(path: &str) -> Result<SledStore, StoreError> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match SledStore::open(&SledConfig {
+            path: path.into(),
+            cache_bytes: 16 * 1024 * 1024,
+        }) {
+            Ok(store) => return Ok(store),
+            Err(StoreError::Locked { .. }) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Not a test of its own: the body of the child process the crash loop starts. Without
+/// `JL_CRASH_SAFETY_CHILD` it returns at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_safety_child_process_entry_point() {
+    let Ok(mode) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let start: u64 = var("JL_CRASH_SAFETY_START").parse().expect("a number");
+    let store = match open_store(&var("JL_CRASH_SAFETY_DB")).await {
+        Ok(store) => store,
+        Err(e) => {
+            println!("@@OPEN_FAILED the sled store: {e}");
+            return;
+        }
+    };
+    let service = match JobListingsService::builder()
+        .store(Arc::new(store))
+        .config(ServiceConfig::default())
+        .build()
+        .await
+    {
+        Ok(service) => service,
+        Err(e) => {
+            println!("@@OPEN_FAILED the service: {e}");
+            return;
+        }
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port on 127.0.0.1");
+    let server = Server::new(listener, Api::new(service.clone()), ServerConfig::default())
+        .expect("the server");
+    let addr = server.local_addr();
+    // Never shut down gracefully: the only way out is SIGKILL (or the lifetime bound).
+    tokio::spawn(server.run(std::future::pending::<()>()));
+    println!("@@LISTEN {addr}");
+
+    let companies = Dataset::generate(COMPANY_SEED, 3, 0).companies;
+    if start == 0 {
+        service
+            .upsert_companies(companies.clone())
+            .await
+            .expect("the companies");
+        let (key, _) = service
+            .create_key(NewKey::new(Plan::Enterprise))
+            .await
+            .expect("the enterprise key");
+        println!("@@KEY {}", key.expose());
+    }
+
+    let deadline = Instant::now() + CHILD_LIFETIME;
+    if mode == "ingest" {
+        for i in 0..MAX_JOBS_PER_START {
+            if Instant::now() > deadline {
+                break;
+            }
+            let outcome = service
+                .upsert_job(crash_job(&companies, start, i))
+                .await
+                .expect("the job was ingested");
+            println!("@@ACK JOB {}", outcome.id);
+            if i % KEY_EVERY == KEY_EVERY - 1 {
+                // Enterprise, so the parent may also register webhooks with it.
+                let (key, _) = service
+                    .create_key(NewKey::new(Plan::Enterprise))
+                    .await
+                    .expect("a key");
+                println!("@@ACK KEY {}", key.expose());
+            }
+            // Leave the two cores some room for the server and the parent.
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    // Serve until killed.
+    tokio::time::sleep(deadline.saturating_duration_since(Instant::now())).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent
+// ---------------------------------------------------------------------------------------------
+
+/// What a child line says.
+#[derive(Debug, PartialEq)]
+enum Msg {
+    Listen(String),
+    Key(String),
+    AckJob(String),
+    AckKey(String),
+    OpenFailed(String),
+}
+
+fn parse(line: &str) -> Option<Msg> {
+    // libtest may print `test … ... ` on the same line before the child's first output.
+    let at = line.find("@@")?;
+    let rest = &line[at + 2..];
+    let (word, arg) = rest.split_once(' ').unwrap_or((rest, ""));
+    let arg = arg.trim();
+    match word {
+        "LISTEN" => Some(Msg::Listen(arg.to_owned())),
+        "KEY" => Some(Msg::Key(arg.to_owned())),
+        "ACK" => match arg.split_once(' ') {
+            Some(("JOB", id)) => Some(Msg::AckJob(id.trim().to_owned())),
+            Some(("KEY", raw)) => Some(Msg::AckKey(raw.trim().to_owned())),
+            _ => None,
+        },
+        "OPEN_FAILED" => Some(Msg::OpenFailed(arg.to_owned())),
+        _ => None,
+    }
+}
+
+/// A running child: its process and its stdout, line by line, from a reader task.
+struct Running {
+    child: Child,
+    lines: mpsc::UnboundedReceiver<String>,
+    reader: JoinHandle<()>,
+    base: String,
+}
+
+fn spawn_child(
+    dir: &std::path::Path,
+    mode: &str,
+    start: u64,
+) -> (Child, JoinHandle<()>, mpsc::UnboundedReceiver<String>) {
+    let exe = std::env::current_exe().expect("the test binary");
+    let mut child = Command::new(exe)
+        .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, mode)
+        .env("JL_CRASH_SAFETY_DB", dir.join("db"))
+        .env("JL_CRASH_SAFETY_START", start.to_string())
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the child process");
+    let stdout = child.stdout.take().expect("the child's stdout");
+    let (tx, rx) = mpsc::unbounded_channel();
+    let reader = tokio::spawn(async move {
+        let mut lines = BufReader::new(stdout).lines();
+        // Ends at EOF, that is when the child is gone.
+        while let Ok(Some(line)) = lines.next_line().await {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (child, reader, rx)
+}
+
+/// Everything acknowledged so far, what has been checked, and what was found missing.
+#[derive(Default)]
+struct Ledger {
+    /// The enterprise key issued on the first start.
+    enterprise: String,
+    /// Acknowledged jobs, in order; the first `jobs_checked` were checked after a restart.
+    jobs: Vec<String>,
+    jobs_checked: usize,
+    /// Acknowledged keys (the enterprise key first), in order.
+    keys: Vec<String>,
+    keys_checked: usize,
+    /// Acknowledged webhooks: (id, owner key).
+    hooks: Vec<(String, String)>,
+    hooks_checked: usize,
+    /// Keys that own webhooks, in order; the last one registers new ones.
+    owners: Vec<String>,
+    /// Metered 2xx answers per key, as counted by the parent.
+    counted: BTreeMap<String, u64>,
+    /// When each metered 2xx answer of the running child arrived.
+    stamps: Vec<Instant>,
+    /// Acknowledged writes found missing after a restart.
+    lost_jobs: BTreeSet<String>,
+    lost_keys: BTreeSet<String>,
+    lost_hooks: BTreeSet<String>,
+    /// Requests that got no answer while the child was alive (reported).
+    transport_errors: u64,
+    /// Requests answered with an unexpected status while the child was alive (reported).
+    unexpected: Vec<String>,
+}
+
+impl Ledger {
+    /// Records one line of a child; returns whether it was an ACK.
+    fn take(&mut self, line: &str) -> bool {
+        match parse(line) {
+            Some(Msg::AckJob(id)) => {
+                self.jobs.push(id);
+                true
+            }
+            Some(Msg::AckKey(raw)) => {
+                self.keys.push(raw);
+                true
+            }
+            Some(Msg::Key(raw)) => {
+                self.enterprise.clone_from(&raw);
+                self.owners.push(raw.clone());
+                self.keys.push(raw);
+                false
+            }
+            _ => false,
+        }
+    }
+
+    fn count(&mut self, key: &str) {
+        *self.counted.entry(key.to_owned()).or_insert(0) += 1;
+        self.stamps.push(Instant::now());
+    }
+
+    fn counted_total(&self) -> u64 {
+        self.counted.values().sum()
+    }
+
+    fn lost(&self) -> usize {
+        self.lost_jobs.len() + self.lost_keys.len() + self.lost_hooks.len()
+    }
+}
+
+/// An answer: status and JSON body (`Null` when not JSON); `None` when there was no answer.
+async fn call(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    key: &str,
+    body: Option<&Value>,
+) -> Option<(StatusCode, Value)> {
+    let mut req = client.request(method, url).header("X-API-Key", key);
+    if let Some(body) = body {
+        req = req.json(body);
+    }
+    let response = req.send().await.ok()?;
+    let status = response.status();
+    let text = response.text().await.ok()?;
+    Some((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+}
+
+/// A metered GET: counts a 2xx answer for `key`.
+async fn metered_get(
+    client: &reqwest::Client,
+    ledger: &mut Ledger,
+    url: &str,
+    key: &str,
+) -> Option<(StatusCode, Value)> {
+    let answer = call(client, reqwest::Method::GET, url, key, None).await;
+    match &answer {
+        Some((status, _)) if status.is_success() => ledger.count(key),
+        Some(_) => {}
+        None => ledger.transport_errors += 1,
+    }
+    answer
+}
+
+/// Starts a child and waits (bounded) until it listens — and, on the first start, until it
+/// has issued the enterprise key. `Err` says why the database did not come up.
+async fn start_child(
+    dir: &std::path::Path,
+    mode: &str,
+    start: u64,
+    ledger: &mut Ledger,
+) -> Result<Running, String> {
+    let (mut child, reader, mut lines) = spawn_child(dir, mode, start);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let mut base = None;
+    let mut why = String::from("no LISTEN within 60 s");
+    loop {
+        let line = match tokio::time::timeout_at(deadline, lines.recv()).await {
+            Ok(Some(line)) => line,
+            Ok(None) => {
+                why = format!("the child exited before it listened ({why})");
+                break;
+            }
+            Err(_) => break,
+        };
+        match parse(&line) {
+            Some(Msg::Listen(addr)) => {
+                base = Some(format!("http://{addr}"));
+                if start != 0 {
+                    break;
+                }
+            }
+            Some(Msg::OpenFailed(e)) => why = e,
+            Some(Msg::Key(_)) => {
+                ledger.take(&line);
+                break;
+            }
+            _ => {
+                ledger.take(&line);
+            }
+        }
+    }
+    match base {
+        Some(base) if start != 0 || !ledger.enterprise.is_empty() => Ok(Running {
+            child,
+            lines,
+            reader,
+            base,
+        }),
+        _ => {
+            let _ = child.start_kill();
+            let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+            reader.abort();
+            Err(why)
+        }
+    }
+}
+
+/// SIGKILLs the child, reaps it (releasing sled's lock) and records what it printed before.
+/// Returns whether it was our SIGKILL that ended it (not an exit or a crash of its own).
+async fn kill(mut running: Running, ledger: &mut Ledger) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    // An exited child not yet reaped is a zombie: the signal is harmless, `wait` tells.
+    let _ = running.child.start_kill();
+    let status = tokio::time::timeout(Duration::from_secs(10), running.child.wait())
+        .await
+        .expect("the killed child was reaped within 10 s")
+        .expect("wait");
+    // The pipe ends once the child is gone; read what it still holds (bounded).
+    let _ = tokio::time::timeout(Duration::from_secs(10), &mut running.reader).await;
+    running.reader.abort();
+    while let Ok(line) = running.lines.try_recv() {
+        ledger.take(&line);
+    }
+    status.signal() == Some(9)
+}
+
+/// Checks, on a freshly restarted child, that acknowledged writes are there: the ones not
+/// checked yet, or (`full`) all of them.
+async fn verify(client: &reqwest::Client, base: &str, ledger: &mut Ledger, full: bool) {
+    let enterprise = ledger.enterprise.clone();
+
+    // Keys: each acknowledged key authenticates (`/usage` is not metered).
+    let from = if full { 0 } else { ledger.keys_checked };
+    let keys: Vec<String> = ledger.keys[from..].to_vec();
+    for key in keys {
+        let answer = call(
+            client,
+            reqwest::Method::GET,
+            &format!("{base}/api/v1/usage"),
+            &key,
+            None,
+        )
+        .await;
+        match answer {
+            Some((StatusCode::OK, _)) => {}
+            Some(_) => {
+                ledger.lost_keys.insert(key);
+            }
+            None => ledger.transport_errors += 1,
+        }
+    }
+    ledger.keys_checked = ledger.keys.len();
+
+    // Webhooks: each acknowledged subscription is there for its owner (metered).
+    let from = if full { 0 } else { ledger.hooks_checked };
+    let hooks: Vec<(String, String)> = ledger.hooks[from..].to_vec();
+    for (id, owner) in hooks {
+        let url = format!("{base}/api/v1/webhooks/{id}");
+        match metered_get(client, ledger, &url, &owner).await {
+            Some((StatusCode::OK, body)) if body["id"].as_str() == Some(id.as_str()) => {}
+            Some(_) => {
+                ledger.lost_hooks.insert(id);
+            }
+            None => {}
+        }
+    }
+    ledger.hooks_checked = ledger.hooks.len();
+
+    // Jobs: the new ones one by one; with `full`, every one through the listing.
+    if full {
+        let mut listed = BTreeSet::new();
+        let first = metered_get(
+            client,
+            ledger,
+            &format!("{base}/api/v1/jobs?per_page=1"),
+            &enterprise,
+        )
+        .await;
+        let total = first
+            .as_ref()
+            .and_then(|(_, body)| body["pagination"]["total"].as_u64())
+            .unwrap_or(0);
+        let pages = total.div_ceil(50) + 1;
+        for page in 1..=pages {
+            let url = format!("{base}/api/v1/jobs?per_page=50&page={page}");
+            let Some((StatusCode::OK, body)) = metered_get(client, ledger, &url, &enterprise).await
+            else {
+                ledger
+                    .unexpected
+                    .push(format!("listing page {page} was not answered 200"));
+                break;
+            };
+            let data = body["data"].as_array().cloned().unwrap_or_default();
+            if data.is_empty() {
+                break;
+            }
+            listed.extend(
+                data.iter()
+                    .filter_map(|j| j["id"].as_str().map(str::to_owned)),
+            );
+        }
+        let missing: Vec<String> = ledger
+            .jobs
+            .iter()
+            .filter(|id| !listed.contains(*id))
+            .cloned()
+            .collect();
+        ledger.lost_jobs.extend(missing);
+    } else {
+        let jobs: Vec<String> = ledger.jobs[ledger.jobs_checked..].to_vec();
+        for id in jobs {
+            let url = format!("{base}/api/v1/jobs/{id}");
+            match metered_get(client, ledger, &url, &enterprise).await {
+                Some((StatusCode::OK, body)) if body["id"].as_str() == Some(id.as_str()) => {}
+                Some(_) => {
+                    ledger.lost_jobs.insert(id);
+                }
+                None => {}
+            }
+        }
+        // And none of the earlier ones went missing: the active count covers them all.
+        let url = format!("{base}/api/v1/jobs?per_page=1");
+        if let Some((StatusCode::OK, body)) = metered_get(client, ledger, &url, &enterprise).await {
+            let total = body["pagination"]["total"].as_u64().unwrap_or(0);
+            if total < ledger.jobs.len() as u64 {
+                ledger.unexpected.push(format!(
+                    "{total} active jobs after a restart, {} acknowledged",
+                    ledger.jobs.len()
+                ));
+            }
+        }
+    }
+    ledger.jobs_checked = ledger.jobs.len();
+}
+
+/// `calls_used` of every key the parent made metered calls with (`/usage` is not metered).
+/// Keys whose usage was not answered 200 are listed as errors.
+async fn read_usage(
+    client: &reqwest::Client,
+    base: &str,
+    ledger: &Ledger,
+) -> (BTreeMap<String, u64>, Vec<String>) {
+    let mut used = BTreeMap::new();
+    let mut errors = Vec::new();
+    for key in ledger.counted.keys() {
+        let url = format!("{base}/api/v1/usage");
+        match call(client, reqwest::Method::GET, &url, key, None).await {
+            Some((StatusCode::OK, body)) => {
+                used.insert(key.clone(), body["calls_used"].as_u64().unwrap_or(u64::MAX));
+            }
+            other => errors.push(format!("GET /api/v1/usage answered {other:?}")),
+        }
+    }
+    (used, errors)
+}
+
+/// Keys whose recorded usage exceeds the 2xx answers counted for them.
+fn overcounts(ledger: &Ledger, used: &BTreeMap<String, u64>, when: &str) -> Vec<String> {
+    used.iter()
+        .filter_map(|(key, used)| {
+            let counted = ledger.counted.get(key).copied().unwrap_or(0);
+            (*used > counted).then(|| {
+                format!("{when}: a key records {used} calls, only {counted} were answered 2xx")
+            })
+        })
+        .collect()
+}
+
+/// Registers one webhook for the current owner key; on the per-key limit, moves on to a key
+/// the child issued. Records `ACK HOOK` on 201.
+async fn register_hook(client: &reqwest::Client, base: &str, ledger: &mut Ledger, n: usize) {
+    let body = if ledger.hooks.is_empty() {
+        // The one subscription that matches every job.
+        json!({ "callback_url": format!("https://hooks.example.com/x/{n}") })
+    } else {
+        json!({
+            "callback_url": format!("https://hooks.example.com/x/{n}"),
+            "domain_filters": ["legal"],
+        })
+    };
+    for _ in 0..2 {
+        let owner = ledger.owners.last().cloned().expect("an owner key");
+        let answer = call(
+            client,
+            reqwest::Method::POST,
+            &format!("{base}/api/v1/webhooks"),
+            &owner,
+            Some(&body),
+        )
+        .await;
+        match answer {
+            Some((StatusCode::CREATED, body)) => {
+                ledger.count(&owner);
+                let id = body["id"].as_str().expect("the webhook's id").to_owned();
+                ledger.hooks.push((id, owner));
+                return;
+            }
+            Some((StatusCode::CONFLICT, _)) => {
+                // This key holds as many subscriptions as it may: use a newer key, if any.
+                let next = ledger
+                    .keys
+                    .iter()
+                    .rev()
+                    .find(|k| !ledger.owners.contains(k))
+                    .cloned();
+                match next {
+                    Some(k) => ledger.owners.push(k),
+                    None => return,
+                }
+            }
+            Some((status, body)) => {
+                ledger
+                    .unexpected
+                    .push(format!("POST /api/v1/webhooks answered {status}: {body}"));
+                return;
+            }
+            None => {
+                ledger.transport_errors += 1;
+                return;
+            }
+        }
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| {
+        v.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a number, not {v:?}"))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_writes_survive_kill_9_and_usage_is_never_overcounted() {
+    if std::env::var(CHILD_ENV).is_ok() {
+        return;
+    }
+    let cycles = env_u64("JL_CRASH_CYCLES").unwrap_or(DEFAULT_CYCLES);
+    let seed = env_u64("JL_CRASH_SEED").unwrap_or_else(|| rand::thread_rng().gen());
+    eprintln!(
+        "crash safety: seed {seed} (JL_CRASH_SEED={seed} replays the kill plan), {cycles} cycles"
+    );
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("an HTTP client");
+    let mut ledger = Ledger::default();
+    let mut reopen_failures: Vec<String> = Vec::new();
+    let mut early_exits = 0u64;
+    let mut kill_plans = BTreeMap::<&str, u64>::new();
+    let mut hooks_registered = 0usize;
+    let mut overcounted = Vec::new();
+    let mut usage_errors = Vec::new();
+    let mut lost_before = 0u64;
+    let mut cycles_losing_usage = 0u64;
+    let mut max_cycle_loss = 0u64;
+    let mut beyond_recent = Vec::new();
+    let started = Instant::now();
+
+    assert!(cycles >= 1, "JL_CRASH_CYCLES must be at least 1");
+    let mut running = start_child(dir.path(), "ingest", 0, &mut ledger)
+        .await
+        .unwrap_or_else(|e| panic!("the first start failed: {e}"));
+    let mut start = 0u64;
+    let mut cycles_done = 0u64;
+    for cycle in 0..cycles {
+        // Traffic until the kill: metered searches, now and then a webhook registration.
+        let by_acks = rng.gen_bool(0.5);
+        let acks_wanted: u64 = rng.gen_range(1..=60);
+        let ms: u64 = rng.gen_range(20..=1_500);
+        let hooks_wanted = rng.gen_range(0..=MAX_HOOKS_PER_CYCLE);
+        *kill_plans
+            .entry(if by_acks { "by ACKs" } else { "by time" })
+            .or_insert(0) += 1;
+        let deadline = Instant::now() + Duration::from_millis(ms);
+        let hard_deadline = Instant::now() + Duration::from_secs(30);
+        let mut acks = 0u64;
+        let mut hooks_this_cycle = 0;
+        for op in 0..20_000u64 {
+            while let Ok(line) = running.lines.try_recv() {
+                if ledger.take(&line) {
+                    acks += 1;
+                }
+            }
+            let now = Instant::now();
+            if (by_acks && acks >= acks_wanted) || (!by_acks && now >= deadline) {
+                break;
+            }
+            if now >= hard_deadline || running.reader.is_finished() {
+                break;
+            }
+            let base = running.base.clone();
+            if hooks_this_cycle < hooks_wanted && rng.gen_bool(0.1) {
+                hooks_this_cycle += 1;
+                hooks_registered += 1;
+                register_hook(&client, &base, &mut ledger, hooks_registered).await;
+            } else {
+                let query = match op % 4 {
+                    0 => "per_page=5".to_owned(),
+                    1 => format!("per_page=10&page={}", rng.gen_range(1..=5)),
+                    2 => "remote_only=true&per_page=3".to_owned(),
+                    _ => "q=crash&domain=engineering&per_page=2".to_owned(),
+                };
+                let url = format!("{base}/api/v1/jobs?{query}");
+                let key = ledger.enterprise.clone();
+                match metered_get(&client, &mut ledger, &url, &key).await {
+                    Some((StatusCode::OK, _)) | None => {}
+                    Some((status, body)) => ledger.unexpected.push(format!(
+                        "GET /api/v1/jobs?{query} answered {status}: {body}"
+                    )),
+                }
+            }
+            // Pace the loop (and pick up the next child line as soon as it comes).
+            if let Ok(Some(line)) =
+                tokio::time::timeout(Duration::from_millis(3), running.lines.recv()).await
+            {
+                if ledger.take(&line) {
+                    acks += 1;
+                }
+            }
+        }
+        // What a kill may lose: the calls since the last usage write, about a second's worth.
+        let killed_at = Instant::now();
+        let child_calls = ledger.stamps.len() as u64;
+        let recent_calls = ledger
+            .stamps
+            .iter()
+            .filter(|t| killed_at.duration_since(**t) <= RECENT)
+            .count() as u64;
+        ledger.stamps.clear();
+        if !kill(running, &mut ledger).await {
+            early_exits += 1;
+            eprintln!("crash safety: cycle {cycle}: the child had exited on its own");
+        }
+
+        // Restart: the database must open, then every acknowledged write must be there.
+        let last = cycle + 1 == cycles;
+        let mode = if last { "serve" } else { "ingest" };
+        let mut restarted = None;
+        for _attempt in 0..3 {
+            start += 1;
+            match start_child(dir.path(), mode, start, &mut ledger).await {
+                Ok(r) => {
+                    restarted = Some(r);
+                    break;
+                }
+                Err(e) => {
+                    eprintln!("crash safety: cycle {cycle}: reopen failed: {e}");
+                    reopen_failures.push(format!("cycle {cycle}: {e}"));
+                }
+            }
+        }
+        let Some(r) = restarted else {
+            panic!(
+                "the database did not reopen after cycle {cycle} (seed {seed}): {reopen_failures:?}"
+            );
+        };
+        running = r;
+        cycles_done += 1;
+        let base = running.base.clone();
+
+        // Usage as reloaded from the store, before any new call: never above the 2xx count.
+        let (used, errors) = read_usage(&client, &base, &ledger).await;
+        usage_errors.extend(errors);
+        overcounted.extend(overcounts(&ledger, &used, &format!("after cycle {cycle}")));
+        let lost_so_far = ledger
+            .counted_total()
+            .saturating_sub(used.values().sum::<u64>());
+        let lost = lost_so_far.saturating_sub(lost_before);
+        lost_before = lost_so_far;
+        cycles_losing_usage += u64::from(lost > 0);
+        max_cycle_loss = max_cycle_loss.max(lost);
+        if lost > recent_calls {
+            beyond_recent.push(format!(
+                "cycle {cycle}: lost {lost} of {child_calls} calls, {recent_calls} in the last {RECENT:?}"
+            ));
+        }
+        verify(&client, &base, &mut ledger, last).await;
+    }
+
+    // Usage after the final restart (and its verification calls): counted against recorded.
+    let (used, errors) = read_usage(&client, &running.base, &ledger).await;
+    usage_errors.extend(errors);
+    overcounted.extend(overcounts(&ledger, &used, "at the end"));
+    let counted_total = ledger.counted_total();
+    let recorded_total: u64 = used.values().sum();
+    if !kill(running, &mut ledger).await {
+        early_exits += 1;
+    }
+
+    let lost_to_kills = counted_total.saturating_sub(recorded_total);
+    eprintln!(
+        "crash safety: {cycles_done} cycles, {} reopen failures, {} acknowledged writes lost ({} jobs, \
+         {} keys, {} webhooks), usage: {counted_total} 2xx counted, {recorded_total} recorded \
+         ({lost_to_kills} lost to kills, {})",
+        reopen_failures.len(),
+        ledger.lost(),
+        ledger.jobs.len(),
+        ledger.keys.len(),
+        ledger.hooks.len(),
+        if overcounted.is_empty() {
+            "never overcounted".to_owned()
+        } else {
+            format!("OVERCOUNTED for {} keys", overcounted.len())
+        },
+    );
+    eprintln!(
+        "crash safety: seed {seed}; kills {kill_plans:?}; lost: {} jobs, {} keys, {} webhooks; \
+         {} keys hold webhooks; {} transport errors; {} unexpected answers; {} early exits; \
+         usage lost in {cycles_losing_usage} of {cycles_done} cycles, at most {max_cycle_loss} \
+         in one; {} cycles lost more than their calls of the last {RECENT:?} {beyond_recent:?}; \
+         {:.1} s",
+        ledger.lost_jobs.len(),
+        ledger.lost_keys.len(),
+        ledger.lost_hooks.len(),
+        ledger.owners.len(),
+        ledger.transport_errors,
+        ledger.unexpected.len(),
+        early_exits,
+        beyond_recent.len(),
+        started.elapsed().as_secs_f64(),
+    );
+
+    assert!(!ledger.jobs.is_empty(), "some jobs were acknowledged");
+    assert_eq!(
+        reopen_failures,
+        Vec::<String>::new(),
+        "the database reopened"
+    );
+    assert_eq!(early_exits, 0, "the child only ever stopped when killed");
+    assert!(
+        ledger.lost_jobs.is_empty(),
+        "acknowledged jobs lost (seed {seed}): {:?}",
+        ledger.lost_jobs
+    );
+    assert!(
+        ledger.lost_keys.is_empty(),
+        "acknowledged keys lost (seed {seed}): {} of {}",
+        ledger.lost_keys.len(),
+        ledger.keys.len()
+    );
+    assert!(
+        ledger.lost_hooks.is_empty(),
+        "acknowledged webhooks lost (seed {seed}): {:?}",
+        ledger.lost_hooks
+    );
+    assert_eq!(
+        ledger.unexpected,
+        Vec::<String>::new(),
+        "answers while the child was alive"
+    );
+    assert_eq!(usage_errors, Vec::<String>::new(), "usage was readable");
+    assert!(
+        overcounted.is_empty(),
+        "usage counted calls that were never answered 2xx (seed {seed}): {overcounted:?}"
+    );
+}
