@@ -62,7 +62,7 @@ const COMPANY_SEED: u64 = 5_170_771;
 /// filter on a domain no job has, so the outbox stays small over hundreds of cycles.
 const MAX_HOOKS_PER_CYCLE: u32 = 3;
 /// The calls a kill is expected to lose at most: those of about the last usage-flush
-/// interval (one second by default) plus the write itself. Only reported, never asserted.
+/// interval (100 ms by default) plus the write itself. Only reported, never asserted.
 const RECENT: Duration = Duration::from_millis(1_500);
 
 /// A deterministic job: start `start`, number `i`.

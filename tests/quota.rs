@@ -14,26 +14,24 @@
 //!
 //! No timing assertions: every loop is bounded and every check is on answers.
 
+mod common;
+
+use common::{open_sled, release, RunningServer};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
-use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{ApiKeyRecord, JobStatus, Plan};
-use job_listings::server::{Server, ServerConfig};
 use job_listings::service::{
     Clock, JobListingsService, ManualClock, NewKey, Quotas, ServiceConfig,
 };
-use job_listings::store::{SledConfig, SledStore, Store};
 use reqwest::header::HeaderMap;
 use reqwest::Method;
 use serde_json::{json, Value};
 use tempfile::TempDir;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 // ---------------------------------------------------------------------------------------------
@@ -134,8 +132,7 @@ struct App {
     clock: Option<Arc<ManualClock>>,
     dataset: Dataset,
     dir: TempDir,
-    shutdown: Option<oneshot::Sender<()>>,
-    server: Option<JoinHandle<std::io::Result<()>>>,
+    server: RunningServer,
 }
 
 fn client() -> reqwest::Client {
@@ -152,22 +149,7 @@ async fn open_service(
     config: &ServiceConfig,
     clock: Option<Arc<ManualClock>>,
 ) -> JobListingsService {
-    let sled = SledConfig {
-        path: dir.path().join("db"),
-        cache_bytes: 8 * 1024 * 1024,
-    };
-    // A previous owner of the folder may still be closing its files (see `restart`).
-    let mut attempts = 0;
-    let store = loop {
-        match SledStore::open(&sled) {
-            Ok(store) => break store,
-            Err(_) if attempts < 100 => {
-                attempts += 1;
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Err(e) => panic!("sled store could not be opened: {e}"),
-        }
-    };
+    let store = open_sled(&dir.path().join("db")).await;
     let mut builder = JobListingsService::builder()
         .store(Arc::new(store))
         .config(config.clone());
@@ -202,60 +184,30 @@ impl App {
         dataset: Dataset,
         client: reqwest::Client,
     ) -> App {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a port");
-        let server = Server::new(
-            listener,
-            Api::new(service.clone()),
-            ServerConfig {
-                shutdown_grace: Duration::from_secs(5),
-                ..ServerConfig::default()
-            },
-        )
-        .expect("the server");
-        let addr = server.local_addr();
-        let (tx, rx) = oneshot::channel::<()>();
-        let handle = tokio::spawn(server.run(async move {
-            let _ = rx.await;
-        }));
+        let server = RunningServer::start(&service).await;
         App {
-            base: format!("http://{addr}"),
+            base: server.base.clone(),
             client,
             service,
             config,
             clock,
             dataset,
             dir,
-            shutdown: Some(tx),
-            server: Some(handle),
+            server,
         }
     }
 
     /// Stops the server gracefully and waits until it has returned (usage is flushed then).
     async fn stop(&mut self) {
-        // Let go of the client's pooled connections first, as departing clients do. Under a
-        // concurrent load reqwest opens connections it then never uses; since 5281efc the
-        // server holds such a connection (and its graceful-shutdown watcher) in
-        // `request_starts` until `header_read_timeout`, so a stop waits out the whole
-        // `shutdown_grace` (5 s here) instead of returning at once.
+        // Let go of the client's pooled connections first, as departing clients do.
         self.client = client();
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(handle) = self.server.take() {
-            handle
-                .await
-                .expect("the server task did not panic")
-                .expect("the server stopped cleanly");
-        }
+        self.server.stop().await;
     }
 
     /// Graceful stop, wait until the sled database is released, start again on the same folder
     /// (without seeding) with the same configuration and clock.
     async fn restart(mut self) -> App {
         self.stop().await;
-        let store: Weak<dyn Store> = Arc::downgrade(self.service.store());
         let App {
             dir,
             config,
@@ -265,18 +217,7 @@ impl App {
             service,
             ..
         } = self;
-        drop(service);
-        for _ in 0..500 {
-            if store.strong_count() == 0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert_eq!(
-            store.strong_count(),
-            0,
-            "the stopped server still holds its store"
-        );
+        release(service).await;
         let service = open_service(&dir, &config, clock.clone()).await;
         Self::serve(dir, service, config, clock, dataset, client).await
     }

@@ -5,26 +5,22 @@
 
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock, Weak};
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
 
 use chrono::{DateTime, TimeZone, Utc};
-use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{
     Company, CompanyId, Confidence, DomainTag, Enrichment, FundingStage, Job, JobId, JobStatus,
     KeyId, Plan, Seniority,
 };
 use job_listings::query::words;
-use job_listings::server::{Server, ServerConfig};
+
+use crate::common::{open_sled, release, RunningServer};
 use job_listings::service::{JobListingsService, NewKey, ServiceConfig};
-use job_listings::store::{SledConfig, SledStore, Store};
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use tempfile::TempDir;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 /// The seed of the demo dataset every app is seeded with.
@@ -378,8 +374,7 @@ pub struct TestApp {
     pub keys: Keys,
     pub config: ServiceConfig,
     dir: TempDir,
-    shutdown: Option<oneshot::Sender<()>>,
-    server: Option<JoinHandle<std::io::Result<()>>>,
+    server: RunningServer,
 }
 
 /// The demo dataset, generated once per test binary (the same seed gives the same data).
@@ -439,24 +434,7 @@ pub async fn spawn_app_with(config: ServiceConfig) -> TestApp {
 }
 
 async fn open_service(dir: &TempDir, config: &ServiceConfig) -> JobListingsService {
-    let sled = SledConfig {
-        path: dir.path().join("db"),
-        cache_bytes: 16 * 1024 * 1024,
-    };
-    // The previous owner of the folder is gone (see `restart`); sled may still be closing
-    // its files on another thread, so give the lock a moment.
-    let mut attempts = 0;
-    let store = loop {
-        match SledStore::open(&sled) {
-            Ok(store) => break store,
-            Err(e) if attempts < 100 => {
-                attempts += 1;
-                let _ = e;
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Err(e) => panic!("sled store could not be opened: {e}"),
-        }
-    };
+    let store = open_sled(&dir.path().join("db")).await;
     JobListingsService::builder()
         .store(Arc::new(store))
         .config(config.clone())
@@ -474,25 +452,9 @@ async fn serve(
     keys: Keys,
     client: reqwest::Client,
 ) -> TestApp {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port");
-    let server = Server::new(
-        listener,
-        Api::new(service.clone()),
-        ServerConfig {
-            shutdown_grace: Duration::from_secs(5),
-            ..ServerConfig::default()
-        },
-    )
-    .expect("the server");
-    let addr = server.local_addr();
-    let (tx, rx) = oneshot::channel::<()>();
-    let handle = tokio::spawn(server.run(async move {
-        let _ = rx.await;
-    }));
+    let server = RunningServer::start(&service).await;
     TestApp {
-        base: format!("http://{addr}"),
+        base: server.base.clone(),
         client,
         service,
         dataset,
@@ -500,30 +462,20 @@ async fn serve(
         keys,
         config,
         dir,
-        shutdown: Some(tx),
-        server: Some(handle),
+        server,
     }
 }
 
 impl TestApp {
     /// Stops the server gracefully and waits until it has returned (usage is flushed then).
     pub async fn stop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(handle) = self.server.take() {
-            handle
-                .await
-                .expect("the server task did not panic")
-                .expect("the server stopped cleanly");
-        }
+        self.server.stop().await;
     }
 
     /// Stops the server, waits until the service and its sled database are dropped (sled
     /// holds a file lock), and starts a new server on the same folder without seeding.
     pub async fn restart(mut self) -> TestApp {
         self.stop().await;
-        let store: Weak<dyn Store> = Arc::downgrade(self.service.store());
         let TestApp {
             dir,
             config,
@@ -534,20 +486,7 @@ impl TestApp {
             service,
             ..
         } = self;
-        drop(service);
-        // The connection tasks and the usage writer let go of their handles shortly after
-        // the server returns; wait for the last one (bounded).
-        for _ in 0..500 {
-            if store.strong_count() == 0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert_eq!(
-            store.strong_count(),
-            0,
-            "the stopped server still holds its store"
-        );
+        release(service).await;
         let service = open_service(&dir, &config).await;
         serve(dir, service, config, dataset, known, keys, client).await
     }
