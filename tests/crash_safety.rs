@@ -4,7 +4,8 @@
 //! The parent test re-executes this very test binary as a child process
 //! (`crash_safety_child_process_entry_point`, which does nothing unless
 //! `JL_CRASH_SAFETY_CHILD` is set). The child opens a `SledStore` in the parent's temporary
-//! folder, builds the service (default `ServiceConfig`, so usage is written every second),
+//! folder, builds the service (usage counted in memory and written every 100 ms, or, in the
+//! second test, counted in the store before each answer),
 //! serves the real hyper `Server` on 127.0.0.1 and prints `@@LISTEN <addr>`. On its first
 //! start it adds the companies, issues one enterprise key and prints `@@KEY <raw>`. Then it
 //! ingests jobs one by one, printing `@@ACK JOB <id>` after each `upsert_job` returns, and
@@ -16,10 +17,10 @@
 //! random number of milliseconds, from a seeded RNG) it SIGKILLs the child, reaps it (so
 //! sled's lock is released) and starts it again, then checks: the database opens, every
 //! acknowledged job, key and webhook is there. After the last cycle it compares the metered
-//! 2xx answers it counted with `calls_used`: a kill may lose up to a second of counting (the
-//! counters are written every second), but a call must never be counted that was not
-//! answered 2xx. The parent never has a request in flight when it kills the child, so every
-//! call the child counted was answered to the parent, and the check is exact.
+//! 2xx answers it counted with `calls_used`: counted in memory, a kill may lose the last
+//! 100 ms of counting; counted in the store, nothing. Either way a call must never be counted
+//! that was not answered 2xx. The parent never has a request in flight when it kills the
+//! child, so every call the child counted was answered to the parent, and the check is exact.
 //!
 //! `JL_CRASH_CYCLES` sets the number of kill cycles (default 8; the documented long run is
 //! `JL_CRASH_CYCLES=200 cargo test --release --test crash_safety -- --nocapture`), and
@@ -34,7 +35,7 @@ use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{Confidence, DomainTag, Job, JobId, JobStatus, Plan, Seniority};
 use job_listings::server::{Server, ServerConfig};
-use job_listings::service::{JobListingsService, NewKey, ServiceConfig};
+use job_listings::service::{JobListingsService, Metering, NewKey, ServiceConfig};
 use job_listings::store::{SledConfig, SledStore, StoreError};
 use rand::{Rng, SeedableRng};
 use reqwest::StatusCode;
@@ -137,7 +138,10 @@ async fn crash_safety_child_process_entry_point() {
     };
     let service = match JobListingsService::builder()
         .store(Arc::new(store))
-        .config(ServiceConfig::default())
+        .config(ServiceConfig {
+            metering: Counting::from_name(&var("JL_CRASH_SAFETY_METERING")).metering(),
+            ..ServiceConfig::default()
+        })
         .build()
         .await
     {
@@ -242,6 +246,7 @@ fn spawn_child(
     dir: &std::path::Path,
     mode: &str,
     start: u64,
+    metering: Counting,
 ) -> (Child, JoinHandle<()>, mpsc::UnboundedReceiver<String>) {
     let exe = std::env::current_exe().expect("the test binary");
     let mut child = Command::new(exe)
@@ -249,6 +254,7 @@ fn spawn_child(
         .env(CHILD_ENV, mode)
         .env("JL_CRASH_SAFETY_DB", dir.join("db"))
         .env("JL_CRASH_SAFETY_START", start.to_string())
+        .env("JL_CRASH_SAFETY_METERING", metering.name())
         .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -376,9 +382,10 @@ async fn start_child(
     dir: &std::path::Path,
     mode: &str,
     start: u64,
+    metering: Counting,
     ledger: &mut Ledger,
 ) -> Result<Running, String> {
-    let (mut child, reader, mut lines) = spawn_child(dir, mode, start);
+    let (mut child, reader, mut lines) = spawn_child(dir, mode, start, metering);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     let mut base = None;
     let mut why = String::from("no LISTEN within 60 s");
@@ -649,15 +656,57 @@ fn env_u64(name: &str) -> Option<u64> {
     })
 }
 
+/// Where the child counts calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counting {
+    /// `Metering::InMemory` (the default): a kill may lose the last 100 ms of counting.
+    InMemory,
+    /// `Metering::InStore`: nothing answered is ever lost.
+    InStore,
+}
+
+impl Counting {
+    fn name(self) -> &'static str {
+        match self {
+            Counting::InMemory => "in-memory",
+            Counting::InStore => "in-store",
+        }
+    }
+
+    fn from_name(name: &str) -> Self {
+        match name {
+            "in-store" => Counting::InStore,
+            _ => Counting::InMemory,
+        }
+    }
+
+    fn metering(self) -> Metering {
+        match self {
+            Counting::InMemory => Metering::default(),
+            Counting::InStore => Metering::InStore,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_writes_survive_kill_9_and_usage_is_never_overcounted() {
+    crash_loop(Counting::InMemory).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_usage_counted_in_the_store_no_answered_call_is_lost_to_kill_9() {
+    crash_loop(Counting::InStore).await;
+}
+
+async fn crash_loop(metering: Counting) {
     if std::env::var(CHILD_ENV).is_ok() {
         return;
     }
     let cycles = env_u64("JL_CRASH_CYCLES").unwrap_or(DEFAULT_CYCLES);
     let seed = env_u64("JL_CRASH_SEED").unwrap_or_else(|| rand::thread_rng().gen());
     eprintln!(
-        "crash safety: seed {seed} (JL_CRASH_SEED={seed} replays the kill plan), {cycles} cycles"
+        "crash safety ({}): seed {seed} (JL_CRASH_SEED={seed} replays the kill plan), {cycles} cycles",
+        metering.name()
     );
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -680,7 +729,7 @@ async fn acknowledged_writes_survive_kill_9_and_usage_is_never_overcounted() {
     let started = Instant::now();
 
     assert!(cycles >= 1, "JL_CRASH_CYCLES must be at least 1");
-    let mut running = start_child(dir.path(), "ingest", 0, &mut ledger)
+    let mut running = start_child(dir.path(), "ingest", 0, metering, &mut ledger)
         .await
         .unwrap_or_else(|e| panic!("the first start failed: {e}"));
     let mut start = 0u64;
@@ -761,7 +810,7 @@ async fn acknowledged_writes_survive_kill_9_and_usage_is_never_overcounted() {
         let mut restarted = None;
         for _attempt in 0..3 {
             start += 1;
-            match start_child(dir.path(), mode, start, &mut ledger).await {
+            match start_child(dir.path(), mode, start, metering, &mut ledger).await {
                 Ok(r) => {
                     restarted = Some(r);
                     break;
@@ -812,9 +861,10 @@ async fn acknowledged_writes_survive_kill_9_and_usage_is_never_overcounted() {
 
     let lost_to_kills = counted_total.saturating_sub(recorded_total);
     eprintln!(
-        "crash safety: {cycles_done} cycles, {} reopen failures, {} acknowledged writes lost ({} jobs, \
+        "crash safety ({}): {cycles_done} cycles, {} reopen failures, {} acknowledged writes lost ({} jobs, \
          {} keys, {} webhooks), usage: {counted_total} 2xx counted, {recorded_total} recorded \
          ({lost_to_kills} lost to kills, {})",
+        metering.name(),
         reopen_failures.len(),
         ledger.lost(),
         ledger.jobs.len(),
@@ -876,4 +926,12 @@ async fn acknowledged_writes_survive_kill_9_and_usage_is_never_overcounted() {
         overcounted.is_empty(),
         "usage counted calls that were never answered 2xx (seed {seed}): {overcounted:?}"
     );
+    if metering == Counting::InStore {
+        // Every call was counted durably before it was answered, and the parent never kills
+        // with a call in flight: the count is exact.
+        assert_eq!(
+            recorded_total, counted_total,
+            "usage counted in the store lost answered calls to kills (seed {seed})"
+        );
+    }
 }

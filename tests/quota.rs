@@ -26,7 +26,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use job_listings::demo::Dataset;
 use job_listings::domain::{ApiKeyRecord, JobStatus, Plan};
 use job_listings::service::{
-    Clock, JobListingsService, ManualClock, NewKey, Quotas, ServiceConfig,
+    Clock, JobListingsService, ManualClock, Metering, NewKey, Quotas, ServiceConfig,
 };
 use reqwest::header::HeaderMap;
 use reqwest::Method;
@@ -447,9 +447,22 @@ fn assert_exactly_quota(answers: &[&Resp], quota: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_key_600_concurrent_calls_over_every_metered_endpoint_succeed_exactly_q_times() {
+    one_key_600_concurrent_calls(Metering::default()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_key_600_concurrent_calls_counted_in_the_store_succeed_exactly_q_times() {
+    one_key_600_concurrent_calls(Metering::InStore).await;
+}
+
+async fn one_key_600_concurrent_calls(metering: Metering) {
     const QUOTA: u64 = 200;
     const CALLS: usize = 600;
-    let app = Arc::new(App::start(quotas(10_000, QUOTA), None).await);
+    let config = ServiceConfig {
+        metering,
+        ..quotas(10_000, QUOTA)
+    };
+    let app = Arc::new(App::start(config, None).await);
     let key = app.key(Plan::AgentPro, None).await;
     let paths = app.ok_paths(true);
     let plan: Vec<(String, Call)> = (0..CALLS)
@@ -487,10 +500,23 @@ async fn one_key_600_concurrent_calls_over_every_metered_endpoint_succeed_exactl
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_keys_hit_at_once_each_get_exactly_their_own_quota() {
+    twenty_keys_hit_at_once(Metering::default()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_keys_counted_in_the_store_each_get_exactly_their_own_quota() {
+    twenty_keys_hit_at_once(Metering::InStore).await;
+}
+
+async fn twenty_keys_hit_at_once(metering: Metering) {
     const QUOTA: u64 = 30;
     const KEYS: usize = 20;
     const PER_KEY: usize = 60;
-    let app = Arc::new(App::start(quotas(QUOTA, 10_000), None).await);
+    let config = ServiceConfig {
+        metering,
+        ..quotas(QUOTA, 10_000)
+    };
+    let app = Arc::new(App::start(config, None).await);
     let mut keys = Vec::new();
     for _ in 0..KEYS {
         keys.push(app.key(Plan::Developer, None).await);
@@ -1097,7 +1123,9 @@ async fn a_failed_call_that_read_the_old_period_is_not_counted_in_the_new_one() 
 async fn usage_survives_a_graceful_restart_exactly() {
     // The periodic writer never runs during the test: what survives is the shutdown flush.
     let config = ServiceConfig {
-        usage_flush_interval: Duration::from_secs(3_600),
+        metering: Metering::InMemory {
+            flush_interval: Duration::from_secs(3_600),
+        },
         ..quotas(5, 10_000)
     };
     let app = Arc::new(App::start(config, None).await);
@@ -1189,7 +1217,9 @@ async fn the_periodic_writer_stores_counted_usage_without_a_shutdown() {
     let anchor = at(2026, 1, 31, 10, 0, 0);
     let clock = Arc::new(ManualClock::new(at(2026, 2, 10, 0, 0, 0)));
     let config = ServiceConfig {
-        usage_flush_interval: Duration::from_millis(50),
+        metering: Metering::InMemory {
+            flush_interval: Duration::from_millis(50),
+        },
         ..quotas(100, 10_000)
     };
     let app = App::start(config, Some(clock)).await;
@@ -1218,6 +1248,52 @@ async fn the_periodic_writer_stores_counted_usage_without_a_shutdown() {
     assert_eq!(stored.period_start, anchor);
 }
 
+/// With `Metering::InStore` a call is in the store before it is answered: read right after each
+/// answer, with no writer and no shutdown in between. Failed calls are given back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_counted_in_the_store_are_stored_before_they_are_answered() {
+    let anchor = at(2026, 1, 31, 10, 0, 0);
+    let clock = Arc::new(ManualClock::new(at(2026, 2, 10, 0, 0, 0)));
+    let config = ServiceConfig {
+        metering: Metering::InStore,
+        ..quotas(5, 10_000)
+    };
+    let app = App::start(config, Some(clock)).await;
+    let (key, record) = app.key_and_record(Plan::Developer, Some(anchor)).await;
+    let stored = || async {
+        app.service
+            .store()
+            .get_usage(record.id)
+            .await
+            .expect("the usage record")
+    };
+    let missing = Uuid::new_v4();
+    for n in 1..=5 {
+        let r = app.get(&key, "/api/v1/companies").await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        assert_eq!(r.header_u64("x-ratelimit-remaining"), 5 - n);
+        let counter = stored().await.expect("a stored counter");
+        assert_eq!((counter.calls_used, counter.period_start), (n, anchor));
+        if n == 5 {
+            break;
+        }
+        // A failed call is given back before it is answered.
+        assert_eq!(
+            app.get(&key, &format!("/api/v1/jobs/{missing}"))
+                .await
+                .status,
+            404
+        );
+        let counter = stored().await.expect("a stored counter");
+        assert_eq!(counter.calls_used, n, "the 404 is not counted");
+    }
+    app.get(&key, "/api/v1/companies")
+        .await
+        .assert_quota_exceeded(5);
+    let u = app.usage(&key).await;
+    assert_eq!((u.calls_used, u.calls_remaining), (5, 0));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_old_periods_usage_is_not_carried_into_a_new_period_across_restarts() {
     const QUOTA: u64 = 3;
@@ -1225,7 +1301,9 @@ async fn an_old_periods_usage_is_not_carried_into_a_new_period_across_restarts()
     let feb_end = at(2026, 2, 28, 10, 0, 0);
     let clock = Arc::new(ManualClock::new(at(2026, 2, 10, 0, 0, 0)));
     let config = ServiceConfig {
-        usage_flush_interval: Duration::from_secs(3_600),
+        metering: Metering::InMemory {
+            flush_interval: Duration::from_secs(3_600),
+        },
         ..quotas(QUOTA, 10_000)
     };
     let app = App::start(config, Some(clock)).await;

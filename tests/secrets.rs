@@ -692,7 +692,7 @@ async fn scenario() -> Outcome {
                 .await
                 .err(),
         ),
-        ("usage(revoked)", service.usage(&revoked).err()),
+        ("usage(revoked)", service.usage(&revoked).await.err()),
     ] {
         let e = result.unwrap_or_else(|| panic!("{what} fails"));
         render(

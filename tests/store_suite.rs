@@ -317,6 +317,218 @@ async fn keys_are_stored_and_replaced(store: &dyn Store) {
     assert!(keys.iter().any(|k| k.hash.ct_eq(&expected[0].hash)));
 }
 
+async fn get_key_and_get_webhook_read_one_record_by_id(store: &dyn Store) {
+    let k = key_record(1, Plan::AgentPro);
+    let w = webhook(2);
+    store.put_key(&k).await.expect("written");
+    store.put_webhook(&w).await.expect("written");
+    assert_eq!(store.get_key(k.id).await.expect("read"), Some(k));
+    assert_eq!(store.get_key(KeyId(uuid(9))).await.expect("read"), None);
+    let read = store
+        .get_webhook(w.id)
+        .await
+        .expect("read")
+        .expect("stored");
+    assert_eq!(read, w);
+    assert_eq!(read.secret.expose(), w.secret.expose());
+    assert!(store.delete_webhook(w.id).await.expect("deleted"));
+    assert_eq!(store.get_webhook(w.id).await.expect("read"), None);
+}
+
+async fn count_call_counts_up_to_the_quota_and_starts_over_in_a_new_period(store: &dyn Store) {
+    let key = KeyId(uuid(1));
+    let next = t0() + Duration::days(30);
+    for n in 1..=3 {
+        let c = store.count_call(key, t0(), 3).await.expect("counted");
+        assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((n, t0())));
+    }
+    assert_eq!(store.count_call(key, t0(), 3).await.expect("read"), None);
+    assert_eq!(
+        store
+            .get_usage(key)
+            .await
+            .expect("read")
+            .map(|c| c.calls_used),
+        Some(3)
+    );
+    // A new period starts from zero.
+    let c = store.count_call(key, next, 3).await.expect("counted");
+    assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((1, next)));
+    // A caller whose clock is still in the old period counts in the newer one.
+    let c = store.count_call(key, t0(), 3).await.expect("counted");
+    assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((2, next)));
+    // Another key is not touched.
+    assert_eq!(store.get_usage(KeyId(uuid(2))).await.expect("read"), None);
+    assert_eq!(
+        store
+            .count_call(KeyId(uuid(3)), t0(), 0)
+            .await
+            .expect("read"),
+        None
+    );
+}
+
+async fn uncount_call_gives_back_one_call_in_its_own_period_only(store: &dyn Store) {
+    let key = KeyId(uuid(1));
+    let next = t0() + Duration::days(30);
+    store
+        .uncount_call(key, t0())
+        .await
+        .expect("nothing to give back");
+    assert_eq!(store.get_usage(key).await.expect("read"), None);
+    store.count_call(key, t0(), 5).await.expect("counted");
+    store.count_call(key, t0(), 5).await.expect("counted");
+    store.uncount_call(key, t0()).await.expect("given back");
+    assert_eq!(
+        store
+            .get_usage(key)
+            .await
+            .expect("read")
+            .map(|c| c.calls_used),
+        Some(1)
+    );
+    store.uncount_call(key, t0()).await.expect("given back");
+    store
+        .uncount_call(key, t0())
+        .await
+        .expect("never below zero");
+    assert_eq!(
+        store
+            .get_usage(key)
+            .await
+            .expect("read")
+            .map(|c| c.calls_used),
+        Some(0)
+    );
+    store.count_call(key, next, 5).await.expect("counted");
+    store
+        .uncount_call(key, t0())
+        .await
+        .expect("an old period's call");
+    let c = store
+        .get_usage(key)
+        .await
+        .expect("read")
+        .expect("a counter");
+    assert_eq!(
+        (c.calls_used, c.period_start),
+        (1, next),
+        "the new period is not touched"
+    );
+}
+
+async fn concurrent_count_calls_succeed_exactly_quota_times(store: &dyn Store) {
+    let key = KeyId(uuid(1));
+    let calls = (0..60).map(|_| store.count_call(key, t0(), 25));
+    let results = futures::future::join_all(calls).await;
+    let mut used: Vec<u64> = results
+        .into_iter()
+        .filter_map(|r| r.expect("no store error"))
+        .map(|c| c.calls_used)
+        .collect();
+    used.sort_unstable();
+    assert_eq!(
+        used,
+        (1..=25).collect::<Vec<u64>>(),
+        "each count handed out once"
+    );
+    assert_eq!(
+        store
+            .get_usage(key)
+            .await
+            .expect("read")
+            .map(|c| c.calls_used),
+        Some(25)
+    );
+}
+
+async fn a_claimed_delivery_is_not_claimed_again_until_written_or_its_lease_ends(
+    store: &dyn Store,
+) {
+    let hook = webhook(1);
+    store.put_webhook(&hook).await.expect("written");
+    let event = EventId(uuid(50));
+    let d = delivery(1, event, hook.id, t0());
+    store
+        .write_jobs(&[write_with_event(job(1), event, vec![d.clone()])])
+        .await
+        .expect("written");
+    let now = t0() + Duration::seconds(1);
+    let lease = now + Duration::seconds(60);
+    // Not due yet: not claimed.
+    let early = t0() - Duration::seconds(1);
+    assert_eq!(
+        store
+            .claim_delivery(d.id, early, lease)
+            .await
+            .expect("read"),
+        None
+    );
+    assert_eq!(
+        store
+            .claim_delivery(d.id, now, lease)
+            .await
+            .expect("claimed"),
+        Some(d.clone())
+    );
+    assert_eq!(
+        store.claim_delivery(d.id, now, lease).await.expect("read"),
+        None,
+        "leased"
+    );
+    assert!(
+        store
+            .pending_deliveries(now, 10)
+            .await
+            .expect("read")
+            .is_empty(),
+        "leased"
+    );
+    // The lease runs out: claimable again, and listed again.
+    let later = lease + Duration::seconds(1);
+    assert_eq!(
+        store
+            .pending_deliveries(later, 10)
+            .await
+            .expect("read")
+            .len(),
+        1
+    );
+    let relet = later + Duration::seconds(60);
+    assert!(store
+        .claim_delivery(d.id, later, relet)
+        .await
+        .expect("claimed")
+        .is_some());
+    // Writing the delivery ends the lease: due again at once, claimable again.
+    let mut retried = d.clone();
+    retried.attempts = 1;
+    retried.next_attempt_at = later;
+    store.put_delivery(&retried).await.expect("written");
+    assert_eq!(
+        store
+            .claim_delivery(d.id, later, relet)
+            .await
+            .expect("claimed"),
+        Some(retried.clone())
+    );
+    // A settled delivery is never claimed.
+    retried.status = DeliveryStatus::Succeeded;
+    store.put_delivery(&retried).await.expect("written");
+    let far = relet + Duration::days(1);
+    assert_eq!(
+        store.claim_delivery(d.id, far, far).await.expect("read"),
+        None
+    );
+    assert_eq!(
+        store
+            .claim_delivery(DeliveryId(uuid(77)), far, far)
+            .await
+            .expect("read"),
+        None
+    );
+}
+
 async fn usage_counters_replace_earlier_values(store: &dyn Store) {
     let a = KeyId(uuid(1));
     let b = KeyId(uuid(2));
@@ -721,6 +933,11 @@ macro_rules! store_suite {
             check!(companies_are_stored_replaced_and_scanned_in_id_order);
             check!(keys_are_stored_and_replaced);
             check!(usage_counters_replace_earlier_values);
+            check!(get_key_and_get_webhook_read_one_record_by_id);
+            check!(count_call_counts_up_to_the_quota_and_starts_over_in_a_new_period);
+            check!(uncount_call_gives_back_one_call_in_its_own_period_only);
+            check!(concurrent_count_calls_succeed_exactly_quota_times);
+            check!(a_claimed_delivery_is_not_claimed_again_until_written_or_its_lease_ends);
             check!(webhooks_are_stored_scanned_and_deleted);
             check!(deleting_a_webhook_fails_its_pending_deliveries);
             check!(write_jobs_stores_events_and_their_pending_deliveries);

@@ -14,7 +14,7 @@ use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{
     ApiKey, ApiKeyRecord, CallbackUrl, Company, CompanyId, Confidence, Delivery, DeliveryId,
-    DeliveryStatus, DomainTag, EventId, Job, JobId, JobStatus, OutboxEvent, Plan, Seniority,
+    DeliveryStatus, DomainTag, EventId, Job, JobId, JobStatus, KeyId, OutboxEvent, Plan, Seniority,
     Subscription, WebhookId,
 };
 use job_listings::query::{JobFilter, JobQuery};
@@ -1505,6 +1505,9 @@ impl Store for SlowOutbox {
     async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
         self.inner.put_key(key).await
     }
+    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
+        self.inner.get_key(id).await
+    }
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         self.inner.scan_keys().await
     }
@@ -1514,11 +1517,28 @@ impl Store for SlowOutbox {
     async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
         self.inner.scan_usage().await
     }
+    async fn count_call(
+        &self,
+        key_id: KeyId,
+        period_start: DateTime<Utc>,
+        quota: u64,
+    ) -> StoreResult<Option<UsageCounter>> {
+        self.inner.count_call(key_id, period_start, quota).await
+    }
+    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
+        self.inner.uncount_call(key_id, period_start).await
+    }
+    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
+        self.inner.get_usage(key_id).await
+    }
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
         self.inner.put_webhook(webhook).await
     }
     async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
         self.inner.delete_webhook(id).await
+    }
+    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
+        self.inner.get_webhook(id).await
     }
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
         self.inner.scan_webhooks().await
@@ -1543,6 +1563,14 @@ impl Store for SlowOutbox {
     }
     async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
         self.inner.get_delivery(id).await
+    }
+    async fn claim_delivery(
+        &self,
+        id: DeliveryId,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>> {
+        self.inner.claim_delivery(id, now, until).await
     }
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
         self.inner.put_delivery(delivery).await

@@ -126,7 +126,7 @@ impl Api {
         };
         match read {
             Ok(bytes) => self.handle(Request::from_parts(parts, bytes)).await,
-            Err(e) => self.respond(&parts.headers, Err(e)),
+            Err(e) => self.respond(&parts.headers, Err(e)).await,
         }
     }
 
@@ -134,10 +134,14 @@ impl Api {
     /// becomes a problem document.
     pub async fn handle(&self, req: Request<Bytes>) -> Response<Bytes> {
         let result = routes::route(self, &req).await;
-        self.respond(req.headers(), result)
+        self.respond(req.headers(), result).await
     }
 
-    fn respond(&self, headers: &HeaderMap, result: Result<Reply, ApiError>) -> Response<Bytes> {
+    async fn respond(
+        &self,
+        headers: &HeaderMap,
+        result: Result<Reply, ApiError>,
+    ) -> Response<Bytes> {
         let request_id = request_id(headers);
         let now = self.inner.service.now();
         let mut response = match result {
@@ -158,9 +162,10 @@ impl Api {
                             resets_at: *resets_at,
                         })
                     }
-                    _ => api_key(headers)
-                        .ok()
-                        .and_then(|key| self.inner.service.quota(&key).ok()),
+                    _ => match api_key(headers) {
+                        Ok(key) => self.inner.service.quota(&key).await.ok(),
+                        Err(_) => None,
+                    },
                 };
                 quota_headers(response.headers_mut(), quota, now);
                 response

@@ -170,7 +170,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/usage", _) => {
             no_params(req)?;
-            let (report, quota) = api.service().usage_with_quota(&key)?;
+            let (report, quota) = api.service().usage_with_quota(&key).await?;
             Ok(Reply::json(&report, Some(quota)))
         }
         _ => Err(ApiError::NoRoute),

@@ -36,6 +36,34 @@ impl Quotas {
     }
 }
 
+/// Where calls are counted against the monthly quota. Either way exactly the quota succeeds
+/// however many calls race, and a failed call is given back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metering {
+    /// Counted in memory with one atomic operation per call and written to the store every
+    /// `flush_interval` and at shutdown. The fastest; a crash (kill -9, power loss) loses at
+    /// most the counting of the last `flush_interval`, and never counts a call twice. For one
+    /// process on its own store.
+    InMemory {
+        /// How often changed counters are written.
+        flush_interval: Duration,
+    },
+    /// Counted by the store ([`Store::count_call`](crate::store::Store::count_call)), durably,
+    /// before the call is answered: nothing is lost in a crash (a crash between counting and
+    /// answering can count a call whose answer was never sent), and several processes sharing
+    /// one store (PostgreSQL replicas) count against one quota. Costs a durable store write
+    /// per call.
+    InStore,
+}
+
+impl Default for Metering {
+    fn default() -> Self {
+        Metering::InMemory {
+            flush_interval: Duration::from_millis(100),
+        }
+    }
+}
+
 /// Settings of a [`JobListingsService`](super::JobListingsService).
 #[derive(Clone, Debug)]
 pub struct ServiceConfig {
@@ -45,9 +73,8 @@ pub struct ServiceConfig {
     pub max_webhooks_per_key: usize,
     /// Which callback URLs webhooks may use.
     pub callback_policy: CallbackPolicy,
-    /// How often changed usage counters are written to the store; default 100 ms. A crash
-    /// loses at most this much counting (never counts a call twice).
-    pub usage_flush_interval: Duration,
+    /// Where calls are counted; default [`Metering::InMemory`] every 100 ms.
+    pub metering: Metering,
     /// How webhook deliveries are scheduled.
     pub delivery: DeliveryConfig,
     /// Per-key request rates by plan; `None` (the library default) means no rate limit
@@ -70,6 +97,10 @@ pub struct DeliveryConfig {
     /// Most deliveries in flight to one subscription; default 4. A slow or dead receiver
     /// holds at most this many slots, so the others keep theirs.
     pub max_in_flight_per_subscription: usize,
+    /// How long an attempt holds its delivery against other processes sharing the store;
+    /// default one minute, well beyond the sender's timeouts. A process that dies mid-attempt
+    /// delays that delivery by at most this much.
+    pub lease: Duration,
 }
 
 impl Default for DeliveryConfig {
@@ -79,6 +110,7 @@ impl Default for DeliveryConfig {
             poll_interval: Duration::from_secs(1),
             max_in_flight: 64,
             max_in_flight_per_subscription: 4,
+            lease: Duration::from_secs(60),
         }
     }
 }
@@ -89,7 +121,7 @@ impl Default for ServiceConfig {
             quotas: Quotas::default(),
             max_webhooks_per_key: 25,
             callback_policy: CallbackPolicy::default(),
-            usage_flush_interval: Duration::from_millis(100),
+            metering: Metering::default(),
             delivery: DeliveryConfig::default(),
             rate_limits: None,
             secret_key: None,

@@ -122,14 +122,19 @@ impl JobListingsService {
         Ok(())
     }
 
-    /// Re-reads a claimed delivery, which an attempt that just finished may have settled or
-    /// rescheduled since the outbox was read, and attempts it only if it is still due.
+    /// Claims a delivery in the store, which an attempt that just finished (here or in
+    /// another process sharing the store) may have settled or rescheduled since the outbox was
+    /// read, and attempts it only if it is still due and nobody else holds it.
     async fn attempt_if_due(&self, id: DeliveryId) -> ServiceResult<()> {
-        match self.inner.store.get_delivery(id).await? {
-            Some(d) if d.status == DeliveryStatus::Pending && d.next_attempt_at <= self.now() => {
-                self.attempt(d).await
-            }
-            _ => Ok(()),
+        let now = self.now();
+        let lease = chrono::Duration::from_std(self.inner.config.delivery.lease)
+            .unwrap_or(chrono::Duration::MAX);
+        let until = now
+            .checked_add_signed(lease)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        match self.inner.store.claim_delivery(id, now, until).await? {
+            Some(d) => self.attempt(d).await,
+            None => Ok(()),
         }
     }
 

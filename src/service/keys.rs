@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::metering::{period_at, period_start, Meter};
 use super::rate_limit::TokenBucket;
-use super::{JobListingsService, QuotaState, ServiceError, ServiceResult};
+use super::{JobListingsService, Metering, QuotaState, ServiceError, ServiceResult};
 use crate::domain::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash, KeyId, Plan, UsageReport};
 use crate::store::{Store, UsageCounter};
 
@@ -228,28 +228,38 @@ impl JobListingsService {
 
     /// The caller's usage in the current billing period. Not counted as a call, but subject
     /// to the key's rate limit like every other call.
-    pub fn usage(&self, key: &ApiKey) -> ServiceResult<UsageReport> {
-        self.usage_with_quota(key).map(|(report, _)| report)
+    pub async fn usage(&self, key: &ApiKey) -> ServiceResult<UsageReport> {
+        self.usage_with_quota(key).await.map(|(report, _)| report)
     }
 
     /// [`JobListingsService::usage`] and the quota state, from one reading of the counter so
     /// the two always agree.
-    pub fn usage_with_quota(&self, key: &ApiKey) -> ServiceResult<(UsageReport, QuotaState)> {
+    pub async fn usage_with_quota(&self, key: &ApiKey) -> ServiceResult<(UsageReport, QuotaState)> {
         let entry = self.inner.keys.authenticate(key)?;
         self.check_rate(&entry)?;
-        Ok(self.usage_of(&entry))
+        self.usage_of(&entry).await
     }
 
     /// The caller's quota state, for rate-limit headers on answers that are not counted.
-    pub fn quota(&self, key: &ApiKey) -> ServiceResult<QuotaState> {
+    pub async fn quota(&self, key: &ApiKey) -> ServiceResult<QuotaState> {
         let entry = self.inner.keys.authenticate(key)?;
-        Ok(self.usage_of(&entry).1)
+        Ok(self.usage_of(&entry).await?.1)
     }
 
-    fn usage_of(&self, entry: &KeyEntry) -> (UsageReport, QuotaState) {
+    async fn usage_of(&self, entry: &KeyEntry) -> ServiceResult<(UsageReport, QuotaState)> {
         let quota = self.inner.config.quotas.of(entry.record.plan);
         let (period, start, end) = period_at(entry.record.billing_anchor, self.now());
-        let used = entry.meter.used_in(period).min(quota);
+        let used = match self.inner.config.metering {
+            Metering::InMemory { .. } => entry.meter.used_in(period),
+            Metering::InStore => self
+                .inner
+                .store
+                .get_usage(entry.record.id)
+                .await?
+                .filter(|c| c.period_start == start)
+                .map_or(0, |c| c.calls_used),
+        }
+        .min(quota);
         let report = UsageReport {
             plan: entry.record.plan,
             calls_used: used,
@@ -262,6 +272,6 @@ impl JobListingsService {
             remaining: quota - used,
             resets_at: end,
         };
-        (report, state)
+        Ok((report, state))
     }
 }

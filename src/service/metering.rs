@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Months, Utc};
 
+use crate::store::{Store, UsageCounter};
+
 const USED_BITS: u32 = 40;
 const USED_MASK: u64 = (1 << USED_BITS) - 1;
 
@@ -126,34 +128,85 @@ impl Meter {
     }
 }
 
-/// A reserved call: committed when the call succeeds, given back when dropped uncommitted.
+/// Where a reserved call was counted.
+#[derive(Debug)]
+enum Counted {
+    /// On a key's in-memory meter, in period number `period`.
+    InMemory { meter: Arc<Meter>, period: u64 },
+    /// By the store, on this counter.
+    InStore {
+        store: Arc<dyn Store>,
+        counter: UsageCounter,
+    },
+}
+
+/// Gives back a call the store counted. Should that fail, the call stays counted: a failure
+/// may overcount by one call, never undercount.
+async fn uncount(store: &dyn Store, counter: UsageCounter) {
+    if let Err(e) = store
+        .uncount_call(counter.key_id, counter.period_start)
+        .await
+    {
+        tracing::error!(key_id = %counter.key_id, error = %e, "giving back a failed call failed; it stays counted");
+    }
+}
+
+/// A reserved call: committed when the call succeeds, given back when dropped uncommitted
+/// (the call failed, or its caller went away before the answer).
 #[derive(Debug)]
 pub(crate) struct Reservation {
-    meter: Arc<Meter>,
-    period: u64,
+    counted: Counted,
     committed: bool,
 }
 
 impl Reservation {
-    pub(crate) fn new(meter: Arc<Meter>, period: u64) -> Self {
+    pub(crate) fn in_memory(meter: Arc<Meter>, period: u64) -> Self {
         Self {
-            meter,
-            period,
+            counted: Counted::InMemory { meter, period },
             committed: false,
+        }
+    }
+
+    pub(crate) fn in_store(store: Arc<dyn Store>, counter: UsageCounter) -> Self {
+        Self {
+            counted: Counted::InStore { store, counter },
+            committed: false,
+        }
+    }
+
+    /// Gives the call back now (it failed), waiting for the store when it counted it.
+    pub(crate) async fn give_back(mut self) {
+        self.committed = true;
+        match &self.counted {
+            Counted::InMemory { meter, period } => meter.release(*period),
+            Counted::InStore { store, counter } => uncount(store.as_ref(), *counter).await,
         }
     }
 
     /// Keeps the call counted.
     pub(crate) fn commit(mut self) {
         self.committed = true;
-        self.meter.mark_dirty();
+        if let Counted::InMemory { meter, .. } = &self.counted {
+            meter.mark_dirty();
+        }
     }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if !self.committed {
-            self.meter.release(self.period);
+        if self.committed {
+            return;
+        }
+        match &self.counted {
+            Counted::InMemory { meter, period } => meter.release(*period),
+            Counted::InStore { store, counter } => {
+                // The caller went away mid-call and Drop cannot wait: give the call back in
+                // the background.
+                let (store, counter) = (store.clone(), *counter);
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    runtime.spawn(async move { uncount(store.as_ref(), counter).await });
+                }
+            }
         }
     }
 }

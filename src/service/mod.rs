@@ -42,7 +42,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use chrono::{DateTime, Utc};
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::{DeliveryConfig, Quotas, ServiceConfig};
+pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
 pub use ingest::IngestOutcome;
 pub use keys::NewKey;
@@ -219,7 +219,13 @@ impl ServiceBuilder {
         };
         if tokio::runtime::Handle::try_current().is_ok() {
             let weak = Arc::downgrade(&service.inner);
-            tokio::spawn(usage_writer(weak.clone(), service.inner.stop.subscribe()));
+            if let Metering::InMemory { flush_interval } = service.inner.config.metering {
+                tokio::spawn(usage_writer(
+                    weak.clone(),
+                    flush_interval,
+                    service.inner.stop.subscribe(),
+                ));
+            }
             if service.inner.notifier.is_some() {
                 tokio::spawn(delivery::worker(
                     weak,
@@ -237,13 +243,14 @@ impl ServiceBuilder {
     }
 }
 
-/// Writes changed usage counters to the store every `usage_flush_interval` until shutdown.
-/// Holds the service only while writing, so a dropped service is not kept alive.
-async fn usage_writer(inner: std::sync::Weak<Inner>, mut stop: tokio::sync::watch::Receiver<bool>) {
+/// Writes changed usage counters to the store every `interval` until shutdown. Holds the
+/// service only while writing, so a dropped service is not kept alive.
+async fn usage_writer(
+    inner: std::sync::Weak<Inner>,
+    interval: std::time::Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
     loop {
-        let Some(interval) = inner.upgrade().map(|i| i.config.usage_flush_interval) else {
-            return;
-        };
         tokio::select! {
             _ = tokio::time::sleep(interval) => {}
             _ = stop.changed() => return,
@@ -373,17 +380,37 @@ impl JobListingsService {
         let entry = self.inner.keys.authenticate(key)?;
         self.check_rate(&entry)?;
         let limit = self.inner.config.quotas.of(entry.record.plan);
-        let (period, _, resets_at) = period_at(entry.record.billing_anchor, self.now());
-        let (counted_in, used) = entry
-            .meter
-            .try_reserve(period, limit)
-            .ok_or(ServiceError::QuotaExceeded { limit, resets_at })?;
-        let reservation = Reservation::new(entry.meter.clone(), counted_in);
+        let (period, start, resets_at) = period_at(entry.record.billing_anchor, self.now());
+        let exceeded = ServiceError::QuotaExceeded { limit, resets_at };
+        let (reservation, used) = match self.inner.config.metering {
+            Metering::InMemory { .. } => {
+                let (counted_in, used) = entry.meter.try_reserve(period, limit).ok_or(exceeded)?;
+                (
+                    Reservation::in_memory(entry.meter.clone(), counted_in),
+                    used,
+                )
+            }
+            Metering::InStore => {
+                let store = &self.inner.store;
+                let counter = store
+                    .count_call(entry.record.id, start, limit)
+                    .await?
+                    .ok_or(exceeded)?;
+                let reservation = Reservation::in_store(store.clone(), counter);
+                (reservation, counter.calls_used)
+            }
+        };
         let caller = Caller {
             key_id: entry.record.id,
             plan: entry.record.plan,
         };
-        let value = work(caller).await?;
+        let value = match work(caller).await {
+            Ok(value) => value,
+            Err(e) => {
+                reservation.give_back().await;
+                return Err(e);
+            }
+        };
         reservation.commit();
         Ok(Metered {
             value,

@@ -4,7 +4,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{JobWrite, Store, StoreError, StoreResult, UsageCounter};
+use super::{JobWrite, Leases, Store, StoreError, StoreResult, UsageCounter};
 use crate::domain::{
     ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
     KeyId, OutboxEvent, Subscription, WebhookId,
@@ -15,6 +15,7 @@ use crate::domain::{
 #[derive(Default)]
 pub struct MemoryStore {
     state: Mutex<State>,
+    leases: Leases,
 }
 
 /// Counts records, never shows them (they include webhook secrets).
@@ -132,6 +133,10 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
+        Ok(self.state()?.keys.get(&id).cloned())
+    }
+
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         Ok(self.state()?.keys.values().cloned().collect())
     }
@@ -146,6 +151,37 @@ impl Store for MemoryStore {
 
     async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
         Ok(self.state()?.usage.values().copied().collect())
+    }
+
+    async fn count_call(
+        &self,
+        key_id: KeyId,
+        period_start: DateTime<Utc>,
+        quota: u64,
+    ) -> StoreResult<Option<UsageCounter>> {
+        let mut state = self.state()?;
+        let next = UsageCounter::counted(
+            state.usage.get(&key_id).copied(),
+            key_id,
+            period_start,
+            quota,
+        );
+        if let Some(c) = next {
+            state.usage.insert(key_id, c);
+        }
+        Ok(next)
+    }
+
+    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
+        let mut state = self.state()?;
+        if let Some(c) = UsageCounter::uncounted(state.usage.get(&key_id).copied(), period_start) {
+            state.usage.insert(key_id, c);
+        }
+        Ok(())
+    }
+
+    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
+        Ok(self.state()?.usage.get(&key_id).copied())
     }
 
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
@@ -163,6 +199,10 @@ impl Store for MemoryStore {
             }
         }
         Ok(existed)
+    }
+
+    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
+        Ok(self.state()?.webhooks.get(&id).cloned())
     }
 
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
@@ -183,6 +223,7 @@ impl Store for MemoryStore {
             .deliveries
             .values()
             .filter(|d| d.status == DeliveryStatus::Pending && d.next_attempt_at <= due)
+            .filter(|d| !self.leases.held(d.id, due))
             .cloned()
             .collect();
         due.sort_by_key(|d| (d.next_attempt_at, d.id));
@@ -211,10 +252,25 @@ impl Store for MemoryStore {
         Ok(self.state()?.deliveries.get(&id).cloned())
     }
 
+    async fn claim_delivery(
+        &self,
+        id: DeliveryId,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>> {
+        let state = self.state()?;
+        let due = state
+            .deliveries
+            .get(&id)
+            .filter(|d| d.status == DeliveryStatus::Pending && d.next_attempt_at <= now);
+        Ok(due.filter(|_| self.leases.take(id, now, until)).cloned())
+    }
+
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
         self.state()?
             .deliveries
             .insert(delivery.id, delivery.clone());
+        self.leases.end(delivery.id);
         Ok(())
     }
 }

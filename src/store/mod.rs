@@ -8,6 +8,7 @@
 //! crash of the process.
 
 mod error;
+mod leases;
 mod memory;
 #[cfg(feature = "sled")]
 mod sled_store;
@@ -17,6 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use error::{StoreError, StoreResult};
+pub(crate) use leases::Leases;
 pub use memory::MemoryStore;
 #[cfg(feature = "sled")]
 pub use sled_store::{SledConfig, SledStore};
@@ -44,6 +46,45 @@ pub struct UsageCounter {
     pub period_start: DateTime<Utc>,
     /// Successful calls counted.
     pub calls_used: u64,
+}
+
+impl UsageCounter {
+    /// The counter after one more call in the period starting `period_start`, or `None` when
+    /// `quota` calls are already counted there. A counter on an earlier period starts over; a
+    /// counter already on a later period (a caller with a stale clock) counts the call there.
+    pub fn counted(
+        stored: Option<UsageCounter>,
+        key_id: KeyId,
+        period_start: DateTime<Utc>,
+        quota: u64,
+    ) -> Option<UsageCounter> {
+        let current = match stored {
+            Some(c) if c.period_start >= period_start => c,
+            _ => UsageCounter {
+                key_id,
+                period_start,
+                calls_used: 0,
+            },
+        };
+        (current.calls_used < quota).then_some(UsageCounter {
+            calls_used: current.calls_used + 1,
+            ..current
+        })
+    }
+
+    /// The counter after giving back one call counted in the period starting `period_start`;
+    /// `None` when there is nothing to give back there.
+    pub fn uncounted(
+        stored: Option<UsageCounter>,
+        period_start: DateTime<Utc>,
+    ) -> Option<UsageCounter> {
+        stored
+            .filter(|c| c.period_start == period_start && c.calls_used > 0)
+            .map(|c| UsageCounter {
+                calls_used: c.calls_used - 1,
+                ..c
+            })
+    }
 }
 
 /// Where the service keeps its state.
@@ -75,6 +116,8 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
 
     /// Creates or replaces a key record, durably.
     async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()>;
+    /// One key record by id.
+    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>>;
     /// Every key record.
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>>;
 
@@ -82,11 +125,28 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()>;
     /// Every usage counter.
     async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>>;
+    /// Counts one call for `key_id` in the period starting `period_start`, atomically and
+    /// durably, unless `quota` calls are counted there already (see [`UsageCounter::counted`]).
+    /// Returns the counter after the call, or `None` when the quota is used up. Several
+    /// processes sharing one store may call it concurrently and exactly `quota` succeed.
+    async fn count_call(
+        &self,
+        key_id: KeyId,
+        period_start: DateTime<Utc>,
+        quota: u64,
+    ) -> StoreResult<Option<UsageCounter>>;
+    /// Gives back one call counted by [`Store::count_call`] in the period starting
+    /// `period_start` (a call that failed), durably; nothing when none is counted there.
+    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()>;
+    /// The usage counter of one key, if it has one.
+    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>>;
 
     /// Creates or replaces a webhook subscription, durably.
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()>;
     /// Deletes a subscription and fails its pending deliveries; returns whether it existed.
     async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool>;
+    /// One webhook subscription by id.
+    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>>;
     /// Every webhook subscription.
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>>;
 
@@ -95,7 +155,8 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()>;
     /// One outbox event (its `deliveries` list is empty; see [`Store::pending_deliveries`]).
     async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>>;
-    /// Up to `limit` pending deliveries due at or before `due`, soonest first.
+    /// Up to `limit` pending deliveries due at or before `due` and not leased at `due` (see
+    /// [`Store::claim_delivery`]), soonest first.
     async fn pending_deliveries(
         &self,
         due: DateTime<Utc>,
@@ -105,6 +166,58 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>>;
     /// One delivery by id.
     async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>>;
-    /// Updates a delivery after an attempt, durably.
+    /// Claims one delivery for an attempt: returns it when it is pending, due at `now` and
+    /// not leased at `now`, and leases it to the caller until `until`, so no other process
+    /// sharing the store attempts it meanwhile. The lease ends when the delivery is written
+    /// ([`Store::put_delivery`]) or at `until`, whichever comes first: a process that dies
+    /// mid-attempt delays the delivery, never loses it.
+    async fn claim_delivery(
+        &self,
+        id: DeliveryId,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>>;
+    /// Updates a delivery after an attempt, durably, ending its lease.
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()>;
+
+    /// The change feed of a store that several processes share, so each can follow what the
+    /// others write; `None` (the default) for a store only one process uses.
+    fn change_feed(&self) -> Option<&dyn ChangeFeed> {
+        None
+    }
+}
+
+/// A record some process wrote, identified by kind and id: read it again to see its new state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangedRecord {
+    /// A job was written (ingested, updated or closed).
+    Job(JobId),
+    /// A company was written.
+    Company(CompanyId),
+    /// A key was issued or changed (plan, billing status, revocation).
+    Key(KeyId),
+    /// A webhook subscription was written or deleted.
+    Webhook(WebhookId),
+}
+
+/// One entry of a [`ChangeFeed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// Position in the feed: strictly increasing in commit order.
+    pub position: u64,
+    /// What changed.
+    pub record: ChangedRecord,
+}
+
+/// Every write of jobs, companies, keys and webhooks, in commit order, so processes sharing a
+/// store keep their in-memory state (search index, keys, subscriptions) in step.
+#[async_trait]
+pub trait ChangeFeed: Send + Sync {
+    /// The position of the newest change (0 when there is none).
+    async fn head(&self) -> StoreResult<u64>;
+    /// Up to `limit` changes after position `after`, oldest first.
+    async fn changes_after(&self, after: u64, limit: usize) -> StoreResult<Vec<Change>>;
+    /// Resolves when new changes may be waiting or after `timeout`, whichever comes first.
+    /// A notification lost to a disconnect costs at most `timeout` of delay.
+    async fn wait(&self, timeout: std::time::Duration);
 }

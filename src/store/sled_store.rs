@@ -9,10 +9,10 @@ use sled::transaction::{
 };
 use sled::{Db, Tree};
 
-use super::{JobWrite, Store, StoreError, StoreResult, UsageCounter};
+use super::{JobWrite, Leases, Store, StoreError, StoreResult, UsageCounter};
 use crate::domain::{
     ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
-    OutboxEvent, Subscription, WebhookId,
+    KeyId, OutboxEvent, Subscription, WebhookId,
 };
 
 /// How to open a [`SledStore`].
@@ -50,6 +50,7 @@ pub struct SledStore {
     deliveries: Tree,
     /// Pending deliveries by due time: `nanos(be) ++ delivery id` → empty.
     due: Tree,
+    leases: std::sync::Arc<Leases>,
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {
@@ -161,6 +162,7 @@ impl SledStore {
             events: tree("events")?,
             deliveries: tree("deliveries")?,
             due: tree("deliveries_due")?,
+            leases: Default::default(),
             db,
         })
     }
@@ -178,6 +180,30 @@ impl SledStore {
         })
         .await
         .map_err(backend)?
+    }
+
+    /// Replaces a key's usage counter by `change(stored)` with compare-and-swap, so concurrent
+    /// changes never overwrite each other; `None` from `change` leaves it as it is.
+    fn update_usage(
+        &self,
+        key_id: KeyId,
+        change: impl Fn(Option<UsageCounter>) -> Option<UsageCounter>,
+    ) -> StoreResult<Option<UsageCounter>> {
+        let key = key_id.0.as_bytes();
+        loop {
+            let old = self.usage.get(key).map_err(backend)?;
+            let stored = old.as_deref().map(|b| decode(key, b)).transpose()?;
+            let Some(next) = change(stored) else {
+                return Ok(None);
+            };
+            let swapped = self
+                .usage
+                .compare_and_swap(key, old, Some(encode(&next)?))
+                .map_err(backend)?;
+            if swapped.is_ok() {
+                return Ok(Some(next));
+            }
+        }
     }
 
     fn get<T: DeserializeOwned>(tree: &Tree, key: &[u8]) -> StoreResult<Option<T>> {
@@ -299,6 +325,10 @@ impl Store for SledStore {
             .await
     }
 
+    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
+        Self::get(&self.keys, id.0.as_bytes())
+    }
+
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         Self::scan(&self.keys, None, usize::MAX)
     }
@@ -314,6 +344,34 @@ impl Store for SledStore {
 
     async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
         Self::scan(&self.usage, None, usize::MAX)
+    }
+
+    async fn count_call(
+        &self,
+        key_id: KeyId,
+        period_start: DateTime<Utc>,
+        quota: u64,
+    ) -> StoreResult<Option<UsageCounter>> {
+        self.durably(move |s| {
+            s.update_usage(key_id, |stored| {
+                UsageCounter::counted(stored, key_id, period_start, quota)
+            })
+        })
+        .await
+    }
+
+    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
+        self.durably(move |s| {
+            s.update_usage(key_id, |stored| {
+                UsageCounter::uncounted(stored, period_start)
+            })
+            .map(drop)
+        })
+        .await
+    }
+
+    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
+        Self::get(&self.usage, key_id.0.as_bytes())
     }
 
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
@@ -350,6 +408,10 @@ impl Store for SledStore {
         .await
     }
 
+    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
+        Self::get(&self.webhooks, id.0.as_bytes())
+    }
+
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
         Self::scan(&self.webhooks, None, usize::MAX)
     }
@@ -376,7 +438,7 @@ impl Store for SledStore {
             if delivery.next_attempt_at > due {
                 break;
             }
-            if delivery.status == DeliveryStatus::Pending {
+            if delivery.status == DeliveryStatus::Pending && !self.leases.held(delivery.id, due) {
                 out.push(delivery);
             }
         }
@@ -405,6 +467,17 @@ impl Store for SledStore {
         Self::get(&self.deliveries, id.0.as_bytes())
     }
 
+    async fn claim_delivery(
+        &self,
+        id: DeliveryId,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>> {
+        let due = Self::get::<Delivery>(&self.deliveries, id.0.as_bytes())?
+            .filter(|d| d.status == DeliveryStatus::Pending && d.next_attempt_at <= now);
+        Ok(due.filter(|_| self.leases.take(id, now, until)))
+    }
+
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
         let old: Option<Delivery> = Self::get(&self.deliveries, delivery.id.0.as_bytes())?;
         let new = delivery.clone();
@@ -423,6 +496,8 @@ impl Store for SledStore {
                 })
                 .map_err(tx_error)
         })
-        .await
+        .await?;
+        self.leases.end(delivery.id);
+        Ok(())
     }
 }

@@ -62,7 +62,7 @@ async fn rate_limited_calls_do_not_count_against_the_quota() {
     assert_eq!(refused.body["code"], "rate_limited");
     // Counted by the service directly, without spending a token.
     let api_key = job_listings::domain::ApiKey::parse(&key).expect("a key");
-    let quota = app.service.quota(&api_key).expect("quota");
+    let quota = app.service.quota(&api_key).await.expect("quota");
     assert_eq!(quota.remaining, quota.limit - 3);
 }
 
