@@ -1,5 +1,6 @@
 //! One suite of `Store` checks, written once and run against every implementation: the
-//! in-memory store and the sled store (in a temporary folder). A new store joins by adding one
+//! in-memory store, the sled store (in a temporary folder) and, when `DATABASE_URL` names a
+//! PostgreSQL server at build time, the PostgreSQL store (in a schema of its own). A new store joins by adding one
 //! line to the `store_suite!` invocations at the bottom.
 
 use std::sync::Arc;
@@ -950,6 +951,26 @@ macro_rules! store_suite {
 
 store_suite!(memory_store, Memory);
 store_suite!(sled_store, Sled);
+#[cfg(postgres_tests)]
+store_suite!(postgres_store, Pg);
+
+#[cfg(postgres_tests)]
+mod pg_support;
+
+/// A PostgreSQL store on a schema of its own, dropped afterwards.
+#[cfg(postgres_tests)]
+struct Pg(#[allow(dead_code)] pg_support::TestSchema);
+
+#[cfg(postgres_tests)]
+impl Fixture for Pg {
+    async fn open() -> (Arc<dyn Store>, Self) {
+        let schema = pg_support::TestSchema::create().await;
+        let store = job_listings::store::PgStore::open(&schema.config(4))
+            .await
+            .expect("the PostgreSQL store opens");
+        (Arc::new(store), Pg(schema))
+    }
+}
 
 #[tokio::test]
 async fn sled_store_keeps_everything_after_the_folder_is_closed_and_reopened() {

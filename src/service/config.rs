@@ -43,7 +43,8 @@ pub enum Metering {
     /// Counted in memory with one atomic operation per call and written to the store every
     /// `flush_interval` and at shutdown. The fastest; a crash (kill -9, power loss) loses at
     /// most the counting of the last `flush_interval`, and never counts a call twice. For one
-    /// process on its own store.
+    /// process on its own store; a store shared by replicas (one with a
+    /// [change feed](crate::store::Store::change_feed)) always counts [`Metering::InStore`].
     InMemory {
         /// How often changed counters are written.
         flush_interval: Duration,
@@ -83,6 +84,10 @@ pub struct ServiceConfig {
     /// Seals webhook signing secrets before they are stored. Without one they are stored in
     /// clear (and a warning is logged); the bundled server always sets one.
     pub secret_key: Option<SecretKey>,
+    /// With a store shared by several replicas, how often this one reads the change feed
+    /// when no notification woke it (a notification lost to a dropped connection costs at
+    /// most this much delay); default one second.
+    pub follow_poll_interval: Duration,
 }
 
 /// How the webhook delivery worker runs.
@@ -125,6 +130,7 @@ impl Default for ServiceConfig {
             delivery: DeliveryConfig::default(),
             rate_limits: None,
             secret_key: None,
+            follow_poll_interval: Duration::from_secs(1),
         }
     }
 }

@@ -119,6 +119,15 @@ impl KeyRegistry {
             );
     }
 
+    /// Takes in a record another process wrote, keeping its meter and bucket if known.
+    pub(crate) fn refresh(&self, record: ApiKeyRecord) {
+        let (meter, bucket) = self
+            .find(record.id)
+            .map(|e| (e.meter.clone(), e.bucket.clone()))
+            .unwrap_or_default();
+        self.put(record, meter, bucket);
+    }
+
     pub(crate) fn records(&self) -> Vec<ApiKeyRecord> {
         let mut all: Vec<ApiKeyRecord> = self
             .by_hash

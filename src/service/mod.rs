@@ -28,6 +28,7 @@ mod clock;
 mod config;
 mod delivery;
 mod error;
+mod follower;
 mod ingest;
 mod keys;
 mod metering;
@@ -170,6 +171,11 @@ impl ServiceBuilder {
             .store
             .ok_or_else(|| StoreError::Backend("no store was given to the builder".to_owned()))?;
         let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        // Taken before loading, so whatever other replicas write meanwhile is applied after.
+        let feed_position = match store.change_feed() {
+            Some(feed) => Some(feed.head().await?),
+            None => None,
+        };
 
         let mut companies = HashMap::new();
         let mut after = None;
@@ -201,11 +207,16 @@ impl ServiceBuilder {
             tracing::warn!("no secret key configured: webhook secrets will be stored in clear");
         }
 
+        let mut config = self.config;
+        if feed_position.is_some() && config.metering != Metering::InStore {
+            tracing::info!("the store is shared by replicas: calls are counted in the store");
+            config.metering = Metering::InStore;
+        }
         let service = JobListingsService {
             inner: Arc::new(Inner {
                 store,
                 clock,
-                config: self.config,
+                config,
                 index: RwLock::new(index),
                 companies: RwLock::new(companies),
                 keys,
@@ -223,6 +234,15 @@ impl ServiceBuilder {
                 tokio::spawn(usage_writer(
                     weak.clone(),
                     flush_interval,
+                    service.inner.stop.subscribe(),
+                ));
+            }
+            if let Some(position) = feed_position {
+                tokio::spawn(follower::follow(
+                    weak.clone(),
+                    service.inner.store.clone(),
+                    position,
+                    service.inner.config.follow_poll_interval,
                     service.inner.stop.subscribe(),
                 ));
             }

@@ -10,6 +10,8 @@
 mod error;
 mod leases;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 #[cfg(feature = "sled")]
 mod sled_store;
 
@@ -20,6 +22,8 @@ use serde::{Deserialize, Serialize};
 pub use error::{StoreError, StoreResult};
 pub(crate) use leases::Leases;
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{PgConfig, PgStore};
 #[cfg(feature = "sled")]
 pub use sled_store::{SledConfig, SledStore};
 

@@ -1,0 +1,100 @@
+//! Follows the change feed of a store shared with other replicas, so this process's search
+//! index, companies, keys and subscriptions take in what the others write.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::{secrets, Inner, JobListingsService, ServiceResult};
+use crate::store::{ChangedRecord, Store};
+
+/// Changes read per round trip.
+const BATCH: usize = 1_000;
+
+/// Applies changes after `position` until stopped: as soon as the store announces them, and
+/// at least every `poll` (the catch-up read that covers a lost notification or connection).
+pub(super) async fn follow(
+    inner: Weak<Inner>,
+    store: Arc<dyn Store>,
+    mut position: u64,
+    poll: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    let Some(feed) = store.change_feed() else {
+        return;
+    };
+    loop {
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        let service = JobListingsService { inner: strong };
+        let mut full = false;
+        match feed.changes_after(position, BATCH).await {
+            Ok(changes) => {
+                full = changes.len() == BATCH;
+                for change in changes {
+                    if let Err(e) = service.apply(change.record).await {
+                        // Not applied: read it again next round rather than skip it.
+                        tracing::error!(error = %e, ?change, "applying another replica's change failed; will retry");
+                        break;
+                    }
+                    position = change.position;
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "reading the change feed failed; will retry"),
+        }
+        drop(service);
+        if full {
+            continue;
+        }
+        tokio::select! {
+            _ = feed.wait(poll) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+impl JobListingsService {
+    /// Brings one record's in-memory state in line with the store. Idempotent, so applying a
+    /// change this process made itself is harmless.
+    async fn apply(&self, record: ChangedRecord) -> ServiceResult<()> {
+        let store = &self.inner.store;
+        match record {
+            ChangedRecord::Job(id) => {
+                let job = store.get_job(id).await?;
+                let mut index = self.write_index();
+                match job.filter(|j| j.is_active()) {
+                    Some(job) => index.upsert(&job),
+                    None => {
+                        index.remove(id);
+                    }
+                }
+            }
+            ChangedRecord::Company(id) => {
+                if let Some(company) = store.get_company(id).await? {
+                    self.inner
+                        .companies
+                        .write()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(id, Arc::new(company));
+                }
+            }
+            ChangedRecord::Key(id) => {
+                if let Some(record) = store.get_key(id).await? {
+                    self.inner.keys.refresh(record);
+                }
+            }
+            ChangedRecord::Webhook(id) => match store.get_webhook(id).await? {
+                Some(stored) => {
+                    let sub = secrets::open(stored, self.inner.config.secret_key.as_ref())?;
+                    self.write_webhooks().insert(id, sub);
+                }
+                None => {
+                    self.write_webhooks().remove(&id);
+                }
+            },
+        }
+        Ok(())
+    }
+}

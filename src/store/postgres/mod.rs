@@ -1,0 +1,578 @@
+//! [`PgStore`]: the [`Store`] on PostgreSQL, so several server replicas share one state.
+
+mod feed;
+mod migrations;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use serde::de::DeserializeOwned;
+use tokio::sync::Notify;
+use tokio_postgres::types::{Json, ToSql};
+use tokio_postgres::{NoTls, Row};
+use uuid::Uuid;
+
+use super::{ChangeFeed, ChangedRecord, JobWrite, Store, StoreError, StoreResult, UsageCounter};
+use crate::domain::{
+    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
+    KeyId, OutboxEvent, Subscription, WebhookId,
+};
+
+fn pg_error(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("postgres: {e}"))
+}
+
+/// Where the PostgreSQL store lives.
+#[derive(Clone)]
+pub struct PgConfig {
+    /// A connection URL such as `postgres://user@127.0.0.1:5432/jobs`.
+    pub url: String,
+    /// The schema holding the tables; created when missing. Default `public`. Letters,
+    /// digits and `_` only.
+    pub schema: String,
+    /// Most pooled connections; default 16.
+    pub pool_size: usize,
+}
+
+/// Never shows the URL: it may hold a password.
+impl std::fmt::Debug for PgConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgConfig")
+            .field("schema", &self.schema)
+            .field("pool_size", &self.pool_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgConfig {
+    /// A configuration for `url` with the `public` schema and 16 connections.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            schema: "public".to_owned(),
+            pool_size: 16,
+        }
+    }
+}
+
+/// A [`Store`] on PostgreSQL: several processes (server replicas) may share one database.
+///
+/// Records are JSON documents (`jsonb`) keyed by id, with the columns queries need beside
+/// them. Every write is one transaction, committed before the method returns. Writes of jobs,
+/// companies, keys and webhooks append to a change feed in commit order and `NOTIFY` the
+/// other replicas ([`Store::change_feed`]); usage is counted with one atomic statement per
+/// call; deliveries are claimed with a lease. Schema migrations are versioned and applied when
+/// the store opens.
+#[derive(Clone)]
+pub struct PgStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    schema: String,
+    channel: String,
+    woken: Arc<Notify>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = self.inner.pool.status();
+        f.debug_struct("PgStore")
+            .field("schema", &self.inner.schema)
+            .field("connections", &status.size)
+            .finish_non_exhaustive()
+    }
+}
+
+fn valid_schema(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= 48
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+impl PgStore {
+    /// Connects, creates the schema when missing, applies pending migrations and starts
+    /// listening for other replicas' changes. Must be called inside a Tokio runtime.
+    pub async fn open(config: &PgConfig) -> StoreResult<Self> {
+        if !valid_schema(&config.schema) {
+            return Err(StoreError::Backend(format!(
+                "schema name `{}` must be lowercase letters, digits and `_` (at most 48)",
+                config.schema
+            )));
+        }
+        let mut pg: tokio_postgres::Config = config
+            .url
+            .parse()
+            .map_err(|e| StoreError::Backend(format!("the database URL is not valid: {e}")))?;
+        pg.options(format!("-c search_path={}", config.schema));
+        if pg.get_connect_timeout().is_none() {
+            pg.connect_timeout(std::time::Duration::from_secs(10));
+        }
+        let manager = Manager::from_config(
+            pg.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(config.pool_size.max(1))
+            .build()
+            .map_err(pg_error)?;
+        let channel = format!("job_listings_{}", config.schema);
+        let store = PgStore {
+            inner: Arc::new(Inner {
+                pool,
+                schema: config.schema.clone(),
+                channel: channel.clone(),
+                woken: Arc::new(Notify::new()),
+            }),
+        };
+        let mut client = store.client().await?;
+        client
+            .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {}", config.schema))
+            .await
+            .map_err(pg_error)?;
+        let version = migrations::apply(&mut client, &config.schema).await?;
+        if version > migrations::latest() {
+            return Err(StoreError::Backend(format!(
+                "the database schema is at version {version}, newer than this build knows \
+                 ({}): upgrade the server",
+                migrations::latest()
+            )));
+        }
+        feed::spawn_listener(pg, channel, Arc::downgrade(&store.inner.woken));
+        Ok(store)
+    }
+
+    async fn client(&self) -> StoreResult<Object> {
+        self.inner.pool.get().await.map_err(pg_error)
+    }
+
+    async fn get_doc<T: DeserializeOwned>(&self, sql: &str, id: Uuid) -> StoreResult<Option<T>> {
+        let client = self.client().await?;
+        let row = client.query_opt(sql, &[&id]).await.map_err(pg_error)?;
+        row.map(|r| doc(&r, 0)).transpose()
+    }
+
+    async fn docs<T: DeserializeOwned>(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Vec<T>> {
+        let client = self.client().await?;
+        let rows = client.query(sql, params).await.map_err(pg_error)?;
+        rows.iter().map(|r| doc(r, 0)).collect()
+    }
+
+    /// Upserts one document per id in a table with columns `(id, doc)`, recording the changes.
+    async fn put_docs<T: serde::Serialize + std::fmt::Debug + Sync>(
+        &self,
+        table: &str,
+        rows: &[(Uuid, &T)],
+        changed: Vec<ChangedRecord>,
+    ) -> StoreResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let sql = format!(
+            "INSERT INTO {table} (id, doc) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc"
+        );
+        let statement = tx.prepare(&sql).await.map_err(pg_error)?;
+        for (id, value) in rows {
+            tx.execute(&statement, &[id, &Json(value)])
+                .await
+                .map_err(pg_error)?;
+        }
+        feed::record(&tx, &self.inner.channel, &changed).await?;
+        tx.commit().await.map_err(pg_error)
+    }
+}
+
+/// Decodes the JSON document in column `col`.
+fn doc<T: DeserializeOwned>(row: &Row, col: usize) -> StoreResult<T> {
+    row.try_get::<_, Json<T>>(col)
+        .map(|Json(v)| v)
+        .map_err(|e| StoreError::Corrupt {
+            key: "a stored document".to_owned(),
+            reason: e.to_string(),
+        })
+}
+
+fn limit(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn status_name(status: DeliveryStatus) -> &'static str {
+    match status {
+        DeliveryStatus::Pending => "pending",
+        DeliveryStatus::Succeeded => "succeeded",
+        DeliveryStatus::Failed => "failed",
+    }
+}
+
+async fn insert_deliveries(
+    tx: &tokio_postgres::Transaction<'_>,
+    deliveries: &[Delivery],
+) -> StoreResult<()> {
+    for d in deliveries {
+        tx.execute(
+            "INSERT INTO deliveries (id, event_id, webhook_id, status, next_attempt_at, doc)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status,
+                next_attempt_at = EXCLUDED.next_attempt_at, leased_until = NULL, doc = EXCLUDED.doc",
+            &[
+                &d.id.0,
+                &d.event_id.0,
+                &d.webhook_id.0,
+                &status_name(d.status),
+                &d.next_attempt_at,
+                &Json(d),
+            ],
+        )
+        .await
+        .map_err(pg_error)?;
+    }
+    Ok(())
+}
+
+/// Inserts an event without its deliveries; returns whether it was new (a second `job.new`
+/// for the same job is not).
+async fn insert_event(
+    tx: &tokio_postgres::Transaction<'_>,
+    event: &OutboxEvent,
+    job: Option<JobId>,
+) -> StoreResult<bool> {
+    let bare = OutboxEvent {
+        deliveries: Vec::new(),
+        ..event.clone()
+    };
+    let inserted = tx
+        .execute(
+            "INSERT INTO events (id, job_id, kind, doc) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            &[&event.id.0, &job.map(|j| j.0), &event.kind, &Json(&bare)],
+        )
+        .await
+        .map_err(pg_error)?;
+    Ok(inserted == 1)
+}
+
+fn counter(row: &Row) -> StoreResult<UsageCounter> {
+    let used: i64 = row.get("calls_used");
+    Ok(UsageCounter {
+        key_id: KeyId(row.get("key_id")),
+        period_start: row.get("period_start"),
+        calls_used: u64::try_from(used).map_err(|_| StoreError::Corrupt {
+            key: "usage".to_owned(),
+            reason: format!("negative count {used}"),
+        })?,
+    })
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>> {
+        self.get_doc("SELECT doc FROM jobs WHERE id = $1", id.0)
+            .await
+    }
+
+    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Job>> {
+        let wanted: Vec<Uuid> = ids.iter().map(|id| id.0).collect();
+        let found: Vec<Job> = self
+            .docs("SELECT doc FROM jobs WHERE id = ANY($1)", &[&wanted])
+            .await?;
+        let by_id: std::collections::HashMap<JobId, Job> =
+            found.into_iter().map(|j| (j.id, j)).collect();
+        Ok(ids.iter().filter_map(|id| by_id.get(id).cloned()).collect())
+    }
+
+    async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let upsert = tx
+            .prepare(
+                "INSERT INTO jobs (id, doc) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc",
+            )
+            .await
+            .map_err(pg_error)?;
+        for w in writes {
+            tx.execute(&upsert, &[&w.job.id.0, &Json(&w.job)])
+                .await
+                .map_err(pg_error)?;
+            for event in &w.events {
+                let job = (event.kind == "job.new").then_some(w.job.id);
+                if insert_event(&tx, event, job).await? {
+                    insert_deliveries(&tx, &event.deliveries).await?;
+                }
+            }
+        }
+        let changed: Vec<ChangedRecord> = writes
+            .iter()
+            .map(|w| ChangedRecord::Job(w.job.id))
+            .collect();
+        feed::record(&tx, &self.inner.channel, &changed).await?;
+        tx.commit().await.map_err(pg_error)
+    }
+
+    async fn scan_jobs(&self, after: Option<JobId>, limit_to: usize) -> StoreResult<Vec<Job>> {
+        self.docs(
+            "SELECT doc FROM jobs WHERE $1::uuid IS NULL OR id > $1 ORDER BY id LIMIT $2",
+            &[&after.map(|a| a.0), &limit(limit_to)],
+        )
+        .await
+    }
+
+    async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
+        self.get_doc("SELECT doc FROM companies WHERE id = $1", id.0)
+            .await
+    }
+
+    async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {
+        let rows: Vec<(Uuid, &Company)> = companies.iter().map(|c| (c.id.0, c)).collect();
+        let changed = companies
+            .iter()
+            .map(|c| ChangedRecord::Company(c.id))
+            .collect();
+        self.put_docs("companies", &rows, changed).await
+    }
+
+    async fn scan_companies(
+        &self,
+        after: Option<CompanyId>,
+        limit_to: usize,
+    ) -> StoreResult<Vec<Company>> {
+        self.docs(
+            "SELECT doc FROM companies WHERE $1::uuid IS NULL OR id > $1 ORDER BY id LIMIT $2",
+            &[&after.map(|a| a.0), &limit(limit_to)],
+        )
+        .await
+    }
+
+    async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
+        self.put_docs(
+            "api_keys",
+            &[(key.id.0, key)],
+            vec![ChangedRecord::Key(key.id)],
+        )
+        .await
+    }
+
+    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
+        self.get_doc("SELECT doc FROM api_keys WHERE id = $1", id.0)
+            .await
+    }
+
+    async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
+        self.docs("SELECT doc FROM api_keys ORDER BY id", &[]).await
+    }
+
+    async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        for c in counters {
+            tx.execute(
+                "INSERT INTO usage (key_id, period_start, calls_used) VALUES ($1, $2, $3)
+                 ON CONFLICT (key_id) DO UPDATE SET period_start = EXCLUDED.period_start,
+                    calls_used = EXCLUDED.calls_used",
+                &[&c.key_id.0, &c.period_start, &limit(c.calls_used as usize)],
+            )
+            .await
+            .map_err(pg_error)?;
+        }
+        tx.commit().await.map_err(pg_error)
+    }
+
+    async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT key_id, period_start, calls_used FROM usage ORDER BY key_id",
+                &[],
+            )
+            .await
+            .map_err(pg_error)?;
+        rows.iter().map(counter).collect()
+    }
+
+    async fn count_call(
+        &self,
+        key_id: KeyId,
+        period_start: DateTime<Utc>,
+        quota: u64,
+    ) -> StoreResult<Option<UsageCounter>> {
+        if quota == 0 {
+            return Ok(None);
+        }
+        let client = self.client().await?;
+        // One statement, so concurrent callers on any replica serialise on the row: a counter
+        // on an earlier period starts over, a counter at the quota is left alone (no row back).
+        let row = client
+            .query_opt(
+                "INSERT INTO usage AS u (key_id, period_start, calls_used) VALUES ($1, $2, 1)
+                 ON CONFLICT (key_id) DO UPDATE SET
+                    calls_used = CASE WHEN u.period_start < EXCLUDED.period_start THEN 1
+                                      ELSE u.calls_used + 1 END,
+                    period_start = GREATEST(u.period_start, EXCLUDED.period_start)
+                 WHERE u.period_start < EXCLUDED.period_start OR u.calls_used < $3
+                 RETURNING key_id, period_start, calls_used",
+                &[&key_id.0, &period_start, &limit(quota as usize)],
+            )
+            .await
+            .map_err(pg_error)?;
+        row.as_ref().map(counter).transpose()
+    }
+
+    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE usage SET calls_used = calls_used - 1
+                 WHERE key_id = $1 AND period_start = $2 AND calls_used > 0",
+                &[&key_id.0, &period_start],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(())
+    }
+
+    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT key_id, period_start, calls_used FROM usage WHERE key_id = $1",
+                &[&key_id.0],
+            )
+            .await
+            .map_err(pg_error)?;
+        row.as_ref().map(counter).transpose()
+    }
+
+    async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
+        self.put_docs(
+            "webhooks",
+            &[(webhook.id.0, webhook)],
+            vec![ChangedRecord::Webhook(webhook.id)],
+        )
+        .await
+    }
+
+    async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let existed = tx
+            .execute("DELETE FROM webhooks WHERE id = $1", &[&id.0])
+            .await
+            .map_err(pg_error)?
+            == 1;
+        let rows = tx
+            .query(
+                "SELECT doc FROM deliveries WHERE webhook_id = $1 AND status = 'pending' FOR UPDATE",
+                &[&id.0],
+            )
+            .await
+            .map_err(pg_error)?;
+        let mut orphans: Vec<Delivery> =
+            rows.iter().map(|r| doc(r, 0)).collect::<StoreResult<_>>()?;
+        for d in &mut orphans {
+            d.status = DeliveryStatus::Failed;
+            d.last_error = Some("subscription deleted".to_owned());
+        }
+        insert_deliveries(&tx, &orphans).await?;
+        feed::record(&tx, &self.inner.channel, &[ChangedRecord::Webhook(id)]).await?;
+        tx.commit().await.map_err(pg_error)?;
+        Ok(existed)
+    }
+
+    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
+        self.get_doc("SELECT doc FROM webhooks WHERE id = $1", id.0)
+            .await
+    }
+
+    async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
+        self.docs("SELECT doc FROM webhooks ORDER BY id", &[]).await
+    }
+
+    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        if insert_event(&tx, event, None).await? {
+            insert_deliveries(&tx, &event.deliveries).await?;
+        }
+        tx.commit().await.map_err(pg_error)
+    }
+
+    async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
+        self.get_doc("SELECT doc FROM events WHERE id = $1", id.0)
+            .await
+    }
+
+    async fn pending_deliveries(
+        &self,
+        due: DateTime<Utc>,
+        limit_to: usize,
+    ) -> StoreResult<Vec<Delivery>> {
+        self.docs(
+            "SELECT doc FROM deliveries
+             WHERE status = 'pending' AND next_attempt_at <= $1
+               AND (leased_until IS NULL OR leased_until <= $1)
+             ORDER BY next_attempt_at, id LIMIT $2",
+            &[&due, &limit(limit_to)],
+        )
+        .await
+    }
+
+    async fn deliveries_of(
+        &self,
+        webhook: WebhookId,
+        limit_to: usize,
+    ) -> StoreResult<Vec<Delivery>> {
+        self.docs(
+            "SELECT doc FROM deliveries WHERE webhook_id = $1
+             ORDER BY next_attempt_at DESC, id LIMIT $2",
+            &[&webhook.0, &limit(limit_to)],
+        )
+        .await
+    }
+
+    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
+        self.get_doc("SELECT doc FROM deliveries WHERE id = $1", id.0)
+            .await
+    }
+
+    async fn claim_delivery(
+        &self,
+        id: DeliveryId,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>> {
+        let client = self.client().await?;
+        // The row lock makes this a compare-and-set: of several replicas, one gets the row.
+        let row = client
+            .query_opt(
+                "UPDATE deliveries SET leased_until = $3
+                 WHERE id = $1 AND status = 'pending' AND next_attempt_at <= $2
+                   AND (leased_until IS NULL OR leased_until <= $2)
+                 RETURNING doc",
+                &[&id.0, &now, &until],
+            )
+            .await
+            .map_err(pg_error)?;
+        row.map(|r| doc(&r, 0)).transpose()
+    }
+
+    async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        insert_deliveries(&tx, std::slice::from_ref(delivery)).await?;
+        tx.commit().await.map_err(pg_error)
+    }
+
+    fn change_feed(&self) -> Option<&dyn ChangeFeed> {
+        Some(self)
+    }
+}

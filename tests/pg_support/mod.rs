@@ -1,0 +1,65 @@
+//! A throwaway PostgreSQL schema per test on the server `DATABASE_URL` names (these tests are
+//! compiled only when it is set; see build.rs). The schema is dropped when the value is.
+
+use job_listings::store::PgConfig;
+use tokio_postgres::NoTls;
+
+/// A schema with a random name, created on the server and dropped on drop.
+pub struct TestSchema {
+    url: String,
+    name: String,
+}
+
+impl TestSchema {
+    /// Creates `jl_test_<random>` on the `DATABASE_URL` server.
+    pub async fn create() -> Self {
+        let url = std::env::var("DATABASE_URL")
+            .expect("DATABASE_URL names the PostgreSQL server for these tests");
+        let name = format!(
+            "jl_test_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..16]
+        );
+        let (client, connection) = tokio_postgres::connect(&url, NoTls)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect to DATABASE_URL: {e}"));
+        tokio::spawn(connection);
+        client
+            .batch_execute(&format!("CREATE SCHEMA {name}"))
+            .await
+            .expect("a fresh schema");
+        Self { url, name }
+    }
+
+    /// A store configuration on this schema with `pool_size` connections.
+    pub fn config(&self, pool_size: usize) -> PgConfig {
+        PgConfig {
+            pool_size,
+            schema: self.name.clone(),
+            ..PgConfig::new(self.url.clone())
+        }
+    }
+}
+
+impl Drop for TestSchema {
+    fn drop(&mut self) {
+        let (url, name) = (self.url.clone(), self.name.clone());
+        // Drop cannot wait on the test's runtime: drop the schema from a runtime of its own.
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async {
+                let (client, connection) = tokio_postgres::connect(&url, NoTls).await?;
+                tokio::spawn(connection);
+                client
+                    .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+                    .await
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!("could not drop test schema {}", self.name);
+        }
+    }
+}
