@@ -40,6 +40,14 @@
 //! sled allows one process per folder: stop the server before running `import` or `keys` on
 //! its folder, and start it again afterwards to serve the new data.
 //!
+//! ## Several replicas on PostgreSQL
+//!
+//! With `--database-url postgres://...` (or `JOB_LISTINGS_DATABASE_URL`) the state lives in
+//! PostgreSQL instead of the sled folder, and any number of servers may share it: each keeps
+//! its own search index, fed by the database's change feed, counts calls in the database and
+//! claims webhook deliveries with a lease. `import` and `keys` then run while the servers do.
+//! Give every replica the same `--secret-key-file`.
+//!
 //! ## Environment
 //!
 //! `JOB_LISTINGS_DATA` (`--data-dir`), `JOB_LISTINGS_CACHE_MB` (`--cache-mb`) and
@@ -71,7 +79,7 @@ use job_listings::service::{
     JobListingsService, Metering, NewKey, Quotas, RateLimits, SecretKey, ServiceBuilder,
     ServiceConfig, ServiceError, ServiceResult,
 };
-use job_listings::store::{SledConfig, SledStore, StoreError};
+use job_listings::store::{PgConfig, PgStore, SledConfig, SledStore, Store, StoreError};
 use job_listings::webhooks::CallbackPolicy;
 
 /// Records written per store transaction, by `import` and by the demo loader.
@@ -133,6 +141,26 @@ struct StoreArgs {
         value_name = "FILE"
     )]
     secret_key_file: Option<PathBuf>,
+    /// Keep the state in PostgreSQL instead of the sled folder, e.g.
+    /// postgres://jobs@127.0.0.1:5432/jobs, so several replicas can share it (each replica
+    /// then needs the same --secret-key-file). Migrations are applied at start-up.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    database_url: Option<String>,
+    /// The PostgreSQL schema to use; created when missing.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_DATABASE_SCHEMA",
+        default_value = "public",
+        value_name = "NAME"
+    )]
+    database_schema: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -387,20 +415,14 @@ async fn open_service(
     mut config: ServiceConfig,
     deliver: Deliver,
 ) -> Result<JobListingsService> {
-    let sled = SledConfig {
-        path: args.data_dir.clone(),
-        cache_bytes: args.cache_mb.saturating_mul(1024 * 1024),
-    };
-    let store = SledStore::open(&sled).map_err(|e| explain_open_error(&args.data_dir, e))?;
+    let store = open_store(args).await?;
     let key_file = args
         .secret_key_file
         .clone()
         .unwrap_or_else(|| args.data_dir.join("secret.key"));
     config.secret_key = Some(load_or_create_secret_key(&key_file)?);
     let policy = config.callback_policy;
-    let builder = JobListingsService::builder()
-        .store(Arc::new(store))
-        .config(config);
+    let builder = JobListingsService::builder().store(store).config(config);
     let builder = match deliver {
         Deliver::Webhooks => with_notifier(builder, policy)?,
         Deliver::Nothing => builder,
@@ -408,7 +430,35 @@ async fn open_service(
     builder
         .build()
         .await
-        .with_context(|| format!("loading the data in {}", args.data_dir.display()))
+        .with_context(|| format!("loading the data from {}", describe_store(args)))
+}
+
+/// PostgreSQL when a database URL is given, else the sled folder.
+async fn open_store(args: &StoreArgs) -> Result<Arc<dyn Store>> {
+    if let Some(url) = &args.database_url {
+        let config = PgConfig {
+            schema: args.database_schema.clone(),
+            ..PgConfig::new(url.clone())
+        };
+        let store = PgStore::open(&config)
+            .await
+            .with_context(|| format!("opening {}", describe_store(args)))?;
+        return Ok(Arc::new(store));
+    }
+    let sled = SledConfig {
+        path: args.data_dir.clone(),
+        cache_bytes: args.cache_mb.saturating_mul(1024 * 1024),
+    };
+    let store = SledStore::open(&sled).map_err(|e| explain_open_error(&args.data_dir, e))?;
+    Ok(Arc::new(store))
+}
+
+/// Where the data lives, for messages: never the database URL itself (it may hold a password).
+fn describe_store(args: &StoreArgs) -> String {
+    match &args.database_url {
+        Some(_) => format!("the PostgreSQL database (schema {})", args.database_schema),
+        None => format!("the data folder {}", args.data_dir.display()),
+    }
 }
 
 /// Reads the key that seals webhook secrets at rest, or makes one (readable by its owner
@@ -548,8 +598,8 @@ async fn serve(
         }
         None => {
             println!(
-                "Keys are shown only when they are created. To issue one, stop the server and \
-                 run: {}",
+                "Keys are shown only when they are created. To issue one, run (with sled, stop \
+                 the server first): {}",
                 admin_command(store, "keys create --plan developer")
             );
         }
@@ -558,7 +608,7 @@ async fn serve(
     println!("OpenAPI:      {base}/api/v1/openapi.json");
     tracing::info!(
         addr = %server.local_addr(),
-        data_dir = %store.data_dir.display(),
+        store = %describe_store(store),
         startup = ?started.elapsed(),
         "listening"
     );
@@ -643,9 +693,16 @@ fn base_url(addr: SocketAddr) -> String {
     format!("http://{}", SocketAddr::new(ip, addr.port()))
 }
 
-/// The command line that runs an admin command on the same folder.
+/// The command line that runs an admin command on the same data.
 fn admin_command(store: &StoreArgs, command: &str) -> String {
     let mut line = "cargo run --release --example server --".to_owned();
+    if store.database_url.is_some() {
+        // The URL may hold a password: name the option, not its value.
+        let _ = write!(line, " --database-url <URL>");
+        if store.database_schema != "public" {
+            let _ = write!(line, " --database-schema {}", store.database_schema);
+        }
+    }
     if store.data_dir != Path::new("./data") {
         let _ = write!(line, " --data-dir {}", store.data_dir.display());
     }

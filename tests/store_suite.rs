@@ -369,6 +369,22 @@ async fn count_call_counts_up_to_the_quota_and_starts_over_in_a_new_period(store
     );
 }
 
+async fn counting_keeps_a_period_start_with_microseconds_exactly(store: &dyn Store) {
+    let key = KeyId(uuid(1));
+    let start = t0() + Duration::microseconds(123_456);
+    for n in 1..=3 {
+        let c = store.count_call(key, start, 10).await.expect("counted");
+        assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((n, start)));
+    }
+    store.uncount_call(key, start).await.expect("given back");
+    let c = store
+        .get_usage(key)
+        .await
+        .expect("read")
+        .expect("a counter");
+    assert_eq!((c.calls_used, c.period_start), (2, start));
+}
+
 async fn uncount_call_gives_back_one_call_in_its_own_period_only(store: &dyn Store) {
     let key = KeyId(uuid(1));
     let next = t0() + Duration::days(30);
@@ -937,6 +953,7 @@ macro_rules! store_suite {
             check!(get_key_and_get_webhook_read_one_record_by_id);
             check!(count_call_counts_up_to_the_quota_and_starts_over_in_a_new_period);
             check!(uncount_call_gives_back_one_call_in_its_own_period_only);
+            check!(counting_keeps_a_period_start_with_microseconds_exactly);
             check!(concurrent_count_calls_succeed_exactly_quota_times);
             check!(a_claimed_delivery_is_not_claimed_again_until_written_or_its_lease_ends);
             check!(webhooks_are_stored_scanned_and_deleted);

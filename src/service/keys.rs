@@ -1,7 +1,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 
 use super::metering::{period_at, period_start, Meter};
 use super::rate_limit::TokenBucket;
@@ -173,7 +173,9 @@ impl JobListingsService {
             label: new.label,
             plan: new.plan,
             billing_status: BillingStatus::Active,
-            billing_anchor: new.billing_anchor.unwrap_or(now),
+            // Whole seconds: every store keeps them exactly (PostgreSQL keeps microseconds),
+            // so period starts computed from the anchor compare equal to stored ones.
+            billing_anchor: new.billing_anchor.unwrap_or(now).trunc_subsecs(0),
             created_at: now,
             revoked_at: None,
         };

@@ -1,0 +1,485 @@
+//! Several server replicas on one PostgreSQL database, each a real hyper server on its own
+//! loopback port with its own `PgStore` (its own pool and LISTEN connection), as separate
+//! processes would be. Compiled only when `DATABASE_URL` names a server at build time (see
+//! build.rs); each test works in a schema of its own, dropped afterwards.
+//!
+//! Checked: what one replica writes (keys, revocations, companies, jobs, subscriptions) is
+//! served by the others within a bounded time (printed: run with `--nocapture`); with quota Q
+//! and calls spread over three replicas exactly Q succeed; each new job is delivered once
+//! although every replica runs a delivery worker; a replica that dies mid-delivery delays the
+//! delivery by its lease and loses nothing.
+#![cfg(postgres_tests)]
+
+#[allow(dead_code)]
+mod common;
+mod pg_support;
+mod webhook_support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use job_listings::demo::Dataset;
+use job_listings::domain::{Company, Job, JobId, JobStatus, Plan};
+use job_listings::service::{
+    DeliveryConfig, JobListingsService, NewKey, Quotas, SecretKey, ServiceConfig,
+};
+use job_listings::store::PgStore;
+use job_listings::webhooks::{CallbackPolicy, HttpNotifier, HttpNotifierConfig, RetryPolicy};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use common::RunningServer;
+use pg_support::TestSchema;
+use webhook_support::{always_ok, eventually, script, Answer, Receiver};
+
+/// How long a write may take to reach another replica before the test fails; the measured
+/// times are printed, and are normally a few milliseconds (a NOTIFY wakes the followers).
+const PROPAGATION_LIMIT: Duration = Duration::from_secs(5);
+
+struct Replica {
+    service: JobListingsService,
+    server: RunningServer,
+}
+
+/// What every replica of one test shares: the schema, the sealing key and the settings.
+struct Cluster {
+    schema: TestSchema,
+    secret: [u8; 32],
+    quota: u64,
+    lease: Duration,
+    client: reqwest::Client,
+}
+
+impl Cluster {
+    async fn new(quota: u64, lease: Duration) -> Self {
+        Self {
+            schema: TestSchema::create().await,
+            secret: SecretKey::generate().to_bytes(),
+            quota,
+            lease,
+            client: reqwest::Client::builder()
+                .no_proxy()
+                .timeout(Duration::from_secs(30))
+                .build()
+                .expect("a client"),
+        }
+    }
+
+    /// A replica; with `send_timeout`, it also delivers webhooks.
+    async fn replica(&self, send_timeout: Option<Duration>) -> Replica {
+        let store = PgStore::open(&self.schema.config(8))
+            .await
+            .expect("the PostgreSQL store");
+        let config = ServiceConfig {
+            quotas: Quotas {
+                developer: self.quota,
+                ..Quotas::default()
+            },
+            callback_policy: CallbackPolicy::local_development(),
+            secret_key: Some(SecretKey::from_bytes(self.secret)),
+            delivery: DeliveryConfig {
+                retry: RetryPolicy {
+                    delays: vec![Duration::from_millis(200); 5],
+                    jitter: 0.1,
+                    ..RetryPolicy::default()
+                },
+                poll_interval: Duration::from_millis(50),
+                lease: self.lease,
+                ..DeliveryConfig::default()
+            },
+            follow_poll_interval: Duration::from_millis(500),
+            ..ServiceConfig::default()
+        };
+        let mut builder = JobListingsService::builder()
+            .store(Arc::new(store))
+            .config(config);
+        if let Some(timeout) = send_timeout {
+            let notifier = HttpNotifier::new(
+                CallbackPolicy::local_development(),
+                HttpNotifierConfig {
+                    connect_timeout: Duration::from_secs(1),
+                    request_timeout: timeout,
+                },
+            )
+            .expect("a notifier");
+            builder = builder.notifier(Arc::new(notifier));
+        }
+        let service = builder.build().await.expect("the service");
+        let server = RunningServer::start(&service).await;
+        Replica { service, server }
+    }
+
+    async fn call(
+        &self,
+        r: &Replica,
+        method: Method,
+        path: &str,
+        key: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", r.server.base))
+            .header("X-API-Key", key);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let resp = req.send().await.expect("an answer");
+        let status = resp.status();
+        let body = resp.json().await.unwrap_or(Value::Null);
+        (status, body)
+    }
+
+    async fn get(&self, r: &Replica, path: &str, key: &str) -> (StatusCode, Value) {
+        self.call(r, Method::GET, path, key, None).await
+    }
+}
+
+/// Polls `check` every 5 ms until it holds; returns how long that took, or fails the test.
+async fn time_until<F, Fut>(what: &str, mut check: F) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while started.elapsed() < PROPAGATION_LIMIT {
+        if check().await {
+            return started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("{what}: not seen within {PROPAGATION_LIMIT:?}");
+}
+
+fn companies() -> Vec<Company> {
+    Dataset::generate(99, 3, 0).companies
+}
+
+/// A fresh active job of `company` whose role holds `word`.
+fn job(company: &Company, word: &str) -> Job {
+    let mut job = Dataset::generate(99, 3, 1).jobs.remove(0);
+    job.id = JobId(Uuid::new_v4());
+    job.company_id = company.id;
+    job.company_name = company.name.clone();
+    job.role = format!("Engineer {word}");
+    job.status = JobStatus::Active;
+    job.activated_at = None;
+    job.posted_at = chrono::Utc::now();
+    job
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_one_replica_writes_the_others_serve_within_a_bounded_time() {
+    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
+    let a = cluster.replica(None).await;
+    let b = cluster.replica(None).await;
+    let c = cluster.replica(None).await;
+
+    // A key issued on A works on B and C.
+    let (key, record) = a
+        .service
+        .create_key(NewKey::new(Plan::Developer))
+        .await
+        .expect("a key");
+    let key = key.expose().to_owned();
+    let mut times = Vec::new();
+    for (name, r) in [("B", &b), ("C", &c)] {
+        let took = time_until(&format!("the key on {name}"), || async {
+            cluster.get(r, "/api/v1/usage", &key).await.0 == StatusCode::OK
+        })
+        .await;
+        times.push(("key", name, took));
+    }
+
+    // Companies written on A are served by C.
+    let companies = companies();
+    a.service
+        .upsert_companies(companies.clone())
+        .await
+        .expect("companies");
+    let company_path = format!("/api/v1/companies/{}", companies[0].id.0);
+    let took = time_until("a company on C", || async {
+        cluster.get(&c, &company_path, &key).await.0 == StatusCode::OK
+    })
+    .await;
+    times.push(("company", "C", took));
+
+    // A job ingested on B is searchable on A and C.
+    let word = format!("zq{}", &Uuid::new_v4().simple().to_string()[..8]);
+    let new_job = job(&companies[0], &word);
+    let ingested_at = Instant::now();
+    b.service
+        .upsert_job(new_job.clone())
+        .await
+        .expect("ingested");
+    let search = format!("/api/v1/jobs?q={word}");
+    for (name, r) in [("A", &a), ("C", &c)] {
+        time_until(&format!("the job on {name}"), || async {
+            let (status, body) = cluster.get(r, &search, &key).await;
+            status == StatusCode::OK && body["data"][0]["id"] == json!(new_job.id.0.to_string())
+        })
+        .await;
+        times.push(("job", name, ingested_at.elapsed()));
+    }
+
+    // Closed on C: gone from A's and B's results.
+    c.service.close_job(new_job.id).await.expect("closed");
+    for (name, r) in [("A", &a), ("B", &b)] {
+        time_until(&format!("the close on {name}"), || async {
+            let (status, body) = cluster.get(r, &search, &key).await;
+            status == StatusCode::OK && body["data"].as_array().is_some_and(|d| d.is_empty())
+        })
+        .await;
+    }
+
+    // Revoked on C: refused by A and B.
+    c.service.revoke_key(record.id).await.expect("revoked");
+    for (name, r) in [("A", &a), ("B", &b)] {
+        let took = time_until(&format!("the revocation on {name}"), || async {
+            cluster.get(r, "/api/v1/usage", &key).await.0 == StatusCode::UNAUTHORIZED
+        })
+        .await;
+        times.push(("revocation", name, took));
+    }
+    eprintln!("replicas: propagation times {times:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exactly_the_quota_succeeds_with_calls_spread_over_three_replicas() {
+    const QUOTA: u64 = 60;
+    const CALLS: usize = 180;
+    let cluster = Cluster::new(QUOTA, Duration::from_secs(60)).await;
+    let replicas = [
+        cluster.replica(None).await,
+        cluster.replica(None).await,
+        cluster.replica(None).await,
+    ];
+    replicas[0]
+        .service
+        .upsert_companies(companies())
+        .await
+        .expect("companies");
+    let (key, _) = replicas[0]
+        .service
+        .create_key(NewKey::new(Plan::Developer))
+        .await
+        .expect("a key");
+    let key = key.expose().to_owned();
+    for (i, r) in replicas.iter().enumerate() {
+        time_until(&format!("the key on replica {i}"), || async {
+            cluster.get(r, "/api/v1/usage", &key).await.0 == StatusCode::OK
+        })
+        .await;
+    }
+
+    let cluster = Arc::new(cluster);
+    let bases: Vec<String> = replicas.iter().map(|r| r.server.base.clone()).collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    for lane in 0..30 {
+        let (cluster, bases, key) = (cluster.clone(), bases.clone(), key.clone());
+        tasks.spawn(async move {
+            let mut statuses = Vec::new();
+            for i in (lane..CALLS).step_by(30) {
+                let url = format!("{}/api/v1/companies", bases[i % bases.len()]);
+                let resp = cluster
+                    .client
+                    .get(url)
+                    .header("X-API-Key", &key)
+                    .send()
+                    .await
+                    .expect("an answer");
+                statuses.push((i % bases.len(), resp.status()));
+            }
+            statuses
+        });
+    }
+    let mut ok_per_replica = [0u64; 3];
+    let mut refused = 0;
+    let mut other = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        for (replica, status) in done.expect("a lane") {
+            match status {
+                StatusCode::OK => ok_per_replica[replica] += 1,
+                StatusCode::TOO_MANY_REQUESTS => refused += 1,
+                s => other.push(s),
+            }
+        }
+    }
+    eprintln!("replicas: {CALLS} calls, quota {QUOTA}: 2xx per replica {ok_per_replica:?}, {refused} refused");
+    assert!(other.is_empty(), "only 200 and 429: {other:?}");
+    assert_eq!(
+        ok_per_replica.iter().sum::<u64>(),
+        QUOTA,
+        "exactly the quota"
+    );
+    assert!(
+        ok_per_replica.iter().filter(|n| **n > 0).count() >= 2,
+        "successes came from several replicas"
+    );
+    for r in &replicas {
+        let (status, usage) = cluster.get(r, "/api/v1/usage", &key).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(usage["calls_used"], json!(QUOTA));
+        assert_eq!(usage["calls_remaining"], json!(0));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
+    const JOBS_PER_REPLICA: usize = 10;
+    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
+    let replicas = [
+        cluster.replica(Some(Duration::from_secs(5))).await,
+        cluster.replica(Some(Duration::from_secs(5))).await,
+        cluster.replica(Some(Duration::from_secs(5))).await,
+    ];
+    let companies = companies();
+    replicas[0]
+        .service
+        .upsert_companies(companies.clone())
+        .await
+        .expect("companies");
+    let (key, _) = replicas[0]
+        .service
+        .create_key(NewKey::new(Plan::AgentPro))
+        .await
+        .expect("a key");
+    let key = key.expose().to_owned();
+    let rx = Receiver::start(always_ok()).await;
+    time_until("the key on replica 1", || async {
+        cluster.get(&replicas[1], "/api/v1/usage", &key).await.0 == StatusCode::OK
+    })
+    .await;
+    let (status, hook) = cluster
+        .call(
+            &replicas[1],
+            Method::POST,
+            "/api/v1/webhooks",
+            &key,
+            Some(json!({ "callback_url": rx.url("/jobs") })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hook}");
+    let hook_path = format!("/api/v1/webhooks/{}", hook["id"].as_str().expect("an id"));
+    for (i, r) in replicas.iter().enumerate() {
+        time_until(&format!("the subscription on replica {i}"), || async {
+            cluster.get(r, &hook_path, &key).await.0 == StatusCode::OK
+        })
+        .await;
+    }
+
+    let mut expected = std::collections::BTreeSet::new();
+    for (i, r) in replicas.iter().enumerate() {
+        let jobs: Vec<Job> = (0..JOBS_PER_REPLICA)
+            .map(|n| job(&companies[n % companies.len()], &format!("r{i}n{n}")))
+            .collect();
+        expected.extend(jobs.iter().map(|j| j.id.0.to_string()));
+        r.service.upsert_jobs(jobs).await.expect("ingested");
+    }
+    let total = expected.len();
+    assert!(
+        eventually(Duration::from_secs(20), || async { rx.count() >= total }).await,
+        "{} of {total} delivered",
+        rx.count()
+    );
+    // Give any duplicate time to arrive.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let hits = rx.hits();
+    let delivered: std::collections::BTreeSet<String> = hits
+        .iter()
+        .filter_map(|h| h.data_id().map(str::to_owned))
+        .collect();
+    let ids: std::collections::BTreeSet<&str> =
+        hits.iter().filter_map(|h| h.id.as_deref()).collect();
+    eprintln!(
+        "replicas: {total} jobs over 3 replicas, {} requests received, {} distinct events",
+        hits.len(),
+        ids.len()
+    );
+    assert_eq!(delivered, expected, "every job announced");
+    assert_eq!(hits.len(), total, "no job delivered twice");
+    assert_eq!(ids.len(), total, "one webhook-id per job");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_loses_nothing() {
+    let lease = Duration::from_millis(1_500);
+    let cluster = Cluster::new(1_000, lease).await;
+    // Only A delivers at first; B ingests.
+    let a = cluster.replica(Some(Duration::from_secs(30))).await;
+    let b = cluster.replica(None).await;
+    let companies = companies();
+    b.service
+        .upsert_companies(companies.clone())
+        .await
+        .expect("companies");
+    let (key, _) = b
+        .service
+        .create_key(NewKey::new(Plan::AgentPro))
+        .await
+        .expect("a key");
+    let key = key.expose().to_owned();
+    // The first attempt hangs (A dies while waiting for it); any later attempt succeeds.
+    let rx = Receiver::start(script(|_, seen| {
+        if seen.nth_same == 0 {
+            Answer::ok().after(Duration::from_secs(20))
+        } else {
+            Answer::ok()
+        }
+    }))
+    .await;
+    let (status, hook) = cluster
+        .call(
+            &b,
+            Method::POST,
+            "/api/v1/webhooks",
+            &key,
+            Some(json!({ "callback_url": rx.url("/jobs") })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hook}");
+    let hook_path = format!("/api/v1/webhooks/{}", hook["id"].as_str().expect("an id"));
+    time_until("the subscription on A", || async {
+        cluster.get(&a, &hook_path, &key).await.0 == StatusCode::OK
+    })
+    .await;
+
+    b.service
+        .upsert_job(job(&companies[0], "lease"))
+        .await
+        .expect("ingested");
+    assert!(
+        eventually(Duration::from_secs(10), || async { rx.count() >= 1 }).await,
+        "A started the attempt"
+    );
+    // A dies mid-attempt: its background work stops, its claim stays in the database.
+    let died_at = Instant::now();
+    let Replica {
+        service,
+        mut server,
+    } = a;
+    server.stop().await;
+    service.shutdown().await.expect("stopped");
+    drop(service);
+
+    // C takes over once the lease has run out.
+    let _c = cluster.replica(Some(Duration::from_secs(5))).await;
+    assert!(
+        eventually(Duration::from_secs(15), || async { rx.count() >= 2 }).await,
+        "the delivery was taken over"
+    );
+    let taken_over_after = died_at.elapsed();
+    let hits = rx.hits();
+    eprintln!(
+        "replicas: delivery taken over {taken_over_after:?} after the replica died (lease {lease:?})"
+    );
+    assert_eq!(hits[0].id, hits[1].id, "the same event, retried");
+    assert!(hits[1].ok(), "the second attempt succeeded");
+    assert!(
+        hits[1].at.duration_since(hits[0].at) >= lease - Duration::from_millis(200),
+        "not before the lease ran out"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(rx.count(), 2, "delivered once more, not again");
+}
