@@ -147,6 +147,15 @@ impl PgStore {
                 migrations::latest()
             )));
         }
+        // Running replicas read the feed within seconds and a starting one loads everything,
+        // so a day of changes is ample; older ones only take space.
+        client
+            .execute(
+                "DELETE FROM changes WHERE at < now() - interval '1 day'",
+                &[],
+            )
+            .await
+            .map_err(pg_error)?;
         feed::spawn_listener(pg, channel, Arc::downgrade(&store.inner.woken));
         Ok(store)
     }
