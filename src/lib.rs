@@ -12,7 +12,7 @@
 //! | [`api`] | framework-agnostic HTTP: routes, parameters, auth headers, errors, OpenAPI; a `tower::Service` | `http`, [`service`] |
 //! | [`service`] | [`JobListingsService`](service::JobListingsService): keys, plans, quotas, ingest | [`query`], [`store`], [`webhooks`] |
 //! | [`query`] | the embeddable search engine, pure and synchronous | [`domain`] |
-//! | [`store`] | the [`Store`](store::Store) trait; sled (default) and memory stores | [`domain`] |
+//! | [`store`] | the [`Store`](store::Store) trait; sled (default), PostgreSQL and memory stores | [`domain`] |
 //! | [`webhooks`] | callback policy, outbox events, Standard Webhooks signing, retries, the HTTP sender | [`query`], [`domain`] |
 //! | [`domain`] | validated values: ids, tags, keys, plans, jobs, companies | — |
 //! | [`demo`] | a deterministic demo dataset | [`domain`] |
@@ -24,6 +24,7 @@
 //! | `sled` | yes | [`store::SledStore`], the on-disk default store |
 //! | `server` | yes | [`server`], the hyper frontend |
 //! | `webhooks` | yes | `webhooks::HttpNotifier`, the reqwest sender that delivers webhooks |
+//! | `postgres` | yes | `store::PgStore`, the PostgreSQL store several server replicas share |
 //!
 //! With no features you get the domain, the query engine, the service, the HTTP layer, the
 //! memory store and the webhook outbox.

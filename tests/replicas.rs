@@ -110,6 +110,30 @@ impl Cluster {
         Replica { service, server }
     }
 
+    /// Adds the companies and issues a key of `plan` through `first`; returns the key once
+    /// every replica in `all` accepts it.
+    async fn seed(&self, first: &Replica, all: &[&Replica], plan: Plan) -> (Vec<Company>, String) {
+        let companies = companies();
+        first
+            .service
+            .upsert_companies(companies.clone())
+            .await
+            .expect("companies");
+        let (key, _) = first
+            .service
+            .create_key(NewKey::new(plan))
+            .await
+            .expect("a key");
+        let key = key.expose().to_owned();
+        for (i, r) in all.iter().enumerate() {
+            time_until(&format!("the key on replica {i}"), || async {
+                self.get(r, "/api/v1/usage", &key).await.0 == StatusCode::OK
+            })
+            .await;
+        }
+        (companies, key)
+    }
+
     async fn call(
         &self,
         r: &Replica,
@@ -255,23 +279,8 @@ async fn exactly_the_quota_succeeds_with_calls_spread_over_three_replicas() {
         cluster.replica(None).await,
         cluster.replica(None).await,
     ];
-    replicas[0]
-        .service
-        .upsert_companies(companies())
-        .await
-        .expect("companies");
-    let (key, _) = replicas[0]
-        .service
-        .create_key(NewKey::new(Plan::Developer))
-        .await
-        .expect("a key");
-    let key = key.expose().to_owned();
-    for (i, r) in replicas.iter().enumerate() {
-        time_until(&format!("the key on replica {i}"), || async {
-            cluster.get(r, "/api/v1/usage", &key).await.0 == StatusCode::OK
-        })
-        .await;
-    }
+    let all: Vec<&Replica> = replicas.iter().collect();
+    let (_, key) = cluster.seed(&replicas[0], &all, Plan::Developer).await;
 
     let cluster = Arc::new(cluster);
     let bases: Vec<String> = replicas.iter().map(|r| r.server.base.clone()).collect();
@@ -334,23 +343,9 @@ async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
         cluster.replica(Some(Duration::from_secs(5))).await,
         cluster.replica(Some(Duration::from_secs(5))).await,
     ];
-    let companies = companies();
-    replicas[0]
-        .service
-        .upsert_companies(companies.clone())
-        .await
-        .expect("companies");
-    let (key, _) = replicas[0]
-        .service
-        .create_key(NewKey::new(Plan::AgentPro))
-        .await
-        .expect("a key");
-    let key = key.expose().to_owned();
+    let all: Vec<&Replica> = replicas.iter().collect();
+    let (companies, key) = cluster.seed(&replicas[0], &all, Plan::AgentPro).await;
     let rx = Receiver::start(always_ok()).await;
-    time_until("the key on replica 1", || async {
-        cluster.get(&replicas[1], "/api/v1/usage", &key).await.0 == StatusCode::OK
-    })
-    .await;
     let (status, hook) = cluster
         .call(
             &replicas[1],
@@ -409,17 +404,7 @@ async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_l
     // Only A delivers at first; B ingests.
     let a = cluster.replica(Some(Duration::from_secs(30))).await;
     let b = cluster.replica(None).await;
-    let companies = companies();
-    b.service
-        .upsert_companies(companies.clone())
-        .await
-        .expect("companies");
-    let (key, _) = b
-        .service
-        .create_key(NewKey::new(Plan::AgentPro))
-        .await
-        .expect("a key");
-    let key = key.expose().to_owned();
+    let (companies, key) = cluster.seed(&b, &[&a, &b], Plan::AgentPro).await;
     // The first attempt hangs (A dies while waiting for it); any later attempt succeeds.
     let rx = Receiver::start(script(|_, seen| {
         if seen.nth_same == 0 {

@@ -318,6 +318,15 @@ async fn keys_are_stored_and_replaced(store: &dyn Store) {
     assert!(keys.iter().any(|k| k.hash.ct_eq(&expected[0].hash)));
 }
 
+/// What `get_usage` says the key has used, if it has a counter.
+async fn calls_used(store: &dyn Store, key: KeyId) -> Option<u64> {
+    store
+        .get_usage(key)
+        .await
+        .expect("read")
+        .map(|c| c.calls_used)
+}
+
 async fn get_key_and_get_webhook_read_one_record_by_id(store: &dyn Store) {
     let k = key_record(1, Plan::AgentPro);
     let w = webhook(2);
@@ -344,14 +353,7 @@ async fn count_call_counts_up_to_the_quota_and_starts_over_in_a_new_period(store
         assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((n, t0())));
     }
     assert_eq!(store.count_call(key, t0(), 3).await.expect("read"), None);
-    assert_eq!(
-        store
-            .get_usage(key)
-            .await
-            .expect("read")
-            .map(|c| c.calls_used),
-        Some(3)
-    );
+    assert_eq!(calls_used(store, key).await, Some(3));
     // A new period starts from zero.
     let c = store.count_call(key, next, 3).await.expect("counted");
     assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((1, next)));
@@ -396,27 +398,13 @@ async fn uncount_call_gives_back_one_call_in_its_own_period_only(store: &dyn Sto
     store.count_call(key, t0(), 5).await.expect("counted");
     store.count_call(key, t0(), 5).await.expect("counted");
     store.uncount_call(key, t0()).await.expect("given back");
-    assert_eq!(
-        store
-            .get_usage(key)
-            .await
-            .expect("read")
-            .map(|c| c.calls_used),
-        Some(1)
-    );
+    assert_eq!(calls_used(store, key).await, Some(1));
     store.uncount_call(key, t0()).await.expect("given back");
     store
         .uncount_call(key, t0())
         .await
         .expect("never below zero");
-    assert_eq!(
-        store
-            .get_usage(key)
-            .await
-            .expect("read")
-            .map(|c| c.calls_used),
-        Some(0)
-    );
+    assert_eq!(calls_used(store, key).await, Some(0));
     store.count_call(key, next, 5).await.expect("counted");
     store
         .uncount_call(key, t0())
@@ -449,14 +437,7 @@ async fn concurrent_count_calls_succeed_exactly_quota_times(store: &dyn Store) {
         (1..=25).collect::<Vec<u64>>(),
         "each count handed out once"
     );
-    assert_eq!(
-        store
-            .get_usage(key)
-            .await
-            .expect("read")
-            .map(|c| c.calls_used),
-        Some(25)
-    );
+    assert_eq!(calls_used(store, key).await, Some(25));
 }
 
 async fn a_claimed_delivery_is_not_claimed_again_until_written_or_its_lease_ends(

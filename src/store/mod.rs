@@ -1,8 +1,10 @@
 //! Persistence: the [`Store`] trait and its implementations.
 //!
 //! [`SledStore`] (feature `sled`, on by default) keeps everything in an embedded sled database
-//! on disk. [`MemoryStore`] keeps it in memory, for tests and for embedders that bring their own
-//! persistence. One shared test suite (`tests/store_suite.rs`) runs against both.
+//! on disk, for one process. `PgStore` (feature `postgres`) keeps it in PostgreSQL, so several
+//! server replicas share one state. [`MemoryStore`] keeps it in memory, for tests and for
+//! embedders that bring their own persistence. One shared test suite (`tests/store_suite.rs`)
+//! runs against all three (PostgreSQL when `DATABASE_URL` is set).
 //!
 //! Every write method returns only once the write is durable: an acknowledged write survives a
 //! crash of the process.
