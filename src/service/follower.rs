@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::{secrets, Inner, JobListingsService, ServiceResult};
-use crate::store::{ChangedRecord, Store};
+use super::{secrets, Inner, JobListingsService, ServiceError, ServiceResult};
+use crate::store::{ChangedRecord, Store, StoreError};
 
 /// Changes read per round trip.
 const BATCH: usize = 1_000;
@@ -34,10 +34,18 @@ pub(super) async fn follow(
             Ok(changes) => {
                 full = changes.len() == BATCH;
                 for change in changes {
-                    if let Err(e) = service.apply(change.record).await {
-                        // Not applied: read it again next round rather than skip it.
-                        tracing::error!(error = %e, ?change, "applying another replica's change failed; will retry");
-                        break;
+                    match service.apply(change.record).await {
+                        Ok(()) => {}
+                        // Reading it again will not help (a record sealed with another secret
+                        // key, say): skip it, loudly, rather than stop following.
+                        Err(e @ ServiceError::Store(StoreError::Corrupt { .. })) => {
+                            tracing::error!(error = %e, ?change, "another replica's change cannot be read; skipped");
+                        }
+                        Err(e) => {
+                            // Not applied: read it again next round rather than skip it.
+                            tracing::error!(error = %e, ?change, "applying another replica's change failed; will retry");
+                            break;
+                        }
                     }
                     position = change.position;
                 }
