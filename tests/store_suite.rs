@@ -327,6 +327,22 @@ async fn calls_used(store: &dyn Store, key: KeyId) -> Option<u64> {
         .map(|c| c.calls_used)
 }
 
+async fn get_jobs_json_gives_each_jobs_encoding_in_the_order_asked(store: &dyn Store) {
+    let jobs: Vec<Job> = (1..=3).map(job).collect();
+    store
+        .write_jobs(&jobs.iter().cloned().map(plain).collect::<Vec<_>>())
+        .await
+        .expect("written");
+    let asked = [jobs[2].id, JobId(uuid(99)), jobs[0].id, jobs[2].id];
+    let json = store.get_jobs_json(&asked).await.expect("read");
+    let expected: Vec<Vec<u8>> = [&jobs[2], &jobs[0], &jobs[2]]
+        .iter()
+        .map(|j| serde_json::to_vec(j).expect("encoded"))
+        .collect();
+    let got: Vec<Vec<u8>> = json.iter().map(|b| b.to_vec()).collect();
+    assert_eq!(got, expected);
+}
+
 async fn get_key_and_get_webhook_read_one_record_by_id(store: &dyn Store) {
     let k = key_record(1, Plan::AgentPro);
     let w = webhook(2);
@@ -932,6 +948,7 @@ macro_rules! store_suite {
             check!(keys_are_stored_and_replaced);
             check!(usage_counters_replace_earlier_values);
             check!(get_key_and_get_webhook_read_one_record_by_id);
+            check!(get_jobs_json_gives_each_jobs_encoding_in_the_order_asked);
             check!(count_call_counts_up_to_the_quota_and_starts_over_in_a_new_period);
             check!(uncount_call_gives_back_one_call_in_its_own_period_only);
             check!(counting_keeps_a_period_start_with_microseconds_exactly);
@@ -968,6 +985,37 @@ impl Fixture for Pg {
             .expect("the PostgreSQL store opens");
         (Arc::new(store), Pg(schema))
     }
+}
+
+/// Search pages are served from the stored JSON as it is, so a folder whose jobs were written
+/// in another form (an earlier version: fields missing, in another order) is brought to this
+/// version's form when it is opened.
+#[tokio::test]
+async fn sled_store_re_encodes_jobs_stored_in_an_earlier_form_when_it_opens() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let config = sled_config(dir.path());
+    let j = job(7);
+    {
+        let db = sled::open(&config.path).expect("sled opens");
+        let mut old = serde_json::to_value(&j).expect("encoded");
+        let fields = old.as_object_mut().expect("an object");
+        fields.remove("activated_at");
+        let reordered: serde_json::Map<String, serde_json::Value> =
+            fields.clone().into_iter().rev().collect();
+        let bytes = serde_json::to_vec(&reordered).expect("encoded");
+        db.open_tree("jobs")
+            .expect("the jobs tree")
+            .insert(j.id.0.as_bytes(), bytes)
+            .expect("written");
+        db.flush().expect("flushed");
+    }
+    let store = SledStore::open(&config).expect("sled opens");
+    let json = store.get_jobs_json(&[j.id]).await.expect("read");
+    assert_eq!(json.len(), 1);
+    assert_eq!(
+        json[0].as_ref(),
+        serde_json::to_vec(&j).expect("encoded").as_slice()
+    );
 }
 
 #[tokio::test]

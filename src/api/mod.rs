@@ -61,6 +61,16 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
+    /// A 200 with a JSON body already encoded.
+    pub(crate) fn json_bytes(body: Vec<u8>, quota: Option<QuotaState>) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body: Some(Bytes::from(body)),
+            quota,
+            location: None,
+        }
+    }
+
     pub(crate) fn json(body: &impl serde::Serialize, quota: Option<QuotaState>) -> Self {
         Self {
             status: StatusCode::OK,

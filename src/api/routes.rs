@@ -8,13 +8,14 @@ use serde_json::json;
 use super::error::ApiError;
 use super::params::{company_query, job_query, Params, COMPANY_PARAMS, JOB_PARAMS};
 use super::views::{
-    CompanyDetailView, CompanySummaryView, DataList, JobDetailView, ListEnvelope, WebhookView,
+    job_detail_json, CompanyDetailView, CompanySummaryView, DataList, ListEnvelope, WebhookView,
 };
 use super::{api_key, Api, Reply, OPENAPI_JSON};
 use crate::domain::{
     ApiKey, CallbackUrl, CompanyId, Confidence, DomainError, DomainTag, JobId, Seniority, WebhookId,
 };
-use crate::service::NewWebhook;
+use crate::service::{NewWebhook, ServiceError};
+use crate::store::StoreError;
 
 const PREFIX: &str = "/api/v1";
 
@@ -87,11 +88,10 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         ("/api/v1/jobs/{id}", _) => {
             no_params(req)?;
             let id = JobId::parse(id)?;
-            let found = api.service().get_job(&key, id).await?;
-            Ok(Reply::json(
-                &JobDetailView::from(&found.value),
-                Some(found.quota),
-            ))
+            let found = api.service().get_job_json(&key, id).await?;
+            let body = job_detail_json(&found.value)
+                .ok_or_else(|| unreadable(format!("jobs/{id}"), "is not a JSON object"))?;
+            Ok(Reply::json_bytes(body, Some(found.quota)))
         }
         ("/api/v1/companies", _) => list_companies(api, &key, req).await,
         ("/api/v1/companies/{id}", _) => {
@@ -177,14 +177,22 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
     }
 }
 
+/// A stored record that cannot be sent: a storage fault (500), not the caller's.
+fn unreadable(key: String, reason: &str) -> ApiError {
+    ApiError::Service(ServiceError::Store(StoreError::Corrupt {
+        key,
+        reason: reason.to_owned(),
+    }))
+}
+
 async fn search_jobs(api: &Api, key: &ApiKey, req: &Request<Bytes>) -> Result<Reply, ApiError> {
     let params = Params::parse(req.uri().query(), JOB_PARAMS, &["domain", "seniority"])?;
     let query = job_query(&params)?;
     let filters = serde_json::to_value(&query.filter).unwrap_or_default();
-    let found = api.service().search_jobs(key, query).await?;
+    let found = api.service().search_jobs_json(key, query).await?;
     let page = found.value;
     let envelope = ListEnvelope::new(
-        &page.jobs,
+        (),
         page.page.get(),
         page.per_page.get(),
         page.total,
@@ -192,7 +200,11 @@ async fn search_jobs(api: &Api, key: &ApiKey, req: &Request<Bytes>) -> Result<Re
         &params.without_page(),
         json!({ "filters": filters }),
     );
-    Ok(Reply::json(&envelope, Some(found.quota)))
+    // The jobs go out as the store keeps them: no decoding and encoding per job.
+    let body = envelope
+        .to_json_around(&page.jobs)
+        .ok_or_else(|| unreadable("a search page".to_owned(), "could not be encoded"))?;
+    Ok(Reply::json_bytes(body, Some(found.quota)))
 }
 
 async fn list_companies(api: &Api, key: &ApiKey, req: &Request<Bytes>) -> Result<Reply, ApiError> {

@@ -1,6 +1,7 @@
 //! JSON shapes of responses. Single resources are sent bare; lists in the envelope
 //! `{"data", "pagination", "links", "meta"}`.
 
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -8,20 +9,20 @@ use serde_json::Value;
 use crate::domain::{Company, Job, Subscription};
 use crate::service::{CompanyDetail, CompanySummary, JobDetail};
 
-#[derive(Serialize)]
-pub(crate) struct JobDetailView<'a> {
-    #[serde(flatten)]
-    pub job: &'a Job,
-    pub company: Option<&'a Company>,
-}
-
-impl<'a> From<&'a JobDetail> for JobDetailView<'a> {
-    fn from(d: &'a JobDetail) -> Self {
-        Self {
-            job: &d.job,
-            company: d.company.as_deref(),
-        }
+/// `GET /jobs/{id}`: the job's fields and a `company` field, written around the job's stored
+/// JSON (an object) without decoding it. `None` if that JSON is not an object.
+pub(crate) fn job_detail_json(detail: &JobDetail<Bytes>) -> Option<Vec<u8>> {
+    let fields = detail.job.strip_suffix(b"}")?;
+    if !fields.starts_with(b"{") || fields.len() < 2 {
+        return None;
     }
+    let company = serde_json::to_vec(&detail.company.as_deref()).ok()?;
+    let mut out = Vec::with_capacity(detail.job.len() + company.len() + 12);
+    out.extend_from_slice(fields);
+    out.extend_from_slice(b",\"company\":");
+    out.extend_from_slice(&company);
+    out.push(b'}');
+    Some(out)
 }
 
 #[derive(Serialize)]
@@ -167,8 +168,96 @@ impl<T: Serialize> ListEnvelope<T> {
     }
 }
 
+impl<T: Serialize> ListEnvelope<T> {
+    /// The envelope with `items`, JSON objects already encoded (stored jobs), as its `data`
+    /// in place of `self.data`: each is written as it is.
+    pub(crate) fn to_json_around(&self, items: &[Bytes]) -> Option<Vec<u8>> {
+        let pagination = serde_json::to_vec(&self.pagination).ok()?;
+        let links = serde_json::to_vec(&self.links).ok()?;
+        let meta = serde_json::to_vec(&self.meta).ok()?;
+        let size = items.iter().map(|i| i.len() + 1).sum::<usize>() + pagination.len() + 64;
+        let mut out = Vec::with_capacity(size + links.len() + meta.len());
+        out.extend_from_slice(b"{\"data\":[");
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(item);
+        }
+        out.extend_from_slice(b"],\"pagination\":");
+        out.extend_from_slice(&pagination);
+        out.extend_from_slice(b",\"links\":");
+        out.extend_from_slice(&links);
+        out.extend_from_slice(b",\"meta\":");
+        out.extend_from_slice(&meta);
+        out.push(b'}');
+        Some(out)
+    }
+}
+
 /// A bare list: `{"data": [...]}`.
 #[derive(Serialize)]
 pub(crate) struct DataList<T: Serialize> {
     pub data: T,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::Dataset;
+    use std::sync::Arc;
+
+    fn stored(jobs: &[Job]) -> Vec<Bytes> {
+        jobs.iter()
+            .map(|j| Bytes::from(serde_json::to_vec(j).unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn a_list_written_around_stored_json_equals_the_typed_encoding() {
+        let data = Dataset::generate(3, 4, 5);
+        for jobs in [&data.jobs[..], &data.jobs[..1], &[]] {
+            let typed = ListEnvelope::new(
+                jobs,
+                2,
+                5,
+                17,
+                "/api/v1/jobs",
+                "q=x",
+                serde_json::json!({"filters": {"q": "x"}}),
+            );
+            let expected = serde_json::to_vec(&typed).unwrap_or_default();
+            assert_eq!(typed.to_json_around(&stored(jobs)), Some(expected));
+        }
+    }
+
+    #[derive(Serialize)]
+    struct TypedDetail<'a> {
+        #[serde(flatten)]
+        job: &'a Job,
+        company: Option<&'a Company>,
+    }
+
+    #[test]
+    fn a_detail_written_around_stored_json_equals_the_typed_encoding() {
+        let data = Dataset::generate(3, 2, 2);
+        let job = &data.jobs[0];
+        for company in [Some(Arc::new(data.companies[0].clone())), None] {
+            let typed = TypedDetail {
+                job,
+                company: company.as_deref(),
+            };
+            let expected = serde_json::to_vec(&typed).unwrap_or_default();
+            let detail = JobDetail {
+                job: stored(std::slice::from_ref(job)).remove(0),
+                company,
+            };
+            assert_eq!(job_detail_json(&detail), Some(expected));
+        }
+        let not_an_object = JobDetail {
+            job: Bytes::from_static(b"[1]"),
+            company: None,
+        };
+        assert_eq!(job_detail_json(&not_an_object), None);
+    }
 }

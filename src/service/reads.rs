@@ -1,14 +1,19 @@
+use std::future::Future;
 use std::sync::Arc;
+
+use bytes::Bytes;
 
 use super::{JobListingsService, Metered, ServiceError, ServiceResult};
 use crate::domain::{ApiKey, Company, CompanyId, FundingStage, Job, JobId, Page, PerPage};
 use crate::query::{JobFilter, JobQuery};
+use crate::store::{StoreError, StoreResult};
 
-/// One page of job search results.
+/// One page of job search results: typed jobs ([`JobListingsService::search_jobs`]) or
+/// their stored JSON ([`JobListingsService::search_jobs_json`]).
 #[derive(Clone, Debug)]
-pub struct JobPage {
+pub struct JobPage<J = Job> {
     /// The jobs on this page, newest first.
-    pub jobs: Vec<Job>,
+    pub jobs: Vec<J>,
     /// Matches in all.
     pub total: u64,
     /// The page number.
@@ -17,11 +22,12 @@ pub struct JobPage {
     pub per_page: PerPage,
 }
 
-/// A job with its company's enrichment data.
+/// A job with its company's enrichment data: the job typed ([`JobListingsService::get_job`])
+/// or as its stored JSON ([`JobListingsService::get_job_json`]).
 #[derive(Clone, Debug)]
-pub struct JobDetail {
+pub struct JobDetail<J = Job> {
     /// The job.
-    pub job: Job,
+    pub job: J,
     /// The hiring company, when its record is known.
     pub company: Option<Arc<Company>>,
 }
@@ -82,9 +88,39 @@ impl JobListingsService {
         key: &ApiKey,
         query: JobQuery,
     ) -> ServiceResult<Metered<JobPage>> {
+        let store = &self.inner.store;
+        self.search_page(key, query, |ids| async move { store.get_jobs(&ids).await })
+            .await
+    }
+
+    /// [`JobListingsService::search_jobs`] with each job as the JSON the store keeps
+    /// (`serde_json::to_vec(&job)`), for frontends that send it on as it is.
+    pub async fn search_jobs_json(
+        &self,
+        key: &ApiKey,
+        query: JobQuery,
+    ) -> ServiceResult<Metered<JobPage<Bytes>>> {
+        let store = &self.inner.store;
+        self.search_page(
+            key,
+            query,
+            |ids| async move { store.get_jobs_json(&ids).await },
+        )
+        .await
+    }
+
+    async fn search_page<J, Fut>(
+        &self,
+        key: &ApiKey,
+        query: JobQuery,
+        fetch: impl FnOnce(Vec<JobId>) -> Fut,
+    ) -> ServiceResult<Metered<JobPage<J>>>
+    where
+        Fut: Future<Output = StoreResult<Vec<J>>>,
+    {
         self.metered(key, |_| async move {
             let found = self.read_index().search(&query);
-            let jobs = self.inner.store.get_jobs(&found.ids).await?;
+            let jobs = fetch(found.ids).await?;
             Ok(JobPage {
                 jobs,
                 total: found.total,
@@ -97,13 +133,55 @@ impl JobListingsService {
 
     /// One active job with its company.
     pub async fn get_job(&self, key: &ApiKey, id: JobId) -> ServiceResult<Metered<JobDetail>> {
+        let store = &self.inner.store;
+        self.job_detail(key, id, |id| async move {
+            let job = store.get_job(id).await?;
+            Ok(job.map(|j| (j.company_id, j)))
+        })
+        .await
+    }
+
+    /// [`JobListingsService::get_job`] with the job as the JSON the store keeps.
+    pub async fn get_job_json(
+        &self,
+        key: &ApiKey,
+        id: JobId,
+    ) -> ServiceResult<Metered<JobDetail<Bytes>>> {
+        /// The one field the detail needs from the stored JSON; the rest is skipped unread.
+        #[derive(serde::Deserialize)]
+        struct CompanyOf {
+            company_id: CompanyId,
+        }
+        let store = &self.inner.store;
+        self.job_detail(key, id, |id| async move {
+            let Some(json) = store.get_jobs_json(&[id]).await?.pop() else {
+                return Ok(None);
+            };
+            let of: CompanyOf = serde_json::from_slice(&json).map_err(|e| StoreError::Corrupt {
+                key: format!("jobs/{id}"),
+                reason: e.to_string(),
+            })?;
+            Ok(Some((of.company_id, json)))
+        })
+        .await
+    }
+
+    async fn job_detail<J, Fut>(
+        &self,
+        key: &ApiKey,
+        id: JobId,
+        fetch: impl FnOnce(JobId) -> Fut,
+    ) -> ServiceResult<Metered<JobDetail<J>>>
+    where
+        Fut: Future<Output = StoreResult<Option<(CompanyId, J)>>>,
+    {
         self.metered(key, |_| async move {
             let not_found = ServiceError::NotFound { resource: "job" };
             if !self.read_index().contains(id) {
                 return Err(not_found);
             }
-            let job = self.inner.store.get_job(id).await?.ok_or(not_found)?;
-            let company = self.read_companies().get(&job.company_id).cloned();
+            let (company_id, job) = fetch(id).await?.ok_or(not_found)?;
+            let company = self.read_companies().get(&company_id).cloned();
             Ok(JobDetail { job, company })
         })
         .await

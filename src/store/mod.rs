@@ -10,6 +10,8 @@
 //! crash of the process.
 
 mod error;
+#[cfg(feature = "sled")]
+mod job_format;
 mod leases;
 mod memory;
 #[cfg(feature = "postgres")]
@@ -18,6 +20,7 @@ mod postgres;
 mod sled_store;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +107,21 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>>;
     /// Several jobs by id, in the order asked; unknown ids are skipped.
     async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Job>>;
+    /// Several jobs by id as JSON, exactly the bytes `serde_json::to_vec(&job)` gives, in the
+    /// order asked; unknown ids are skipped. Search pages are served from these bytes as they
+    /// are, so a store that keeps them (sled) answers without decoding and encoding each job.
+    /// The default encodes [`Store::get_jobs`].
+    async fn get_jobs_json(&self, ids: &[JobId]) -> StoreResult<Vec<Bytes>> {
+        self.get_jobs(ids)
+            .await?
+            .iter()
+            .map(|job| {
+                serde_json::to_vec(job)
+                    .map(Bytes::from)
+                    .map_err(|e| StoreError::Backend(format!("encoding a job: {e}")))
+            })
+            .collect()
+    }
     /// Writes jobs and their outbox events, all or nothing, durably.
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()>;
     /// Up to `limit` jobs with ids greater than `after`.

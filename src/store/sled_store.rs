@@ -1,6 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -9,7 +10,7 @@ use sled::transaction::{
 };
 use sled::{Db, Tree};
 
-use super::{JobWrite, Leases, Store, StoreError, StoreResult, UsageCounter};
+use super::{job_format, JobWrite, Leases, Store, StoreError, StoreResult, UsageCounter};
 use crate::domain::{
     ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
     KeyId, OutboxEvent, Subscription, WebhookId,
@@ -153,7 +154,8 @@ impl SledStore {
                 _ => backend(e),
             })?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);
-        Ok(Self {
+        let meta = tree("meta")?;
+        let store = Self {
             jobs: tree("jobs")?,
             companies: tree("companies")?,
             keys: tree("keys")?,
@@ -164,7 +166,39 @@ impl SledStore {
             due: tree("deliveries_due")?,
             leases: Default::default(),
             db,
-        })
+        };
+        store.bring_jobs_to_this_format(&meta)?;
+        Ok(store)
+    }
+
+    /// Search pages are served from the stored JSON of jobs as it is, so it must be what this
+    /// build would write. When the stored fingerprint of that form differs (a folder written
+    /// by an earlier version), every job is re-encoded once, before the store is used.
+    fn bring_jobs_to_this_format(&self, meta: &Tree) -> StoreResult<()> {
+        const KEY: &[u8] = b"job_json_format";
+        let current = job_format::fingerprint().to_be_bytes();
+        if meta.get(KEY).map_err(backend)?.as_deref() == Some(current.as_slice()) {
+            return Ok(());
+        }
+        let mut rewritten = 0u64;
+        for item in self.jobs.iter() {
+            let (k, v) = item.map_err(backend)?;
+            let job: Job = decode(&k, &v)?;
+            let canonical = encode(&job)?;
+            if canonical != *v {
+                self.jobs.insert(k, canonical).map_err(backend)?;
+                rewritten += 1;
+            }
+        }
+        meta.insert(KEY, current.as_slice()).map_err(backend)?;
+        self.db.flush().map_err(backend)?;
+        if rewritten > 0 {
+            tracing::info!(
+                rewritten,
+                "stored jobs re-encoded in this version's JSON form"
+            );
+        }
+        Ok(())
     }
 
     /// Runs blocking sled work, then flushes, off the async threads.
@@ -244,6 +278,16 @@ impl Store for SledStore {
         for id in ids {
             if let Some(job) = Self::get(&self.jobs, id.0.as_bytes())? {
                 out.push(job);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn get_jobs_json(&self, ids: &[JobId]) -> StoreResult<Vec<Bytes>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(bytes) = self.jobs.get(id.0.as_bytes()).map_err(backend)? {
+                out.push(Bytes::copy_from_slice(&bytes));
             }
         }
         Ok(out)
