@@ -1,11 +1,15 @@
 use std::borrow::Cow;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+// FxHash: the keys are our own ids and words from ingested jobs, not attacker-chosen, and
+// hashing is a large share of indexing and lookups.
+use rustc_hash::FxHashMap as HashMap;
 
 use roaring::RoaringBitmap;
 
 use super::filter::{JobFilter, JobQuery, SearchResult};
-use super::text::words;
+use super::text::for_each_word;
 use crate::domain::{CompanyId, Job, JobId};
 
 /// The attributes of one indexed job that are checked per document rather than by bitmap.
@@ -125,14 +129,13 @@ impl JobIndex {
             .entry(job.company_id)
             .or_default()
             .insert(doc);
-        for word in words(&job.company_name) {
-            add_posting(&mut self.company_words, word, doc);
-        }
-        for word in words(&job.role)
-            .chain(words(&job.company_name))
-            .chain(words(&job.description))
-        {
-            add_posting(&mut self.text, word, doc);
+        let mut buf = String::new();
+        for_each_word(&job.company_name, &mut buf, |w| {
+            add_posting(&mut self.company_words, w, doc);
+            add_posting(&mut self.text, w, doc);
+        });
+        for text in [&job.role, &job.description] {
+            for_each_word(text, &mut buf, |w| add_posting(&mut self.text, w, doc));
         }
     }
 
@@ -317,15 +320,15 @@ fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
     })
 }
 
-fn add_posting(map: &mut HashMap<Box<str>, RoaringBitmap>, word: String, doc: u32) {
-    match map.get_mut(word.as_str()) {
+fn add_posting(map: &mut HashMap<Box<str>, RoaringBitmap>, word: &str, doc: u32) {
+    match map.get_mut(word) {
         Some(b) => {
             b.insert(doc);
         }
         None => {
             let mut b = RoaringBitmap::new();
             b.insert(doc);
-            map.insert(word.into_boxed_str(), b);
+            map.insert(Box::from(word), b);
         }
     }
 }
