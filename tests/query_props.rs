@@ -17,8 +17,30 @@ use uuid::Uuid;
 
 /// A small vocabulary so words collide, with case, punctuation and non-ASCII variants.
 const VOCAB: &[&str] = &[
-    "rust", "Rust", "RUST", "go", "node", "js", "node.js", "Node.JS", "data", "lead", "zürich",
-    "ZÜRICH", "c++", "don't", "ai", "x-ray", "café", "v2", "42", "senior", "remote",
+    "rust",
+    "Rust",
+    "RUST",
+    "go",
+    "node",
+    "js",
+    "node.js",
+    "Node.JS",
+    "data",
+    "lead",
+    "zürich",
+    "ZÜRICH",
+    "c++",
+    "don't",
+    "ai",
+    "x-ray",
+    "café",
+    "v2",
+    "42",
+    "senior",
+    "remote",
+    "ΟΔΟΣ",
+    "οδος",
+    "ΑΘΗΝΑΣ",
 ];
 const SEPARATORS: &[&str] = &[
     " ", ", ", " - ", "/", " (", ") ", ". ", "; ", "\n", " — ", ".",

@@ -18,11 +18,9 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// allocating for words that are already lowercase ASCII (the common case when indexing).
 pub(crate) fn for_each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
     if !text.is_ascii() {
-        return unicode_words(text).for_each(|w| {
-            buf.clear();
-            buf.extend(w.chars().flat_map(char::to_lowercase));
-            f(buf);
-        });
+        // Whole-word lowercasing, as `words` does: it is context-sensitive (a capital sigma
+        // at the end of a word becomes `ς`, elsewhere `σ`), character by character is not.
+        return unicode_words(text).for_each(|w| f(&w.to_lowercase()));
     }
     for w in ascii_words(text) {
         if w.bytes().any(|b| b.is_ascii_uppercase()) {
@@ -85,6 +83,14 @@ mod tests {
         fn for_each_word_gives_what_words_gives(text in "\\PC{0,60}") {
             proptest::prop_assert_eq!(collected(&text), words(&text).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn a_capital_sigma_ending_a_word_is_indexed_as_queries_spell_it() {
+        for text in ["ΟΔΟΣ Αθηνάς, ΑΘΗΝΑΣ", "ΟΜΙΛΟΣ Labs", "Σ ΣΑΣ"] {
+            assert_eq!(collected(text), words(text).collect::<Vec<_>>(), "{text}");
+        }
+        assert_eq!(collected("ΟΔΟΣ"), ["οδος"]);
     }
 
     #[test]
