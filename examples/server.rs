@@ -931,7 +931,11 @@ fn read_jsonl<T: DeserializeOwned>(
         if text.trim_ascii().is_empty() {
             continue;
         }
+        // serde would also read a positional array into a struct: only objects are records.
         let problem = match serde_json::from_slice::<T>(text) {
+            Ok(_) if !text.trim_ascii_start().starts_with(b"{") => {
+                "a record must be a JSON object, one per line".to_owned()
+            }
             Ok(value) => match validate(&value) {
                 Ok(()) => {
                     lines.push(Line { number, value });

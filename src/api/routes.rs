@@ -282,6 +282,12 @@ fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
     if !json {
         return Err(ApiError::UnsupportedMediaType);
     }
+    // serde would also read a positional array into the struct: only an object is a body.
+    if !req.body().trim_ascii_start().starts_with(b"{") {
+        return Err(ApiError::InvalidBody(
+            "the body must be a JSON object, such as {\"callback_url\": \"https://example.com/hooks\"}".to_owned(),
+        ));
+    }
     let body: WebhookBody = serde_json::from_slice(req.body()).map_err(|e| {
         ApiError::InvalidBody(format!(
             "the body must be a JSON object with callback_url (string) and optionally domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number): {e}"

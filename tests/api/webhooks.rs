@@ -236,6 +236,23 @@ async fn post_webhooks_returns_400_invalid_body_when_a_field_has_the_wrong_type(
     }
 }
 
+/// serde reads a positional array into a struct; the endpoint must not.
+#[tokio::test]
+async fn post_webhooks_returns_400_invalid_body_for_a_json_array_of_the_fields() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    for body in [
+        json!([HOOK]),
+        json!([HOOK, ["ai"], true, ["senior"], "rust", "acme", 0.5]),
+        json!([HOOK, [], false, [], null, null, null, "extra"]),
+    ] {
+        app.post_webhook(key, &body)
+            .await
+            .assert_problem(400, "invalid_body", None);
+    }
+    assert_eq!(app.list_webhooks(key).await.ids(), Vec::<String>::new());
+}
+
 #[tokio::test]
 async fn post_webhooks_returns_400_invalid_body_for_an_unknown_field() {
     let app = spawn_app().await;
