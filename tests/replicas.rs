@@ -134,6 +134,23 @@ impl Cluster {
         (companies, key)
     }
 
+    /// Registers a webhook for `url` through `via`; returns once every replica in `all`
+    /// serves it.
+    async fn subscribe(&self, via: &Replica, all: &[&Replica], key: &str, url: &str) {
+        let body = json!({ "callback_url": url });
+        let (status, hook) = self
+            .call(via, Method::POST, "/api/v1/webhooks", key, Some(body))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{hook}");
+        let path = format!("/api/v1/webhooks/{}", hook["id"].as_str().expect("an id"));
+        for (i, r) in all.iter().enumerate() {
+            time_until(&format!("the subscription on replica {i}"), || async {
+                self.get(r, &path, key).await.0 == StatusCode::OK
+            })
+            .await;
+        }
+    }
+
     async fn call(
         &self,
         r: &Replica,
@@ -346,23 +363,9 @@ async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
     let all: Vec<&Replica> = replicas.iter().collect();
     let (companies, key) = cluster.seed(&replicas[0], &all, Plan::AgentPro).await;
     let rx = Receiver::start(always_ok()).await;
-    let (status, hook) = cluster
-        .call(
-            &replicas[1],
-            Method::POST,
-            "/api/v1/webhooks",
-            &key,
-            Some(json!({ "callback_url": rx.url("/jobs") })),
-        )
+    cluster
+        .subscribe(&replicas[1], &all, &key, &rx.url("/jobs"))
         .await;
-    assert_eq!(status, StatusCode::CREATED, "{hook}");
-    let hook_path = format!("/api/v1/webhooks/{}", hook["id"].as_str().expect("an id"));
-    for (i, r) in replicas.iter().enumerate() {
-        time_until(&format!("the subscription on replica {i}"), || async {
-            cluster.get(r, &hook_path, &key).await.0 == StatusCode::OK
-        })
-        .await;
-    }
 
     let mut expected = std::collections::BTreeSet::new();
     for (i, r) in replicas.iter().enumerate() {
@@ -414,21 +417,7 @@ async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_l
         }
     }))
     .await;
-    let (status, hook) = cluster
-        .call(
-            &b,
-            Method::POST,
-            "/api/v1/webhooks",
-            &key,
-            Some(json!({ "callback_url": rx.url("/jobs") })),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{hook}");
-    let hook_path = format!("/api/v1/webhooks/{}", hook["id"].as_str().expect("an id"));
-    time_until("the subscription on A", || async {
-        cluster.get(&a, &hook_path, &key).await.0 == StatusCode::OK
-    })
-    .await;
+    cluster.subscribe(&b, &[&a], &key, &rx.url("/jobs")).await;
 
     b.service
         .upsert_job(job(&companies[0], "lease"))
