@@ -56,6 +56,8 @@ impl JobListingsService {
         }
         self.inner.config.callback_policy.check(&new.callback_url)?;
         self.metered(key, |caller| async move {
+            // Counted under the writer lock: two racing creations must not both see room.
+            let _writer = self.inner.subscription_writes.lock().await;
             let max = self.inner.config.max_webhooks_per_key;
             let owned = self
                 .read_webhooks()
@@ -92,7 +94,6 @@ impl JobListingsService {
                 last_failure_reason: None,
                 failing_since: None,
             };
-            let _writer = self.inner.subscription_writes.lock().await;
             self.store_webhook(&sub).await?;
             self.write_webhooks().insert(sub.id, sub.clone());
             tracing::info!(webhook_id = %sub.id, key_id = %caller.key_id, "webhook registered");
