@@ -206,6 +206,8 @@ struct ServeArgs {
     /// Where calls are counted. `in-memory`: written every 100 ms, fastest; a crash of the
     /// process loses at most the last 100 ms of counting. `in-store`: written durably before
     /// each answer; nothing is lost in a crash, at the cost of one disk flush per call.
+    /// `off`: not counted and no quota enforced (to meter elsewhere, or to measure what
+    /// metering costs).
     #[arg(long, value_enum, default_value = "in-memory")]
     metering: MeteringArg,
 }
@@ -214,6 +216,7 @@ struct ServeArgs {
 enum MeteringArg {
     InMemory,
     InStore,
+    Off,
 }
 
 impl ServeArgs {
@@ -229,6 +232,7 @@ impl ServeArgs {
             metering: match self.metering {
                 MeteringArg::InMemory => Metering::default(),
                 MeteringArg::InStore => Metering::InStore,
+                MeteringArg::Off => Metering::Off,
             },
             ..ServiceConfig::default()
         };

@@ -494,6 +494,26 @@ async fn one_key_600_concurrent_calls(metering: Metering) {
     assert_eq!(app.usage(&key).await.calls_used, QUOTA);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_metering_off_calls_past_the_quota_succeed_and_usage_reads_zero() {
+    const QUOTA: u64 = 5;
+    let config = ServiceConfig {
+        metering: Metering::Off,
+        ..quotas(10_000, QUOTA)
+    };
+    let app = Arc::new(App::start(config, None).await);
+    let key = app.key(Plan::AgentPro, None).await;
+    let paths = app.ok_paths(true);
+    for i in 0..(QUOTA as usize * 4) {
+        let r = app.get(&key, &paths[i % paths.len()]).await;
+        assert_eq!(r.status, 200, "call {i}: {}", r.text);
+        assert_eq!(r.header_u64("x-ratelimit-remaining"), QUOTA);
+    }
+    let usage = app.usage(&key).await;
+    assert_eq!(usage.calls_used, 0);
+    assert_eq!(usage.calls_remaining, QUOTA);
+}
+
 // ---------------------------------------------------------------------------------------------
 // (b) many keys at once
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
 use std::borrow::Cow;
 use std::cmp::{Ordering, Reverse};
-use std::collections::BTreeMap;
 
 // FxHash: the keys are our own ids and words from ingested jobs, not attacker-chosen, and
 // hashing is a large share of indexing and lookups.
@@ -8,62 +7,88 @@ use rustc_hash::FxHashMap as HashMap;
 
 use roaring::RoaringBitmap;
 
+use super::confidence::ConfidenceBitmaps;
 use super::filter::{JobFilter, JobQuery, SearchResult};
 use super::text::for_each_word;
 use crate::domain::{CompanyId, Job, JobId};
 
-/// The attributes of one indexed job that are checked per document rather than by bitmap.
+/// The attributes of one indexed job that are read per document rather than by bitmap.
 #[derive(Clone, Copy, Debug)]
-struct Slot {
-    id: JobId,
-    posted_nanos: i64,
-    confidence: f64,
+pub(super) struct Slot {
+    pub(super) id: JobId,
+    pub(super) posted_nanos: i64,
+    pub(super) confidence: f64,
 }
 
 impl Slot {
-    /// Newest first, then id ascending.
-    fn rank(&self) -> (Reverse<i64>, JobId) {
+    /// Result order: newest first, then id ascending.
+    pub(super) fn rank(&self) -> (Reverse<i64>, JobId) {
         (Reverse(self.posted_nanos), self.id)
     }
 }
 
-type RankKey = (Reverse<i64>, JobId);
-
 /// An in-memory index over active jobs; see the [module docs](super).
 ///
-/// Documents get dense `u32` numbers; every filter is a roaring bitmap of document numbers, and
-/// a B-tree keeps all live documents in result order. A changed or closed job's old document is
-/// only marked dead (one bitmap write, so a writer holds a lock for one job's update at most);
-/// dead documents are swept from every bitmap in bulk once they pile up, and their numbers are
-/// then reused.
-#[derive(Default)]
+/// Documents get dense `u32` numbers **in result order**: a higher number is a job that comes
+/// earlier in the results (newer, or as new with a smaller id). Every filter is a roaring
+/// bitmap of document numbers, so a page is the highest numbers of the matching bitmap, found
+/// without sorting, and `posted_after` is a range of numbers.
+///
+/// A job added out of that order (older than the newest already indexed, as happens when
+/// loading in bulk or when a job is updated) is kept in a small *unordered* set whose members
+/// are sorted per query; a changed or closed job's old document is only marked dead, so a
+/// writer holds a lock for one job's update at most. Once dead or unordered documents pile
+/// up, [`JobIndex::compact`] renumbers everything in result order again; by default
+/// [`JobIndex::upsert`] and [`JobIndex::remove`] do that themselves when it is due.
+#[derive(Clone)]
 pub struct JobIndex {
-    slots: Vec<Slot>,
-    live: RoaringBitmap,
-    dead: RoaringBitmap,
-    free: Vec<u32>,
-    by_id: HashMap<JobId, u32>,
-    order: BTreeMap<RankKey, u32>,
-    domains: HashMap<String, RoaringBitmap>,
-    seniority: HashMap<String, RoaringBitmap>,
-    remote: RoaringBitmap,
-    text: HashMap<Box<str>, RoaringBitmap>,
-    company_words: HashMap<Box<str>, RoaringBitmap>,
-    companies: HashMap<CompanyId, RoaringBitmap>,
+    pub(super) slots: Vec<Slot>,
+    pub(super) by_id: HashMap<JobId, u32>,
+    pub(super) live: RoaringBitmap,
+    /// Live documents whose number does not follow result order.
+    pub(super) unordered: RoaringBitmap,
+    /// Documents whose number does follow result order, ascending (some may be dead since).
+    pub(super) ordered: Vec<u32>,
+    pub(super) domains: HashMap<String, RoaringBitmap>,
+    pub(super) seniority: HashMap<String, RoaringBitmap>,
+    pub(super) remote: RoaringBitmap,
+    pub(super) text: HashMap<Box<str>, RoaringBitmap>,
+    pub(super) company_words: HashMap<Box<str>, RoaringBitmap>,
+    pub(super) companies: HashMap<CompanyId, RoaringBitmap>,
+    pub(super) confidence: ConfidenceBitmaps,
+    pub(super) auto_compact: bool,
+}
+
+impl Default for JobIndex {
+    fn default() -> Self {
+        Self {
+            slots: Vec::new(),
+            by_id: HashMap::default(),
+            live: RoaringBitmap::new(),
+            unordered: RoaringBitmap::new(),
+            ordered: Vec::new(),
+            domains: HashMap::default(),
+            seniority: HashMap::default(),
+            remote: RoaringBitmap::new(),
+            text: HashMap::default(),
+            company_words: HashMap::default(),
+            companies: HashMap::default(),
+            confidence: ConfidenceBitmaps::default(),
+            auto_compact: true,
+        }
+    }
 }
 
 impl std::fmt::Debug for JobIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JobIndex")
             .field("active_jobs", &self.live.len())
-            .field("dead_docs", &self.dead.len())
+            .field("dead_docs", &self.dead_docs())
+            .field("unordered_docs", &self.unordered.len())
             .field("words", &self.text.len())
             .finish_non_exhaustive()
     }
 }
-
-/// Below this many candidates, sorting them beats walking the global order.
-const SORT_BELOW: u64 = 2_048;
 
 impl JobIndex {
     /// An empty index.
@@ -86,45 +111,78 @@ impl JobIndex {
         self.by_id.contains_key(&id)
     }
 
+    /// Whether [`JobIndex::upsert`] and [`JobIndex::remove`] compact the index themselves when
+    /// it is due (the default). Turn it off to compact at a time of your choosing, e.g. on a
+    /// copy while readers keep using the original ([`JobIndex::compacted`]).
+    pub fn set_auto_compact(&mut self, on: bool) {
+        self.auto_compact = on;
+    }
+
+    /// Whether enough documents are dead or out of order that [`JobIndex::compact`] would
+    /// pay for itself: more than a quarter of the live count dead, or more than 1/32 out of
+    /// order (each such document costs every search that matches it a little sorting).
+    pub fn needs_compaction(&self) -> bool {
+        let live = self.live.len();
+        let dead = self.dead_docs();
+        let unordered = self.unordered.len();
+        (dead > 4_096 && dead * 4 > live)
+            || (unordered > 1_024 && unordered * 32 > live)
+            || self.slots.len() >= u32::MAX as usize
+    }
+
+    fn dead_docs(&self) -> u64 {
+        self.slots.len() as u64 - self.live.len()
+    }
+
+    fn compact_if_due(&mut self) {
+        if self.auto_compact && self.needs_compaction() {
+            self.compact();
+        }
+    }
+
     /// Adds or replaces a job. A job that is not active is removed instead.
     pub fn upsert(&mut self, job: &Job) {
-        self.remove(job.id);
+        self.insert(job);
+        self.compact_if_due();
+    }
+
+    /// Adds or replaces a job without compacting.
+    fn insert(&mut self, job: &Job) {
+        self.forget(job.id);
         if !job.is_active() {
             return;
+        }
+        if self.slots.len() >= u32::MAX as usize {
+            self.compact();
         }
         let slot = Slot {
             id: job.id,
             posted_nanos: nanos_clamped(job.posted_at),
             confidence: job.confidence.get(),
         };
-        let doc = match self.free.pop() {
-            Some(doc) => {
-                self.slots[doc as usize] = slot;
-                doc
-            }
-            None => {
-                self.slots.push(slot);
-                (self.slots.len() - 1) as u32
-            }
-        };
+        let doc = self.slots.len() as u32;
+        let in_order = self
+            .ordered
+            .last()
+            .is_none_or(|&last| slot.rank() < self.slots[last as usize].rank());
+        if in_order {
+            self.ordered.push(doc);
+        } else {
+            self.unordered.insert(doc);
+        }
+        self.slots.push(slot);
         self.live.insert(doc);
         self.by_id.insert(job.id, doc);
-        self.order.insert(slot.rank(), doc);
         for tag in &job.domains {
-            self.domains
-                .entry(tag.as_str().to_owned())
-                .or_default()
-                .insert(doc);
+            add_posting(&mut self.domains, tag.as_str(), doc);
         }
         for level in &job.seniority {
-            self.seniority
-                .entry(level.as_str().to_owned())
-                .or_default()
-                .insert(doc);
+            add_posting(&mut self.seniority, level.as_str(), doc);
         }
         if job.remote {
             self.remote.insert(doc);
         }
+        self.confidence.insert(doc, slot.confidence);
         self.companies
             .entry(job.company_id)
             .or_default()
@@ -141,34 +199,19 @@ impl JobIndex {
 
     /// Removes a job if it is indexed; returns whether it was.
     pub fn remove(&mut self, id: JobId) -> bool {
+        let removed = self.forget(id);
+        self.compact_if_due();
+        removed
+    }
+
+    /// Marks a job's document dead; it leaves the other bitmaps at the next compaction.
+    fn forget(&mut self, id: JobId) -> bool {
         let Some(doc) = self.by_id.remove(&id) else {
             return false;
         };
-        let slot = self.slots[doc as usize];
-        self.order.remove(&slot.rank());
         self.live.remove(doc);
-        self.dead.insert(doc);
-        if self.dead.len() > 4_096 && self.dead.len() * 4 > self.live.len() {
-            self.sweep();
-        }
+        self.unordered.remove(doc);
         true
-    }
-
-    /// Clears dead documents out of every bitmap and frees their numbers for reuse.
-    fn sweep(&mut self) {
-        let dead = std::mem::take(&mut self.dead);
-        self.remote -= &dead;
-        for map in [&mut self.domains, &mut self.seniority] {
-            map.values_mut().for_each(|b| *b -= &dead);
-            map.retain(|_, b| !b.is_empty());
-        }
-        for map in [&mut self.text, &mut self.company_words] {
-            map.values_mut().for_each(|b| *b -= &dead);
-            map.retain(|_, b| !b.is_empty());
-        }
-        self.companies.values_mut().for_each(|b| *b -= &dead);
-        self.companies.retain(|_, b| !b.is_empty());
-        self.free.extend(dead.iter());
     }
 
     /// Number of active jobs of one company.
@@ -203,71 +246,114 @@ impl JobIndex {
 
     /// The number of matches and the ids ranked `offset..want`.
     fn search_range(&self, filter: &JobFilter, offset: usize, want: usize) -> SearchResult {
-        let Some(candidates) = self.candidates(filter) else {
+        let Some(mut matching) = self.candidates(filter) else {
             return SearchResult::default();
         };
-        let residual = filter.min_confidence.is_some() || filter.posted_after.is_some();
-
-        if residual {
-            let min_conf = filter.min_confidence.map_or(f64::NEG_INFINITY, |c| c.get());
-            let after = filter.posted_after.map_or(i64::MIN, nanos_clamped);
-            let docs: Vec<u32> = candidates
-                .iter()
-                .filter(|&d| {
-                    let s = &self.slots[d as usize];
-                    s.confidence >= min_conf && s.posted_nanos > after
-                })
-                .collect();
-            let total = docs.len() as u64;
-            return SearchResult {
-                total,
-                ids: self.top_sorted(docs, offset, want),
-            };
+        if let Some(min) = filter.min_confidence {
+            let docs = matching.to_mut();
+            self.confidence
+                .retain_at_least(docs, min.get(), |d| self.slots[d as usize].confidence);
         }
-
-        let total = candidates.len();
-        let everything = self.live.len().max(1);
-        // Walking the global order visits about want * everything / total documents; sorting
-        // touches all `total` candidates. Pick the cheaper.
-        let walk_cost = (want as u64).saturating_mul(everything) / total.max(1);
-        let ids = if total <= SORT_BELOW || walk_cost > total.saturating_mul(4) {
-            self.top_sorted(candidates.iter().collect(), offset, want)
+        // The out-of-order documents are ranked apart and merged into the page.
+        let mut unordered: Vec<u32> = Vec::new();
+        if !self.unordered.is_empty() && !matching.is_disjoint(&self.unordered) {
+            let docs = matching.to_mut();
+            let split = &*docs & &self.unordered;
+            *docs -= &split;
+            unordered = split.iter().collect();
+        }
+        if let Some(after) = filter.posted_after {
+            let after = nanos_clamped(after);
+            unordered.retain(|&d| self.slots[d as usize].posted_nanos > after);
+            // Numbered documents are in posting order: the ones posted after `after` are
+            // exactly those from the first such document up.
+            let first = self
+                .ordered
+                .partition_point(|&d| self.slots[d as usize].posted_nanos <= after);
+            match self.ordered.get(first) {
+                Some(&from) if from > 0 => {
+                    matching.to_mut().remove_range(..from);
+                }
+                Some(_) => {}
+                None => matching.to_mut().clear(),
+            }
+        }
+        let total = matching.len() + unordered.len() as u64;
+        let ids = if unordered.is_empty() {
+            self.page_of_ordered(&matching, offset, want)
         } else {
-            self.order
-                .values()
-                .filter(|&&d| candidates.contains(d))
-                .skip(offset)
-                .take(want.saturating_sub(offset))
-                .map(|&d| self.slots[d as usize].id)
-                .collect()
+            self.page_merged(&matching, unordered, offset, want)
         };
         SearchResult { total, ids }
     }
 
-    /// Sorts the first `want` documents into result order and returns the ids from `offset`.
-    fn top_sorted(&self, mut docs: Vec<u32>, offset: usize, want: usize) -> Vec<JobId> {
-        if offset >= docs.len() || want <= offset {
+    /// Ranks `offset..want` of documents numbered in result order: the highest numbers.
+    fn page_of_ordered(&self, docs: &RoaringBitmap, offset: usize, want: usize) -> Vec<JobId> {
+        let len = docs.len();
+        if offset as u64 >= len || want <= offset {
             return Vec::new();
         }
+        let Some(start) = docs.select((len - 1 - offset as u64) as u32) else {
+            return Vec::new();
+        };
+        docs.range(..=start)
+            .rev()
+            .take(want - offset)
+            .map(|d| self.slots[d as usize].id)
+            .collect()
+    }
+
+    /// Ranks `offset..want` of numbered documents merged with out-of-order ones.
+    fn page_merged(
+        &self,
+        docs: &RoaringBitmap,
+        mut unordered: Vec<u32>,
+        offset: usize,
+        want: usize,
+    ) -> Vec<JobId> {
         let cmp = |a: &u32, b: &u32| -> Ordering {
             self.slots[*a as usize]
                 .rank()
                 .cmp(&self.slots[*b as usize].rank())
         };
-        if want < docs.len() {
-            docs.select_nth_unstable_by(want - 1, cmp);
-            docs.truncate(want);
+        if want < unordered.len() && want > 0 {
+            unordered.select_nth_unstable_by(want - 1, cmp);
+            unordered.truncate(want);
         }
-        docs.sort_unstable_by(cmp);
-        docs[offset..]
-            .iter()
-            .map(|&d| self.slots[d as usize].id)
-            .collect()
+        unordered.sort_unstable_by(cmp);
+        let mut numbered = docs.iter().rev().peekable();
+        let mut apart = unordered.into_iter().peekable();
+        let mut page = Vec::with_capacity(want.saturating_sub(offset));
+        for position in 0..want {
+            let next = match (numbered.peek(), apart.peek()) {
+                (Some(a), Some(b)) if cmp(a, b) == Ordering::Greater => apart.next(),
+                (Some(_), _) => numbered.next(),
+                (None, _) => apart.next(),
+            };
+            let Some(doc) = next else { break };
+            if position >= offset {
+                page.push(self.slots[doc as usize].id);
+            }
+        }
+        page
     }
 
     /// The live documents passing every bitmap filter; `None` when nothing can match.
     fn candidates(&self, filter: &JobFilter) -> Option<Cow<'_, RoaringBitmap>> {
         let mut terms: Vec<Cow<'_, RoaringBitmap>> = Vec::new();
+        // Single postings first: a word no job has ends the search before any union is built.
+        for word in &filter.company_words {
+            terms.push(Cow::Borrowed(self.company_words.get(word.as_str())?));
+        }
+        for word in &filter.q_words {
+            terms.push(Cow::Borrowed(self.text.get(word.as_str())?));
+        }
+        if let Some(company) = filter.company_id {
+            terms.push(Cow::Borrowed(self.companies.get(&company)?));
+        }
+        if filter.remote_only {
+            terms.push(Cow::Borrowed(&self.remote));
+        }
         if !filter.domains.is_empty() {
             terms.push(union(
                 filter.domains.iter().map(|t| self.domains.get(t.as_str())),
@@ -280,18 +366,6 @@ impl JobIndex {
                     .iter()
                     .map(|s| self.seniority.get(s.as_str())),
             )?);
-        }
-        if filter.remote_only {
-            terms.push(Cow::Borrowed(&self.remote));
-        }
-        if let Some(company) = filter.company_id {
-            terms.push(Cow::Borrowed(self.companies.get(&company)?));
-        }
-        for word in &filter.company_words {
-            terms.push(Cow::Borrowed(self.company_words.get(word.as_str())?));
-        }
-        for word in &filter.q_words {
-            terms.push(Cow::Borrowed(self.text.get(word.as_str())?));
         }
         if terms.is_empty() {
             return Some(Cow::Borrowed(&self.live));
@@ -310,6 +384,17 @@ impl JobIndex {
     }
 }
 
+impl<'a> Extend<&'a Job> for JobIndex {
+    /// Adds or replaces many jobs, in any order, and then compacts once if due: the way to
+    /// load an index, much faster than one [`JobIndex::upsert`] each.
+    fn extend<I: IntoIterator<Item = &'a Job>>(&mut self, jobs: I) {
+        for job in jobs {
+            self.insert(job);
+        }
+        self.compact_if_due();
+    }
+}
+
 /// Nanoseconds since the epoch, clamped to `i64` so instants outside 1678..2262 keep their
 /// order against every indexed job.
 fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
@@ -320,15 +405,18 @@ fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
     })
 }
 
-fn add_posting(map: &mut HashMap<Box<str>, RoaringBitmap>, word: &str, doc: u32) {
-    match map.get_mut(word) {
+fn add_posting<K>(map: &mut HashMap<K, RoaringBitmap>, key: &str, doc: u32)
+where
+    K: std::borrow::Borrow<str> + for<'k> From<&'k str> + Eq + std::hash::Hash,
+{
+    match map.get_mut(key) {
         Some(b) => {
             b.insert(doc);
         }
         None => {
             let mut b = RoaringBitmap::new();
             b.insert(doc);
-            map.insert(Box::from(word), b);
+            map.insert(K::from(key), b);
         }
     }
 }

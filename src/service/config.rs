@@ -55,6 +55,9 @@ pub enum Metering {
     /// one store (PostgreSQL replicas) count against one quota. Costs a durable store write
     /// per call.
     InStore,
+    /// Not counted at all: every call succeeds whatever the quota, and usage reads 0. For
+    /// deployments that meter elsewhere and for measuring what metering itself costs.
+    Off,
 }
 
 impl Default for Metering {

@@ -70,14 +70,15 @@ impl JobListingsService {
         let store = &self.inner.store;
         match record {
             ChangedRecord::Job(id) => {
+                let writes = self.inner.ingest.lock().await;
                 let job = store.get_job(id).await?;
-                let mut index = self.write_index();
                 match job.filter(|j| j.is_active()) {
-                    Some(job) => index.upsert(&job),
+                    Some(job) => self.write_index().upsert(&job),
                     None => {
-                        index.remove(id);
+                        self.write_index().remove(id);
                     }
                 }
+                self.compact_index_if_due(&writes).await;
             }
             ChangedRecord::Company(id) => {
                 if let Some(company) = store.get_company(id).await? {

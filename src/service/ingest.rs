@@ -1,5 +1,7 @@
 use std::sync::Arc;
 
+use tokio::sync::MutexGuard;
+
 use super::{JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{Company, DomainError, Job, JobId, JobStatus};
 use crate::store::JobWrite;
@@ -107,12 +109,11 @@ impl JobListingsService {
             }
         }
         self.inner.store.write_jobs(&writes).await?;
-        {
-            let mut index = self.write_index();
-            for w in &writes {
-                index.upsert(&w.job);
-            }
+        for w in &writes {
+            // One job per lock: searches wait for one job's update at most.
+            self.write_index().upsert(&w.job);
         }
+        self.compact_index_if_due(&_ingest).await;
         if writes.iter().any(|w| !w.events.is_empty()) {
             self.wake_deliveries();
         }
@@ -138,6 +139,22 @@ impl JobListingsService {
             }])
             .await?;
         self.write_index().remove(id);
+        self.compact_index_if_due(&_ingest).await;
         Ok(job)
+    }
+
+    /// Renumbers the index once it holds many dead or out-of-order documents. The work runs
+    /// on a copy, off the async threads, while searches keep reading the current index; only
+    /// the swap takes the write lock. Holding the ingest lock (`_writes`) keeps every other
+    /// index writer out meanwhile, so no change can miss the copy.
+    pub(super) async fn compact_index_if_due(&self, _writes: &MutexGuard<'_, ()>) {
+        if !self.read_index().needs_compaction() {
+            return;
+        }
+        let this = self.clone();
+        match tokio::task::spawn_blocking(move || this.read_index().compacted()).await {
+            Ok(compacted) => *self.write_index() = compacted,
+            Err(e) => tracing::error!(error = %e, "compacting the search index failed"),
+        }
     }
 }

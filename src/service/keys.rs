@@ -269,6 +269,7 @@ impl JobListingsService {
                 .await?
                 .filter(|c| c.period_start == start)
                 .map_or(0, |c| c.calls_used),
+            Metering::Off => 0,
         }
         .min(quota);
         let report = UsageReport {

@@ -138,6 +138,8 @@ enum Counted {
         store: Arc<dyn Store>,
         counter: UsageCounter,
     },
+    /// Nowhere: metering is off.
+    Nowhere,
 }
 
 /// Gives back a call the store counted. Should that fail, the call stays counted: a failure
@@ -174,12 +176,21 @@ impl Reservation {
         }
     }
 
+    /// A call that is not counted (metering is off).
+    pub(crate) fn uncounted() -> Self {
+        Self {
+            counted: Counted::Nowhere,
+            committed: false,
+        }
+    }
+
     /// Gives the call back now (it failed), waiting for the store when it counted it.
     pub(crate) async fn give_back(mut self) {
         self.committed = true;
         match &self.counted {
             Counted::InMemory { meter, period } => meter.release(*period),
             Counted::InStore { store, counter } => uncount(store.as_ref(), *counter).await,
+            Counted::Nowhere => {}
         }
     }
 
@@ -207,6 +218,7 @@ impl Drop for Reservation {
                     runtime.spawn(async move { uncount(store.as_ref(), counter).await });
                 }
             }
+            Counted::Nowhere => {}
         }
     }
 }

@@ -186,16 +186,18 @@ impl ServiceBuilder {
             companies.extend(batch.into_iter().map(|c| (c.id, Arc::new(c))));
         }
 
+        // Loaded in bulk and compacted once; from then on the service compacts it on a copy
+        // (`compact_index_if_due`) so searches never wait for a compaction.
         let mut index = JobIndex::new();
+        index.set_auto_compact(false);
         let mut after = None;
         loop {
             let batch = store.scan_jobs(after, 5_000).await?;
             let Some(last) = batch.last() else { break };
             after = Some(last.id);
-            for job in batch.iter().filter(|j| j.is_active()) {
-                index.upsert(job);
-            }
+            index.extend(batch.iter().filter(|j| j.is_active()));
         }
+        index.compact();
 
         let keys = KeyRegistry::load(store.as_ref()).await?;
         let mut webhooks = HashMap::new();
@@ -208,7 +210,7 @@ impl ServiceBuilder {
         }
 
         let mut config = self.config;
-        if feed_position.is_some() && config.metering != Metering::InStore {
+        if feed_position.is_some() && matches!(config.metering, Metering::InMemory { .. }) {
             tracing::info!("the store is shared by replicas: calls are counted in the store");
             config.metering = Metering::InStore;
         }
@@ -419,6 +421,7 @@ impl JobListingsService {
                 let reservation = Reservation::in_store(store.clone(), counter);
                 (reservation, counter.calls_used)
             }
+            Metering::Off => (Reservation::uncounted(), 0),
         };
         let caller = Caller {
             key_id: entry.record.id,

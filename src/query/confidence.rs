@@ -1,0 +1,110 @@
+//! `min_confidence` by bitmap: one bitmap per step of a fixed grid, refined per document only
+//! inside the one step the threshold falls in.
+
+use roaring::RoaringBitmap;
+
+/// Grid steps per unit of confidence: thresholds 0.05, 0.10 … 1.0 each have a bitmap.
+const STEPS: u32 = 20;
+
+/// The grid value of step `i`, computed one way everywhere so membership and lookups agree.
+fn step_value(i: u32) -> f64 {
+    f64::from(i) / f64::from(STEPS)
+}
+
+/// Documents by confidence: `at_least[i - 1]` holds the documents whose confidence is at
+/// least `i / 20`. About 20 bits per document at most (dense bitmaps), so a threshold costs
+/// one intersection instead of a check of every candidate.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ConfidenceBitmaps {
+    at_least: Vec<RoaringBitmap>,
+}
+
+impl ConfidenceBitmaps {
+    /// Records a document's confidence.
+    pub(super) fn insert(&mut self, doc: u32, confidence: f64) {
+        if self.at_least.is_empty() {
+            self.at_least = vec![RoaringBitmap::new(); STEPS as usize];
+        }
+        for i in 1..=STEPS {
+            if confidence < step_value(i) {
+                break;
+            }
+            self.at_least[i as usize - 1].insert(doc);
+        }
+    }
+
+    /// Every bitmap, for renumbering.
+    pub(super) fn bitmaps_mut(&mut self) -> impl Iterator<Item = &mut RoaringBitmap> {
+        self.at_least.iter_mut()
+    }
+
+    /// Narrows `docs` to those with confidence at least `min`; `confidence_of` gives a
+    /// document's exact confidence for the few that share the threshold's grid step.
+    pub(super) fn retain_at_least(
+        &self,
+        docs: &mut RoaringBitmap,
+        min: f64,
+        confidence_of: impl Fn(u32) -> f64,
+    ) {
+        // The largest step at or below `min`; step 0 (no bitmap) is "any confidence".
+        let mut step = ((min * f64::from(STEPS))
+            .floor()
+            .clamp(0.0, f64::from(STEPS))) as u32;
+        while step > 0 && step_value(step) > min {
+            step -= 1;
+        }
+        while step < STEPS && step_value(step + 1) <= min {
+            step += 1;
+        }
+        if step > 0 {
+            match self.at_least.get(step as usize - 1) {
+                Some(b) => *docs &= b,
+                None => docs.clear(),
+            }
+        }
+        if step_value(step) == min {
+            return;
+        }
+        // Between the step and `min`: only documents below the next step can fall short.
+        let mut boundary = docs.clone();
+        if let Some(next) = self.at_least.get(step as usize) {
+            boundary -= next;
+        }
+        for doc in &boundary {
+            if confidence_of(doc) < min {
+                docs.remove(doc);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn narrowed(confidences: &[f64], min: f64) -> Vec<u32> {
+        let mut grid = ConfidenceBitmaps::default();
+        for (doc, c) in confidences.iter().enumerate() {
+            grid.insert(doc as u32, *c);
+        }
+        let mut docs: RoaringBitmap = (0..confidences.len() as u32).collect();
+        grid.retain_at_least(&mut docs, min, |d| confidences[d as usize]);
+        docs.iter().collect()
+    }
+
+    #[test]
+    fn thresholds_on_and_between_grid_steps_are_exact() {
+        let c = [
+            0.0, -0.0, 0.05, 0.049_999, 0.5, 0.5000001, 0.73, 0.75, 0.9, 1.0, 0.15,
+        ];
+        for min in [
+            -1.0, -0.0, 0.0, 0.05, 0.05000001, 0.15, 0.5, 0.5000001, 0.74, 0.75, 0.9, 0.99, 1.0,
+            1.5,
+        ] {
+            let expected: Vec<u32> = (0..c.len() as u32)
+                .filter(|&d| c[d as usize] >= min)
+                .collect();
+            assert_eq!(narrowed(&c, min), expected, "min_confidence {min}");
+        }
+    }
+}
