@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Our server against the bare hyper ceiling for the same body size.
+#
+#   bash benches/load/ceiling.sh                    # 10 s per run
+#   CEILING_SECONDS=5 bash benches/load/ceiling.sh
+#
+# Goal: the GET /jobs mix at >= 60% of what a bare hyper server does with answers of the same
+# size, GET /jobs/{id} at >= 70%, no errors, every request authenticated and metered as in
+# production.
+#
+# 1. Builds (release) the bundled server (examples/server.rs) and the bare hyper reference
+#    server (benches/compare, `--bin bare_hyper`); CARGO_TARGET_DIR is honoured.
+# 2. Starts our server on a fresh folder with the demo data on 127.0.0.1: keys checked and calls
+#    counted as in production (in-memory metering, the default), with the per-key rate limits
+#    off and quotas no run can reach. With curl it reads every query of the GET /jobs mix once
+#    and 50 job ids once, for the mean body size of each (wrk sends them in turn, so each weighs
+#    the same). Then wrk -t1 -c32: a 2 s warm-up and three runs of
+#      a. the GET /jobs mix (jobs_mix.lua) with the enterprise demo key;
+#      b. GET /jobs/{id} over those 50 ids (job_detail.lua), same key.
+# 3. Stops it and starts the bare server with --body-bytes set to each mean body size in turn,
+#    driven by the same wrk scripts (the same requests and the same client-side Lua work; the
+#    bare server ignores path and key): a warm-up and three runs each.
+# 4. Prints the median req/s of each, their ratio and the goal.
+#
+# What "the same size" means here: the bare server's body has exactly our mean body size. Its
+# headers are only content-type, content-length and date, while ours also carry X-Request-Id
+# and the rate-limit headers, which are part of what our server costs; the table shows the
+# bytes per answer wrk read from each. Our bodies vary around the mean (see "body bytes"), the
+# ceiling's never do.
+#
+# Exits 1 if any answer of either server was not a 200 or any socket error occurred (warm-ups
+# included). Needs wrk, curl and python3. Loopback only. On a shared machine, run it under
+# `nice` like any other benchmark and compare ratios, not absolute figures.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+seconds="${CEILING_SECONDS:-10}"
+port="${CEILING_PORT:-18131}"
+runs=3
+base="http://127.0.0.1:$port"
+
+for tool in wrk curl python3; do
+  command -v "$tool" >/dev/null || { echo "$tool is not installed" >&2; exit 1; }
+done
+cd "$root"
+cargo build --release --quiet --example server
+cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin bare_hyper
+server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
+bare_bin="${CARGO_TARGET_DIR:-benches/compare/target}/release/bare_hyper"
+
+work="$(mktemp -d)"
+pid=""
+stop() {
+  if [[ -n "$pid" ]]; then
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=""
+  fi
+}
+cleanup() { stop; rm -rf "$work"; }
+trap cleanup EXIT
+
+# Waits for the process in $pid to print `Listening on` into FILE.
+wait_listening() {
+  for _ in $(seq 1 1200); do
+    grep -q '^Listening on' "$1" 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "$2 did not start" >&2
+  cat "$1" "$1.err" >&2 2>/dev/null || true
+  exit 1
+}
+
+rps() { awk '/^Requests\/sec:/ { print $2 }' "$1"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+median_rps() { for f in "$work/$1".run*.txt; do rps "$f"; done | median; }
+# Non-200 answers plus socket errors over every run of NAME, warm-up included (answers.lua).
+errors_of() { awk '/^non-200 answers:/ { gsub(",", "", $3); n += $3 + $6 } END { print n + 0 }' "$work/$1".*.txt; }
+bytes_of() { awk '/^bytes per answer:/ { print $4 }' "$work/$1".run*.txt | median; }
+
+# bench NAME SCRIPT URL: a 2 s warm-up, then $runs runs into $work/NAME.runN.txt.
+bench() {
+  local name="$1" script="$here/$2" url="$3"
+  wrk -t1 -c32 -d2s -s "$script" "$url" >"$work/$name.warmup.txt"
+  for n in $(seq 1 "$runs"); do
+    wrk -t1 -c32 -d"${seconds}s" -s "$script" "$url" >"$work/$name.run$n.txt"
+    printf '  %-11s run %d: %9s req/s, %s\n' "$name" "$n" "$(rps "$work/$name.run$n.txt")" \
+      "$(grep '^non-200' "$work/$name.run$n.txt")"
+  done
+}
+
+# body_sizes PATH...: "mean min max" of the answers' body bytes; fails on any answer but 200.
+body_sizes() {
+  for path in "$@"; do
+    curl -sS -o /dev/null -w '%{http_code} %{size_download}\n' -H "X-API-Key: $JL_KEY" "$base$path"
+  done | awk '$1 != 200 { bad = 1 } { s += $2; n++; if (n == 1 || $2 < lo) lo = $2; if ($2 > hi) hi = $2 }
+              END { if (bad || n == 0) exit 1; printf "%.0f %d %d\n", s / n, lo, hi }'
+}
+
+echo "== our server (examples/server.rs), demo data, in-memory metering, wrk -t1 -c32 -d${seconds}s"
+RUST_LOG=warn "$server_bin" --data-dir "$work/db" serve --addr "127.0.0.1:$port" --no-rate-limits \
+  --enterprise-quota 1000000000 --developer-quota 1000000000 --agent-pro-quota 1000000000 \
+  >"$work/server.out" 2>"$work/server.out.err" &
+pid=$!
+wait_listening "$work/server.out" "our server"
+JL_KEY="$(awk '$1 == "enterprise" { print $2 }' "$work/server.out")"
+[[ "$JL_KEY" == jl_live_* ]] || { echo "no enterprise demo key in the server's output" >&2; exit 1; }
+JL_IDS="$(curl -sS -H "X-API-Key: $JL_KEY" "$base/api/v1/jobs?per_page=50" |
+  python3 -c 'import sys, json; print(",".join(j["id"] for j in json.load(sys.stdin)["data"]))')"
+export JL_KEY JL_IDS
+
+mapfile -t queries < <(grep -o '"/api/v1/[^"]*"' "$here/jobs_queries.lua" | tr -d '"')
+mapfile -t details < <(tr ',' '\n' <<<"$JL_IDS" | sed 's|^|/api/v1/jobs/|')
+read -r mix_body mix_lo mix_hi < <(body_sizes "${queries[@]}")
+read -r detail_body detail_lo detail_hi < <(body_sizes "${details[@]}")
+[[ -n "${mix_body:-}" && -n "${detail_body:-}" ]] || { echo "measuring body sizes failed" >&2; exit 1; }
+echo "  body bytes: GET /jobs mix mean $mix_body ($mix_lo to $mix_hi over ${#queries[@]} queries)," \
+  "GET /jobs/{id} mean $detail_body ($detail_lo to $detail_hi over ${#details[@]} ids)"
+
+bench ours_mix jobs_mix.lua "$base"
+bench ours_detail job_detail.lua "$base"
+stop
+
+echo "== bare hyper (benches/compare/src/bin/bare_hyper.rs), same scripts"
+for which in mix detail; do
+  size_var="${which}_body"
+  "$bare_bin" --addr "127.0.0.1:$((port + 1))" --body-bytes "${!size_var}" \
+    >"$work/bare.$which.out" 2>"$work/bare.$which.out.err" &
+  pid=$!
+  wait_listening "$work/bare.$which.out" "the bare server"
+  script="jobs_mix.lua"
+  [[ "$which" == detail ]] && script="job_detail.lua"
+  bench "bare_$which" "$script" "http://127.0.0.1:$((port + 1))"
+  stop
+done
+
+echo
+printf '%-15s %11s %11s %10s %7s %6s %4s %19s %13s\n' endpoint "ours req/s" "bare req/s" \
+  "body bytes" ratio goal met "bytes/answer o / b" "errors o / b"
+total_errors=0
+row() { # LABEL WHICH BODY GOAL
+  local ours bare ratio met eo eb
+  ours="$(median_rps "ours_$2")"
+  bare="$(median_rps "bare_$2")"
+  ratio="$(awk -v a="$ours" -v b="$bare" 'BEGIN { printf "%.1f", 100 * a / b }')"
+  met="$(awk -v r="$ratio" -v g="$4" 'BEGIN { print (r >= g ? "yes" : "no") }')"
+  eo="$(errors_of "ours_$2")"
+  eb="$(errors_of "bare_$2")"
+  total_errors=$((total_errors + eo + eb))
+  printf '%-15s %11.0f %11.0f %10s %6s%% %5s%% %4s %19s %13s\n' "$1" "$ours" "$bare" "$3" "$ratio" \
+    ">=$4" "$met" "$(bytes_of "ours_$2") / $(bytes_of "bare_$2")" "$eo / $eb"
+}
+row "GET /jobs mix" mix "$mix_body" 60
+row "GET /jobs/{id}" detail "$detail_body" 70
+echo "(median of $runs runs of wrk -t1 -c32 -d${seconds}s each; errors: non-200 answers plus socket errors)"
+if ((total_errors > 0)); then
+  echo "FAILED: $total_errors errors" >&2
+  exit 1
+fi
