@@ -6,6 +6,7 @@ use std::hash::Hash;
 use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap as HashMap;
 
+use super::ids::DocsById;
 use super::index::JobIndex;
 
 /// Marks a document that has no new number (it is dead).
@@ -25,16 +26,17 @@ impl JobIndex {
         let n = order.len() as u32;
         let mut renumber = vec![GONE; self.slots.len()];
         let mut slots = Vec::with_capacity(order.len());
+        let mut confidences = Vec::with_capacity(order.len());
         // Result order runs from the highest number down.
         for (position, &doc) in order.iter().rev().enumerate() {
             renumber[doc as usize] = position as u32;
             slots.push(self.slots[doc as usize]);
+            confidences.push(self.confidences[doc as usize]);
         }
-        let by_id = slots
-            .iter()
-            .enumerate()
-            .map(|(doc, s)| (s.id, doc as u32))
-            .collect();
+        let mut by_id = DocsById::with_capacity(slots.len());
+        for doc in 0..n {
+            by_id.insert(&slots, doc);
+        }
         let mut live = RoaringBitmap::new();
         live.insert_range(0..n);
         let mut confidence = self.confidence.clone();
@@ -43,9 +45,11 @@ impl JobIndex {
         }
         JobIndex {
             slots,
+            confidences,
             by_id,
             live,
             unordered: RoaringBitmap::new(),
+            unordered_ranked: Default::default(),
             ordered: (0..n).collect(),
             domains: remap_all(&self.domains, &renumber),
             seniority: remap_all(&self.seniority, &renumber),
@@ -61,8 +65,6 @@ impl JobIndex {
     /// Every live document, first result first.
     fn live_in_result_order(&self) -> Vec<u32> {
         let rank = |d: &u32| self.slots[*d as usize].rank();
-        let mut apart: Vec<u32> = self.unordered.iter().collect();
-        apart.sort_unstable_by_key(rank);
         let numbered = self
             .ordered
             .iter()
@@ -70,7 +72,7 @@ impl JobIndex {
             .copied()
             .filter(|&d| self.live.contains(d) && !self.unordered.contains(d));
         let mut merged = Vec::with_capacity(self.live.len() as usize);
-        let mut apart = apart.into_iter().peekable();
+        let mut apart = self.unordered_ranked.values().copied().peekable();
         for doc in numbered {
             while let Some(&a) = apart.peek() {
                 if rank(&a) < rank(&doc) {
@@ -87,25 +89,87 @@ impl JobIndex {
     }
 }
 
-fn remap_all<K: Clone + Eq + Hash>(
+fn remap_all<K: Clone + Eq + Hash + Send + Sync>(
     map: &HashMap<K, RoaringBitmap>,
     renumber: &[u32],
 ) -> HashMap<K, RoaringBitmap> {
-    map.iter()
-        .filter_map(|(k, b)| {
-            let b = remap(b, renumber);
-            (!b.is_empty()).then(|| (k.clone(), b))
-        })
-        .collect()
+    let entries: Vec<(&K, &RoaringBitmap)> = map.iter().collect();
+    let remap_part = |part: &[(&K, &RoaringBitmap)]| -> Vec<(K, RoaringBitmap)> {
+        part.iter()
+            .filter_map(|(k, b)| {
+                let b = remap(b, renumber);
+                (!b.is_empty()).then(|| ((*k).clone(), b))
+            })
+            .collect()
+    };
+    // The bitmaps are independent: remap them on every core, in parts of about equal
+    // postings.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let total: u64 = entries.iter().map(|(_, b)| b.len()).sum();
+    let mut parts = Vec::with_capacity(threads);
+    let (mut from, mut seen) = (0, 0);
+    for (i, (_, b)) in entries.iter().enumerate() {
+        seen += b.len();
+        if seen * threads as u64 >= total * (parts.len() as u64 + 1) && parts.len() + 1 < threads {
+            parts.push(&entries[from..=i]);
+            from = i + 1;
+        }
+    }
+    parts.push(&entries[from..]);
+    let Some((first, rest)) = parts.split_first() else {
+        return HashMap::default();
+    };
+    std::thread::scope(|scope| {
+        let others: Vec<_> = rest
+            .iter()
+            .map(|part| scope.spawn(move || remap_part(part)))
+            .collect();
+        let mut out: HashMap<K, RoaringBitmap> = remap_part(first).into_iter().collect();
+        for handle in others {
+            match handle.join() {
+                Ok(part) => out.extend(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        out
+    })
 }
 
 /// One bitmap under new numbers, without its dead documents.
 fn remap(bitmap: &RoaringBitmap, renumber: &[u32]) -> RoaringBitmap {
-    let mut docs: Vec<u32> = bitmap
+    let mapped = bitmap
         .iter()
         .map(|d| renumber[d as usize])
-        .filter(|&d| d != GONE)
-        .collect();
+        .filter(|&d| d != GONE);
+    // A dense bitmap is rebuilt through a plain bit array, which needs no sort.
+    if bitmap.len() * 32 > renumber.len() as u64 {
+        let mut bits = vec![0u64; renumber.len().div_ceil(64)];
+        for d in mapped {
+            bits[d as usize / 64] |= 1 << (d % 64);
+        }
+        let set = bits.iter().enumerate().flat_map(|(i, &word)| {
+            let base = i as u32 * 64;
+            BitIter(word).map(move |bit| base + bit)
+        });
+        return RoaringBitmap::from_sorted_iter(set).unwrap_or_default();
+    }
+    let mut docs: Vec<u32> = mapped.collect();
     docs.sort_unstable();
     RoaringBitmap::from_sorted_iter(docs).unwrap_or_default()
+}
+
+/// The positions of the set bits of a word, lowest first.
+struct BitIter(u64);
+
+impl Iterator for BitIter {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.0 == 0 {
+            return None;
+        }
+        let bit = self.0.trailing_zeros();
+        self.0 &= self.0 - 1;
+        Some(bit)
+    }
 }

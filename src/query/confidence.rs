@@ -33,6 +33,11 @@ impl ConfidenceBitmaps {
         }
     }
 
+    /// Every bitmap.
+    pub(super) fn bitmaps(&self) -> impl Iterator<Item = &RoaringBitmap> {
+        self.at_least.iter()
+    }
+
     /// Every bitmap, for renumbering.
     pub(super) fn bitmaps_mut(&mut self) -> impl Iterator<Item = &mut RoaringBitmap> {
         self.at_least.iter_mut()
@@ -70,11 +75,9 @@ impl ConfidenceBitmaps {
         if let Some(next) = self.at_least.get(step as usize) {
             boundary -= next;
         }
-        for doc in &boundary {
-            if confidence_of(doc) < min {
-                docs.remove(doc);
-            }
-        }
+        // Removed in one bitmap operation: one by one costs a container lookup each.
+        let short = boundary.iter().filter(|&doc| confidence_of(doc) < min);
+        *docs -= RoaringBitmap::from_sorted_iter(short).unwrap_or_default();
     }
 }
 

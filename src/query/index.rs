@@ -1,5 +1,6 @@
 use std::borrow::Cow;
 use std::cmp::{Ordering, Reverse};
+use std::collections::BTreeMap;
 
 // FxHash: the keys are our own ids and words from ingested jobs, not attacker-chosen, and
 // hashing is a large share of indexing and lookups.
@@ -9,6 +10,7 @@ use roaring::RoaringBitmap;
 
 use super::confidence::ConfidenceBitmaps;
 use super::filter::{JobFilter, JobQuery, SearchResult};
+use super::ids::DocsById;
 use super::text::for_each_word;
 use crate::domain::{CompanyId, Job, JobId};
 
@@ -17,15 +19,17 @@ use crate::domain::{CompanyId, Job, JobId};
 pub(super) struct Slot {
     pub(super) id: JobId,
     pub(super) posted_nanos: i64,
-    pub(super) confidence: f64,
 }
 
 impl Slot {
     /// Result order: newest first, then id ascending.
-    pub(super) fn rank(&self) -> (Reverse<i64>, JobId) {
+    pub(super) fn rank(&self) -> RankKey {
         (Reverse(self.posted_nanos), self.id)
     }
 }
+
+/// A job's place in result order: newest first, then id ascending.
+pub(super) type RankKey = (Reverse<i64>, JobId);
 
 /// An in-memory index over active jobs; see the [module docs](super).
 ///
@@ -43,10 +47,15 @@ impl Slot {
 #[derive(Clone)]
 pub struct JobIndex {
     pub(super) slots: Vec<Slot>,
-    pub(super) by_id: HashMap<JobId, u32>,
+    /// Each document's confidence, apart from `slots` so the `min_confidence` check reads
+    /// 8 bytes a document instead of a whole slot.
+    pub(super) confidences: Vec<f64>,
+    pub(super) by_id: DocsById,
     pub(super) live: RoaringBitmap,
     /// Live documents whose number does not follow result order.
     pub(super) unordered: RoaringBitmap,
+    /// The same documents, in result order.
+    pub(super) unordered_ranked: BTreeMap<RankKey, u32>,
     /// Documents whose number does follow result order, ascending (some may be dead since).
     pub(super) ordered: Vec<u32>,
     pub(super) domains: HashMap<String, RoaringBitmap>,
@@ -63,9 +72,11 @@ impl Default for JobIndex {
     fn default() -> Self {
         Self {
             slots: Vec::new(),
-            by_id: HashMap::default(),
+            confidences: Vec::new(),
+            by_id: DocsById::default(),
             live: RoaringBitmap::new(),
             unordered: RoaringBitmap::new(),
+            unordered_ranked: BTreeMap::new(),
             ordered: Vec::new(),
             domains: HashMap::default(),
             seniority: HashMap::default(),
@@ -108,7 +119,40 @@ impl JobIndex {
 
     /// Whether the job is indexed (that is, active).
     pub fn contains(&self, id: JobId) -> bool {
-        self.by_id.contains_key(&id)
+        self.by_id.get(&self.slots, id).is_some()
+    }
+
+    /// About how many bytes of heap the index holds: vectors and tables by capacity, each
+    /// bitmap by its serialized size (close to its size in memory), map keys by length. For
+    /// reporting; allocator overhead is not included.
+    pub fn heap_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        fn postings<K>(map: &HashMap<K, RoaringBitmap>, key_heap: impl Fn(&K) -> usize) -> u64 {
+            let entry = size_of::<K>() + size_of::<RoaringBitmap>() + 1;
+            let heap: usize = map
+                .iter()
+                .map(|(k, b)| b.serialized_size() + key_heap(k))
+                .sum();
+            (map.capacity() * entry + heap) as u64
+        }
+        let vectors = self.slots.capacity() * size_of::<Slot>()
+            + self.confidences.capacity() * size_of::<f64>()
+            + self.ordered.capacity() * size_of::<u32>()
+            // A B-tree entry plus about a third of one for its node's spare room.
+            + self.unordered_ranked.len() * (size_of::<(RankKey, u32)>() * 4 / 3);
+        let bitmaps = [&self.live, &self.unordered, &self.remote]
+            .into_iter()
+            .chain(self.confidence.bitmaps())
+            .map(|b| b.serialized_size() as u64)
+            .sum::<u64>();
+        vectors as u64
+            + self.by_id.heap_bytes()
+            + bitmaps
+            + postings(&self.domains, String::len)
+            + postings(&self.seniority, String::len)
+            + postings(&self.text, |k| k.len())
+            + postings(&self.company_words, |k| k.len())
+            + postings(&self.companies, |_| 0)
     }
 
     /// Whether [`JobIndex::upsert`] and [`JobIndex::remove`] compact the index themselves when
@@ -158,21 +202,22 @@ impl JobIndex {
         let slot = Slot {
             id: job.id,
             posted_nanos: nanos_clamped(job.posted_at),
-            confidence: job.confidence.get(),
         };
         let doc = self.slots.len() as u32;
         let in_order = self
             .ordered
             .last()
             .is_none_or(|&last| slot.rank() < self.slots[last as usize].rank());
+        self.slots.push(slot);
+        self.confidences.push(job.confidence.get());
         if in_order {
             self.ordered.push(doc);
         } else {
             self.unordered.insert(doc);
+            self.unordered_ranked.insert(slot.rank(), doc);
         }
-        self.slots.push(slot);
         self.live.insert(doc);
-        self.by_id.insert(job.id, doc);
+        self.by_id.insert(&self.slots, doc);
         for tag in &job.domains {
             add_posting(&mut self.domains, tag.as_str(), doc);
         }
@@ -182,7 +227,7 @@ impl JobIndex {
         if job.remote {
             self.remote.insert(doc);
         }
-        self.confidence.insert(doc, slot.confidence);
+        self.confidence.insert(doc, job.confidence.get());
         self.companies
             .entry(job.company_id)
             .or_default()
@@ -206,11 +251,14 @@ impl JobIndex {
 
     /// Marks a job's document dead; it leaves the other bitmaps at the next compaction.
     fn forget(&mut self, id: JobId) -> bool {
-        let Some(doc) = self.by_id.remove(&id) else {
+        let Some(doc) = self.by_id.remove(&self.slots, id) else {
             return false;
         };
         self.live.remove(doc);
-        self.unordered.remove(doc);
+        if self.unordered.remove(doc) {
+            self.unordered_ranked
+                .remove(&self.slots[doc as usize].rank());
+        }
         true
     }
 
@@ -250,41 +298,93 @@ impl JobIndex {
             return SearchResult::default();
         };
         if let Some(min) = filter.min_confidence {
-            let docs = matching.to_mut();
             self.confidence
-                .retain_at_least(docs, min.get(), |d| self.slots[d as usize].confidence);
+                .retain_at_least(matching.to_mut(), min.get(), |d| {
+                    self.confidences[d as usize]
+                });
         }
-        // The out-of-order documents are ranked apart and merged into the page.
-        let mut unordered: Vec<u32> = Vec::new();
-        if !self.unordered.is_empty() && !matching.is_disjoint(&self.unordered) {
-            let docs = matching.to_mut();
-            let split = &*docs & &self.unordered;
-            *docs -= &split;
-            unordered = split.iter().collect();
-        }
-        if let Some(after) = filter.posted_after {
-            let after = nanos_clamped(after);
-            unordered.retain(|&d| self.slots[d as usize].posted_nanos > after);
-            // Numbered documents are in posting order: the ones posted after `after` are
-            // exactly those from the first such document up.
-            let first = self
-                .ordered
-                .partition_point(|&d| self.slots[d as usize].posted_nanos <= after);
-            match self.ordered.get(first) {
-                Some(&from) if from > 0 => {
-                    matching.to_mut().remove_range(..from);
-                }
-                Some(_) => {}
-                None => matching.to_mut().clear(),
+        let after = filter.posted_after.map(nanos_clamped);
+        if self.unordered.is_empty() {
+            if let Some(after) = after {
+                self.keep_numbered_after(matching.to_mut(), after);
             }
+            return SearchResult {
+                total: matching.len(),
+                ids: self.page_of_ordered(&matching, offset, want),
+            };
         }
-        let total = matching.len() + unordered.len() as u64;
-        let ids = if unordered.is_empty() {
-            self.page_of_ordered(&matching, offset, want)
-        } else {
-            self.page_merged(&matching, unordered, offset, want)
+        // Some documents are out of order: rank the matching ones apart and merge them in.
+        let (apart_total, apart) = match after {
+            None => (0, self.top_unordered(&matching, want)),
+            Some(after) => {
+                let docs = matching.to_mut();
+                let split = &*docs & &self.unordered;
+                *docs -= &split;
+                self.keep_numbered_after(docs, after);
+                let passing: Vec<u32> = split
+                    .iter()
+                    .filter(|&d| self.slots[d as usize].posted_nanos > after)
+                    .collect();
+                (passing.len() as u64, self.top_sorted(passing, want))
+            }
         };
-        SearchResult { total, ids }
+        SearchResult {
+            total: matching.len() + apart_total,
+            ids: self.page_merged(&matching, apart, offset, want),
+        }
+    }
+
+    /// Drops the numbered documents posted at or before `after`. Numbered documents are in
+    /// posting order, so the ones posted after it are exactly those from the first such one up.
+    fn keep_numbered_after(&self, docs: &mut RoaringBitmap, after: i64) {
+        let first = self
+            .ordered
+            .partition_point(|&d| self.slots[d as usize].posted_nanos <= after);
+        match self.ordered.get(first) {
+            Some(&0) => {}
+            Some(&from) => {
+                docs.remove_range(..from);
+            }
+            None => docs.clear(),
+        }
+    }
+
+    /// The first `want` out-of-order documents among `docs`, in result order: by walking
+    /// all out-of-order documents in result order until `want` are in `docs`, or by sorting
+    /// those in `docs`, whichever should touch fewer.
+    fn top_unordered(&self, docs: &RoaringBitmap, want: usize) -> Vec<u32> {
+        let live = self.live.len().max(1);
+        let walk = (want as u64).saturating_mul(live) / docs.len().max(1);
+        let sort = docs.len().saturating_mul(self.unordered.len()) / live;
+        if walk <= sort {
+            return self
+                .unordered_ranked
+                .values()
+                .copied()
+                .filter(|&d| docs.contains(d))
+                .take(want)
+                .collect();
+        }
+        let apart = docs & &self.unordered;
+        self.top_sorted(apart.iter().collect(), want)
+    }
+
+    /// The first `want` of `docs` in result order.
+    fn top_sorted(&self, mut docs: Vec<u32>, want: usize) -> Vec<u32> {
+        let cmp = |a: &u32, b: &u32| -> Ordering {
+            self.slots[*a as usize]
+                .rank()
+                .cmp(&self.slots[*b as usize].rank())
+        };
+        if want == 0 {
+            return Vec::new();
+        }
+        if want < docs.len() {
+            docs.select_nth_unstable_by(want - 1, cmp);
+            docs.truncate(want);
+        }
+        docs.sort_unstable_by(cmp);
+        docs
     }
 
     /// Ranks `offset..want` of documents numbered in result order: the highest numbers.
@@ -303,30 +403,26 @@ impl JobIndex {
             .collect()
     }
 
-    /// Ranks `offset..want` of numbered documents merged with out-of-order ones.
+    /// Ranks `offset..want` of the numbered documents of `docs` merged with `apart`, the
+    /// first out-of-order ones in result order.
     fn page_merged(
         &self,
         docs: &RoaringBitmap,
-        mut unordered: Vec<u32>,
+        apart: Vec<u32>,
         offset: usize,
         want: usize,
     ) -> Vec<JobId> {
-        let cmp = |a: &u32, b: &u32| -> Ordering {
-            self.slots[*a as usize]
-                .rank()
-                .cmp(&self.slots[*b as usize].rank())
-        };
-        if want < unordered.len() && want > 0 {
-            unordered.select_nth_unstable_by(want - 1, cmp);
-            unordered.truncate(want);
-        }
-        unordered.sort_unstable_by(cmp);
-        let mut numbered = docs.iter().rev().peekable();
-        let mut apart = unordered.into_iter().peekable();
+        let rank = |d: u32| self.slots[d as usize].rank();
+        let mut numbered = docs
+            .iter()
+            .rev()
+            .filter(|&d| !self.unordered.contains(d))
+            .peekable();
+        let mut apart = apart.into_iter().peekable();
         let mut page = Vec::with_capacity(want.saturating_sub(offset));
         for position in 0..want {
             let next = match (numbered.peek(), apart.peek()) {
-                (Some(a), Some(b)) if cmp(a, b) == Ordering::Greater => apart.next(),
+                (Some(&a), Some(&b)) if rank(b) < rank(a) => apart.next(),
                 (Some(_), _) => numbered.next(),
                 (None, _) => apart.next(),
             };

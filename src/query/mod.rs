@@ -22,6 +22,7 @@
 mod compact;
 mod confidence;
 mod filter;
+mod ids;
 mod index;
 mod text;
 
