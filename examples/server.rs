@@ -775,6 +775,9 @@ async fn load(
         first += len;
     }
 
+    // Lines come in no particular order: without this the index would be renumbered every
+    // few percent of growth. The command exits after the import, so it is never compacted.
+    let _deferred = service.defer_index_compaction();
     let mut rest = jobs.into_iter().peekable();
     let mut first = 0;
     while rest.peek().is_some() {

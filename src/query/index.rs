@@ -463,13 +463,25 @@ impl JobIndex {
                     .map(|s| self.seniority.get(s.as_str())),
             )?);
         }
-        if terms.is_empty() {
-            return Some(Cow::Borrowed(&self.live));
+        // Dead documents stay in the postings until the next compaction; right after one
+        // there are none, and a single posting can then be answered without a copy.
+        if terms.is_empty() || self.slots.len() as u64 != self.live.len() {
+            terms.push(Cow::Borrowed(&self.live));
         }
         terms.sort_by_key(|b| b.len());
         let mut iter = terms.into_iter();
-        let mut acc = iter.next()?.into_owned();
-        acc &= &self.live;
+        let first = iter.next()?;
+        let Some(second) = iter.next() else {
+            return Some(first);
+        };
+        // `&` on a borrowed bitmap writes the result once; cloning it first would copy it too.
+        let mut acc = match first {
+            Cow::Borrowed(first) => first & second.as_ref(),
+            Cow::Owned(mut first) => {
+                first &= second.as_ref();
+                first
+            }
+        };
         for term in iter {
             if acc.is_empty() {
                 break;

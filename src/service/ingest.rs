@@ -1,5 +1,7 @@
 use std::sync::Arc;
 
+use std::sync::atomic::Ordering;
+
 use tokio::sync::MutexGuard;
 
 use super::{JobListingsService, ServiceError, ServiceResult};
@@ -148,13 +150,59 @@ impl JobListingsService {
     /// the swap takes the write lock. Holding the ingest lock (`_writes`) keeps every other
     /// index writer out meanwhile, so no change can miss the copy.
     pub(super) async fn compact_index_if_due(&self, _writes: &MutexGuard<'_, ()>) {
-        if !self.read_index().needs_compaction() {
+        if self.inner.compaction_deferrals.load(Ordering::Acquire) > 0
+            || !self.read_index().needs_compaction()
+        {
             return;
         }
         let this = self.clone();
         match tokio::task::spawn_blocking(move || this.read_index().compacted()).await {
-            Ok(compacted) => *self.write_index() = compacted,
+            Ok(compacted) => {
+                let old = std::mem::replace(&mut *self.write_index(), compacted);
+                // Freeing the old index takes a while at a million jobs: not under the lock,
+                // and not on an async thread.
+                tokio::task::spawn_blocking(move || drop(old));
+            }
             Err(e) => tracing::error!(error = %e, "compacting the search index failed"),
         }
+    }
+
+    /// Holds off index compaction until the returned guard is finished or dropped: for
+    /// loading many jobs at once (an import), which would otherwise compact the index every
+    /// few percent of growth when the jobs come in no particular order. Searches stay exact
+    /// meanwhile; [`DeferredCompaction::finish`] compacts once at the end.
+    pub fn defer_index_compaction(&self) -> DeferredCompaction {
+        self.inner
+            .compaction_deferrals
+            .fetch_add(1, Ordering::AcqRel);
+        DeferredCompaction {
+            service: self.clone(),
+        }
+    }
+}
+
+/// Index compaction held off; see [`JobListingsService::defer_index_compaction`].
+#[derive(Debug)]
+#[must_use = "compaction resumes when this is finished or dropped"]
+pub struct DeferredCompaction {
+    service: JobListingsService,
+}
+
+impl DeferredCompaction {
+    /// Lets compaction resume and compacts now if it is due.
+    pub async fn finish(self) {
+        let service = self.service.clone();
+        drop(self);
+        let writes = service.inner.ingest.lock().await;
+        service.compact_index_if_due(&writes).await;
+    }
+}
+
+impl Drop for DeferredCompaction {
+    fn drop(&mut self) {
+        self.service
+            .inner
+            .compaction_deferrals
+            .fetch_sub(1, Ordering::AcqRel);
     }
 }

@@ -45,7 +45,7 @@ use chrono::{DateTime, Utc};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
-pub use ingest::IngestOutcome;
+pub use ingest::{DeferredCompaction, IngestOutcome};
 pub use keys::NewKey;
 pub use rate_limit::{RateLimit, RateLimits};
 pub use reads::{CompanyDetail, CompanyPage, CompanyQuery, CompanySummary, JobDetail, JobPage};
@@ -107,6 +107,8 @@ struct Inner {
     /// Serialises writes of subscriptions (registration, deletion, delivery status), so a
     /// status update never resurrects a deleted subscription.
     subscription_writes: tokio::sync::Mutex<()>,
+    /// How many [`DeferredCompaction`]s are open; the index is not compacted while any is.
+    compaction_deferrals: std::sync::atomic::AtomicUsize,
     /// Sends webhook deliveries; without one, deliveries wait in the outbox.
     notifier: Option<Arc<dyn Notifier>>,
     /// Wakes the delivery worker when new deliveries are due.
@@ -225,6 +227,7 @@ impl ServiceBuilder {
                 webhooks: RwLock::new(webhooks),
                 ingest: tokio::sync::Mutex::new(()),
                 subscription_writes: tokio::sync::Mutex::new(()),
+                compaction_deferrals: std::sync::atomic::AtomicUsize::new(0),
                 notifier: self.notifier,
                 wake: Arc::new(tokio::sync::Notify::new()),
                 stop: tokio::sync::watch::channel(false).0,
