@@ -5,6 +5,7 @@
 
 mod data;
 mod engine;
+mod jsonl;
 mod mix;
 mod ours;
 mod report;
@@ -86,6 +87,11 @@ struct Args {
     /// Print every query of the mix with its total during the correctness gate.
     #[arg(long)]
     list: bool,
+    /// Only write the final active versions of the `--jobs` jobs to DIR/jobs.jsonl and their
+    /// companies to DIR/companies.jsonl, in the JSON Lines form the bundled server's `import`
+    /// reads, then exit (see benches/load/bulk.sh).
+    #[arg(long, value_name = "DIR")]
+    write_jsonl: Option<std::path::PathBuf>,
 }
 
 const CHUNK: usize = 20_000;
@@ -127,9 +133,15 @@ fn build_ours(g: &Generator) -> (ours::Ours, Duration, u64) {
         },
         |_, jobs| ours.load(jobs),
     );
+    let loaded = spent;
     let t = Instant::now();
     ours.finish_load();
     spent += t.elapsed();
+    println!(
+        "ours:    bulk load {:.2} s, then one compaction {:.2} s",
+        loaded.as_secs_f64(),
+        t.elapsed().as_secs_f64()
+    );
     spent += chunked(
         n..g.total(),
         |i| data::closed(g.job(i)),
@@ -340,6 +352,28 @@ fn print_extremes(mix: &[MixQuery], ours: &[Duration], theirs: &[Duration], top:
     }
 }
 
+/// `--write-jsonl DIR`: writes the JSON Lines files and reports what it wrote.
+fn write_jsonl(g: &Generator, dir: &std::path::Path) -> ExitCode {
+    let t = Instant::now();
+    match jsonl::write(g, dir) {
+        Ok(w) => {
+            println!(
+                "wrote {} jobs to {} and {} companies to {} in {:.2} s",
+                fmt_count(w.jobs as u64),
+                dir.join("jobs.jsonl").display(),
+                fmt_count(w.companies as u64),
+                dir.join("companies.jsonl").display(),
+                t.elapsed().as_secs_f64()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("writing JSON Lines to {}: {e}", dir.display());
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if args.jobs == 0 {
@@ -354,6 +388,9 @@ fn main() -> ExitCode {
         data::Churn::LIGHT
     };
     let g = Generator::new(args.seed, args.jobs, churn);
+    if let Some(dir) = &args.write_jsonl {
+        return write_jsonl(&g, dir);
+    }
     println!(
         "# job-listings JobIndex vs tantivy {TANTIVY} — {} active jobs, seed {}",
         fmt_count(args.jobs as u64),
@@ -367,13 +404,15 @@ fn main() -> ExitCode {
         "active jobs in our index"
     );
     println!(
-        "ours:    built in {:.2} s ({} upserts: {} first versions, {} closures, {} updates), index memory ≈ {} (RSS growth)",
+        "ours:    built in {:.2} s ({} upserts: {} first versions, {} closures, {} updates), index memory ≈ {} (RSS growth), heap ≈ {} ({} bytes a job)",
         ours_build.as_secs_f64(),
         fmt_count((2 * g.total() - g.n() + (0..g.n()).filter(|&i| g.fate(i) == Fate::Updated).count()) as u64),
         fmt_count(g.total() as u64),
         fmt_count((g.total() - g.n()) as u64),
         fmt_count((0..g.n()).filter(|&i| g.fate(i) == Fate::Updated).count() as u64),
         fmt_mib(ours_rss),
+        fmt_mib(ours.index.heap_bytes()),
+        ours.index.heap_bytes() / args.jobs.max(1) as u64,
     );
 
     let budget = args.tantivy_budget_mib.clamp(16, 4_000) * 1024 * 1024;

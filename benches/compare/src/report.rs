@@ -236,9 +236,9 @@ pub fn table(n: usize, rows: &[Row]) -> String {
     };
     for theirs in others {
         let label = if theirs.name.contains("sorted") {
-            "ratio tantivy sorted / ours"
+            "ours faster by (tantivy sorted time / ours; qps ours / tantivy sorted)"
         } else {
-            "ratio tantivy / ours"
+            "ours faster by (tantivy time / ours; qps ours / tantivy)"
         };
         out.push_str(&format!("| {label} |"));
         for c in Class::ALL {
@@ -251,7 +251,7 @@ pub fn table(n: usize, rows: &[Row]) -> String {
                 _ => out.push_str(" – |"),
             }
         }
-        out.push_str(&format!(" {} |\n", ratio(theirs.qps2, ours.qps2)));
+        out.push_str(&format!(" {} |\n", ratio(ours.qps2, theirs.qps2)));
     }
     out
 }

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Bulk import, start-up and memory at N jobs.
+#
+#   bash benches/load/bulk.sh                     # 1,000,000 jobs
+#   BULK_JOBS=100000 bash benches/load/bulk.sh
+#   BULK_JOBS=5000000 BULK_CACHE_MB=1024 bash benches/load/bulk.sh
+#
+# Goals: the index rebuilt from sled for 1M jobs in <= 5 s; JSON Lines import >= 100k jobs/s
+# with durability at the end; RSS at 1M (and 5M) jobs.
+#
+#   1. generates BULK_JOBS active jobs (and every company they name) as JSON Lines with the
+#      comparison crate's deterministic generator (benches/compare, `--write-jsonl`);
+#   2. issues a key on the fresh, empty folder (`keys create`), then runs
+#      `server --data-dir D import --companies ... --jobs ...` on it and times it (wall clock,
+#      including reading and checking every line; also the rate the command prints itself,
+#      which counts only the writing). The import is durable when it returns: it writes a
+#      batch of 1,000 records per store transaction and the sled store flushes (fsync) before
+#      each write returns (SledStore::durably), so the last batch's flush makes the whole
+#      import durable;
+#   3. starts `server --data-dir D serve --no-demo` and times it until it prints its
+#      `Listening on` line: opening sled, loading companies and keys and rebuilding the search
+#      index from every stored job;
+#   4. reads the serving process's VmRSS and VmHWM from /proc/PID/status, checks with one
+#      GET /jobs that every job is searchable, and measures the sled folder.
+# sled's page cache is bounded by --cache-mb (BULK_CACHE_MB, default 256, the server's
+# default); the figure used is printed. Loopback only.
+#
+# Environment: BULK_JOBS (1000000), BULK_CACHE_MB (256), BULK_PORT (18099), BULK_SEED (42),
+# BULK_DIR (a work folder to use instead of a new temporary one; it is emptied first),
+# BULK_KEEP=1 (keep the work folder). Needs about 1.1 KB of disk per job for the JSON Lines and
+# about 3 KB per job for the sled folder, and memory for the import, which holds every line.
+# Builds with cargo into CARGO_TARGET_DIR when set (else ./target and benches/compare/target).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+jobs="${BULK_JOBS:-1000000}"
+cache_mb="${BULK_CACHE_MB:-256}"
+port="${BULK_PORT:-18099}"
+seed="${BULK_SEED:-42}"
+base="http://127.0.0.1:$port"
+
+cd "$root"
+cargo build --release --quiet --example server
+cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin job-listings-compare
+server="${CARGO_TARGET_DIR:-$root/target}/release/examples/server"
+compare="${CARGO_TARGET_DIR:-$root/benches/compare/target}/release/job-listings-compare"
+
+if [[ -n "${BULK_DIR:-}" ]]; then
+  work="$BULK_DIR"
+  rm -rf "$work"
+  mkdir -p "$work"
+else
+  work="$(mktemp -d)"
+fi
+cleanup() {
+  if [[ -n "${server_pid:-}" ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  [[ "${BULK_KEEP:-0}" == 1 ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+secs() { awk -v ms="$1" 'BEGIN { printf "%.2f", ms / 1000 }'; }
+data="$work/db"
+
+echo "== 1. generating $jobs jobs as JSON Lines (seed $seed)"
+t0="$(now_ms)"
+"$compare" --jobs "$jobs" --seed "$seed" --write-jsonl "$work/jsonl"
+gen_ms=$(($(now_ms) - t0))
+jsonl_bytes="$(du -cb "$work/jsonl/jobs.jsonl" "$work/jsonl/companies.jsonl" | awk 'END { print $1 }')"
+companies="$(wc -l <"$work/jsonl/companies.jsonl")"
+
+echo "== 2. import into a fresh sled folder (--cache-mb $cache_mb)"
+# The key for the check in step 4, issued while the folder is empty: every command that opens
+# the folder (`keys` and `import` too) first rebuilds the search index from every stored job.
+# (Read all of its output: `| head -n1` can close the pipe before the server prints its second
+# line, and the server then panics on the broken pipe.)
+key="$("$server" --data-dir "$data" --cache-mb "$cache_mb" keys create --plan enterprise \
+  --label bulk.sh 2>/dev/null)"
+key="${key%%$'\n'*}"
+t0="$(now_ms)"
+timed=()
+[[ -x /usr/bin/time ]] && timed=(/usr/bin/time -f '%M' -o "$work/import.time") # GNU time: peak RSS
+"${timed[@]}" "$server" --data-dir "$data" --cache-mb "$cache_mb" import \
+  --companies "$work/jsonl/companies.jsonl" --jobs "$work/jsonl/jobs.jsonl" | tee "$work/import.out"
+import_ms=$(($(now_ms) - t0))
+import_hwm_kb="$(cat "$work/import.time" 2>/dev/null || echo 0)"
+import_said="$(sed -n 's/^Imported .* in \([^,]*\), \([0-9]*\) jobs\/s\./\1 (\2 jobs\/s)/p' "$work/import.out")"
+sled_bytes="$(du -sb "$data" | awk '{ print $1 }')"
+
+echo "== 3. serve --no-demo: time until it listens"
+t0="$(now_ms)"
+RUST_LOG=info "$server" --data-dir "$data" --cache-mb "$cache_mb" serve --no-demo \
+  --addr "127.0.0.1:$port" --no-rate-limits >"$work/serve.out" 2>"$work/serve.err" &
+server_pid=$!
+listening=0
+for _ in $(seq 1 30000); do # at most about 10 minutes
+  if grep -q '^Listening on' "$work/serve.out" 2>/dev/null; then
+    listening=1
+    break
+  fi
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.02
+done
+startup_ms=$(($(now_ms) - t0))
+if ((!listening)); then
+  echo "the server did not start" >&2
+  cat "$work/serve.out" "$work/serve.err" >&2
+  exit 1
+fi
+rss_kb="$(awk '/^VmRSS:/ { print $2 }' "/proc/$server_pid/status")"
+hwm_kb="$(awk '/^VmHWM:/ { print $2 }' "/proc/$server_pid/status")"
+# The server's own figure, from process start to bound listener.
+startup_said="$(sed -n 's/.*startup=\([^ ]*\).*/\1/p' "$work/serve.err" | head -1)"
+active="$(sed -n 's/.*active_jobs=\([0-9]*\).*/\1/p' "$work/serve.err" | head -1)"
+total="$(curl -s --max-time 60 -H "X-API-Key: $key" "$base/api/v1/jobs?per_page=1" |
+  sed -n 's/.*"total":\([0-9]*\).*/\1/p')"
+rss_after_kb="$(awk '/^VmRSS:/ { print $2 }' "/proc/$server_pid/status")"
+kill -TERM "$server_pid"
+wait "$server_pid" || true
+server_pid=""
+
+mib() { awk -v kb="$1" 'BEGIN { printf "%.0f MiB", kb / 1024 }'; }
+echo
+echo "jobs:             $jobs ($companies companies), JSON Lines $(mib $((jsonl_bytes / 1024))), generated in $(secs "$gen_ms") s"
+echo "import:           $(secs "$import_ms") s wall clock, $(awk -v n="$jobs" -v ms="$import_ms" 'BEGIN { printf "%.0f", n / (ms / 1000) }') jobs/s (goal >= 100000);" \
+  "the command's own figure (writing only): ${import_said:-?}; import peak RSS $(mib "${import_hwm_kb:-0}")"
+echo "sled folder:      $(mib $((sled_bytes / 1024))) after import ($(awk -v b="$sled_bytes" -v n="$jobs" 'BEGIN { printf "%.0f", b / n }') bytes/job); --cache-mb $cache_mb"
+echo "start-up:         $(secs "$startup_ms") s until 'Listening on' (goal <= 5 s); the server's own figure ${startup_said:-?}; active jobs indexed ${active:-?}"
+echo "serving RSS:      VmRSS $(mib "$rss_kb"), VmHWM $(mib "$hwm_kb") after start-up; VmRSS $(mib "$rss_after_kb") after one search"
+echo "GET /jobs total:  ${total:-?}"
+if [[ "${total:-}" != "$jobs" ]]; then
+  echo "ERROR: the server serves ${total:-?} jobs, expected $jobs" >&2
+  exit 1
+fi
