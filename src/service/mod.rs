@@ -190,16 +190,33 @@ impl ServiceBuilder {
 
         // Loaded in bulk and compacted once; from then on the service compacts it on a copy
         // (`compact_index_if_due`) so searches never wait for a compaction.
+        // Each batch is indexed on a blocking thread while the next is read and decoded.
         let mut index = JobIndex::new();
         index.set_auto_compact(false);
+        let mut indexing: Option<tokio::task::JoinHandle<JobIndex>> = None;
         let mut after = None;
         loop {
             let batch = store.scan_jobs(after, 5_000).await?;
             let Some(last) = batch.last() else { break };
             after = Some(last.id);
-            index.extend(batch.iter().filter(|j| j.is_active()));
+            if let Some(previous) = indexing.take() {
+                index = previous.await.map_err(indexing_failed)?;
+            }
+            let mut growing = std::mem::take(&mut index);
+            indexing = Some(tokio::task::spawn_blocking(move || {
+                growing.extend(batch.iter().filter(|j| j.is_active()));
+                growing
+            }));
         }
-        index.compact();
+        if let Some(last) = indexing {
+            index = last.await.map_err(indexing_failed)?;
+        }
+        let index = tokio::task::spawn_blocking(move || {
+            index.compact();
+            index
+        })
+        .await
+        .map_err(indexing_failed)?;
 
         let keys = KeyRegistry::load(store.as_ref()).await?;
         let mut webhooks = HashMap::new();
@@ -447,4 +464,9 @@ impl JobListingsService {
             },
         })
     }
+}
+
+/// A loading task that panicked or was cancelled, as the store error the builder reports.
+fn indexing_failed(e: tokio::task::JoinError) -> StoreError {
+    StoreError::Backend(format!("building the search index failed: {e}"))
 }
