@@ -83,7 +83,19 @@ fn classes() -> Vec<(&'static str, JobQuery)> {
                 1,
             ),
         ),
+        // Each deep page beside its first page, for "deep costs at most 2x shallow".
+        ("first_page_all", query(JobFilter::default(), 1)),
         ("deep_page_all", query(JobFilter::default(), 40)),
+        (
+            "first_page_filtered",
+            query(
+                JobFilter {
+                    domains: tags(&["engineering"]),
+                    ..JobFilter::default()
+                },
+                1,
+            ),
+        ),
         (
             "deep_page_filtered",
             query(
