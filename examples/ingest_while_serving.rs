@@ -35,6 +35,9 @@
 //! writer's rate is bounded by the disk's flush latency; the summary says when the writer fell
 //! behind its schedule.
 
+#[path = "support/duration.rs"]
+mod duration;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -83,30 +86,11 @@ struct Cli {
     ingest_rate: f64,
     /// Stop after this long (`60s`, `500ms`, `2m` or plain seconds) [default: at Ctrl-C or
     /// SIGTERM].
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = duration::parse_duration)]
     duration: Option<Duration>,
     /// Monthly calls of the enterprise key this example issues.
     #[arg(long, default_value_t = 1_000_000_000, value_name = "CALLS")]
     enterprise_quota: u64,
-}
-
-fn parse_duration(raw: &str) -> Result<Duration, String> {
-    let (number, unit) = match raw.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(at) => raw.split_at(at),
-        None => (raw, "s"),
-    };
-    let n: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad duration `{raw}`"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("bad unit in `{raw}`; use ms, s, m or h")),
-    };
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("bad duration `{raw}`: {e}"))
 }
 
 #[tokio::main]

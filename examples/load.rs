@@ -30,6 +30,9 @@
 //! It only ever targets loopback: the host must be in 127.0.0.0/8, `::1` or `localhost`
 //! (pinned to 127.0.0.1); proxies are ignored and redirects are not followed.
 
+#[path = "support/duration.rs"]
+mod duration;
+
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -69,7 +72,7 @@ struct Cli {
     #[arg(long, default_value_t = 1000.0)]
     rate: f64,
     /// How long to send: `60s`, `500ms`, `2m` or plain seconds.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = duration::parse_duration)]
     duration: Duration,
     /// Most requests in flight at once (and most open connections).
     #[arg(long, default_value_t = 64)]
@@ -78,7 +81,7 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = Mix::Jobs)]
     mix: Mix,
     /// Give up on one request after this long (counted as a transport error).
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = duration::parse_duration)]
     timeout: Duration,
 }
 
@@ -88,25 +91,6 @@ enum Mix {
     Jobs,
     /// GET /api/v1/jobs/{id} over 50 ids.
     Detail,
-}
-
-fn parse_duration(raw: &str) -> Result<Duration, String> {
-    let (number, unit) = match raw.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(at) => raw.split_at(at),
-        None => (raw, "s"),
-    };
-    let n: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad duration `{raw}`"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("bad unit in `{raw}`; use ms, s, m or h")),
-    };
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("bad duration `{raw}`: {e}"))
 }
 
 /// Checks that the URL is plain http to a loopback host; returns the base URL without a
@@ -315,9 +299,15 @@ mod tests {
         {
             assert!(loopback_base(bad).is_err(), "{bad}");
         }
-        assert_eq!(parse_duration("60s"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert!(parse_duration("5x").is_err());
+        assert_eq!(duration::parse_duration("60s"), Ok(Duration::from_secs(60)));
+        assert_eq!(
+            duration::parse_duration("1.5m"),
+            Ok(Duration::from_secs(90))
+        );
+        assert_eq!(
+            duration::parse_duration("250ms"),
+            Ok(Duration::from_millis(250))
+        );
+        assert!(duration::parse_duration("5x").is_err());
     }
 }

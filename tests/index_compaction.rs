@@ -28,6 +28,27 @@ async fn service(dir: &std::path::Path) -> JobListingsService {
         .expect("service builds")
 }
 
+/// A service on a sled folder with the companies of a demo dataset of `jobs` jobs, an
+/// enterprise key, and the dataset's active jobs in the order [`oldest_first`] gives them
+/// (not ingested yet).
+async fn with_jobs_oldest_first(
+    dir: &std::path::Path,
+    seed: u64,
+    jobs: usize,
+) -> (JobListingsService, ApiKey, Vec<Job>) {
+    let service = service(dir).await;
+    let data = Dataset::generate(seed, 40, jobs);
+    service
+        .upsert_companies(data.companies.clone())
+        .await
+        .expect("companies");
+    let (key, _) = service
+        .create_key(NewKey::new(Plan::Enterprise))
+        .await
+        .expect("key");
+    (service, key, oldest_first(&data))
+}
+
 /// Jobs in the worst order for the index: oldest first, so each is older than the last.
 fn oldest_first(data: &Dataset) -> Vec<Job> {
     let mut jobs: Vec<Job> = data
@@ -90,17 +111,7 @@ async fn assert_searches_exact(service: &JobListingsService, key: &ApiKey, jobs:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_import_with_compaction_held_off_searches_exactly_before_and_after_it_compacts() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let service = service(dir.path()).await;
-    let data = Dataset::generate(11, 40, 6_000);
-    service
-        .upsert_companies(data.companies.clone())
-        .await
-        .expect("companies");
-    let (key, _) = service
-        .create_key(NewKey::new(Plan::Enterprise))
-        .await
-        .expect("key");
-    let jobs = oldest_first(&data);
+    let (service, key, jobs) = with_jobs_oldest_first(dir.path(), 11, 6_000).await;
     assert!(jobs.len() > 2_000, "enough jobs to be worth compacting");
 
     let deferred = service.defer_index_compaction();
@@ -115,17 +126,7 @@ async fn an_import_with_compaction_held_off_searches_exactly_before_and_after_it
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_arriving_out_of_order_one_at_a_time_are_found_exactly_through_compactions() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let service = service(dir.path()).await;
-    let data = Dataset::generate(12, 40, 3_000);
-    service
-        .upsert_companies(data.companies.clone())
-        .await
-        .expect("companies");
-    let (key, _) = service
-        .create_key(NewKey::new(Plan::Enterprise))
-        .await
-        .expect("key");
-    let jobs = oldest_first(&data);
+    let (service, key, jobs) = with_jobs_oldest_first(dir.path(), 12, 3_000).await;
     // Past the point (1,024 out of order) where the service compacts on its own.
     for (i, job) in jobs.iter().enumerate() {
         service.upsert_job(job.clone()).await.expect("ingest");

@@ -49,17 +49,8 @@ cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin b
 server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
 bare_bin="${CARGO_TARGET_DIR:-benches/compare/target}/release/bare_hyper"
 
-work="$(mktemp -d)"
-pid=""
-stop() {
-  if [[ -n "$pid" ]]; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=""
-  fi
-}
-cleanup() { stop; rm -rf "$work"; }
-trap cleanup EXIT
+# shellcheck source=common.sh
+source "$here/common.sh"
 
 # Waits for the process in $pid to print `Listening on` into FILE.
 wait_listening() {
@@ -73,8 +64,6 @@ wait_listening() {
   exit 1
 }
 
-rps() { awk '/^Requests\/sec:/ { print $2 }' "$1"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 median_rps() { for f in "$work/$1".run*.txt; do rps "$f"; done | median; }
 # Non-200 answers plus socket errors over every run of NAME, warm-up included (answers.lua).
 errors_of() { awk '/^non-200 answers:/ { gsub(",", "", $3); n += $3 + $6 } END { print n + 0 }' "$work/$1".*.txt; }

@@ -39,18 +39,9 @@ cd "$root"
 cargo build --release --quiet --example server
 server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
 
-work="$(mktemp -d)"
+# shellcheck source=common.sh
+source "$here/common.sh"
 data="$work/db"
-pid=""
-stop() {
-  if [[ -n "$pid" ]]; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=""
-  fi
-}
-cleanup() { stop; rm -rf "$work"; }
-trap cleanup EXIT
 
 # start NAME METERING: our server on $data, rate limits off, quotas out of reach.
 start() {
@@ -97,14 +88,12 @@ warm_up() {
   JL_KEYS_FILE="$work/keys.$count" wrk -t1 -c32 -d2s -s "$here/jobs_mix_keys.lua" "$base" \
     >"$work/warmup.$1.txt"
 }
-rps() { awk '/^Requests\/sec:/ { print $2 }' "$1"; }
 # wrk --latency prints e.g. "     99%   12.34ms" (us, ms or s).
 p99_ms() {
   awk '$1 == "99%" { v = $2; f = 1
          if (v ~ /us$/) f = 0.001; else if (v ~ /ms$/) f = 1; else if (v ~ /m$/) f = 60000; else if (v ~ /s$/) f = 1000
          sub(/[a-z]+$/, "", v); printf "%.2f\n", v * f }' "$1"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "== wrk -t1 -c32 -d${seconds}s, the GET /jobs mix; (i) 1 key metered, (ii) $count keys metered, (iii) 1 key unmetered"
 for round in 1 2 3; do
