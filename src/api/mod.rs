@@ -11,6 +11,7 @@ mod routes;
 mod tower;
 mod views;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -22,7 +23,7 @@ use http_body_util::{BodyExt, Limited};
 pub use error::{ApiError, Problem};
 pub use openapi::OPENAPI_JSON;
 
-use crate::domain::ApiKey;
+use crate::domain::{ApiKey, Company, CompanyId};
 use crate::service::{JobListingsService, QuotaState, ServiceError};
 
 /// Settings of the HTTP layer.
@@ -50,6 +51,9 @@ pub struct Api {
 struct ApiInner {
     service: JobListingsService,
     config: ApiConfig,
+    /// Each company's JSON as last written for a job detail, beside the record it was written
+    /// from: serialising the company was a quarter of a `GET /jobs/{id}`.
+    company_json: std::sync::RwLock<HashMap<CompanyId, (Arc<Company>, Bytes)>>,
 }
 
 /// A handler's successful answer before headers are added.
@@ -95,13 +99,38 @@ impl Api {
     /// The API over a service, with the given settings.
     pub fn with_config(service: JobListingsService, config: ApiConfig) -> Self {
         Self {
-            inner: Arc::new(ApiInner { service, config }),
+            inner: Arc::new(ApiInner {
+                service,
+                config,
+                company_json: Default::default(),
+            }),
         }
     }
 
     /// The service behind the API.
     pub fn service(&self) -> &JobListingsService {
         &self.inner.service
+    }
+
+    /// The JSON of a company record, written once per record: a changed company is a new
+    /// `Arc`, so a cached entry for another `Arc` is stale and written again.
+    pub(crate) fn company_json(&self, company: &Arc<Company>) -> Option<Bytes> {
+        let cache = &self.inner.company_json;
+        if let Some((cached, json)) = cache
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&company.id)
+        {
+            if Arc::ptr_eq(cached, company) {
+                return Some(json.clone());
+            }
+        }
+        let json = Bytes::from(serde_json::to_vec(company.as_ref()).ok()?);
+        cache
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(company.id, (company.clone(), json.clone()));
+        Some(json)
     }
 
     /// The settings in force.

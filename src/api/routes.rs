@@ -89,7 +89,13 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
             no_params(req)?;
             let id = JobId::parse(id)?;
             let found = api.service().get_job_json(&key, id).await?;
-            let body = job_detail_json(&found.value)
+            let company = match &found.value.company {
+                Some(c) => Some(api.company_json(c).ok_or_else(|| {
+                    unreadable(format!("companies/{}", c.id), "cannot be written as JSON")
+                })?),
+                None => None,
+            };
+            let body = job_detail_json(&found.value, company.as_deref())
                 .ok_or_else(|| unreadable(format!("jobs/{id}"), "is not a JSON object"))?;
             Ok(Reply::json_bytes(body, Some(found.quota)))
         }

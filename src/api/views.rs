@@ -11,16 +11,20 @@ use crate::service::{CompanyDetail, CompanySummary, JobDetail};
 
 /// `GET /jobs/{id}`: the job's fields and a `company` field, written around the job's stored
 /// JSON (an object) without decoding it. `None` if that JSON is not an object.
-pub(crate) fn job_detail_json(detail: &JobDetail<Bytes>) -> Option<Vec<u8>> {
+/// `company` is the company's JSON (`None` writes `null`).
+pub(crate) fn job_detail_json(
+    detail: &JobDetail<Bytes>,
+    company: Option<&[u8]>,
+) -> Option<Vec<u8>> {
     let fields = detail.job.strip_suffix(b"}")?;
     if !fields.starts_with(b"{") || fields.len() < 2 {
         return None;
     }
-    let company = serde_json::to_vec(&detail.company.as_deref()).ok()?;
+    let company = company.unwrap_or(b"null");
     let mut out = Vec::with_capacity(detail.job.len() + company.len() + 12);
     out.extend_from_slice(fields);
     out.extend_from_slice(b",\"company\":");
-    out.extend_from_slice(&company);
+    out.extend_from_slice(company);
     out.push(b'}');
     Some(out)
 }
@@ -248,16 +252,22 @@ mod tests {
                 company: company.as_deref(),
             };
             let expected = serde_json::to_vec(&typed).unwrap_or_default();
+            let company_json = company
+                .as_deref()
+                .map(|c| serde_json::to_vec(c).unwrap_or_default());
             let detail = JobDetail {
                 job: stored(std::slice::from_ref(job)).remove(0),
                 company,
             };
-            assert_eq!(job_detail_json(&detail), Some(expected));
+            assert_eq!(
+                job_detail_json(&detail, company_json.as_deref()),
+                Some(expected)
+            );
         }
         let not_an_object = JobDetail {
             job: Bytes::from_static(b"[1]"),
             company: None,
         };
-        assert_eq!(job_detail_json(&not_an_object), None);
+        assert_eq!(job_detail_json(&not_an_object, None), None);
     }
 }

@@ -472,6 +472,33 @@ async fn get_job_returns_the_job_with_its_company_enrichment() {
 }
 
 #[tokio::test]
+async fn get_job_shows_the_company_as_last_updated() {
+    let app = spawn_app().await;
+    let k = &app.known;
+    let before = app.get_job(&id_of(&k.rust_staff)).await;
+    assert_eq!(
+        before.body["company"]["blurb"],
+        "Quokka Frobnitz makes things."
+    );
+
+    let mut changed = k.quokka.clone();
+    changed.blurb = "Quokka Frobnitz makes other things now.".to_owned();
+    changed.enrichment.headcount = Some(42);
+    app.service
+        .upsert_company(changed)
+        .await
+        .expect("the company is updated");
+
+    let after = app.get_job(&id_of(&k.rust_staff)).await;
+    assert_eq!(after.status, StatusCode::OK, "{}", after.text);
+    assert_eq!(
+        after.body["company"]["blurb"],
+        "Quokka Frobnitz makes other things now."
+    );
+    assert_eq!(after.body["company"]["enrichment"]["headcount"], 42);
+}
+
+#[tokio::test]
 async fn get_job_returns_400_naming_id_when_the_id_is_not_a_uuid() {
     let app = spawn_app().await;
     app.get_job("not-a-uuid")
