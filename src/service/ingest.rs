@@ -1,6 +1,5 @@
-use std::sync::Arc;
-
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use tokio::sync::MutexGuard;
 
