@@ -171,8 +171,8 @@ async fn main() -> Result<ExitCode> {
 /// Opens the sled folder and builds the service on it, as `examples/server.rs` does.
 async fn open_service(cli: &Cli) -> Result<JobListingsService> {
     let sled = SledConfig {
-        path: cli.data_dir.clone(),
         cache_bytes: cli.cache_mb.saturating_mul(1024 * 1024),
+        ..SledConfig::new(&cli.data_dir)
     };
     let store = SledStore::open(&sled)
         .with_context(|| format!("opening the data folder {}", cli.data_dir.display()))?;

@@ -50,8 +50,9 @@
 //!
 //! ## Environment
 //!
-//! `JOB_LISTINGS_DATA` (`--data-dir`), `JOB_LISTINGS_CACHE_MB` (`--cache-mb`) and
-//! `JOB_LISTINGS_ADDR` (`--addr`) stand in for the options of the same meaning.
+//! `JOB_LISTINGS_DATA` (`--data-dir`), `JOB_LISTINGS_CACHE_MB` (`--cache-mb`),
+//! `JOB_LISTINGS_JOB_CACHE_MB` (`--job-cache-mb`) and `JOB_LISTINGS_ADDR` (`--addr`) stand in
+//! for the options of the same meaning.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -132,6 +133,16 @@ struct StoreArgs {
         value_name = "MIB"
     )]
     cache_mb: u64,
+    /// Stored job JSON kept in memory in front of sled for search pages and job details,
+    /// in MiB (0: off).
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_JOB_CACHE_MB",
+        default_value_t = 64,
+        value_name = "MIB"
+    )]
+    job_cache_mb: u64,
     /// The key that seals webhook secrets at rest [default: DIR/secret.key]; made on first
     /// start. Back it up with the data: without it, stored webhook secrets cannot be read.
     #[arg(
@@ -452,6 +463,7 @@ async fn open_store(args: &StoreArgs) -> Result<Arc<dyn Store>> {
     let sled = SledConfig {
         path: args.data_dir.clone(),
         cache_bytes: args.cache_mb.saturating_mul(1024 * 1024),
+        job_cache_bytes: args.job_cache_mb.saturating_mul(1024 * 1024),
     };
     let store = SledStore::open(&sled).map_err(|e| explain_open_error(&args.data_dir, e))?;
     Ok(Arc::new(store))

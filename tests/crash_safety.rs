@@ -111,6 +111,7 @@ async fn open_store(path: &str) -> Result<SledStore, StoreError> {
         match SledStore::open(&SledConfig {
             path: path.into(),
             cache_bytes: 16 * 1024 * 1024,
+            job_cache_bytes: 4 * 1024 * 1024,
         }) {
             Ok(store) => return Ok(store),
             Err(StoreError::Locked { .. }) if Instant::now() < deadline => {

@@ -1137,6 +1137,7 @@ fn a_registered_webhook_survives_a_restart_on_sled() {
         let config = SledConfig {
             path: dir.path().join("db"),
             cache_bytes: 4 * 1024 * 1024,
+            job_cache_bytes: 1024 * 1024,
         };
         let service = JobListingsService::builder()
             .store(Arc::new(SledStore::open(&config).expect("sled")))

@@ -289,6 +289,7 @@ async fn scenario() -> Outcome {
     let store = SledStore::open(&SledConfig {
         path: dir.path().join("db"),
         cache_bytes: 16 * 1024 * 1024,
+        job_cache_bytes: 4 * 1024 * 1024,
     })
     .expect("a sled store");
     let secret_key = SecretKey::generate();

@@ -162,6 +162,8 @@ async fn a_job_round_trips_exactly(store: &dyn Store) {
 
 async fn a_job_write_replaces_the_previous_version(store: &dyn Store) {
     store.write_jobs(&[plain(job(1))]).await.expect("written");
+    // Read it first, so a store that keeps what it read has the old version to forget.
+    assert_eq!(store.get_job(job(1).id).await.expect("read"), Some(job(1)));
     let mut changed = job(1);
     changed.role = "Changed".to_owned();
     changed.status = JobStatus::Closed;
@@ -171,9 +173,73 @@ async fn a_job_write_replaces_the_previous_version(store: &dyn Store) {
         .expect("written");
     assert_eq!(
         store.get_job(changed.id).await.expect("read"),
-        Some(changed)
+        Some(changed.clone())
     );
+    let json = store.get_jobs_json(&[changed.id]).await.expect("read");
+    assert_eq!(json, vec![serde_json::to_vec(&changed).expect("encodes")]);
     assert_eq!(store.scan_jobs(None, 10).await.expect("scan").len(), 1);
+}
+
+/// Readers racing a writer never see a version older than one already written: a store that
+/// keeps what it read must not keep a version read just before a write.
+async fn reads_racing_rewrites_never_go_back(store: Arc<dyn Store>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    const VERSIONS: u64 = 300;
+    let version = |v: u64| {
+        let mut j = job(1);
+        j.role = format!("Version {v}");
+        j
+    };
+    let version_of = |json: &[u8]| -> u64 {
+        let job: Job = serde_json::from_slice(json).expect("a job");
+        job.role["Version ".len()..].parse().expect("a version")
+    };
+    store
+        .write_jobs(&[plain(version(0))])
+        .await
+        .expect("written");
+    // The last version whose write has returned; u64::MAX once the writer is done.
+    let written = Arc::new(AtomicU64::new(0));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (store, written) = (store.clone(), written.clone());
+            tokio::spawn(async move {
+                loop {
+                    let before = written.load(Ordering::SeqCst);
+                    let json = store.get_jobs_json(&[job(1).id]).await.expect("read");
+                    let seen = version_of(&json[0]);
+                    if before == u64::MAX {
+                        return seen;
+                    }
+                    assert!(
+                        seen >= before,
+                        "read version {seen} after {before} was written"
+                    );
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    for v in 1..=VERSIONS {
+        store
+            .write_jobs(&[plain(version(v))])
+            .await
+            .expect("written");
+        written.store(v, Ordering::SeqCst);
+    }
+    written.store(u64::MAX, Ordering::SeqCst);
+    for r in readers {
+        assert_eq!(r.await.expect("reader"), VERSIONS);
+    }
+    let last = version(VERSIONS);
+    assert_eq!(
+        store.get_job(last.id).await.expect("read"),
+        Some(last.clone())
+    );
+    assert_eq!(
+        store.get_jobs(&[last.id]).await.expect("read"),
+        vec![last.clone()]
+    );
 }
 
 async fn confidences_round_trip_bit_for_bit(store: &dyn Store) {
@@ -911,6 +977,7 @@ fn sled_config(dir: &std::path::Path) -> SledConfig {
     SledConfig {
         path: dir.join("db"),
         cache_bytes: 8 * 1024 * 1024,
+        job_cache_bytes: 1024 * 1024,
     }
 }
 
@@ -941,6 +1008,12 @@ macro_rules! store_suite {
             check!(an_empty_store_has_nothing);
             check!(a_job_round_trips_exactly);
             check!(a_job_write_replaces_the_previous_version);
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn reads_racing_rewrites_never_go_back() {
+                let (store, _keep) = <$fixture as Fixture>::open().await;
+                super::reads_racing_rewrites_never_go_back(store).await;
+            }
             check!(confidences_round_trip_bit_for_bit);
             check!(get_jobs_keeps_the_order_asked_and_skips_unknown_ids);
             check!(scan_jobs_pages_through_every_job_in_id_order);

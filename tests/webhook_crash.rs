@@ -101,6 +101,7 @@ async fn open_store(path: &str) -> SledStore {
         match SledStore::open(&SledConfig {
             path: path.into(),
             cache_bytes: 16 * 1024 * 1024,
+            job_cache_bytes: 4 * 1024 * 1024,
         }) {
             Ok(store) => return store,
             Err(e) if Instant::now() < deadline => {

@@ -109,6 +109,7 @@ async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig, kind: StoreK
             SledStore::open(&SledConfig {
                 path: dir.path().join("db"),
                 cache_bytes: 16 * 1024 * 1024,
+                job_cache_bytes: 4 * 1024 * 1024,
             })
             .expect("a sled store"),
         ),

@@ -18,7 +18,11 @@ const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop
 /// The checksum lets a typo be rejected before any lookup. `Debug` and `Display` never show the
 /// secret; use [`ApiKey::expose`] where the key must be shown (once, at creation).
 #[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
+pub struct ApiKey {
+    raw: String,
+    /// Hashed once when the key is made: a request looks its key up more than once.
+    hash: KeyHash,
+}
 
 impl ApiKey {
     /// Makes a new random key from the operating system's random source.
@@ -28,7 +32,7 @@ impl ApiKey {
             .map(|_| BASE62[rng.gen_range(0..62)] as char)
             .collect();
         let checksum = checksum(&body);
-        Self(format!("{PREFIX}{body}{checksum}"))
+        Self::of(format!("{PREFIX}{body}{checksum}"))
     }
 
     /// Checks the form and checksum of a presented key. Says nothing about whether it exists.
@@ -51,22 +55,27 @@ impl ApiKey {
                 "has a wrong checksum: check it was copied whole and without typos",
             ));
         }
-        Ok(Self(raw.to_owned()))
+        Ok(Self::of(raw.to_owned()))
+    }
+
+    fn of(raw: String) -> Self {
+        let hash = KeyHash(Sha256::digest(raw.as_bytes()).into());
+        Self { raw, hash }
     }
 
     /// The key in clear, for showing it to its owner once.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.raw
     }
 
     /// The SHA-256 hash under which the key is stored.
     pub fn hash(&self) -> KeyHash {
-        KeyHash(Sha256::digest(self.0.as_bytes()).into())
+        self.hash
     }
 
     /// A short, non-secret hint such as `jl_live_Ab3d…` to tell keys apart in listings.
     pub fn hint(&self) -> String {
-        format!("{}…", &self.0[..PREFIX.len() + 4])
+        format!("{}…", &self.raw[..PREFIX.len() + 4])
     }
 }
 

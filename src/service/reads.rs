@@ -147,21 +147,16 @@ impl JobListingsService {
         key: &ApiKey,
         id: JobId,
     ) -> ServiceResult<Metered<JobDetail<Bytes>>> {
-        /// The one field the detail needs from the stored JSON; the rest is skipped unread.
-        #[derive(serde::Deserialize)]
-        struct CompanyOf {
-            company_id: CompanyId,
-        }
         let store = &self.inner.store;
         self.job_detail(key, id, |id| async move {
             let Some(json) = store.get_jobs_json(&[id]).await?.pop() else {
                 return Ok(None);
             };
-            let of: CompanyOf = serde_json::from_slice(&json).map_err(|e| StoreError::Corrupt {
+            let company_id = company_id_in(&json).ok_or_else(|| StoreError::Corrupt {
                 key: format!("jobs/{id}"),
-                reason: e.to_string(),
+                reason: "has no company_id".to_owned(),
             })?;
-            Ok(Some((of.company_id, json)))
+            Ok(Some((company_id, json)))
         })
         .await
     }
@@ -262,5 +257,58 @@ impl JobListingsService {
             })
         })
         .await
+    }
+}
+
+/// The `company_id` of a job's stored JSON, read without parsing the rest.
+///
+/// In JSON a quote inside a string is always escaped, so `"company_id":"` can only be the key
+/// itself, and `Job` has that key at the top level only. Anything unexpected falls back to a
+/// full parse.
+fn company_id_in(json: &[u8]) -> Option<CompanyId> {
+    const KEY: &[u8] = b"\"company_id\":\"";
+    let quick = json
+        .windows(KEY.len())
+        .position(|w| w == KEY)
+        .and_then(|at| json.get(at + KEY.len()..at + KEY.len() + 36))
+        .and_then(|id| uuid::Uuid::try_parse_ascii(id).ok())
+        .map(CompanyId);
+    quick.or_else(|| {
+        #[derive(serde::Deserialize)]
+        struct CompanyOf {
+            company_id: CompanyId,
+        }
+        serde_json::from_slice::<CompanyOf>(json)
+            .ok()
+            .map(|of| of.company_id)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn company_id_is_read_from_the_key_not_from_text_that_looks_like_it() {
+        let company = CompanyId(uuid::Uuid::from_u128(7));
+        let decoy = uuid::Uuid::from_u128(9);
+        let role = format!("\"company_id\":\"{decoy}\" and a backslash \\");
+        // As a job is stored: the role, with the decoy, before the key.
+        let role = serde_json::to_string(&role).expect("encodes");
+        let json = format!(
+            "{{\"id\":\"x\",\"role\":{role},\"company_id\":\"{}\"}}",
+            company.0
+        );
+        assert!(json.find(&decoy.to_string()) < json.find(&company.0.to_string()));
+        assert_eq!(company_id_in(json.as_bytes()), Some(company));
+    }
+
+    #[test]
+    fn company_id_falls_back_to_a_full_parse_and_fails_without_one() {
+        let company = CompanyId(uuid::Uuid::from_u128(7));
+        let spaced = format!("{{ \"company_id\" : \"{}\" }}", company.0);
+        assert_eq!(company_id_in(spaced.as_bytes()), Some(company));
+        assert_eq!(company_id_in(br#"{"id":"x"}"#), None);
+        assert_eq!(company_id_in(br#"{"company_id":"not-a-uuid"}"#), None);
     }
 }

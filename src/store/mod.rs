@@ -12,6 +12,8 @@
 mod error;
 #[cfg(feature = "sled")]
 mod job_format;
+#[cfg(feature = "sled")]
+mod json_cache;
 mod leases;
 mod memory;
 #[cfg(feature = "postgres")]

@@ -1,4 +1,5 @@
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -10,6 +11,7 @@ use sled::transaction::{
 };
 use sled::{Db, Tree};
 
+use super::json_cache::JobJsonCache;
 use super::{job_format, JobWrite, Leases, Store, StoreError, StoreResult, UsageCounter};
 use crate::domain::{
     ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
@@ -23,6 +25,9 @@ pub struct SledConfig {
     pub path: PathBuf,
     /// Bytes of page cache sled may use (sled's own default is 1 GiB; ours is 256 MiB).
     pub cache_bytes: u64,
+    /// Bytes of stored job JSON kept in front of sled for search pages and job details
+    /// (default 64 MiB; 0 turns it off).
+    pub job_cache_bytes: u64,
 }
 
 impl SledConfig {
@@ -31,6 +36,7 @@ impl SledConfig {
         Self {
             path: path.as_ref().to_owned(),
             cache_bytes: 256 * 1024 * 1024,
+            job_cache_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -51,7 +57,8 @@ pub struct SledStore {
     deliveries: Tree,
     /// Pending deliveries by due time: `nanos(be) ++ delivery id` → empty.
     due: Tree,
-    leases: std::sync::Arc<Leases>,
+    leases: Arc<Leases>,
+    job_json: Arc<JobJsonCache>,
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {
@@ -165,6 +172,7 @@ impl SledStore {
             deliveries: tree("deliveries")?,
             due: tree("deliveries_due")?,
             leases: Default::default(),
+            job_json: Arc::new(JobJsonCache::new(config.job_cache_bytes)),
             db,
         };
         store.bring_jobs_to_this_format(&meta)?;
@@ -240,6 +248,20 @@ impl SledStore {
         }
     }
 
+    /// A job's stored JSON, from the cache or else from the tree (then kept in the cache).
+    fn job_json(&self, id: JobId) -> StoreResult<Option<Bytes>> {
+        if let Some(json) = self.job_json.get(&id) {
+            return Ok(Some(json));
+        }
+        let ticket = self.job_json.ticket(&id);
+        let Some(stored) = self.jobs.get(id.0.as_bytes()).map_err(backend)? else {
+            return Ok(None);
+        };
+        let json = Bytes::from_owner(stored);
+        self.job_json.fill(ticket, id, json.clone());
+        Ok(Some(json))
+    }
+
     fn get<T: DeserializeOwned>(tree: &Tree, key: &[u8]) -> StoreResult<Option<T>> {
         match tree.get(key).map_err(backend)? {
             Some(bytes) => decode(key, &bytes).map(Some),
@@ -270,14 +292,16 @@ impl SledStore {
 #[async_trait]
 impl Store for SledStore {
     async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>> {
-        Self::get(&self.jobs, id.0.as_bytes())
+        self.job_json(id)?
+            .map(|json| decode(id.0.as_bytes(), &json))
+            .transpose()
     }
 
     async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Job>> {
         let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(job) = Self::get(&self.jobs, id.0.as_bytes())? {
-                out.push(job);
+        for &id in ids {
+            if let Some(json) = self.job_json(id)? {
+                out.push(decode(id.0.as_bytes(), &json)?);
             }
         }
         Ok(out)
@@ -285,10 +309,8 @@ impl Store for SledStore {
 
     async fn get_jobs_json(&self, ids: &[JobId]) -> StoreResult<Vec<Bytes>> {
         let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(bytes) = self.jobs.get(id.0.as_bytes()).map_err(backend)? {
-                out.push(Bytes::copy_from_slice(&bytes));
-            }
+        for &id in ids {
+            out.extend(self.job_json(id)?);
         }
         Ok(out)
     }
@@ -302,20 +324,25 @@ impl Store for SledStore {
                 .iter()
                 .map(EncodedEvent::of)
                 .collect::<StoreResult<_>>()?;
-            rows.push((w.job.id.0.as_bytes().to_vec(), encode(&w.job)?, events));
+            rows.push((w.job.id, encode(&w.job)?, events));
         }
         self.durably(move |s| {
             (&s.jobs, &s.events, &s.deliveries, &s.due)
                 .transaction(|(jobs, events, deliveries, due)| {
-                    for (job_key, job, job_events) in &rows {
-                        jobs.insert(job_key.as_slice(), job.as_slice())?;
+                    for (id, job, job_events) in &rows {
+                        jobs.insert(id.0.as_bytes(), job.as_slice())?;
                         for event in job_events {
                             event.insert(events, deliveries, due)?;
                         }
                     }
                     Ok(())
                 })
-                .map_err(tx_error)
+                .map_err(tx_error)?;
+            // Only once the new JSON is what the tree answers.
+            for (id, _, _) in &rows {
+                s.job_json.invalidate(id);
+            }
+            Ok(())
         })
         .await
     }

@@ -19,6 +19,7 @@ pub async fn open_sled(path: &Path) -> SledStore {
     let config = SledConfig {
         path: path.to_owned(),
         cache_bytes: 16 * 1024 * 1024,
+        job_cache_bytes: 4 * 1024 * 1024,
     };
     for _ in 0..100 {
         if let Ok(store) = SledStore::open(&config) {
