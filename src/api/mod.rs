@@ -89,6 +89,11 @@ impl Reply {
 
 static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 static X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+static X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+static X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+static X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+static RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+static RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
 impl Api {
     /// The API over a service, with default settings.
@@ -284,14 +289,17 @@ fn quota_headers(h: &mut HeaderMap, quota: Option<QuotaState>, now: chrono::Date
     let Some(q) = quota else { return };
     let reset = q.resets_at.timestamp().max(0) as u64;
     let window = u64::try_from((q.resets_at - now).num_seconds()).unwrap_or(0);
-    h.insert("x-ratelimit-limit", HeaderValue::from(q.limit));
-    h.insert("x-ratelimit-remaining", HeaderValue::from(q.remaining));
-    h.insert("x-ratelimit-reset", HeaderValue::from(reset));
+    h.insert(X_RATELIMIT_LIMIT.clone(), HeaderValue::from(q.limit));
+    h.insert(
+        X_RATELIMIT_REMAINING.clone(),
+        HeaderValue::from(q.remaining),
+    );
+    h.insert(X_RATELIMIT_RESET.clone(), HeaderValue::from(reset));
     if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";q={}", q.limit)) {
-        h.insert("ratelimit-policy", v);
+        h.insert(RATELIMIT_POLICY.clone(), v);
     }
     if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";r={};t={window}", q.remaining)) {
-        h.insert("ratelimit", v);
+        h.insert(RATELIMIT.clone(), v);
     }
 }
 

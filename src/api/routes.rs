@@ -8,7 +8,8 @@ use serde_json::json;
 use super::error::ApiError;
 use super::params::{company_query, job_query, Params, COMPANY_PARAMS, JOB_PARAMS};
 use super::views::{
-    job_detail_json, CompanyDetailView, CompanySummaryView, DataList, ListEnvelope, WebhookView,
+    job_detail_json, CompanyDetailView, CompanySummaryView, DataList, FiltersMeta, ListEnvelope,
+    WebhookView,
 };
 use super::{api_key, Api, Reply, OPENAPI_JSON};
 use crate::domain::{
@@ -194,7 +195,7 @@ fn unreadable(key: String, reason: &str) -> ApiError {
 async fn search_jobs(api: &Api, key: &ApiKey, req: &Request<Bytes>) -> Result<Reply, ApiError> {
     let params = Params::parse(req.uri().query(), JOB_PARAMS, &["domain", "seniority"])?;
     let query = job_query(&params)?;
-    let filters = serde_json::to_value(&query.filter).unwrap_or_default();
+    let filters = query.filter.clone();
     let found = api.service().search_jobs_json(key, query).await?;
     let page = found.value;
     let envelope = ListEnvelope::new(
@@ -204,7 +205,7 @@ async fn search_jobs(api: &Api, key: &ApiKey, req: &Request<Bytes>) -> Result<Re
         page.total,
         "/api/v1/jobs",
         &params.without_page(),
-        json!({ "filters": filters }),
+        FiltersMeta { filters },
     );
     // The jobs go out as the store keeps them: no decoding and encoding per job.
     let body = envelope
@@ -227,7 +228,9 @@ async fn list_companies(api: &Api, key: &ApiKey, req: &Request<Bytes>) -> Result
         page.total,
         "/api/v1/companies",
         &params.without_page(),
-        json!({ "filters": { "funding_stage": stage } }),
+        FiltersMeta {
+            filters: json!({ "funding_stage": stage }),
+        },
     );
     Ok(Reply::json(&envelope, Some(found.quota)))
 }

@@ -128,14 +128,20 @@ pub(crate) struct Links {
 }
 
 #[derive(Serialize)]
-pub(crate) struct ListEnvelope<T: Serialize> {
+pub(crate) struct ListEnvelope<T: Serialize, M: Serialize = Value> {
     pub data: T,
     pub pagination: Pagination,
     pub links: Links,
-    pub meta: Value,
+    pub meta: M,
 }
 
-impl<T: Serialize> ListEnvelope<T> {
+/// The `meta` of a list: the filters it applied.
+#[derive(Serialize)]
+pub(crate) struct FiltersMeta<F: Serialize> {
+    pub filters: F,
+}
+
+impl<T: Serialize, M: Serialize> ListEnvelope<T, M> {
     /// An envelope for page `page` of `total` results; links keep every other parameter.
     pub(crate) fn new(
         data: T,
@@ -144,7 +150,7 @@ impl<T: Serialize> ListEnvelope<T> {
         total: u64,
         path: &str,
         other_params: &str,
-        meta: Value,
+        meta: M,
     ) -> Self {
         let total_pages = total.div_ceil(u64::from(per_page));
         let link = |p: u64| {
@@ -172,7 +178,7 @@ impl<T: Serialize> ListEnvelope<T> {
     }
 }
 
-impl<T: Serialize> ListEnvelope<T> {
+impl<T: Serialize, M: Serialize> ListEnvelope<T, M> {
     /// The envelope with `items`, JSON objects already encoded (stored jobs), as its `data`
     /// in place of `self.data`: each is written as it is.
     pub(crate) fn to_json_around(&self, items: &[Bytes]) -> Option<Vec<u8>> {

@@ -389,18 +389,32 @@ impl JobIndex {
 
     /// Ranks `offset..want` of documents numbered in result order: the highest numbers.
     fn page_of_ordered(&self, docs: &RoaringBitmap, offset: usize, want: usize) -> Vec<JobId> {
+        /// Up to this many, skipping by walking down from the top beats `select`, which
+        /// counts bits up from the bottom of a container.
+        const WALK_AT_MOST: usize = 256;
         let len = docs.len();
         if offset as u64 >= len || want <= offset {
             return Vec::new();
         }
-        let Some(start) = docs.select((len - 1 - offset as u64) as u32) else {
-            return Vec::new();
+        let mut from_top = if offset <= WALK_AT_MOST {
+            let mut all = docs.iter();
+            if offset > 0 {
+                all.nth_back(offset - 1);
+            }
+            all
+        } else {
+            let Some(start) = docs.select((len - 1 - offset as u64) as u32) else {
+                return Vec::new();
+            };
+            docs.range(..=start)
         };
-        docs.range(..=start)
-            .rev()
-            .take(want - offset)
-            .map(|d| self.slots[d as usize].id)
-            .collect()
+        // A loop, not `collect`: sizing a Vec from a roaring iterator counts every bit left.
+        let mut page = Vec::with_capacity(want - offset);
+        while page.len() < want - offset {
+            let Some(d) = from_top.next_back() else { break };
+            page.push(self.slots[d as usize].id);
+        }
+        page
     }
 
     /// Ranks `offset..want` of the numbered documents of `docs` merged with `apart`, the
