@@ -642,9 +642,12 @@ async fn seed_demo(service: &JobListingsService) -> Result<Vec<(Plan, ApiKey)>> 
     tracing::info!(companies, jobs, "empty store: loading the demo dataset");
     let data = Dataset::generate(seed, companies, jobs);
     let bar = progress_bar(data.jobs.len() as u64, "demo jobs");
+    // Renumbered once at the end, so the server starts on an index in result order.
+    let deferred = service.defer_index_compaction();
     let summary = load(service, data.companies, data.jobs, &bar)
         .await
         .map_err(|failure| anyhow::Error::new(failure.error).context("loading the demo data"))?;
+    deferred.finish().await;
     bar.finish_and_clear();
     tracing::info!(
         companies = summary.companies_created,
@@ -787,9 +790,6 @@ async fn load(
         first += len;
     }
 
-    // Lines come in no particular order: without this the index would be renumbered every
-    // few percent of growth. The command exits after the import, so it is never compacted.
-    let _deferred = service.defer_index_compaction();
     let mut rest = jobs.into_iter().peekable();
     let mut first = 0;
     while rest.peek().is_some() {
@@ -1022,6 +1022,9 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
     let company_lines: Vec<usize> = companies.lines.iter().map(|l| l.number).collect();
     let job_lines: Vec<usize> = jobs.lines.iter().map(|l| l.number).collect();
     let bar = progress_bar(job_lines.len() as u64, "jobs");
+    // Lines come in no particular order: without this the index would be renumbered every
+    // few percent of growth. The command exits after the import, so it is never compacted.
+    let _deferred = service.defer_index_compaction();
     let loaded = load(
         service,
         companies.lines.into_iter().map(|l| l.value).collect(),

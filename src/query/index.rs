@@ -164,13 +164,15 @@ impl JobIndex {
 
     /// Whether enough documents are dead or out of order that [`JobIndex::compact`] would
     /// pay for itself: more than a quarter of the live count dead, or more than 1/32 out of
-    /// order (each such document costs every search that matches it a little sorting).
+    /// order (each such document costs every search that matches it a little sorting, and
+    /// makes a deep page walk down from the top). The floors keep a small index from being
+    /// renumbered over and over; renumbering it is cheap.
     pub fn needs_compaction(&self) -> bool {
         let live = self.live.len();
         let dead = self.dead_docs();
         let unordered = self.unordered.len();
         (dead > 4_096 && dead * 4 > live)
-            || (unordered > 1_024 && unordered * 32 > live)
+            || (unordered > 128 && unordered * 32 > live)
             || self.slots.len() >= u32::MAX as usize
     }
 
@@ -330,7 +332,7 @@ impl JobIndex {
         };
         SearchResult {
             total: matching.len() + apart_total,
-            ids: self.page_merged(&matching, apart, offset, want),
+            ids: self.page_merged(&matching, &apart, offset, want),
         }
     }
 
@@ -389,32 +391,10 @@ impl JobIndex {
 
     /// Ranks `offset..want` of documents numbered in result order: the highest numbers.
     fn page_of_ordered(&self, docs: &RoaringBitmap, offset: usize, want: usize) -> Vec<JobId> {
-        /// Up to this many, skipping by walking down from the top beats `select`, which
-        /// counts bits up from the bottom of a container.
-        const WALK_AT_MOST: usize = 256;
-        let len = docs.len();
-        if offset as u64 >= len || want <= offset {
+        let Some(from_top) = below_top(docs, offset) else {
             return Vec::new();
-        }
-        let mut from_top = if offset <= WALK_AT_MOST {
-            let mut all = docs.iter();
-            if offset > 0 {
-                all.nth_back(offset - 1);
-            }
-            all
-        } else {
-            let Some(start) = docs.select((len - 1 - offset as u64) as u32) else {
-                return Vec::new();
-            };
-            docs.range(..=start)
         };
-        // A loop, not `collect`: sizing a Vec from a roaring iterator counts every bit left.
-        let mut page = Vec::with_capacity(want - offset);
-        while page.len() < want - offset {
-            let Some(d) = from_top.next_back() else { break };
-            page.push(self.slots[d as usize].id);
-        }
-        page
+        self.merge_ranked(from_top.rev(), &[], 0, want.saturating_sub(offset))
     }
 
     /// Ranks `offset..want` of the numbered documents of `docs` merged with `apart`, the
@@ -422,26 +402,68 @@ impl JobIndex {
     fn page_merged(
         &self,
         docs: &RoaringBitmap,
-        apart: Vec<u32>,
+        apart: &[u32],
         offset: usize,
         want: usize,
     ) -> Vec<JobId> {
+        let take = want.saturating_sub(offset);
+        if offset <= WALK_AT_MOST {
+            let numbered = docs.iter().rev().filter(|&d| !self.unordered.contains(d));
+            return self.merge_ranked(numbered, apart, offset, take);
+        }
+        // A deep page: work out where it starts in each sequence instead of walking there.
+        // `k` out-of-order documents and `offset - k` numbered ones fill the places above
+        // it; the place of the k-th out-of-order one only grows with k.
+        let numbered = docs - &self.unordered;
+        let place_of = |k: usize| {
+            let rank = self.slots[apart[k] as usize].rank();
+            let first_above = self
+                .ordered
+                .partition_point(|&d| self.slots[d as usize].rank() > rank);
+            let above = self
+                .ordered
+                .get(first_above)
+                .map_or(0, |&from| numbered.range_cardinality(from..));
+            k as u64 + above
+        };
+        let (mut low, mut high) = (0, apart.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if place_of(mid) < offset as u64 {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        let k = low;
+        match below_top(&numbered, offset - k) {
+            Some(from_top) => self.merge_ranked(from_top.rev(), &apart[k..], 0, take),
+            None => self.merge_ranked(std::iter::empty(), &apart[k..], 0, take),
+        }
+    }
+
+    /// Merges documents in result order (`numbered`, highest number first) with `apart`
+    /// (sorted by rank), skips `skip` and ranks the next `take`.
+    fn merge_ranked(
+        &self,
+        numbered: impl Iterator<Item = u32>,
+        apart: &[u32],
+        skip: usize,
+        take: usize,
+    ) -> Vec<JobId> {
         let rank = |d: u32| self.slots[d as usize].rank();
-        let mut numbered = docs
-            .iter()
-            .rev()
-            .filter(|&d| !self.unordered.contains(d))
-            .peekable();
-        let mut apart = apart.into_iter().peekable();
-        let mut page = Vec::with_capacity(want.saturating_sub(offset));
-        for position in 0..want {
+        let mut numbered = numbered.peekable();
+        let mut apart = apart.iter().copied().peekable();
+        // A loop, not `collect`: sizing a Vec from a roaring iterator counts every bit left.
+        let mut page = Vec::with_capacity(take);
+        for position in 0..skip + take {
             let next = match (numbered.peek(), apart.peek()) {
                 (Some(&a), Some(&b)) if rank(b) < rank(a) => apart.next(),
                 (Some(_), _) => numbered.next(),
                 (None, _) => apart.next(),
             };
             let Some(doc) = next else { break };
-            if position >= offset {
+            if position >= skip {
                 page.push(self.slots[doc as usize].id);
             }
         }
@@ -559,4 +581,26 @@ fn union<'a>(
             Some(Cow::Owned(acc))
         }
     }
+}
+
+/// Up to this many places, walking down from the top beats `select`, which counts bits up
+/// from the bottom of a container.
+const WALK_AT_MOST: usize = 256;
+
+/// An iterator over `docs` whose `next_back` gives the `skip`-th highest first; `None` when
+/// there are not that many.
+fn below_top(docs: &RoaringBitmap, skip: usize) -> Option<roaring::bitmap::Iter<'_>> {
+    let len = docs.len();
+    if skip as u64 >= len {
+        return None;
+    }
+    if skip <= WALK_AT_MOST {
+        let mut all = docs.iter();
+        if skip > 0 {
+            all.nth_back(skip - 1);
+        }
+        return Some(all);
+    }
+    let start = docs.select((len - 1 - skip as u64) as u32)?;
+    Some(docs.range(..=start))
 }
