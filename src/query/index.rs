@@ -372,21 +372,22 @@ impl JobIndex {
     }
 
     /// The first `want` of `docs` in result order.
-    fn top_sorted(&self, mut docs: Vec<u32>, want: usize) -> Vec<u32> {
-        let cmp = |a: &u32, b: &u32| -> Ordering {
-            self.slots[*a as usize]
-                .rank()
-                .cmp(&self.slots[*b as usize].rank())
-        };
+    fn top_sorted(&self, docs: Vec<u32>, want: usize) -> Vec<u32> {
         if want == 0 {
             return Vec::new();
         }
-        if want < docs.len() {
-            docs.select_nth_unstable_by(want - 1, cmp);
-            docs.truncate(want);
+        // Keys read once, next to their documents: comparing through `slots` would fetch
+        // two scattered slots per comparison.
+        let mut keyed: Vec<(RankKey, u32)> = docs
+            .into_iter()
+            .map(|d| (self.slots[d as usize].rank(), d))
+            .collect();
+        if want < keyed.len() {
+            keyed.select_nth_unstable(want - 1);
+            keyed.truncate(want);
         }
-        docs.sort_unstable_by(cmp);
-        docs
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(_, d)| d).collect()
     }
 
     /// Ranks `offset..want` of documents numbered in result order: the highest numbers.
@@ -407,11 +408,13 @@ impl JobIndex {
         want: usize,
     ) -> Vec<JobId> {
         let take = want.saturating_sub(offset);
-        if offset <= WALK_AT_MOST {
+        // Out-of-order documents have the highest numbers (they are numbered as they come),
+        // so a walk from the top steps over every one of them among `docs`.
+        if offset <= WALK_AT_MOST && docs.intersection_len(&self.unordered) <= WALK_AT_MOST as u64 {
             let numbered = docs.iter().rev().filter(|&d| !self.unordered.contains(d));
             return self.merge_ranked(numbered, apart, offset, take);
         }
-        // A deep page: work out where it starts in each sequence instead of walking there.
+        // Else work out where the page starts in each sequence instead of walking there.
         // `k` out-of-order documents and `offset - k` numbered ones fill the places above
         // it; the place of the k-th out-of-order one only grows with k.
         let numbered = docs - &self.unordered;
