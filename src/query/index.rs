@@ -1,5 +1,5 @@
 use std::borrow::Cow;
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 // FxHash: the keys are our own ids and words from ingested jobs, not attacker-chosen, and
