@@ -316,23 +316,24 @@ impl JobIndex {
             };
         }
         // Some documents are out of order: rank the matching ones apart and merge them in.
-        let (apart_total, apart) = match after {
-            None => (0, self.top_unordered(&matching, want)),
+        let split = &*matching & &self.unordered;
+        let (apart_total, apart, still_in_matching) = match after {
+            None => (0, self.top_unordered(&split, want), split),
             Some(after) => {
                 let docs = matching.to_mut();
-                let split = &*docs & &self.unordered;
                 *docs -= &split;
                 self.keep_numbered_after(docs, after);
                 let passing: Vec<u32> = split
                     .iter()
                     .filter(|&d| self.slots[d as usize].posted_nanos > after)
                     .collect();
-                (passing.len() as u64, self.top_sorted(passing, want))
+                let total = passing.len() as u64;
+                (total, self.top_sorted(passing, want), RoaringBitmap::new())
             }
         };
         SearchResult {
             total: matching.len() + apart_total,
-            ids: self.page_merged(&matching, &apart, offset, want),
+            ids: self.page_merged(&matching, &still_in_matching, &apart, offset, want),
         }
     }
 
@@ -351,24 +352,28 @@ impl JobIndex {
         }
     }
 
-    /// The first `want` out-of-order documents among `docs`, in result order: by walking
-    /// all out-of-order documents in result order until `want` are in `docs`, or by sorting
-    /// those in `docs`, whichever should touch fewer.
-    fn top_unordered(&self, docs: &RoaringBitmap, want: usize) -> Vec<u32> {
-        let live = self.live.len().max(1);
-        let walk = (want as u64).saturating_mul(live) / docs.len().max(1);
-        let sort = docs.len().saturating_mul(self.unordered.len()) / live;
+    /// The first `want` of `split` (out-of-order documents), in result order: by walking
+    /// all out-of-order documents in result order until `want` are in `split`, or by sorting
+    /// `split`, whichever should touch fewer.
+    fn top_unordered(&self, split: &RoaringBitmap, want: usize) -> Vec<u32> {
+        let found = split.len();
+        let walk = (want as u64).saturating_mul(self.unordered.len()) / found.max(1);
+        let sort = found.saturating_mul(u64::from(found.max(2).ilog2()));
         if walk <= sort {
-            return self
-                .unordered_ranked
-                .values()
-                .copied()
-                .filter(|&d| docs.contains(d))
-                .take(want)
-                .collect();
+            let mut top = Vec::with_capacity(want.min(found as usize));
+            for &d in self.unordered_ranked.values() {
+                if top.len() == want {
+                    break;
+                }
+                if split.contains(d) {
+                    top.push(d);
+                }
+            }
+            return top;
         }
-        let apart = docs & &self.unordered;
-        self.top_sorted(apart.iter().collect(), want)
+        let mut docs = Vec::with_capacity(found as usize);
+        docs.extend(split.iter());
+        self.top_sorted(docs, want)
     }
 
     /// The first `want` of `docs` in result order.
@@ -399,10 +404,11 @@ impl JobIndex {
     }
 
     /// Ranks `offset..want` of the numbered documents of `docs` merged with `apart`, the
-    /// first out-of-order ones in result order.
+    /// first out-of-order ones in result order; `unordered` are those still in `docs`.
     fn page_merged(
         &self,
         docs: &RoaringBitmap,
+        unordered: &RoaringBitmap,
         apart: &[u32],
         offset: usize,
         want: usize,
@@ -410,14 +416,14 @@ impl JobIndex {
         let take = want.saturating_sub(offset);
         // Out-of-order documents have the highest numbers (they are numbered as they come),
         // so a walk from the top steps over every one of them among `docs`.
-        if offset <= WALK_AT_MOST && docs.intersection_len(&self.unordered) <= WALK_AT_MOST as u64 {
-            let numbered = docs.iter().rev().filter(|&d| !self.unordered.contains(d));
+        if offset <= WALK_AT_MOST && unordered.len() <= WALK_AT_MOST as u64 {
+            let numbered = docs.iter().rev().filter(|&d| !unordered.contains(d));
             return self.merge_ranked(numbered, apart, offset, take);
         }
         // Else work out where the page starts in each sequence instead of walking there.
         // `k` out-of-order documents and `offset - k` numbered ones fill the places above
         // it; the place of the k-th out-of-order one only grows with k.
-        let numbered = docs - &self.unordered;
+        let numbered = docs - unordered;
         let place_of = |k: usize| {
             let rank = self.slots[apart[k] as usize].rank();
             let first_above = self
