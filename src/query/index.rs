@@ -316,11 +316,12 @@ impl JobIndex {
             };
         }
         // Some documents are out of order: rank the matching ones apart and merge them in.
-        let split = &*matching & &self.unordered;
-        let (apart_total, apart, still_in_matching) = match after {
-            None => (0, self.top_unordered(&split, want), split),
+        let no_unordered = RoaringBitmap::new();
+        let (apart_total, apart, unordered_in_matching) = match after {
+            None => (0, self.top_unordered(&matching, want), &self.unordered),
             Some(after) => {
                 let docs = matching.to_mut();
+                let split = &*docs & &self.unordered;
                 *docs -= &split;
                 self.keep_numbered_after(docs, after);
                 let passing: Vec<u32> = split
@@ -328,13 +329,19 @@ impl JobIndex {
                     .filter(|&d| self.slots[d as usize].posted_nanos > after)
                     .collect();
                 let total = passing.len() as u64;
-                (total, self.top_sorted(passing, want), RoaringBitmap::new())
+                (total, self.top_sorted(passing, want), &no_unordered)
             }
         };
         SearchResult {
             total: matching.len() + apart_total,
-            ids: self.page_merged(&matching, &still_in_matching, &apart, offset, want),
+            ids: self.page_merged(&matching, unordered_in_matching, &apart, offset, want),
         }
+    }
+
+    /// About how many out-of-order documents `docs` holds, taking them to be spread like
+    /// the rest: counting them exactly costs as much as the search.
+    fn unordered_among(&self, docs: &RoaringBitmap) -> u64 {
+        docs.len().saturating_mul(self.unordered.len()) / self.live.len().max(1)
     }
 
     /// Drops the numbered documents posted at or before `after`. Numbered documents are in
@@ -352,28 +359,29 @@ impl JobIndex {
         }
     }
 
-    /// The first `want` of `split` (out-of-order documents), in result order: by walking
-    /// all out-of-order documents in result order until `want` are in `split`, or by sorting
-    /// `split`, whichever should touch fewer.
-    fn top_unordered(&self, split: &RoaringBitmap, want: usize) -> Vec<u32> {
-        let found = split.len();
-        let walk = (want as u64).saturating_mul(self.unordered.len()) / found.max(1);
-        let sort = found.saturating_mul(u64::from(found.max(2).ilog2()));
+    /// The first `want` out-of-order documents among `docs`, in result order: by walking
+    /// all out-of-order documents in result order until `want` are in `docs`, or by sorting
+    /// those in `docs`, whichever should cost less.
+    fn top_unordered(&self, docs: &RoaringBitmap, want: usize) -> Vec<u32> {
+        let expected = self.unordered_among(docs);
+        let walk = (want as u64).saturating_mul(self.live.len()) / docs.len().max(1);
+        let sort = expected.saturating_mul(u64::from(expected.max(2).ilog2()));
         if walk <= sort {
-            let mut top = Vec::with_capacity(want.min(found as usize));
+            let mut top = Vec::with_capacity(want.min(self.unordered.len() as usize));
             for &d in self.unordered_ranked.values() {
                 if top.len() == want {
                     break;
                 }
-                if split.contains(d) {
+                if docs.contains(d) {
                     top.push(d);
                 }
             }
             return top;
         }
-        let mut docs = Vec::with_capacity(found as usize);
-        docs.extend(split.iter());
-        self.top_sorted(docs, want)
+        let apart = docs & &self.unordered;
+        let mut sorted = Vec::with_capacity(apart.len() as usize);
+        sorted.extend(apart.iter());
+        self.top_sorted(sorted, want)
     }
 
     /// The first `want` of `docs` in result order.
@@ -404,7 +412,8 @@ impl JobIndex {
     }
 
     /// Ranks `offset..want` of the numbered documents of `docs` merged with `apart`, the
-    /// first out-of-order ones in result order; `unordered` are those still in `docs`.
+    /// first out-of-order ones in result order; `unordered` may be in `docs`, and are not
+    /// numbered ones.
     fn page_merged(
         &self,
         docs: &RoaringBitmap,
@@ -416,7 +425,12 @@ impl JobIndex {
         let take = want.saturating_sub(offset);
         // Out-of-order documents have the highest numbers (they are numbered as they come),
         // so a walk from the top steps over every one of them among `docs`.
-        if offset <= WALK_AT_MOST && unordered.len() <= WALK_AT_MOST as u64 {
+        let stepped_over = if unordered.is_empty() {
+            0
+        } else {
+            self.unordered_among(docs)
+        };
+        if offset <= WALK_AT_MOST && stepped_over <= WALK_AT_MOST as u64 {
             let numbered = docs.iter().rev().filter(|&d| !unordered.contains(d));
             return self.merge_ranked(numbered, apart, offset, take);
         }
