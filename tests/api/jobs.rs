@@ -499,6 +499,39 @@ async fn get_job_shows_the_company_as_last_updated() {
 }
 
 #[tokio::test]
+async fn a_job_read_before_an_update_is_served_as_updated_afterwards() {
+    let app = spawn_app().await;
+    let job = app.known.rust_staff.clone();
+    let id = id_of(&job);
+    // Read it both ways first, so whatever keeps read jobs has the old version.
+    let before = app.get_job(&id).await;
+    assert_eq!(before.body["role"], job.role.as_str());
+    let query = "q=rust&per_page=50";
+    let listed = app.get_jobs(query).await;
+    assert!(listed.ids().contains(&id), "{}", listed.text);
+
+    let mut changed = job.clone();
+    changed.role = "Principal Rust Engineer (updated)".to_owned();
+    app.service
+        .upsert_job(changed)
+        .await
+        .expect("the job is updated");
+
+    let after = app.get_job(&id).await;
+    assert_eq!(after.status, StatusCode::OK, "{}", after.text);
+    assert_eq!(after.body["role"], "Principal Rust Engineer (updated)");
+    let listed = app.get_jobs(query).await;
+    let row = listed.body["data"]
+        .as_array()
+        .expect("a data array")
+        .iter()
+        .find(|j| j["id"] == id.as_str())
+        .expect("still listed")
+        .clone();
+    assert_eq!(row["role"], "Principal Rust Engineer (updated)");
+}
+
+#[tokio::test]
 async fn get_job_returns_400_naming_id_when_the_id_is_not_a_uuid() {
     let app = spawn_app().await;
     app.get_job("not-a-uuid")
