@@ -681,7 +681,7 @@ proptest! {
     /// 6000 jobs loaded in bulk, in random order; 5000 out (the index compacts itself once
     /// more than 4096 are dead and they outnumber a quarter of the live ones); then new jobs
     /// one at a time in random order (out of result order, so the index keeps them apart and
-    /// compacts once they are more than 1/32 of it) and changed ones. Searches are checked at
+    /// compacts once they are more than 1/64 of it) and changed ones. Searches are checked at
     /// every stage, including broad ones and deep pages.
     #[test]
     fn the_index_stays_exact_through_bulk_loads_and_compactions(seed in any::<u64>()) {

@@ -163,7 +163,7 @@ impl JobIndex {
     }
 
     /// Whether enough documents are dead or out of order that [`JobIndex::compact`] would
-    /// pay for itself: more than a quarter of the live count dead, or more than 1/32 out of
+    /// pay for itself: more than a quarter of the live count dead, or more than 1/64 out of
     /// order (each such document costs every search that matches it a little sorting, and
     /// makes a deep page walk down from the top). The floors keep a small index from being
     /// renumbered over and over; renumbering it is cheap.
@@ -172,7 +172,7 @@ impl JobIndex {
         let dead = self.dead_docs();
         let unordered = self.unordered.len();
         (dead > 4_096 && dead * 4 > live)
-            || (unordered > 128 && unordered * 32 > live)
+            || (unordered > 128 && unordered * 64 > live)
             || self.slots.len() >= u32::MAX as usize
     }
 
@@ -389,17 +389,24 @@ impl JobIndex {
         if want == 0 {
             return Vec::new();
         }
-        // Keys read once, next to their documents: comparing through `slots` would fetch
-        // two scattered slots per comparison.
-        let mut keyed: Vec<(RankKey, u32)> = docs
+        // Sorted by posting time read once, next to each document (comparing through `slots`
+        // would fetch two scattered slots per comparison); ids are read only for equal times.
+        let mut keyed: Vec<(Reverse<i64>, u32)> = docs
             .into_iter()
-            .map(|d| (self.slots[d as usize].rank(), d))
+            .map(|d| (Reverse(self.slots[d as usize].posted_nanos), d))
             .collect();
+        let cmp = |a: &(Reverse<i64>, u32), b: &(Reverse<i64>, u32)| {
+            a.0.cmp(&b.0).then_with(|| {
+                self.slots[a.1 as usize]
+                    .id
+                    .cmp(&self.slots[b.1 as usize].id)
+            })
+        };
         if want < keyed.len() {
-            keyed.select_nth_unstable(want - 1);
+            keyed.select_nth_unstable_by(want - 1, cmp);
             keyed.truncate(want);
         }
-        keyed.sort_unstable();
+        keyed.sort_unstable_by(cmp);
         keyed.into_iter().map(|(_, d)| d).collect()
     }
 
