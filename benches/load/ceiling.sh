@@ -40,17 +40,14 @@ port="${CEILING_PORT:-18131}"
 runs=3
 base="http://127.0.0.1:$port"
 
-for tool in wrk curl python3; do
-  command -v "$tool" >/dev/null || { echo "$tool is not installed" >&2; exit 1; }
-done
+# shellcheck source=common.sh
+source "$here/common.sh"
+require wrk curl python3
 cd "$root"
 cargo build --release --quiet --example server
 cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin bare_hyper
 server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
 bare_bin="${CARGO_TARGET_DIR:-benches/compare/target}/release/bare_hyper"
-
-# shellcheck source=common.sh
-source "$here/common.sh"
 
 # Waits for the process in $pid to print `Listening on` into FILE.
 wait_listening() {

@@ -1,5 +1,14 @@
-# Shared by the load scripts (sourced, not run): a scratch folder removed on exit, the server
-# process in $pid stopped on exit, and reading wrk's output.
+# Shared by the load scripts (sourced, not run): a check for the tools a script needs, a
+# scratch folder removed on exit, the server process in $pid stopped on exit, and reading wrk's
+# output.
+
+# Exits unless every command named is installed.
+require() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "$tool is not installed" >&2; exit 1; }
+  done
+}
 
 work="$(mktemp -d)"
 pid=""

@@ -32,15 +32,13 @@ port="${KEYS_PORT:-18141}"
 count="${KEYS_COUNT:-64}"
 base="http://127.0.0.1:$port"
 
-for tool in wrk curl python3; do
-  command -v "$tool" >/dev/null || { echo "$tool is not installed" >&2; exit 1; }
-done
+# shellcheck source=common.sh
+source "$here/common.sh"
+require wrk curl python3
 cd "$root"
 cargo build --release --quiet --example server
 server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
 
-# shellcheck source=common.sh
-source "$here/common.sh"
 data="$work/db"
 
 # start NAME METERING: our server on $data, rate limits off, quotas out of reach.
