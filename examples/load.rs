@@ -44,19 +44,16 @@ use hdrhistogram::Histogram;
 use tokio::sync::Semaphore;
 use url::{Host, Url};
 
-/// The searches of `benches/load/jobs_mix.lua`, in the same order.
-const JOBS_MIX: [&str; 10] = [
-    "/api/v1/jobs",
-    "/api/v1/jobs?q=rust",
-    "/api/v1/jobs?domain=engineering,ai&remote_only=true",
-    "/api/v1/jobs?seniority=senior,staff&min_confidence=0.8",
-    "/api/v1/jobs?q=python&domain=data",
-    "/api/v1/jobs?company=nimbus",
-    "/api/v1/jobs?posted_after=2026-10-15&per_page=50",
-    "/api/v1/jobs?domain=design&page=3",
-    "/api/v1/jobs?q=kubernetes%20aws&seniority=lead",
-    "/api/v1/jobs?remote_only=true&page=20",
-];
+/// The searches of `benches/load/jobs_mix.lua`, in the same order: the quoted paths of the one
+/// list both read.
+const JOBS_QUERIES_LUA: &str = include_str!("../benches/load/jobs_queries.lua");
+
+fn jobs_mix() -> Vec<&'static str> {
+    JOBS_QUERIES_LUA
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix('"')?.split('"').next())
+        .collect()
+}
 
 /// Sends GET requests to a loopback job-listings server at a fixed rate.
 #[derive(Debug, Parser)]
@@ -193,7 +190,10 @@ async fn main() -> Result<ExitCode> {
     let client = builder.build()?;
 
     let paths: Vec<String> = match cli.mix {
-        Mix::Jobs => JOBS_MIX.iter().map(|p| format!("{base}{p}")).collect(),
+        Mix::Jobs => jobs_mix()
+            .into_iter()
+            .map(|p| format!("{base}{p}"))
+            .collect(),
         Mix::Detail => {
             // One metered search for the 50 newest ids, before usage is first read.
             let page = get_json(&client, format!("{base}/api/v1/jobs?per_page=50"), &cli.key);
@@ -309,5 +309,14 @@ mod tests {
             Ok(Duration::from_millis(250))
         );
         assert!(duration::parse_duration("5x").is_err());
+    }
+
+    #[test]
+    fn the_jobs_mix_is_the_ten_searches_of_the_lua_list() {
+        let mix = jobs_mix();
+        assert_eq!(mix.len(), 10, "{mix:?}");
+        assert_eq!(mix[0], "/api/v1/jobs");
+        assert_eq!(mix[9], "/api/v1/jobs?remote_only=true&page=20");
+        assert!(mix.iter().all(|p| p.starts_with("/api/v1/jobs")));
     }
 }

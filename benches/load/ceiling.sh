@@ -49,18 +49,6 @@ cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin b
 server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
 bare_bin="${CARGO_TARGET_DIR:-benches/compare/target}/release/bare_hyper"
 
-# Waits for the process in $pid to print `Listening on` into FILE.
-wait_listening() {
-  for _ in $(seq 1 1200); do
-    grep -q '^Listening on' "$1" 2>/dev/null && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "$2 did not start" >&2
-  cat "$1" "$1.err" >&2 2>/dev/null || true
-  exit 1
-}
-
 median_rps() { for f in "$work/$1".run*.txt; do rps "$f"; done | median; }
 # Non-200 answers plus socket errors over every run of NAME, warm-up included (answers.lua).
 errors_of() { awk '/^non-200 answers:/ { gsub(",", "", $3); n += $3 + $6 } END { print n + 0 }' "$work/$1".*.txt; }

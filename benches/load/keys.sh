@@ -48,14 +48,7 @@ start() {
     --no-rate-limits --metering "$2" --enterprise-quota 1000000000 \
     --developer-quota 1000000000 --agent-pro-quota 1000000000 >"$out" 2>"$out.err" &
   pid=$!
-  for _ in $(seq 1 1200); do
-    grep -q '^Listening on' "$out" 2>/dev/null && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "the server did not start" >&2
-  cat "$out" "$out.err" >&2
-  exit 1
+  wait_listening "$out" "the server"
 }
 
 # The first key's calls counted in this period, as GET /usage reports them.
