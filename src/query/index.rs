@@ -194,9 +194,23 @@ impl JobIndex {
 
     /// Adds or replaces a job without compacting.
     fn insert(&mut self, job: &Job) {
+        if let Some(doc) = self.insert_attributes(job) {
+            let (text, company_words) = (&mut self.text, &mut self.company_words);
+            for_each_job_word(job, |word, of_company| {
+                if of_company {
+                    add_posting(company_words, word, doc);
+                }
+                add_posting(text, word, doc);
+            });
+        }
+    }
+
+    /// Adds or replaces a job, all but its words (which go into `text` and `company_words`
+    /// under the number returned). `None` when the job is not active: it is only removed.
+    pub(super) fn insert_attributes(&mut self, job: &Job) -> Option<u32> {
         self.forget(job.id);
         if !job.is_active() {
-            return;
+            return None;
         }
         if self.slots.len() >= u32::MAX as usize {
             self.compact();
@@ -234,14 +248,7 @@ impl JobIndex {
             .entry(job.company_id)
             .or_default()
             .insert(doc);
-        let mut buf = String::new();
-        for_each_word(&job.company_name, &mut buf, |w| {
-            add_posting(&mut self.company_words, w, doc);
-            add_posting(&mut self.text, w, doc);
-        });
-        for text in [&job.role, &job.description] {
-            for_each_word(text, &mut buf, |w| add_posting(&mut self.text, w, doc));
-        }
+        Some(doc)
     }
 
     /// Removes a job if it is indexed; returns whether it was.
@@ -562,9 +569,7 @@ impl<'a> Extend<&'a Job> for JobIndex {
     /// Adds or replaces many jobs, in any order, and then compacts once if due: the way to
     /// load an index, much faster than one [`JobIndex::upsert`] each.
     fn extend<I: IntoIterator<Item = &'a Job>>(&mut self, jobs: I) {
-        for job in jobs {
-            self.insert(job);
-        }
+        self.insert_in_chunks(jobs);
         self.compact_if_due();
     }
 }
@@ -577,6 +582,16 @@ fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
     } else {
         i64::MAX
     })
+}
+
+/// Calls `f` with every searchable word of a job, and whether it is a word of the company's
+/// name (searchable by `company` as well as by `q`).
+pub(super) fn for_each_job_word(job: &Job, mut f: impl FnMut(&str, bool)) {
+    let mut buf = String::new();
+    for_each_word(&job.company_name, &mut buf, |w| f(w, true));
+    for text in [&job.role, &job.description] {
+        for_each_word(text, &mut buf, |w| f(w, false));
+    }
 }
 
 fn add_posting<K>(map: &mut HashMap<K, RoaringBitmap>, key: &str, doc: u32)
