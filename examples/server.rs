@@ -1023,8 +1023,9 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
     let job_lines: Vec<usize> = jobs.lines.iter().map(|l| l.number).collect();
     let bar = progress_bar(job_lines.len() as u64, "jobs");
     // Lines come in no particular order: without this the index would be renumbered every
-    // few percent of growth. The command exits after the import, so it is never compacted.
-    let _deferred = service.defer_index_compaction();
+    // few percent of growth. It is compacted once at the end and saved on the way out, so
+    // the server loads it as it is instead of indexing every job again.
+    let deferred = service.defer_index_compaction();
     let loaded = load(
         service,
         companies.lines.into_iter().map(|l| l.value).collect(),
@@ -1033,6 +1034,7 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
     )
     .await;
     bar.finish_and_clear();
+    deferred.finish().await;
     let summary = match loaded {
         Ok(summary) => summary,
         Err(failure) => {

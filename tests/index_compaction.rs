@@ -1,6 +1,8 @@
 //! The service's search index while jobs arrive out of result order: with compaction held
 //! off for an import and with the service compacting on its own, searches answer exactly what
-//! a scan of the ingested jobs answers, before and after every compaction. Real sled store.
+//! a scan of the ingested jobs answers, before and after every compaction; and across
+//! restarts, loaded from the saved snapshot only while it reflects every stored job. Real
+//! sled store.
 
 use std::sync::Arc;
 
@@ -135,4 +137,57 @@ async fn jobs_arriving_out_of_order_one_at_a_time_are_found_exactly_through_comp
         }
     }
     assert_searches_exact(&service, &key, &jobs).await;
+}
+
+/// The same service reopened on the same folder, once the last one has let go of it.
+async fn reopen(dir: &std::path::Path, last: JobListingsService) -> JobListingsService {
+    drop(last);
+    // Background tasks hold the store until they see the stop signal or their handle drops.
+    for _ in 0..200 {
+        match SledStore::open(&SledConfig::new(dir)) {
+            Ok(store) => {
+                drop(store);
+                return service(dir).await;
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(25)).await,
+        }
+    }
+    panic!("the folder stayed locked after the service was dropped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_loads_the_saved_index_unless_jobs_were_written_after_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (service, key, jobs) = with_jobs_oldest_first(dir.path(), 13, 3_000).await;
+    let (first, later) = jobs.split_at(2_000);
+    for batch in first.chunks(500) {
+        service.upsert_jobs(batch.to_vec()).await.expect("ingest");
+    }
+    service.shutdown().await.expect("shutdown saves the index");
+
+    // Loaded from the snapshot: already saved as it is, and exact.
+    let service = reopen(dir.path(), service).await;
+    assert!(!service.save_index_snapshot().await.expect("save"));
+    assert_searches_exact(&service, &key, first).await;
+
+    // Jobs written, then no shutdown (as in a crash): the snapshot is out of date and must
+    // not be used, or these jobs would be missing.
+    for batch in later.chunks(500) {
+        service.upsert_jobs(batch.to_vec()).await.expect("ingest");
+    }
+    let service = reopen(dir.path(), service).await;
+    assert_searches_exact(&service, &key, &jobs).await;
+    assert!(service.save_index_snapshot().await.expect("save"));
+    assert!(!service.save_index_snapshot().await.expect("save"));
+
+    // A damaged snapshot is rebuilt from the jobs too.
+    service.shutdown().await.expect("shutdown");
+    let saved = dir.path().join("search-index");
+    let mut bytes = std::fs::read(&saved).expect("the snapshot is a file in the folder");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&saved, bytes).expect("damage it");
+    let service = reopen(dir.path(), service).await;
+    assert_searches_exact(&service, &key, &jobs).await;
+    assert!(service.save_index_snapshot().await.expect("save"));
 }

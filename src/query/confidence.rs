@@ -14,7 +14,7 @@ fn step_value(i: u32) -> f64 {
 /// Documents by confidence: `at_least[i - 1]` holds the documents whose confidence is at
 /// least `i / 20`. About 20 bits per document at most (dense bitmaps), so a threshold costs
 /// one intersection instead of a check of every candidate.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct ConfidenceBitmaps {
     at_least: Vec<RoaringBitmap>,
 }

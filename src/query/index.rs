@@ -15,7 +15,7 @@ use super::text::for_each_word;
 use crate::domain::{CompanyId, Job, JobId};
 
 /// The attributes of one indexed job that are read per document rather than by bitmap.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Slot {
     pub(super) id: JobId,
     pub(super) posted_nanos: i64,
@@ -176,7 +176,7 @@ impl JobIndex {
             || self.slots.len() >= u32::MAX as usize
     }
 
-    fn dead_docs(&self) -> u64 {
+    pub(super) fn dead_docs(&self) -> u64 {
         self.slots.len() as u64 - self.live.len()
     }
 

@@ -25,8 +25,10 @@ mod confidence;
 mod filter;
 mod ids;
 mod index;
+mod snapshot;
 mod text;
 
 pub use filter::{JobFilter, JobQuery, SearchResult};
 pub use index::JobIndex;
+pub use snapshot::SnapshotError;
 pub use text::words;

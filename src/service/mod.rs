@@ -29,6 +29,7 @@ mod config;
 mod delivery;
 mod error;
 mod follower;
+mod index_snapshots;
 mod ingest;
 mod keys;
 mod metering;
@@ -99,6 +100,9 @@ struct Inner {
     clock: Arc<dyn Clock>,
     config: ServiceConfig,
     index: RwLock<JobIndex>,
+    /// The jobs version of the index snapshot the store holds, when this process loaded or
+    /// saved it: a shutdown with nothing written since has nothing to save.
+    saved_snapshot: tokio::sync::Mutex<Option<u64>>,
     companies: RwLock<HashMap<CompanyId, Arc<Company>>>,
     keys: KeyRegistry,
     webhooks: RwLock<HashMap<WebhookId, Subscription>>,
@@ -188,35 +192,7 @@ impl ServiceBuilder {
             companies.extend(batch.into_iter().map(|c| (c.id, Arc::new(c))));
         }
 
-        // Loaded in bulk and compacted once; from then on the service compacts it on a copy
-        // (`compact_index_if_due`) so searches never wait for a compaction.
-        // Each batch is indexed on a blocking thread while the next is read and decoded.
-        let mut index = JobIndex::new();
-        index.set_auto_compact(false);
-        let mut indexing: Option<tokio::task::JoinHandle<JobIndex>> = None;
-        let mut after = None;
-        loop {
-            let batch = store.scan_jobs(after, 5_000).await?;
-            let Some(last) = batch.last() else { break };
-            after = Some(last.id);
-            if let Some(previous) = indexing.take() {
-                index = previous.await.map_err(indexing_failed)?;
-            }
-            let mut growing = std::mem::take(&mut index);
-            indexing = Some(tokio::task::spawn_blocking(move || {
-                growing.extend(batch.iter().filter(|j| j.is_active()));
-                growing
-            }));
-        }
-        if let Some(last) = indexing {
-            index = last.await.map_err(indexing_failed)?;
-        }
-        let index = tokio::task::spawn_blocking(move || {
-            index.compact();
-            index
-        })
-        .await
-        .map_err(indexing_failed)?;
+        let (index, saved_snapshot) = index_snapshots::load_index(store.as_ref()).await?;
 
         let keys = KeyRegistry::load(store.as_ref()).await?;
         let mut webhooks = HashMap::new();
@@ -239,6 +215,7 @@ impl ServiceBuilder {
                 clock,
                 config,
                 index: RwLock::new(index),
+                saved_snapshot: tokio::sync::Mutex::new(saved_snapshot),
                 companies: RwLock::new(companies),
                 keys,
                 webhooks: RwLock::new(webhooks),
@@ -337,12 +314,15 @@ impl JobListingsService {
         Ok(())
     }
 
-    /// Stops the background tasks and writes usage one last time. Deliveries in flight are
-    /// abandoned and retried on the next start (at-least-once, same `webhook-id`).
+    /// Stops the background tasks, writes usage one last time and saves the search index
+    /// ([`JobListingsService::save_index_snapshot`]). Deliveries in flight are abandoned and
+    /// retried on the next start (at-least-once, same `webhook-id`).
     pub async fn shutdown(&self) -> ServiceResult<()> {
         // A watch channel keeps the value, so a task busy right now still sees it.
         self.inner.stop.send_replace(true);
-        self.flush_usage().await
+        let flushed = self.flush_usage().await;
+        let saved = self.save_index_snapshot().await;
+        flushed.and(saved.map(drop))
     }
 
     /// The current instant by the service's clock.
@@ -464,9 +444,4 @@ impl JobListingsService {
             },
         })
     }
-}
-
-/// A loading task that panicked or was cancelled, as the store error the builder reports.
-fn indexing_failed(e: tokio::task::JoinError) -> StoreError {
-    StoreError::Backend(format!("building the search index failed: {e}"))
 }

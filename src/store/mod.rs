@@ -20,6 +20,8 @@ mod memory;
 mod postgres;
 #[cfg(feature = "sled")]
 mod sled_store;
+#[cfg(feature = "sled")]
+mod snapshot_file;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -98,6 +100,16 @@ impl UsageCounter {
     }
 }
 
+/// A saved search index ([`crate::query::JobIndex::to_snapshot`]) and the
+/// [`Store::jobs_version`] of the jobs it indexes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexSnapshot {
+    /// The store's jobs version when it was taken.
+    pub jobs_version: u64,
+    /// The index, as bytes.
+    pub bytes: Vec<u8>,
+}
+
 /// Where the service keeps its state.
 ///
 /// The default implementation is [`SledStore`]; [`MemoryStore`] serves tests. Scans return
@@ -128,6 +140,24 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()>;
     /// Up to `limit` jobs with ids greater than `after`.
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>>;
+    /// A number that changes, durably and in the same transaction, with every write of jobs
+    /// ([`Store::write_jobs`] or any rewrite of stored jobs): equal numbers mean the same jobs.
+    /// `None` (the default) for a store that does not keep one; it then keeps no index
+    /// snapshots either.
+    async fn jobs_version(&self) -> StoreResult<Option<u64>> {
+        Ok(None)
+    }
+    /// The search index last saved with [`Store::save_index_snapshot`] and the
+    /// [`Store::jobs_version`] it reflects; `None` when none was saved (or the default: the
+    /// store keeps none).
+    async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
+        Ok(None)
+    }
+    /// Keeps a search index snapshot in place of the last one, durably. A store without
+    /// [`Store::jobs_version`] ignores it (the default).
+    async fn save_index_snapshot(&self, _snapshot: IndexSnapshot) -> StoreResult<()> {
+        Ok(())
+    }
 
     /// One company by id.
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>>;

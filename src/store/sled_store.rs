@@ -12,7 +12,10 @@ use sled::transaction::{
 use sled::{Db, Tree};
 
 use super::json_cache::JobJsonCache;
-use super::{job_format, JobWrite, Leases, Store, StoreError, StoreResult, UsageCounter};
+use super::{
+    job_format, snapshot_file, IndexSnapshot, JobWrite, Leases, Store, StoreError, StoreResult,
+    UsageCounter,
+};
 use crate::domain::{
     ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
     KeyId, OutboxEvent, Subscription, WebhookId,
@@ -57,8 +60,21 @@ pub struct SledStore {
     deliveries: Tree,
     /// Pending deliveries by due time: `nanos(be) ++ delivery id` → empty.
     due: Tree,
+    /// The job JSON format's fingerprint and the jobs version ([`Store::jobs_version`]).
+    meta: Tree,
+    /// Where [`Store::save_index_snapshot`] keeps the index: a file beside sled's own.
+    index_snapshot: PathBuf,
     leases: Arc<Leases>,
     job_json: Arc<JobJsonCache>,
+}
+
+/// The meta key of [`Store::jobs_version`]: a big-endian `u64`.
+const JOBS_VERSION: &[u8] = b"jobs_version";
+
+fn version_of(stored: Option<&[u8]>) -> u64 {
+    stored
+        .and_then(|v| v.try_into().ok())
+        .map_or(0, u64::from_be_bytes)
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {
@@ -161,7 +177,6 @@ impl SledStore {
                 _ => backend(e),
             })?;
         let tree = |name: &str| db.open_tree(name).map_err(backend);
-        let meta = tree("meta")?;
         let store = Self {
             jobs: tree("jobs")?,
             companies: tree("companies")?,
@@ -171,19 +186,22 @@ impl SledStore {
             events: tree("events")?,
             deliveries: tree("deliveries")?,
             due: tree("deliveries_due")?,
+            meta: tree("meta")?,
+            index_snapshot: config.path.join("search-index"),
             leases: Default::default(),
             job_json: Arc::new(JobJsonCache::new(config.job_cache_bytes)),
             db,
         };
-        store.bring_jobs_to_this_format(&meta)?;
+        store.bring_jobs_to_this_format()?;
         Ok(store)
     }
 
     /// Search pages are served from the stored JSON of jobs as it is, so it must be what this
     /// build would write. When the stored fingerprint of that form differs (a folder written
     /// by an earlier version), every job is re-encoded once, before the store is used.
-    fn bring_jobs_to_this_format(&self, meta: &Tree) -> StoreResult<()> {
+    fn bring_jobs_to_this_format(&self) -> StoreResult<()> {
         const KEY: &[u8] = b"job_json_format";
+        let meta = &self.meta;
         let current = job_format::fingerprint().to_be_bytes();
         if meta.get(KEY).map_err(backend)?.as_deref() == Some(current.as_slice()) {
             return Ok(());
@@ -197,6 +215,11 @@ impl SledStore {
                 self.jobs.insert(k, canonical).map_err(backend)?;
                 rewritten += 1;
             }
+        }
+        if rewritten > 0 {
+            let version = version_of(meta.get(JOBS_VERSION).map_err(backend)?.as_deref());
+            meta.insert(JOBS_VERSION, &(version + 1).to_be_bytes())
+                .map_err(backend)?;
         }
         meta.insert(KEY, current.as_slice()).map_err(backend)?;
         self.db.flush().map_err(backend)?;
@@ -327,14 +350,16 @@ impl Store for SledStore {
             rows.push((w.job.id, encode(&w.job)?, events));
         }
         self.durably(move |s| {
-            (&s.jobs, &s.events, &s.deliveries, &s.due)
-                .transaction(|(jobs, events, deliveries, due)| {
+            (&s.jobs, &s.events, &s.deliveries, &s.due, &s.meta)
+                .transaction(|(jobs, events, deliveries, due, meta)| {
                     for (id, job, job_events) in &rows {
                         jobs.insert(id.0.as_bytes(), job.as_slice())?;
                         for event in job_events {
                             event.insert(events, deliveries, due)?;
                         }
                     }
+                    let version = version_of(meta.get(JOBS_VERSION)?.as_deref());
+                    meta.insert(JOBS_VERSION, &(version + 1).to_be_bytes())?;
                     Ok(())
                 })
                 .map_err(tx_error)?;
@@ -363,6 +388,25 @@ impl Store for SledStore {
             after.as_ref().map(|a| a.0.as_bytes().as_slice()),
             limit,
         )
+    }
+
+    async fn jobs_version(&self) -> StoreResult<Option<u64>> {
+        let stored = self.meta.get(JOBS_VERSION).map_err(backend)?;
+        Ok(Some(version_of(stored.as_deref())))
+    }
+
+    async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
+        let path = self.index_snapshot.clone();
+        tokio::task::spawn_blocking(move || snapshot_file::read(&path))
+            .await
+            .map_err(backend)?
+    }
+
+    async fn save_index_snapshot(&self, snapshot: IndexSnapshot) -> StoreResult<()> {
+        let path = self.index_snapshot.clone();
+        tokio::task::spawn_blocking(move || snapshot_file::write(&path, &snapshot))
+            .await
+            .map_err(backend)?
     }
 
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {

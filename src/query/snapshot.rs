@@ -1,0 +1,237 @@
+//! An index saved as bytes and loaded back, so a program restarts without indexing every job
+//! again: loading is reading bitmaps, where indexing is splitting and posting every word.
+//!
+//! The bytes name the version of this crate that wrote them (a new version may split words
+//! or number documents differently, so its index must be rebuilt) and end with a CRC32 of
+//! the rest, so a torn or damaged file is refused rather than answering wrongly.
+
+use std::collections::BTreeMap;
+
+use roaring::RoaringBitmap;
+use rustc_hash::FxHashMap as HashMap;
+use serde::{Deserialize, Serialize};
+
+use super::confidence::ConfidenceBitmaps;
+use super::ids::DocsById;
+use super::index::{JobIndex, Slot};
+use crate::domain::CompanyId;
+
+/// Why saved bytes could not be loaded as an index; rebuild it from the jobs instead.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// Another version of this crate wrote it.
+    #[error("the index snapshot was written by job-listings {found}, not {}", env!("CARGO_PKG_VERSION"))]
+    OtherVersion {
+        /// The version that wrote it.
+        found: String,
+    },
+    /// The bytes are cut short, altered or not a snapshot at all.
+    #[error("the index snapshot is damaged: {0}")]
+    Damaged(String),
+}
+
+/// Every part of an index that is not derived from the others, borrowed to be written.
+#[derive(Serialize)]
+struct SnapshotRef<'a> {
+    version: &'a str,
+    slots: &'a [Slot],
+    confidences: &'a [f64],
+    live: &'a RoaringBitmap,
+    unordered: &'a RoaringBitmap,
+    ordered: &'a [u32],
+    domains: &'a HashMap<String, RoaringBitmap>,
+    seniority: &'a HashMap<String, RoaringBitmap>,
+    remote: &'a RoaringBitmap,
+    text: &'a HashMap<Box<str>, RoaringBitmap>,
+    company_words: &'a HashMap<Box<str>, RoaringBitmap>,
+    companies: &'a HashMap<CompanyId, RoaringBitmap>,
+    confidence: &'a ConfidenceBitmaps,
+}
+
+/// The same, owned, as it is read back.
+#[derive(Deserialize)]
+struct Snapshot {
+    /// Checked through [`Header`] before this is decoded.
+    _version: String,
+    slots: Vec<Slot>,
+    confidences: Vec<f64>,
+    live: RoaringBitmap,
+    unordered: RoaringBitmap,
+    ordered: Vec<u32>,
+    domains: HashMap<String, RoaringBitmap>,
+    seniority: HashMap<String, RoaringBitmap>,
+    remote: RoaringBitmap,
+    text: HashMap<Box<str>, RoaringBitmap>,
+    company_words: HashMap<Box<str>, RoaringBitmap>,
+    companies: HashMap<CompanyId, RoaringBitmap>,
+    confidence: ConfidenceBitmaps,
+}
+
+/// Just the version, read first so that another version's layout is never decoded.
+#[derive(Deserialize)]
+struct Header {
+    version: String,
+}
+
+impl JobIndex {
+    /// The index as bytes, for [`JobIndex::from_snapshot`]; about the size of the index in
+    /// memory. Whether it compacts itself is not saved (it is the loader's choice).
+    pub fn to_snapshot(&self) -> Vec<u8> {
+        let parts = SnapshotRef {
+            version: env!("CARGO_PKG_VERSION"),
+            slots: &self.slots,
+            confidences: &self.confidences,
+            live: &self.live,
+            unordered: &self.unordered,
+            ordered: &self.ordered,
+            domains: &self.domains,
+            seniority: &self.seniority,
+            remote: &self.remote,
+            text: &self.text,
+            company_words: &self.company_words,
+            companies: &self.companies,
+            confidence: &self.confidence,
+        };
+        // Serializing into a Vec fails only on a length beyond `usize`.
+        let mut bytes = postcard::to_stdvec(&parts).unwrap_or_default();
+        let crc = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    /// Loads an index saved by [`JobIndex::to_snapshot`] (by the same version of this
+    /// crate). It compacts itself, as a new index does.
+    pub fn from_snapshot(bytes: &[u8]) -> Result<JobIndex, SnapshotError> {
+        let damaged = |what: &str| SnapshotError::Damaged(what.to_owned());
+        let Some((body, crc)) = bytes.split_last_chunk::<4>() else {
+            return Err(damaged("shorter than its checksum"));
+        };
+        if crc32fast::hash(body) != u32::from_le_bytes(*crc) {
+            return Err(damaged("its checksum does not match"));
+        }
+        let header: Header = postcard::from_bytes(body).map_err(|e| damaged(&e.to_string()))?;
+        if header.version != env!("CARGO_PKG_VERSION") {
+            return Err(SnapshotError::OtherVersion {
+                found: header.version,
+            });
+        }
+        let s: Snapshot = postcard::from_bytes(body).map_err(|e| damaged(&e.to_string()))?;
+        let docs = s.slots.len();
+        let max_doc = |b: &RoaringBitmap| b.max().map_or(0, |d| d as usize + 1);
+        let bitmaps_fit = [&s.live, &s.unordered, &s.remote]
+            .into_iter()
+            .chain(s.confidence.bitmaps())
+            .chain(s.domains.values())
+            .chain(s.seniority.values())
+            .chain(s.text.values())
+            .chain(s.company_words.values())
+            .chain(s.companies.values())
+            .all(|b| max_doc(b) <= docs);
+        if s.confidences.len() != docs
+            || !bitmaps_fit
+            || s.ordered.iter().any(|&d| d as usize >= docs)
+            || !s.ordered.is_sorted()
+        {
+            return Err(damaged("a document number is out of range"));
+        }
+
+        let mut by_id = DocsById::with_capacity(s.live.len() as usize);
+        for doc in &s.live {
+            by_id.insert(&s.slots, doc);
+        }
+        let unordered_ranked: BTreeMap<_, _> = s
+            .unordered
+            .iter()
+            .map(|d| (s.slots[d as usize].rank(), d))
+            .collect();
+        Ok(JobIndex {
+            slots: s.slots,
+            confidences: s.confidences,
+            by_id,
+            live: s.live,
+            unordered: s.unordered,
+            unordered_ranked,
+            ordered: s.ordered,
+            domains: s.domains,
+            seniority: s.seniority,
+            remote: s.remote,
+            text: s.text,
+            company_words: s.company_words,
+            companies: s.companies,
+            confidence: s.confidence,
+            auto_compact: true,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::Dataset;
+    use crate::query::JobFilter;
+
+    fn index_with_every_kind_of_document() -> JobIndex {
+        let jobs = Dataset::generate(5, 20, 3_000).jobs;
+        let mut index = JobIndex::new();
+        index.set_auto_compact(false);
+        index.extend(&jobs[..2_000]);
+        index.compact();
+        // Then some out of order and some dead.
+        for job in jobs[2_000..].iter().rev() {
+            index.upsert(job);
+        }
+        for job in jobs.iter().step_by(9) {
+            index.remove(job.id);
+        }
+        index
+    }
+
+    #[test]
+    fn a_loaded_snapshot_answers_like_the_index_it_was_taken_from() {
+        let index = index_with_every_kind_of_document();
+        assert!(!index.unordered.is_empty() && index.dead_docs() > 0);
+        let loaded = JobIndex::from_snapshot(&index.to_snapshot()).unwrap();
+        assert_eq!(loaded.len(), index.len());
+        assert_eq!(loaded.unordered_ranked, index.unordered_ranked);
+        let filters = [
+            JobFilter::default(),
+            JobFilter::default().with_q("rust"),
+            JobFilter {
+                remote_only: true,
+                ..JobFilter::default()
+            }
+            .with_q("engineer"),
+        ];
+        for filter in &filters {
+            for limit in [0, 20, 500] {
+                assert_eq!(
+                    loaded.search_top(filter, limit),
+                    index.search_top(filter, limit)
+                );
+            }
+        }
+        let some = index.slots[10].id;
+        assert_eq!(loaded.contains(some), index.contains(some));
+    }
+
+    #[test]
+    fn damaged_or_foreign_bytes_are_refused() {
+        let bytes = index_with_every_kind_of_document().to_snapshot();
+        let mut flipped = bytes.clone();
+        flipped[bytes.len() / 2] ^= 1;
+        for bad in [&bytes[..bytes.len() - 1], &flipped[..], &[][..], b"nope"] {
+            assert!(matches!(
+                JobIndex::from_snapshot(bad),
+                Err(SnapshotError::Damaged(_))
+            ));
+        }
+
+        let mut other = postcard::to_stdvec(&("0.0.1-elsewhere", 1u8)).unwrap();
+        let crc = crc32fast::hash(&other);
+        other.extend_from_slice(&crc.to_le_bytes());
+        let Err(SnapshotError::OtherVersion { found }) = JobIndex::from_snapshot(&other) else {
+            panic!("another version's snapshot was not refused as such");
+        };
+        assert_eq!(found, "0.0.1-elsewhere");
+    }
+}
