@@ -1,3 +1,4 @@
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -60,11 +61,14 @@ impl JobListingsService {
     pub async fn upsert_jobs(&self, jobs: Vec<Job>) -> ServiceResult<Vec<IngestOutcome>> {
         let _ingest = self.inner.ingest.lock().await;
         let now = self.now();
-        let previous = self
+        let previous: HashMap<JobId, Job> = self
             .inner
             .store
             .get_jobs(&jobs.iter().map(|j| j.id).collect::<Vec<_>>())
-            .await?;
+            .await?
+            .into_iter()
+            .map(|j| (j.id, j))
+            .collect();
         let mut writes = Vec::with_capacity(jobs.len());
         let mut outcomes = Vec::with_capacity(jobs.len());
         {
@@ -83,7 +87,7 @@ impl JobListingsService {
                     )
                 })?;
                 job.company_name.clone_from(&company.name);
-                let prev = previous.iter().find(|p| p.id == job.id);
+                let prev = previous.get(&job.id);
                 let created = prev.is_none() && seen.insert(job.id);
                 job.first_seen_at = prev.map_or(now, |p| p.first_seen_at);
                 job.updated_at = now;

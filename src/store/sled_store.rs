@@ -48,6 +48,8 @@ impl SledConfig {
 ///
 /// Records are JSON in one tree per collection. Every write method flushes before it returns,
 /// so an acknowledged write survives a crash. sled is single-process: one server per folder.
+/// The search index snapshot ([`Store::save_index_snapshot`]) is the file `search-index` in
+/// the same folder; deleting it only makes the next start rebuild the index.
 #[derive(Clone)]
 pub struct SledStore {
     db: Db,
