@@ -122,6 +122,15 @@ start_server() {
   hwm_kb="$(awk '/^VmHWM:/ { print $2 }' "/proc/$server_pid/status")"
 }
 
+# The server's own start-up figure, from process start to bound listener.
+startup_said() { sed -n 's/.*startup=\([^ ]*\).*/\1/p' "$work/serve.err" | head -1; }
+
+# The total one GET /jobs reports: every active job when the index is complete.
+served_total() {
+  curl -s --max-time 60 -H "X-API-Key: $key" "$base/api/v1/jobs?per_page=1" |
+    sed -n 's/.*"total":\([0-9]*\).*/\1/p'
+}
+
 # SIGTERM, as a service manager stops it: the server saves its index on the way out.
 stop_server() {
   kill -TERM "$server_pid"
@@ -133,20 +142,17 @@ echo "== 3. serve --no-demo: time until it listens (index loaded from the snapsh
 start_server
 snapshot_ms="$startup_ms"
 snapshot_rss_kb="$rss_kb"
-# The server's own figure, from process start to bound listener.
-snapshot_said="$(sed -n 's/.*startup=\([^ ]*\).*/\1/p' "$work/serve.err" | head -1)"
-total="$(curl -s --max-time 60 -H "X-API-Key: $key" "$base/api/v1/jobs?per_page=1" |
-  sed -n 's/.*"total":\([0-9]*\).*/\1/p')"
+snapshot_said="$(startup_said)"
+total="$(served_total)"
 stop_server
 snapshot_bytes="$(stat -c %s "$data/search-index" 2>/dev/null || echo 0)"
 
 echo "== 4. serve --no-demo again without the snapshot: the index rebuilt from every stored job"
 rm -f "$data/search-index"
 start_server
-startup_said="$(sed -n 's/.*startup=\([^ ]*\).*/\1/p' "$work/serve.err" | head -1)"
+rebuild_said="$(startup_said)"
 active="$(sed -n 's/.*active_jobs=\([0-9]*\).*/\1/p' "$work/serve.err" | head -1)"
-rebuilt_total="$(curl -s --max-time 60 -H "X-API-Key: $key" "$base/api/v1/jobs?per_page=1" |
-  sed -n 's/.*"total":\([0-9]*\).*/\1/p')"
+rebuilt_total="$(served_total)"
 rss_after_kb="$(awk '/^VmRSS:/ { print $2 }' "/proc/$server_pid/status")"
 stop_server
 
@@ -158,7 +164,7 @@ echo "import:           $(secs "$import_ms") s wall clock, $(awk -v n="$jobs" -v
 echo "sled folder:      $(mib $((sled_bytes / 1024))) after import ($(awk -v b="$sled_bytes" -v n="$jobs" 'BEGIN { printf "%.0f", b / n }') bytes/job); --cache-mb $cache_mb"
 echo "start-up:         $(secs "$snapshot_ms") s until 'Listening on', index loaded from its snapshot (goal <= 5 s; the server's own figure ${snapshot_said:-?});" \
   "snapshot $(mib $((snapshot_bytes / 1024))) ($(awk -v b="$snapshot_bytes" -v n="$jobs" 'BEGIN { printf "%.0f", b / n }') bytes/job); VmRSS $(mib "$snapshot_rss_kb")"
-echo "rebuild start-up: $(secs "$startup_ms") s until 'Listening on' without a snapshot (the server's own figure ${startup_said:-?}); active jobs indexed ${active:-?}"
+echo "rebuild start-up: $(secs "$startup_ms") s until 'Listening on' without a snapshot (the server's own figure ${rebuild_said:-?}); active jobs indexed ${active:-?}"
 echo "serving RSS:      VmRSS $(mib "$rss_kb"), VmHWM $(mib "$hwm_kb") after the rebuild; VmRSS $(mib "$rss_after_kb") after one search"
 echo "GET /jobs total:  ${total:-?} (snapshot), ${rebuilt_total:-?} (rebuilt)"
 if [[ "${rebuilt_total:-}" != "$jobs" ]]; then
