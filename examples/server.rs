@@ -60,6 +60,7 @@ use std::future::Future;
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -642,12 +643,11 @@ async fn seed_demo(service: &JobListingsService) -> Result<Vec<(Plan, ApiKey)>> 
     tracing::info!(companies, jobs, "empty store: loading the demo dataset");
     let data = Dataset::generate(seed, companies, jobs);
     let bar = progress_bar(data.jobs.len() as u64, "demo jobs");
-    // Renumbered once at the end, so the server starts on an index in result order.
-    let deferred = service.defer_index_compaction();
     let summary = load(service, data.companies, data.jobs, &bar)
         .await
-        .map_err(|failure| anyhow::Error::new(failure.error).context("loading the demo data"))?;
-    deferred.finish().await;
+        .map_err(|failure| {
+            anyhow::Error::new(failure.into_error()).context("loading the demo data")
+        })?;
     bar.finish_and_clear();
     tracing::info!(
         companies = summary.companies_created,
@@ -743,16 +743,27 @@ struct LoadSummary {
     deliveries: usize,
 }
 
-/// A batch the service refused. Earlier batches are already stored.
+/// Why a load stopped.
 #[derive(Debug)]
-struct LoadFailure {
-    /// `true` for a batch of jobs, `false` for companies.
-    jobs: bool,
-    /// Index of the batch's first record in the input.
-    first: usize,
-    /// Records in the batch.
-    len: usize,
-    error: ServiceError,
+enum LoadFailure {
+    /// The service refused a batch of companies; earlier batches are stored.
+    Companies {
+        /// Index of the batch's first company in the input.
+        first: usize,
+        /// Companies in the batch.
+        len: usize,
+        error: ServiceError,
+    },
+    /// The job import stopped; the jobs written before (in id order) are stored.
+    Jobs { written: usize, error: ServiceError },
+}
+
+impl LoadFailure {
+    fn into_error(self) -> ServiceError {
+        match self {
+            Self::Companies { error, .. } | Self::Jobs { error, .. } => error,
+        }
+    }
 }
 
 /// Writes companies, then jobs, `BATCH` at a time, advancing `bar` by jobs written.
@@ -763,13 +774,8 @@ async fn load(
     bar: &ProgressBar,
 ) -> Result<LoadSummary, LoadFailure> {
     let mut summary = LoadSummary::default();
-    let fail = |jobs: bool, first: usize, len: usize| {
-        move |error: ServiceError| LoadFailure {
-            jobs,
-            first,
-            len,
-            error,
-        }
+    let fail = |first: usize, len: usize| {
+        move |error: ServiceError| LoadFailure::Companies { first, len, error }
     };
 
     // Companies first: every job must name a company the service already knows.
@@ -780,36 +786,31 @@ async fn load(
         let len = batch.len();
         let known = count_known(service, &batch)
             .await
-            .map_err(fail(false, first, len))?;
+            .map_err(fail(first, len))?;
         service
             .upsert_companies(batch)
             .await
-            .map_err(fail(false, first, len))?;
+            .map_err(fail(first, len))?;
         summary.companies_created += len - known;
         summary.companies_updated += known;
         first += len;
     }
 
-    let mut rest = jobs.into_iter().peekable();
-    let mut first = 0;
-    while rest.peek().is_some() {
-        let batch: Vec<Job> = rest.by_ref().take(BATCH).collect();
-        let len = batch.len();
-        let outcomes = service
-            .upsert_jobs(batch)
-            .await
-            .map_err(fail(true, first, len))?;
-        for o in &outcomes {
-            if o.created {
-                summary.jobs_created += 1;
-            } else {
-                summary.jobs_updated += 1;
-            }
-            summary.deliveries += o.deliveries;
-        }
-        bar.inc(len as u64);
-        first += len;
-    }
+    // Jobs in bulk: written in id order, durable once at the end, indexed on the side.
+    let written = AtomicUsize::new(0);
+    let imported = service
+        .import_jobs(jobs, |n| {
+            bar.set_position(n as u64);
+            written.store(n, Ordering::Relaxed);
+        })
+        .await
+        .map_err(|error| LoadFailure::Jobs {
+            written: written.load(Ordering::Relaxed),
+            error,
+        })?;
+    summary.jobs_created = imported.created;
+    summary.jobs_updated = imported.updated;
+    summary.deliveries = imported.deliveries;
     Ok(summary)
 }
 
@@ -1018,14 +1019,9 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
     }
     problems.check()?;
 
-    // 2. Write companies, then jobs, a batch at a time.
+    // 2. Write companies a batch at a time, then every job in one import.
     let company_lines: Vec<usize> = companies.lines.iter().map(|l| l.number).collect();
-    let job_lines: Vec<usize> = jobs.lines.iter().map(|l| l.number).collect();
-    let bar = progress_bar(job_lines.len() as u64, "jobs");
-    // Lines come in no particular order: without this the index would be renumbered every
-    // few percent of growth. It is compacted once at the end and saved on the way out, so
-    // the server loads it as it is instead of indexing every job again.
-    let deferred = service.defer_index_compaction();
+    let bar = progress_bar(jobs.lines.len() as u64, "jobs");
     let loaded = load(
         service,
         companies.lines.into_iter().map(|l| l.value).collect(),
@@ -1034,18 +1030,9 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
     )
     .await;
     bar.finish_and_clear();
-    deferred.finish().await;
-    let summary = match loaded {
-        Ok(summary) => summary,
-        Err(failure) => {
-            let (source, numbers) = if failure.jobs {
-                (&jobs.path, &job_lines)
-            } else {
-                (&companies.path, &company_lines)
-            };
-            return Err(explain_load_failure(source, numbers, &failure));
-        }
-    };
+    let summary = loaded.map_err(|failure| {
+        explain_load_failure(&companies.path, &company_lines, &jobs.path, failure)
+    })?;
 
     // 3. Report.
     let took = started.elapsed();
@@ -1092,29 +1079,43 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
     Ok(())
 }
 
-/// Says which lines a refused batch held, and which line a company error points at.
+/// Says what was stored before a load stopped, and which lines a refused batch of companies
+/// held.
 fn explain_load_failure(
-    path: &Path,
-    line_numbers: &[usize],
-    failure: &LoadFailure,
+    companies: &Path,
+    company_lines: &[usize],
+    jobs: &Path,
+    failure: LoadFailure,
 ) -> anyhow::Error {
-    let what = if failure.jobs { "jobs" } else { "companies" };
-    let lines = &line_numbers[failure.first.min(line_numbers.len())
-        ..(failure.first + failure.len).min(line_numbers.len())];
-    let range = match (lines.first(), lines.last()) {
-        (Some(a), Some(b)) => format!("lines {a} to {b}"),
-        _ => "a batch".to_owned(),
-    };
-    let earlier = if failure.first == 0 {
-        "nothing was imported".to_owned()
-    } else {
-        format!("the {} {what} before it were imported", failure.first)
-    };
-    anyhow!(
-        "{}: the service refused the batch of {what} on {range} ({earlier}): {}",
-        path.display(),
-        failure.error
-    )
+    match failure {
+        LoadFailure::Companies { first, len, error } => {
+            let lines = &company_lines
+                [first.min(company_lines.len())..(first + len).min(company_lines.len())];
+            let range = match (lines.first(), lines.last()) {
+                (Some(a), Some(b)) => format!("lines {a} to {b}"),
+                _ => "a batch".to_owned(),
+            };
+            let earlier = if first == 0 {
+                "nothing was imported".to_owned()
+            } else {
+                format!("the {first} companies before it were imported")
+            };
+            anyhow!(
+                "{}: the service refused the batch of companies on {range} ({earlier}): {error}",
+                companies.display()
+            )
+        }
+        LoadFailure::Jobs { written, error } => {
+            let earlier = match written {
+                0 => "no job was imported".to_owned(),
+                n => format!("{} were imported, in id order", plural(n, "job", "jobs")),
+            };
+            anyhow!(
+                "{}: the import of jobs stopped ({earlier}; every company was imported): {error}",
+                jobs.display()
+            )
+        }
+    }
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

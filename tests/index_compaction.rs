@@ -1,19 +1,26 @@
 //! The service's search index while jobs arrive out of result order: with compaction held
 //! off for an import and with the service compacting on its own, searches answer exactly what
 //! a scan of the ingested jobs answers, before and after every compaction; and across
-//! restarts, loaded from the saved snapshot only while it reflects every stored job. Real
-//! sled store.
+//! restarts, loaded from the saved snapshot only while it reflects every stored job. A bulk
+//! import stores, indexes and announces jobs as one-batch ingest does. Real sled store.
 
 use std::sync::Arc;
 
 use chrono::Duration;
 use job_listings::demo::Dataset;
 use job_listings::domain::{ApiKey, Job, JobId, Page, PerPage, Plan};
+use job_listings::domain::{CallbackUrl, CompanyId, JobStatus};
 use job_listings::query::{JobFilter, JobQuery};
-use job_listings::service::{JobListingsService, NewKey, Quotas, ServiceConfig};
+use job_listings::service::{
+    Clock, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas, ServiceConfig, SystemClock,
+};
 use job_listings::store::{SledConfig, SledStore};
 
 async fn service(dir: &std::path::Path) -> JobListingsService {
+    service_on_clock(dir, Arc::new(SystemClock)).await
+}
+
+async fn service_on_clock(dir: &std::path::Path, clock: Arc<dyn Clock>) -> JobListingsService {
     let store = SledStore::open(&SledConfig::new(dir)).expect("sled opens");
     let config = ServiceConfig {
         quotas: Quotas {
@@ -24,6 +31,7 @@ async fn service(dir: &std::path::Path) -> JobListingsService {
     };
     JobListingsService::builder()
         .store(Arc::new(store))
+        .clock(clock)
         .config(config)
         .build()
         .await
@@ -190,4 +198,130 @@ async fn a_restart_loads_the_saved_index_unless_jobs_were_written_after_it() {
     let service = reopen(dir.path(), service).await;
     assert_searches_exact(&service, &key, &jobs).await;
     assert!(service.save_index_snapshot().await.expect("save"));
+}
+
+/// A service with the dataset's companies, an enterprise key and a subscription to every new
+/// job, on a clock stopped at `now`.
+async fn subscribed(
+    dir: &std::path::Path,
+    data: &Dataset,
+    now: chrono::DateTime<chrono::Utc>,
+) -> (JobListingsService, ApiKey) {
+    let service = service_on_clock(dir, Arc::new(ManualClock::new(now))).await;
+    service
+        .upsert_companies(data.companies.clone())
+        .await
+        .expect("companies");
+    let (key, _) = service
+        .create_key(NewKey::new(Plan::Enterprise))
+        .await
+        .expect("key");
+    let url = CallbackUrl::parse("https://hooks.example.com/jobs").expect("a callback URL");
+    service
+        .create_webhook(&key, NewWebhook::new(url))
+        .await
+        .expect("a subscription");
+    (service, key)
+}
+
+/// Jobs as a bulk load meets them: in no order, some closed, some ids twice (changed, closed,
+/// or closed first and active later).
+fn jobs_with_repeats(data: &Dataset) -> Vec<Job> {
+    let mut jobs = data.jobs.clone();
+    jobs.reverse();
+    for (i, job) in data.jobs.iter().step_by(13).enumerate() {
+        let mut again = job.clone();
+        again.role = format!("Quokka wrangler {i}");
+        again.status = if i % 3 == 0 {
+            JobStatus::Closed
+        } else {
+            JobStatus::Active
+        };
+        jobs.insert((i * 7) % jobs.len(), again);
+    }
+    for job in data.jobs.iter().filter(|j| !j.is_active()).take(50) {
+        let mut active = job.clone();
+        active.status = JobStatus::Active;
+        jobs.push(active);
+    }
+    jobs
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_stores_indexes_and_announces_as_upsert_jobs_does_and_survives_a_restart() {
+    let data = Dataset::generate(21, 40, 9_000);
+    let jobs = jobs_with_repeats(&data);
+    let now = chrono::Utc::now();
+    let (imported_dir, upserted_dir) = (
+        tempfile::tempdir().expect("tempdir"),
+        tempfile::tempdir().expect("tempdir"),
+    );
+    let (importer, key) = subscribed(imported_dir.path(), &data, now).await;
+    let (upserter, _) = subscribed(upserted_dir.path(), &data, now).await;
+
+    let reported = std::sync::Mutex::new(Vec::new());
+    let summary = importer
+        .import_jobs(jobs.clone(), |n| reported.lock().expect("lock").push(n))
+        .await
+        .expect("the import succeeds");
+    let outcomes = upserter.upsert_jobs(jobs.clone()).await.expect("ingest");
+
+    // The same counts, stored jobs and queued deliveries as one batch of `upsert_jobs`.
+    let created = outcomes.iter().filter(|o| o.created).count();
+    assert_eq!(summary.created, created);
+    assert_eq!(summary.updated, jobs.len() - created);
+    assert!(summary.updated > 0, "the repeated ids count as updates");
+    assert_eq!(
+        summary.deliveries,
+        outcomes.iter().map(|o| o.deliveries).sum::<usize>()
+    );
+    assert!(summary.deliveries > 0, "new active jobs are announced");
+    let far = now + Duration::days(365);
+    let queued = importer
+        .store()
+        .pending_deliveries(far, 1 << 20)
+        .await
+        .expect("outbox");
+    assert_eq!(queued.len(), summary.deliveries);
+    let mut ids: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
+    ids.sort();
+    ids.dedup();
+    let stored = importer.store().get_jobs(&ids).await.expect("stored");
+    let expected_jobs = upserter.store().get_jobs(&ids).await.expect("stored");
+    assert_eq!(stored, expected_jobs);
+    let progress = reported.into_inner().expect("lock");
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+    assert_eq!(progress.last(), Some(&jobs.len()));
+
+    // Searchable at once, and again after a restart with no snapshot saved (as after a crash
+    // right after the import returned).
+    let active: Vec<Job> = stored.into_iter().filter(|j| j.is_active()).collect();
+    assert_searches_exact(&importer, &key, &active).await;
+    let importer = reopen(imported_dir.path(), importer).await;
+    assert_searches_exact(&importer, &key, &active).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_with_a_job_of_an_unknown_company_writes_nothing_and_names_the_job() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = Dataset::generate(22, 10, 500);
+    let (service, key) = subscribed(dir.path(), &data, chrono::Utc::now()).await;
+    let mut jobs = data.jobs.clone();
+    jobs[321].company_id = CompanyId(uuid::Uuid::from_u128(7));
+    let error = service
+        .import_jobs(jobs.clone(), |_| panic!("nothing may be written"))
+        .await
+        .expect_err("the import is refused");
+    let message = error.to_string();
+    assert!(message.contains("job 321"), "{message}");
+    assert!(message.contains(&jobs[321].id.to_string()), "{message}");
+    assert!(message.contains("is unknown"), "{message}");
+    let ids: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
+    assert!(service
+        .store()
+        .get_jobs(&ids)
+        .await
+        .expect("read")
+        .is_empty());
+    assert_searches_exact(&service, &key, &[]).await;
 }

@@ -2,10 +2,11 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use tokio::sync::MutexGuard;
 
 use super::{JobListingsService, ServiceError, ServiceResult};
-use crate::domain::{Company, DomainError, Job, JobId, JobStatus};
+use crate::domain::{Company, CompanyId, DomainError, Job, JobId, JobStatus};
 use crate::store::JobWrite;
 use crate::webhooks::new_job_event;
 
@@ -60,7 +61,26 @@ impl JobListingsService {
     /// invalid job rejects the batch.
     pub async fn upsert_jobs(&self, jobs: Vec<Job>) -> ServiceResult<Vec<IngestOutcome>> {
         let _ingest = self.inner.ingest.lock().await;
-        let now = self.now();
+        let (writes, outcomes) = self.prepare_job_writes(jobs, self.now()).await?;
+        self.inner.store.write_jobs(&writes).await?;
+        for w in &writes {
+            // One job per lock: searches wait for one job's update at most.
+            self.write_index().upsert(&w.job);
+        }
+        self.compact_index_if_due(&_ingest).await;
+        if writes.iter().any(|w| !w.events.is_empty()) {
+            self.wake_deliveries();
+        }
+        Ok(outcomes)
+    }
+
+    /// Checks jobs and turns them into their stored state and outbox events, as of `now`,
+    /// against the store's current state of each; the caller holds the ingest lock.
+    pub(super) async fn prepare_job_writes(
+        &self,
+        jobs: Vec<Job>,
+        now: DateTime<Utc>,
+    ) -> ServiceResult<(Vec<JobWrite>, Vec<IngestOutcome>)> {
         let previous: HashMap<JobId, Job> = self
             .inner
             .store
@@ -76,16 +96,7 @@ impl JobListingsService {
             let webhooks = self.read_webhooks();
             let mut seen = std::collections::HashSet::new();
             for mut job in jobs {
-                job.validate()?;
-                let company = companies.get(&job.company_id).ok_or_else(|| {
-                    DomainError::new(
-                        "company_id",
-                        format!(
-                            "company {} is unknown; add the company first",
-                            job.company_id
-                        ),
-                    )
-                })?;
+                let company = checked_company(&job, &companies)?;
                 job.company_name.clone_from(&company.name);
                 let prev = previous.get(&job.id);
                 let created = prev.is_none() && seen.insert(job.id);
@@ -113,16 +124,7 @@ impl JobListingsService {
                 writes.push(JobWrite { job, events });
             }
         }
-        self.inner.store.write_jobs(&writes).await?;
-        for w in &writes {
-            // One job per lock: searches wait for one job's update at most.
-            self.write_index().upsert(&w.job);
-        }
-        self.compact_index_if_due(&_ingest).await;
-        if writes.iter().any(|w| !w.events.is_empty()) {
-            self.wake_deliveries();
-        }
-        Ok(outcomes)
+        Ok((writes, outcomes))
     }
 
     /// Closes a job: it stays on record but is no longer searchable.
@@ -182,6 +184,23 @@ impl JobListingsService {
             service: self.clone(),
         }
     }
+}
+
+/// Checks a job and returns its company, which must be known.
+pub(super) fn checked_company<'c>(
+    job: &Job,
+    companies: &'c HashMap<CompanyId, Arc<Company>>,
+) -> Result<&'c Company, DomainError> {
+    job.validate()?;
+    companies.get(&job.company_id).map(|c| &**c).ok_or_else(|| {
+        DomainError::new(
+            "company_id",
+            format!(
+                "company {} is unknown; add the company first",
+                job.company_id
+            ),
+        )
+    })
 }
 
 /// Index compaction held off; see [`JobListingsService::defer_index_compaction`].

@@ -138,6 +138,18 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     }
     /// Writes jobs and their outbox events, all or nothing, durably.
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()>;
+    /// Writes jobs as [`Store::write_jobs`] does, all or nothing, but they need not be durable
+    /// before [`Store::flush`]: for bulk loads, which pay for durability once at the end. A
+    /// crash meanwhile may lose whole writes, latest first, never part of one. The default is
+    /// [`Store::write_jobs`].
+    async fn write_jobs_deferred(&self, writes: &[JobWrite]) -> StoreResult<()> {
+        self.write_jobs(writes).await
+    }
+    /// Makes every write so far durable. The default does nothing: a store whose writes are
+    /// durable when they return.
+    async fn flush(&self) -> StoreResult<()> {
+        Ok(())
+    }
     /// Up to `limit` jobs with ids greater than `after`.
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>>;
     /// A number that changes, durably and in the same transaction, with every write of jobs

@@ -249,6 +249,35 @@ impl SledStore {
         .map_err(backend)?
     }
 
+    /// Writes encoded jobs and their events in one transaction that also bumps the jobs
+    /// version, without flushing.
+    fn write_job_rows(&self, rows: &[JobRow]) -> StoreResult<()> {
+        (
+            &self.jobs,
+            &self.events,
+            &self.deliveries,
+            &self.due,
+            &self.meta,
+        )
+            .transaction(|(jobs, events, deliveries, due, meta)| {
+                for (id, job, job_events) in rows {
+                    jobs.insert(id.0.as_bytes(), job.as_slice())?;
+                    for event in job_events {
+                        event.insert(events, deliveries, due)?;
+                    }
+                }
+                let version = version_of(meta.get(JOBS_VERSION)?.as_deref());
+                meta.insert(JOBS_VERSION, &(version + 1).to_be_bytes())?;
+                Ok(())
+            })
+            .map_err(tx_error)?;
+        // Only once the new JSON is what the tree answers.
+        for (id, _, _) in rows {
+            self.job_json.invalidate(id);
+        }
+        Ok(())
+    }
+
     /// Replaces a key's usage counter by `change(stored)` with compare-and-swap, so concurrent
     /// changes never overwrite each other; `None` from `change` leaves it as it is.
     fn update_usage(
@@ -314,6 +343,24 @@ impl SledStore {
     }
 }
 
+/// A job as stored: its id, its JSON and its encoded events.
+type JobRow = (JobId, Vec<u8>, Vec<EncodedEvent>);
+
+/// Encodes job writes before a transaction, so a retry of its closure does no serialisation.
+fn encode_job_writes(writes: &[JobWrite]) -> StoreResult<Vec<JobRow>> {
+    writes
+        .iter()
+        .map(|w| {
+            let events = w
+                .events
+                .iter()
+                .map(EncodedEvent::of)
+                .collect::<StoreResult<_>>()?;
+            Ok((w.job.id, encode(&w.job)?, events))
+        })
+        .collect()
+}
+
 #[async_trait]
 impl Store for SledStore {
     async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>> {
@@ -341,37 +388,20 @@ impl Store for SledStore {
     }
 
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
-        // Encode before the transaction so a retry of the closure does no serialisation.
-        let mut rows = Vec::with_capacity(writes.len());
-        for w in writes {
-            let events: Vec<EncodedEvent> = w
-                .events
-                .iter()
-                .map(EncodedEvent::of)
-                .collect::<StoreResult<_>>()?;
-            rows.push((w.job.id, encode(&w.job)?, events));
-        }
-        self.durably(move |s| {
-            (&s.jobs, &s.events, &s.deliveries, &s.due, &s.meta)
-                .transaction(|(jobs, events, deliveries, due, meta)| {
-                    for (id, job, job_events) in &rows {
-                        jobs.insert(id.0.as_bytes(), job.as_slice())?;
-                        for event in job_events {
-                            event.insert(events, deliveries, due)?;
-                        }
-                    }
-                    let version = version_of(meta.get(JOBS_VERSION)?.as_deref());
-                    meta.insert(JOBS_VERSION, &(version + 1).to_be_bytes())?;
-                    Ok(())
-                })
-                .map_err(tx_error)?;
-            // Only once the new JSON is what the tree answers.
-            for (id, _, _) in &rows {
-                s.job_json.invalidate(id);
-            }
-            Ok(())
-        })
-        .await
+        let rows = encode_job_writes(writes)?;
+        self.durably(move |s| s.write_job_rows(&rows)).await
+    }
+
+    async fn write_jobs_deferred(&self, writes: &[JobWrite]) -> StoreResult<()> {
+        let rows = encode_job_writes(writes)?;
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.write_job_rows(&rows))
+            .await
+            .map_err(backend)?
+    }
+
+    async fn flush(&self) -> StoreResult<()> {
+        self.durably(|_| Ok(())).await
     }
 
     async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
