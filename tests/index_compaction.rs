@@ -259,11 +259,17 @@ async fn an_import_stores_indexes_and_announces_as_upsert_jobs_does_and_survives
     let (importer, key) = subscribed(imported_dir.path(), &data, now).await;
     let (upserter, _) = subscribed(upserted_dir.path(), &data, now).await;
 
-    let reported = std::sync::Mutex::new(Vec::new());
-    let summary = importer
-        .import_jobs(jobs.clone(), |n| reported.lock().expect("lock").push(n))
-        .await
-        .expect("the import succeeds");
+    // Spawned, as a program serving requests meanwhile would run it.
+    let reported = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (importing, sink, batch) = (importer.clone(), reported.clone(), jobs.clone());
+    let summary = tokio::spawn(async move {
+        importing
+            .import_jobs(batch, move |n| sink.lock().expect("lock").push(n))
+            .await
+    })
+    .await
+    .expect("the import task")
+    .expect("the import succeeds");
     let outcomes = upserter.upsert_jobs(jobs.clone()).await.expect("ingest");
 
     // The same counts, stored jobs and queued deliveries as one batch of `upsert_jobs`.
@@ -289,7 +295,7 @@ async fn an_import_stores_indexes_and_announces_as_upsert_jobs_does_and_survives
     let stored = importer.store().get_jobs(&ids).await.expect("stored");
     let expected_jobs = upserter.store().get_jobs(&ids).await.expect("stored");
     assert_eq!(stored, expected_jobs);
-    let progress = reported.into_inner().expect("lock");
+    let progress = reported.lock().expect("lock").clone();
     assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
     assert_eq!(progress.last(), Some(&jobs.len()));
 

@@ -13,12 +13,12 @@
 #   2. issues a key on the fresh, empty folder (`keys create`), then runs
 #      `server --data-dir D import --companies ... --jobs ...` on it and times it (wall clock,
 #      including reading and checking every line; also the rate the command prints itself,
-#      which counts only the writing). The import is durable when it returns: it writes a
-#      batch of 1,000 records per store transaction and the sled store flushes (fsync) before
-#      each write returns (SledStore::durably), so the last batch's flush makes the whole
-#      import durable;
-#      The import compacts the index once at the end and saves it beside sled's files
-#      (the `search-index` snapshot) on the way out;
+#      which counts only the writing). The import is durable when it returns: it writes
+#      companies 1,000 per flushed transaction, then every job with
+#      JobListingsService::import_jobs (4,096 jobs per store transaction in id order, no flush
+#      per batch, one flush (fsync) at the end before it returns). The index is built on the
+#      side, compacted once at the end and saved beside sled's files (the `search-index`
+#      snapshot) on the way out;
 #   3. starts `server --data-dir D serve --no-demo` and times it until it prints its
 #      `Listening on` line: opening sled, loading companies and keys and loading the index
 #      snapshot; checks with one GET /jobs that every job is searchable; stops it (SIGTERM);

@@ -15,7 +15,7 @@
 use tokio::sync::mpsc;
 
 use crate::domain::{DomainError, Job};
-use crate::store::{JobWrite, StoreError};
+use crate::store::StoreError;
 
 use super::ingest::checked_company;
 use super::{JobListingsService, ServiceResult};
@@ -45,12 +45,14 @@ impl JobListingsService {
     /// called with the number of jobs written so far after each batch.
     ///
     /// The import is durable when it returns. Other job writes wait until it ends; searches
-    /// do not, and see every imported job at once when it ends. Should storage fail midway,
-    /// the batches written before stay written and searchable, and the error is returned.
+    /// do not, and see every imported job at once when it ends (the additions are indexed on
+    /// a copy of the index, so memory holds the index twice meanwhile). Should storage fail
+    /// midway, the batches written before stay written and searchable, and the error is
+    /// returned.
     pub async fn import_jobs(
         &self,
         mut jobs: Vec<Job>,
-        progress: impl Fn(usize) + Send,
+        progress: impl Fn(usize) + Send + Sync,
     ) -> ServiceResult<ImportSummary> {
         let writes_lock = self.inner.ingest.lock().await;
         let now = self.now();
@@ -83,7 +85,7 @@ impl JobListingsService {
 
         let mut summary = ImportSummary::default();
         let mut written = 0;
-        let mut writing: Option<tokio::task::JoinHandle<Result<Vec<JobWrite>, StoreError>>> = None;
+        let mut writing: Option<tokio::task::JoinHandle<ServiceResult<Vec<Job>>>> = None;
         let mut failure = None;
         let mut rest = jobs.into_iter().peekable();
         while rest.peek().is_some() {
@@ -98,15 +100,9 @@ impl JobListingsService {
                 }
             };
             if let Some(previous) = writing.take() {
-                match finish_write(previous, &to_index).await {
-                    Ok(n) => {
-                        written += n;
-                        progress(written);
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        break;
-                    }
+                if let Err(e) = finish_write(previous, &to_index, &mut written, &progress).await {
+                    failure = Some(e);
+                    break;
                 }
             }
             for o in &outcomes {
@@ -119,16 +115,13 @@ impl JobListingsService {
             }
             let store = self.inner.store.clone();
             writing = Some(tokio::spawn(async move {
-                store.write_jobs_deferred(&writes).await.map(|()| writes)
+                store.write_jobs_deferred(&writes).await?;
+                Ok(writes.into_iter().map(|w| w.job).collect())
             }));
         }
         if let Some(last) = writing.take() {
-            match finish_write(last, &to_index).await {
-                Ok(n) => {
-                    written += n;
-                    progress(written);
-                }
-                Err(e) => failure = failure.or(Some(e)),
+            if let Err(e) = finish_write(last, &to_index, &mut written, &progress).await {
+                failure = failure.or(Some(e));
             }
         }
         drop(to_index);
@@ -163,18 +156,19 @@ fn next_batch(rest: &mut std::iter::Peekable<std::vec::IntoIter<Job>>) -> Vec<Jo
     batch
 }
 
-/// Waits for a batch's store write and hands its jobs to the indexer; returns how many.
+/// Waits for a batch's store write, counts its jobs as written and hands them to the indexer.
 async fn finish_write(
-    writing: tokio::task::JoinHandle<Result<Vec<JobWrite>, StoreError>>,
+    writing: tokio::task::JoinHandle<ServiceResult<Vec<Job>>>,
     to_index: &mpsc::Sender<Vec<Job>>,
-) -> ServiceResult<usize> {
-    let writes = writing
+    written: &mut usize,
+    progress: &impl Fn(usize),
+) -> ServiceResult<()> {
+    let jobs = writing
         .await
         .map_err(|e| StoreError::Backend(format!("writing imported jobs failed: {e}")))??;
-    let n = writes.len();
+    *written += jobs.len();
+    progress(*written);
     // The indexer only stops early by panicking, which `indexer.await` reports.
-    let _ = to_index
-        .send(writes.into_iter().map(|w| w.job).collect())
-        .await;
-    Ok(n)
+    let _ = to_index.send(jobs).await;
+    Ok(())
 }
