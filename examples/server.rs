@@ -766,7 +766,8 @@ impl LoadFailure {
     }
 }
 
-/// Writes companies, then jobs, `BATCH` at a time, advancing `bar` by jobs written.
+/// Writes companies `BATCH` at a time, then every job with `import_jobs`, advancing `bar` by
+/// jobs written.
 async fn load(
     service: &JobListingsService,
     companies: Vec<Company>,

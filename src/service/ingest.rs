@@ -173,9 +173,10 @@ impl JobListingsService {
     }
 
     /// Holds off index compaction until the returned guard is finished or dropped: for
-    /// loading many jobs at once (an import), which would otherwise compact the index every
-    /// few percent of growth when the jobs come in no particular order. Searches stay exact
-    /// meanwhile; [`DeferredCompaction::finish`] compacts once at the end.
+    /// loading many jobs with [`JobListingsService::upsert_jobs`], which would otherwise
+    /// compact the index every few percent of growth when the jobs come in no particular
+    /// order. Searches stay exact meanwhile; [`DeferredCompaction::finish`] compacts once at
+    /// the end. ([`JobListingsService::import_jobs`] needs none: it compacts once itself.)
     pub fn defer_index_compaction(&self) -> DeferredCompaction {
         self.inner
             .compaction_deferrals
