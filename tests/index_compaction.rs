@@ -48,6 +48,12 @@ async fn with_jobs_oldest_first(
 ) -> (JobListingsService, ApiKey, Vec<Job>) {
     let service = service(dir).await;
     let data = Dataset::generate(seed, 40, jobs);
+    let key = with_companies_and_key(&service, &data).await;
+    (service, key, oldest_first(&data))
+}
+
+/// Adds the dataset's companies and issues an enterprise key.
+async fn with_companies_and_key(service: &JobListingsService, data: &Dataset) -> ApiKey {
     service
         .upsert_companies(data.companies.clone())
         .await
@@ -56,7 +62,7 @@ async fn with_jobs_oldest_first(
         .create_key(NewKey::new(Plan::Enterprise))
         .await
         .expect("key");
-    (service, key, oldest_first(&data))
+    key
 }
 
 /// Jobs in the worst order for the index: oldest first, so each is older than the last.
@@ -208,14 +214,7 @@ async fn subscribed(
     now: chrono::DateTime<chrono::Utc>,
 ) -> (JobListingsService, ApiKey) {
     let service = service_on_clock(dir, Arc::new(ManualClock::new(now))).await;
-    service
-        .upsert_companies(data.companies.clone())
-        .await
-        .expect("companies");
-    let (key, _) = service
-        .create_key(NewKey::new(Plan::Enterprise))
-        .await
-        .expect("key");
+    let key = with_companies_and_key(&service, data).await;
     let url = CallbackUrl::parse("https://hooks.example.com/jobs").expect("a callback URL");
     service
         .create_webhook(&key, NewWebhook::new(url))
