@@ -153,7 +153,8 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// Up to `limit` jobs with ids greater than `after`.
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>>;
     /// A number that changes, durably and in the same transaction, with every write of jobs
-    /// ([`Store::write_jobs`] or any rewrite of stored jobs): equal numbers mean the same jobs.
+    /// ([`Store::write_jobs`], [`Store::write_jobs_deferred`] or any rewrite of stored jobs):
+    /// equal numbers mean the same jobs.
     /// `None` (the default) for a store that does not keep one; it then keeps no index
     /// snapshots either.
     async fn jobs_version(&self) -> StoreResult<Option<u64>> {
