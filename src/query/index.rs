@@ -224,10 +224,10 @@ impl JobIndex {
             .ordered
             .last()
             .is_none_or(|&last| slot.rank() < self.slots[last as usize].rank());
-        self.slots.push(slot);
-        self.confidences.push(job.confidence.get());
+        push_per_doc(&mut self.slots, slot);
+        push_per_doc(&mut self.confidences, job.confidence.get());
         if in_order {
-            self.ordered.push(doc);
+            push_per_doc(&mut self.ordered, doc);
         } else {
             self.unordered.insert(doc);
             self.unordered_ranked.insert(slot.rank(), doc);
@@ -576,6 +576,18 @@ impl<'a> Extend<&'a Job> for JobIndex {
 
 /// Nanoseconds since the epoch, clamped to `i64` so instants outside 1678..2262 keep their
 /// order against every indexed job.
+/// Pushes onto one of the vectors that hold something per document. Past 64k documents they
+/// grow by a sixteenth at a time instead of doubling: compaction leaves them exactly full,
+/// and the first job added after it would otherwise reserve room for as many again (at a
+/// million jobs, 36 bytes a job that is never used). Big reallocations are rare either way.
+fn push_per_doc<T>(docs: &mut Vec<T>, value: T) {
+    if docs.len() == docs.capacity() {
+        let len = docs.len();
+        docs.reserve_exact(if len < 1 << 16 { len.max(64) } else { len / 16 });
+    }
+    docs.push(value);
+}
+
 fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
     t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 {
         i64::MIN
@@ -648,4 +660,51 @@ fn below_top(docs: &RoaringBitmap, skip: usize) -> Option<roaring::bitmap::Iter<
     }
     let start = docs.select((len - 1 - skip as u64) as u32)?;
     Some(docs.range(..=start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::Dataset;
+    use crate::domain::JobStatus;
+
+    /// A compaction leaves the per-document vectors exactly full; the next job must not
+    /// reserve room for as many documents again.
+    #[test]
+    fn a_job_added_after_a_compaction_grows_the_document_vectors_by_a_sixteenth() {
+        let data = Dataset::generate(5, 40, 90_000);
+        let mut index = JobIndex::new();
+        index.set_auto_compact(false);
+        index.insert_in_chunks(data.jobs.iter().filter(|j| j.is_active()));
+        index.compact();
+        let docs = index.slots.len();
+        assert!(
+            docs > 1 << 16,
+            "the test needs more documents than doubling applies to"
+        );
+        assert_eq!(index.slots.capacity(), docs);
+
+        let newest = data.jobs.iter().map(|j| j.posted_at).max();
+        let newer = Job {
+            id: JobId::new_random(),
+            posted_at: newest.unwrap_or_else(chrono::Utc::now) + chrono::Duration::hours(1),
+            status: JobStatus::Active,
+            ..data.jobs[0].clone()
+        };
+        let before = index.heap_bytes();
+        index.upsert(&newer);
+
+        let room = docs + docs / 16;
+        assert_eq!(index.slots.capacity(), room);
+        assert_eq!(index.confidences.capacity(), room);
+        assert_eq!(index.ordered.capacity(), room);
+        // 36 bytes a document of vectors; doubling would have added all of them.
+        let grown = index.heap_bytes() - before;
+        assert!(
+            grown < (36 * docs / 8) as u64,
+            "one job grew the index by {grown} bytes"
+        );
+        let found = index.search_top(&JobFilter::default(), 1);
+        assert_eq!(found.ids, vec![newer.id]);
+    }
 }
