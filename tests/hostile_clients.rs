@@ -56,6 +56,11 @@ impl Drop for App {
 }
 
 async fn start() -> App {
+    start_with(ServerConfig::default()).await
+}
+
+/// [`start`] with these server limits; the header timeout and shutdown grace are the tests'.
+async fn start_with(config: ServerConfig) -> App {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let store = SledStore::open(&SledConfig {
         path: dir.path().join("db"),
@@ -89,7 +94,7 @@ async fn start() -> App {
         ServerConfig {
             header_read_timeout: HEADER_TIMEOUT,
             shutdown_grace: Duration::from_secs(1),
-            ..ServerConfig::default()
+            ..config
         },
     )
     .expect("the server");
@@ -615,24 +620,40 @@ async fn a_header_section_over_16_kib_is_refused_with_431() {
     assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn more_than_64_header_fields_are_refused_with_431() {
-    let app = start().await;
+/// `limit` header fields are served, one more is refused with 431, and the server goes on.
+async fn assert_header_field_limit(app: &App, limit: usize) {
     let fields = |n: usize| -> String { (0..n).map(|i| format!("X-Field-{i}: {i}\r\n")).collect() };
 
-    // Host and X-API-Key are two fields: 62 more make exactly 64, which is served.
-    let r = send_raw(&app, get_head(&app, &fields(62)), Vec::new())
+    // Host and X-API-Key are two fields: `limit - 2` more make exactly `limit`.
+    let r = send_raw(app, get_head(app, &fields(limit - 2)), Vec::new())
         .await
-        .expect("an answer to 64 fields");
-    assert_eq!(r.status, 200, "64 fields: {}", r.head);
+        .expect("an answer to as many fields as allowed");
+    assert_eq!(r.status, 200, "{limit} fields: {}", r.head);
 
-    for extra in [63, 200] {
-        let r = send_raw(&app, get_head(&app, &fields(extra)), Vec::new())
+    for extra in [limit - 1, limit + 150] {
+        let r = send_raw(app, get_head(app, &fields(extra)), Vec::new())
             .await
             .expect("an answer to too many fields");
         assert_eq!(r.status, 431, "{} fields: {}", extra + 2, r.head);
     }
     assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_than_100_header_fields_are_refused_with_431() {
+    let app = start().await;
+    assert_eq!(ServerConfig::default().max_headers, 100);
+    assert_header_field_limit(&app, 100).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_header_field_limit_is_kept() {
+    let app = start_with(ServerConfig {
+        max_headers: 20,
+        ..ServerConfig::default()
+    })
+    .await;
+    assert_header_field_limit(&app, 20).await;
 }
 
 // ---------------------------------------------------------------------------------------------

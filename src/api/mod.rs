@@ -187,6 +187,8 @@ impl Api {
         result: Result<Reply, ApiError>,
     ) -> Response<Bytes> {
         let request_id = request_id(headers);
+        // Plain ASCII either way: the client's only when it is, a hyphenated UUID otherwise.
+        let request_id_text = request_id.to_str().unwrap_or_default();
         let now = self.inner.service.now();
         let mut response = match result {
             Ok(reply) => {
@@ -196,7 +198,7 @@ impl Api {
                 response
             }
             Err(error) => {
-                let mut response = self.error_response(&error, &request_id, now);
+                let mut response = self.error_response(&error, request_id_text, now);
                 // Answers to a valid key carry its quota, errors included.
                 let quota = match &error {
                     ApiError::Service(ServiceError::QuotaExceeded { limit, resets_at }) => {
@@ -215,9 +217,9 @@ impl Api {
                 response
             }
         };
-        if let Ok(v) = HeaderValue::from_str(&request_id) {
-            response.headers_mut().insert(X_REQUEST_ID.clone(), v);
-        }
+        response
+            .headers_mut()
+            .insert(X_REQUEST_ID.clone(), request_id);
         response
     }
 
@@ -237,7 +239,7 @@ impl Api {
         let allow = answer.allow;
         let retry_after = answer.retry_after;
         let problem = answer.into_problem(request_id);
-        let mut response = Response::new(Bytes::from(
+        let mut response = response_with_room(Bytes::from(
             serde_json::to_vec(&problem).unwrap_or_default(),
         ));
         *response.status_mut() = status;
@@ -268,7 +270,7 @@ impl Api {
 
 fn ok_response(reply: Reply) -> Response<Bytes> {
     let has_body = reply.body.is_some();
-    let mut response = Response::new(reply.body.unwrap_or_default());
+    let mut response = response_with_room(reply.body.unwrap_or_default());
     *response.status_mut() = reply.status;
     let h = response.headers_mut();
     if has_body {
@@ -284,6 +286,17 @@ fn ok_response(reply: Reply) -> Response<Bytes> {
     response
 }
 
+/// Most headers a response carries (an error to a valid key: content type, cache control,
+/// `Allow` or `Retry-After`, five quota headers and the request id), so that adding them
+/// never grows the map.
+const MOST_RESPONSE_HEADERS: usize = 10;
+
+fn response_with_room(body: Bytes) -> Response<Bytes> {
+    let mut response = Response::new(body);
+    *response.headers_mut() = HeaderMap::with_capacity(MOST_RESPONSE_HEADERS);
+    response
+}
+
 /// `X-RateLimit-*` and the IETF draft `RateLimit-Policy`/`RateLimit` headers.
 fn quota_headers(h: &mut HeaderMap, quota: Option<QuotaState>, now: chrono::DateTime<chrono::Utc>) {
     let Some(q) = quota else { return };
@@ -295,36 +308,56 @@ fn quota_headers(h: &mut HeaderMap, quota: Option<QuotaState>, now: chrono::Date
         HeaderValue::from(q.remaining),
     );
     h.insert(X_RATELIMIT_RESET.clone(), HeaderValue::from(reset));
-    if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";q={}", q.limit)) {
-        h.insert(RATELIMIT_POLICY.clone(), v);
+    let (mut limit, mut remaining, mut seconds) = (
+        itoa::Buffer::new(),
+        itoa::Buffer::new(),
+        itoa::Buffer::new(),
+    );
+    h.insert(
+        RATELIMIT_POLICY.clone(),
+        ascii_header(&["\"monthly\";q=", limit.format(q.limit)]),
+    );
+    h.insert(
+        RATELIMIT.clone(),
+        ascii_header(&[
+            "\"monthly\";r=",
+            remaining.format(q.remaining),
+            ";t=",
+            seconds.format(window),
+        ]),
+    );
+}
+
+/// A header value of pieces known to be visible ASCII, built in one allocation (`format!`
+/// and `HeaderValue::from_str` would take three, per header, per request).
+fn ascii_header(pieces: &[&str]) -> HeaderValue {
+    let mut value = Vec::with_capacity(pieces.iter().map(|p| p.len()).sum());
+    for piece in pieces {
+        value.extend_from_slice(piece.as_bytes());
     }
-    if let Ok(v) = HeaderValue::from_str(&format!("\"monthly\";r={};t={window}", q.remaining)) {
-        h.insert(RATELIMIT.clone(), v);
-    }
+    HeaderValue::from_maybe_shared(Bytes::from(value))
+        .unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
 /// The client's `X-Request-Id` when it is short and plain, else a new one.
-fn request_id(headers: &HeaderMap) -> String {
+fn request_id(headers: &HeaderMap) -> HeaderValue {
     headers
         .get(&X_REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
         .filter(|v| {
+            let v = v.as_bytes();
             !v.is_empty()
                 && v.len() <= 64
-                && v.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+                && v.iter()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(b))
         })
-        // A v4 id from the thread's generator: `Uuid::new_v4` asks the OS for every one, a
-        // system call per request.
-        .map_or_else(
-            || {
-                let bytes: [u8; 16] = rand::random();
-                uuid::Builder::from_random_bytes(bytes)
-                    .into_uuid()
-                    .to_string()
-            },
-            str::to_owned,
-        )
+        .cloned()
+        .unwrap_or_else(|| {
+            // A v4 id from the thread's generator: `Uuid::new_v4` asks the OS for every one,
+            // a system call per request.
+            let id = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
+            let mut text = uuid::Uuid::encode_buffer();
+            ascii_header(&[id.hyphenated().encode_lower(&mut text)])
+        })
 }
 
 /// The API key from `X-API-Key` or `Authorization: Bearer`, checked for form.

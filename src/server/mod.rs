@@ -19,9 +19,9 @@ use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Incoming;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -36,7 +36,9 @@ pub struct ServerConfig {
     pub header_read_timeout: Duration,
     /// Largest header section accepted, in bytes (431 beyond). Default 16 KiB.
     pub max_header_bytes: usize,
-    /// Most header fields accepted (431 beyond). Default 64.
+    /// Most header fields accepted (431 beyond). Default 100, hyper's own limit, which it
+    /// parses into buffers on the stack; any other number makes it set up buffers of that
+    /// size for every request.
     pub max_headers: usize,
     /// Most connections served at once; more wait in the accept queue. Default 10,000.
     pub max_connections: usize,
@@ -49,7 +51,7 @@ impl Default for ServerConfig {
         Self {
             header_read_timeout: Duration::from_secs(10),
             max_header_bytes: 16 * 1024,
-            max_headers: 64,
+            max_headers: HYPER_MAX_HEADERS,
             max_connections: 10_000,
             shutdown_grace: Duration::from_secs(10),
         }
@@ -65,30 +67,46 @@ pub struct Server {
     local_addr: SocketAddr,
 }
 
+/// The limit on header fields that hyper applies when none is set.
+const HYPER_MAX_HEADERS: usize = 100;
+
 /// The HTTP/2 connection preface; the protocol is known once the first bytes differ from it
 /// or all of it has arrived.
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/// Waits, at most `limit`, until the client has sent enough to tell its protocol.
-async fn request_starts(stream: &tokio::net::TcpStream, limit: Duration) -> bool {
+/// The protocol a client speaks, told by its first bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    Http1,
+    /// HTTP/2 with prior knowledge (h2c): the connection starts with [`H2_PREFACE`].
+    Http2,
+}
+
+/// Waits, at most `limit`, until the client has sent enough to tell its protocol; `None`
+/// when it sent nothing in time or hung up.
+async fn request_starts(stream: &tokio::net::TcpStream, limit: Duration) -> Option<Protocol> {
     let deadline = tokio::time::Instant::now() + limit;
     let mut buf = [0u8; 24];
     loop {
-        let Ok(Ok(n)) = tokio::time::timeout_at(deadline, stream.peek(&mut buf)).await else {
-            return false;
-        };
+        let n = tokio::time::timeout_at(deadline, stream.peek(&mut buf))
+            .await
+            .ok()?
+            .ok()?;
         if n == 0 {
-            return false;
+            return None;
         }
-        if n >= H2_PREFACE.len() || buf[..n] != H2_PREFACE[..n] {
-            return true;
+        if buf[..n] != H2_PREFACE[..n] {
+            return Some(Protocol::Http1);
+        }
+        if n == H2_PREFACE.len() {
+            return Some(Protocol::Http2);
         }
         // Part of an HTTP/2 preface: peek again once more may have arrived.
         if tokio::time::timeout_at(deadline, tokio::time::sleep(Duration::from_millis(5)))
             .await
             .is_err()
         {
-            return false;
+            return None;
         }
     }
 }
@@ -119,21 +137,25 @@ impl Server {
             config,
             ..
         } = self;
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
+        // The protocol is told from the first bytes here (see `request_starts`), so each
+        // connection goes straight to its own builder instead of through hyper-util's
+        // auto-detecting one, which reads and replays those bytes itself.
+        let mut http1 = http1::Builder::new();
+        http1
             .timer(TokioTimer::new())
             .header_read_timeout(config.header_read_timeout)
-            .max_buf_size(config.max_header_bytes.max(8192))
-            .max_headers(config.max_headers);
-        builder
-            .http2()
+            .max_buf_size(config.max_header_bytes.max(8192));
+        if config.max_headers != HYPER_MAX_HEADERS {
+            http1.max_headers(config.max_headers);
+        }
+        let mut http2 = http2::Builder::new(TokioExecutor::new());
+        http2
             .timer(TokioTimer::new())
             .max_header_list_size(u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX))
             .max_concurrent_streams(256)
             .keep_alive_interval(config.header_read_timeout)
             .keep_alive_timeout(config.header_read_timeout);
-        let builder = Arc::new(builder);
+        let builders = Arc::new((http1, http2));
         let graceful = GracefulShutdown::new();
         // Connections still waiting for their first bytes are not hyper's yet, so graceful
         // shutdown cannot see them; this tells them to give up.
@@ -168,24 +190,32 @@ impl Server {
                 let api = api.clone();
                 async move { Ok::<_, Infallible>(api.handle_body(req).await.map(Full::new)) }
             });
-            let builder = builder.clone();
+            let builders = builders.clone();
             let watcher = graceful.watcher();
             let mut stop = stopping.subscribe();
             tokio::spawn(async move {
-                // hyper-util reads the first bytes to tell HTTP/1 from HTTP/2 with no timeout of
-                // its own: a client that sends nothing (or half a preface) would hold its slot
-                // forever, so it gets the header timeout for that too.
-                let started = tokio::select! {
-                    started = request_starts(&stream, first_bytes) => started,
-                    _ = stop.wait_for(|s| *s) => false,
+                // hyper's header timeout starts once a connection is served: a client that
+                // sends nothing (or half an HTTP/2 preface) would hold its slot forever, so
+                // telling the protocol gets the header timeout too.
+                let protocol = tokio::select! {
+                    protocol = request_starts(&stream, first_bytes) => protocol,
+                    _ = stop.wait_for(|s| *s) => None,
                 };
-                if !started {
-                    tracing::debug!(%peer, "closed a connection that sent no request in time");
-                    drop(permit);
-                    return;
-                }
-                let conn = builder.serve_connection(TokioIo::new(stream), service);
-                if let Err(e) = watcher.watch(conn.into_owned()).await {
+                let (http1, http2) = &*builders;
+                let io = TokioIo::new(stream);
+                let served = match protocol {
+                    None => {
+                        tracing::debug!(%peer, "closed a connection that sent no request in time");
+                        Ok(())
+                    }
+                    Some(Protocol::Http1) => {
+                        watcher.watch(http1.serve_connection(io, service)).await
+                    }
+                    Some(Protocol::Http2) => {
+                        watcher.watch(http2.serve_connection(io, service)).await
+                    }
+                };
+                if let Err(e) = served {
                     tracing::debug!(%peer, error = %e, "connection ended with an error");
                 }
                 drop(permit);

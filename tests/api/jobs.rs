@@ -589,3 +589,28 @@ async fn get_job_returns_the_confidence_exactly_as_ingested() {
         r.text
     );
 }
+
+#[tokio::test]
+async fn a_job_is_served_over_http2_to_a_client_with_prior_knowledge() {
+    let app = spawn_app().await;
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .expect("an HTTP/2 client");
+    let id = app.known.rust_staff.id;
+    let r = h2
+        .get(format!("{}/api/v1/jobs/{id}", app.base))
+        .header("x-api-key", &app.keys.enterprise.raw)
+        .send()
+        .await
+        .expect("an answer over HTTP/2");
+    assert_eq!(r.version(), reqwest::Version::HTTP_2);
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers().contains_key("x-ratelimit-remaining"));
+    let body: serde_json::Value = r.json().await.expect("a JSON job");
+    assert_eq!(body["id"], id.to_string());
+    assert_eq!(
+        body["company"]["id"],
+        app.known.rust_staff.company_id.to_string()
+    );
+}
