@@ -574,12 +574,11 @@ impl<'a> Extend<&'a Job> for JobIndex {
     }
 }
 
-/// Nanoseconds since the epoch, clamped to `i64` so instants outside 1678..2262 keep their
-/// order against every indexed job.
 /// Pushes onto one of the vectors that hold something per document. Past 64k documents they
 /// grow by a sixteenth at a time instead of doubling: compaction leaves them exactly full,
 /// and the first job added after it would otherwise reserve room for as many again (at a
-/// million jobs, 36 bytes a job that is never used). Big reallocations are rare either way.
+/// million jobs, 36 bytes a job that may never be used). One reallocation per sixteenth of
+/// the index added is still rare.
 fn push_per_doc<T>(docs: &mut Vec<T>, value: T) {
     if docs.len() == docs.capacity() {
         let len = docs.len();
@@ -588,6 +587,8 @@ fn push_per_doc<T>(docs: &mut Vec<T>, value: T) {
     docs.push(value);
 }
 
+/// Nanoseconds since the epoch, clamped to `i64` so instants outside 1678..2262 keep their
+/// order against every indexed job.
 fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
     t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 {
         i64::MIN
