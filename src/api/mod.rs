@@ -187,8 +187,6 @@ impl Api {
         result: Result<Reply, ApiError>,
     ) -> Response<Bytes> {
         let request_id = request_id(headers);
-        // Plain ASCII either way: the client's only when it is, a hyphenated UUID otherwise.
-        let request_id_text = request_id.to_str().unwrap_or_default();
         let now = self.inner.service.now();
         let mut response = match result {
             Ok(reply) => {
@@ -198,7 +196,9 @@ impl Api {
                 response
             }
             Err(error) => {
-                let mut response = self.error_response(&error, request_id_text, now);
+                // Plain ASCII either way: the client's only when it is, a UUID otherwise.
+                let id = request_id.to_str().unwrap_or_default();
+                let mut response = self.error_response(&error, id, now);
                 // Answers to a valid key carry its quota, errors included.
                 let quota = match &error {
                     ApiError::Service(ServiceError::QuotaExceeded { limit, resets_at }) => {
