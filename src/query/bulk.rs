@@ -3,13 +3,13 @@
 //!
 //! Adding one document to one posting list at a time touches a random place in memory for
 //! every word of every job (the list's entry in a table of hundreds of thousands of words,
-//! then its bitmap), and roaring's `insert` searches the bitmap's last container on top: that
+//! then its bitmap), and the bitmap's `add` searches the bitmap's last container on top: that
 //! was most of the time of rebuilding an index. A chunk's words fit in cache, and a posting
 //! list's new documents are appended in one sorted run.
 
-use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap as HashMap;
 
+use super::bitmap::Docs;
 use super::index::{for_each_job_word, JobIndex};
 use crate::domain::Job;
 
@@ -57,16 +57,13 @@ fn add_doc(words: &mut HashMap<Box<str>, Vec<u32>>, word: &str, doc: u32) {
 }
 
 fn extend_postings(
-    postings: &mut HashMap<Box<str>, RoaringBitmap>,
+    postings: &mut HashMap<Box<str>, Docs>,
     chunk: &mut HashMap<Box<str>, Vec<u32>>,
 ) {
     for (word, docs) in chunk.drain() {
-        let bitmap = postings.entry(word).or_default();
         // Every document of the chunk was numbered after every one already indexed, so they
-        // append; `extend` keeps it right if that ever stopped being so.
-        if bitmap.append(docs.iter().copied()).is_err() {
-            bitmap.extend(docs);
-        }
+        // append to the last container.
+        postings.entry(word).or_default().add_many(&docs);
     }
 }
 

@@ -3,9 +3,9 @@
 
 use std::hash::Hash;
 
-use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap as HashMap;
 
+use super::bitmap::{from_sorted, Docs};
 use super::ids::DocsById;
 use super::index::JobIndex;
 
@@ -37,8 +37,10 @@ impl JobIndex {
         for doc in 0..n {
             by_id.insert(&slots, doc);
         }
-        let mut live = RoaringBitmap::new();
-        live.insert_range(0..n);
+        let mut live = Docs::from_range(0..n);
+        // As one run per container it would split into thousands of runs as jobs close,
+        // and intersecting runs costs more than plain bits.
+        live.remove_run_compression();
         let mut confidence = self.confidence.clone();
         for b in confidence.bitmaps_mut() {
             *b = remap(b, &renumber);
@@ -48,7 +50,8 @@ impl JobIndex {
             confidences,
             by_id,
             live,
-            unordered: RoaringBitmap::new(),
+            dead: Docs::new(),
+            unordered: Docs::new(),
             unordered_ranked: Default::default(),
             ordered: (0..n).collect(),
             domains: remap_all(&self.domains, &renumber),
@@ -71,7 +74,7 @@ impl JobIndex {
             .rev()
             .copied()
             .filter(|&d| self.live.contains(d) && !self.unordered.contains(d));
-        let mut merged = Vec::with_capacity(self.live.len() as usize);
+        let mut merged = Vec::with_capacity(self.live.cardinality() as usize);
         let mut apart = self.unordered_ranked.values().copied().peekable();
         for doc in numbered {
             while let Some(&a) = apart.peek() {
@@ -90,11 +93,11 @@ impl JobIndex {
 }
 
 fn remap_all<K: Clone + Eq + Hash + Send + Sync>(
-    map: &HashMap<K, RoaringBitmap>,
+    map: &HashMap<K, Docs>,
     renumber: &[u32],
-) -> HashMap<K, RoaringBitmap> {
-    let entries: Vec<(&K, &RoaringBitmap)> = map.iter().collect();
-    let remap_part = |part: &[(&K, &RoaringBitmap)]| -> Vec<(K, RoaringBitmap)> {
+) -> HashMap<K, Docs> {
+    let entries: Vec<(&K, &Docs)> = map.iter().collect();
+    let remap_part = |part: &[(&K, &Docs)]| -> Vec<(K, Docs)> {
         part.iter()
             .filter_map(|(k, b)| {
                 let b = remap(b, renumber);
@@ -105,11 +108,11 @@ fn remap_all<K: Clone + Eq + Hash + Send + Sync>(
     // The bitmaps are independent: remap them on every core, in parts of about equal
     // postings.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let total: u64 = entries.iter().map(|(_, b)| b.len()).sum();
+    let total: u64 = entries.iter().map(|(_, b)| b.cardinality()).sum();
     let mut parts = Vec::with_capacity(threads);
     let (mut from, mut seen) = (0, 0);
     for (i, (_, b)) in entries.iter().enumerate() {
-        seen += b.len();
+        seen += b.cardinality();
         if seen * threads as u64 >= total * (parts.len() as u64 + 1) && parts.len() + 1 < threads {
             parts.push(&entries[from..=i]);
             from = i + 1;
@@ -124,7 +127,7 @@ fn remap_all<K: Clone + Eq + Hash + Send + Sync>(
             .iter()
             .map(|part| scope.spawn(move || remap_part(part)))
             .collect();
-        let mut out: HashMap<K, RoaringBitmap> = remap_part(first).into_iter().collect();
+        let mut out: HashMap<K, Docs> = remap_part(first).into_iter().collect();
         for handle in others {
             match handle.join() {
                 Ok(part) => out.extend(part),
@@ -136,26 +139,32 @@ fn remap_all<K: Clone + Eq + Hash + Send + Sync>(
 }
 
 /// One bitmap under new numbers, without its dead documents.
-fn remap(bitmap: &RoaringBitmap, renumber: &[u32]) -> RoaringBitmap {
-    let mapped = bitmap
+fn remap(bitmap: &Docs, renumber: &[u32]) -> Docs {
+    // Read out in one call: iterating a CRoaring set costs a foreign call per document.
+    let old = bitmap.to_vec();
+    let mapped = old
         .iter()
-        .map(|d| renumber[d as usize])
+        .map(|&d| renumber[d as usize])
         .filter(|&d| d != GONE);
     // A dense bitmap is rebuilt through a plain bit array, which needs no sort.
-    if bitmap.len() * 32 > renumber.len() as u64 {
+    let docs: Vec<u32> = if old.len() * 32 > renumber.len() {
         let mut bits = vec![0u64; renumber.len().div_ceil(64)];
         for d in mapped {
             bits[d as usize / 64] |= 1 << (d % 64);
         }
-        let set = bits.iter().enumerate().flat_map(|(i, &word)| {
-            let base = i as u32 * 64;
-            BitIter(word).map(move |bit| base + bit)
-        });
-        return RoaringBitmap::from_sorted_iter(set).unwrap_or_default();
-    }
-    let mut docs: Vec<u32> = mapped.collect();
-    docs.sort_unstable();
-    RoaringBitmap::from_sorted_iter(docs).unwrap_or_default()
+        bits.iter()
+            .enumerate()
+            .flat_map(|(i, &word)| {
+                let base = i as u32 * 64;
+                BitIter(word).map(move |bit| base + bit)
+            })
+            .collect()
+    } else {
+        let mut docs: Vec<u32> = mapped.collect();
+        docs.sort_unstable();
+        docs
+    };
+    from_sorted(&docs)
 }
 
 /// The positions of the set bits of a word, lowest first.

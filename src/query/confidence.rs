@@ -1,7 +1,7 @@
 //! `min_confidence` by bitmap: one bitmap per step of a fixed grid, refined per document only
 //! inside the one step the threshold falls in.
 
-use roaring::RoaringBitmap;
+use super::bitmap::{portable, Docs};
 
 /// Grid steps per unit of confidence: thresholds 0.05, 0.10 … 1.0 each have a bitmap.
 const STEPS: u32 = 20;
@@ -16,30 +16,31 @@ fn step_value(i: u32) -> f64 {
 /// one intersection instead of a check of every candidate.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct ConfidenceBitmaps {
-    at_least: Vec<RoaringBitmap>,
+    #[serde(with = "portable::list")]
+    at_least: Vec<Docs>,
 }
 
 impl ConfidenceBitmaps {
     /// Records a document's confidence.
     pub(super) fn insert(&mut self, doc: u32, confidence: f64) {
         if self.at_least.is_empty() {
-            self.at_least = vec![RoaringBitmap::new(); STEPS as usize];
+            self.at_least = vec![Docs::new(); STEPS as usize];
         }
         for i in 1..=STEPS {
             if confidence < step_value(i) {
                 break;
             }
-            self.at_least[i as usize - 1].insert(doc);
+            self.at_least[i as usize - 1].add(doc);
         }
     }
 
     /// Every bitmap.
-    pub(super) fn bitmaps(&self) -> impl Iterator<Item = &RoaringBitmap> {
+    pub(super) fn bitmaps(&self) -> impl Iterator<Item = &Docs> {
         self.at_least.iter()
     }
 
     /// Every bitmap, for renumbering.
-    pub(super) fn bitmaps_mut(&mut self) -> impl Iterator<Item = &mut RoaringBitmap> {
+    pub(super) fn bitmaps_mut(&mut self) -> impl Iterator<Item = &mut Docs> {
         self.at_least.iter_mut()
     }
 
@@ -47,7 +48,7 @@ impl ConfidenceBitmaps {
     /// document's exact confidence for the few that share the threshold's grid step.
     pub(super) fn retain_at_least(
         &self,
-        docs: &mut RoaringBitmap,
+        docs: &mut Docs,
         min: f64,
         confidence_of: impl Fn(u32) -> f64,
     ) {
@@ -76,8 +77,11 @@ impl ConfidenceBitmaps {
             boundary -= next;
         }
         // Removed in one bitmap operation: one by one costs a container lookup each.
-        let short = boundary.iter().filter(|&doc| confidence_of(doc) < min);
-        *docs -= RoaringBitmap::from_sorted_iter(short).unwrap_or_default();
+        let short: Vec<u32> = boundary
+            .iter()
+            .filter(|&doc| confidence_of(doc) < min)
+            .collect();
+        *docs -= &Docs::of(&short);
     }
 }
 
@@ -90,7 +94,7 @@ mod tests {
         for (doc, c) in confidences.iter().enumerate() {
             grid.insert(doc as u32, *c);
         }
-        let mut docs: RoaringBitmap = (0..confidences.len() as u32).collect();
+        let mut docs: Docs = (0..confidences.len() as u32).collect();
         grid.retain_at_least(&mut docs, min, |d| confidences[d as usize]);
         docs.iter().collect()
     }

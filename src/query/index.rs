@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 // hashing is a large share of indexing and lookups.
 use rustc_hash::FxHashMap as HashMap;
 
-use roaring::RoaringBitmap;
-
+use super::bitmap::{self, below_top, descending, Docs};
 use super::confidence::ConfidenceBitmaps;
 use super::filter::{JobFilter, JobQuery, SearchResult};
 use super::ids::DocsById;
@@ -34,7 +33,7 @@ pub(super) type RankKey = (Reverse<i64>, JobId);
 /// An in-memory index over active jobs; see the [module docs](super).
 ///
 /// Documents get dense `u32` numbers **in result order**: a higher number is a job that comes
-/// earlier in the results (newer, or as new with a smaller id). Every filter is a roaring
+/// earlier in the results (newer, or as new with a smaller id). Every filter is a Roaring
 /// bitmap of document numbers, so a page is the highest numbers of the matching bitmap, found
 /// without sorting, and `posted_after` is a range of numbers.
 ///
@@ -51,19 +50,22 @@ pub struct JobIndex {
     /// 8 bytes a document instead of a whole slot.
     pub(super) confidences: Vec<f64>,
     pub(super) by_id: DocsById,
-    pub(super) live: RoaringBitmap,
+    pub(super) live: Docs,
+    /// Numbered documents that are not live (closed or replaced jobs): they stay in the
+    /// other bitmaps until the next compaction, and are taken out of every search's matches.
+    pub(super) dead: Docs,
     /// Live documents whose number does not follow result order.
-    pub(super) unordered: RoaringBitmap,
+    pub(super) unordered: Docs,
     /// The same documents, in result order.
     pub(super) unordered_ranked: BTreeMap<RankKey, u32>,
     /// Documents whose number does follow result order, ascending (some may be dead since).
     pub(super) ordered: Vec<u32>,
-    pub(super) domains: HashMap<String, RoaringBitmap>,
-    pub(super) seniority: HashMap<String, RoaringBitmap>,
-    pub(super) remote: RoaringBitmap,
-    pub(super) text: HashMap<Box<str>, RoaringBitmap>,
-    pub(super) company_words: HashMap<Box<str>, RoaringBitmap>,
-    pub(super) companies: HashMap<CompanyId, RoaringBitmap>,
+    pub(super) domains: HashMap<String, Docs>,
+    pub(super) seniority: HashMap<String, Docs>,
+    pub(super) remote: Docs,
+    pub(super) text: HashMap<Box<str>, Docs>,
+    pub(super) company_words: HashMap<Box<str>, Docs>,
+    pub(super) companies: HashMap<CompanyId, Docs>,
     pub(super) confidence: ConfidenceBitmaps,
     pub(super) auto_compact: bool,
 }
@@ -74,13 +76,14 @@ impl Default for JobIndex {
             slots: Vec::new(),
             confidences: Vec::new(),
             by_id: DocsById::default(),
-            live: RoaringBitmap::new(),
-            unordered: RoaringBitmap::new(),
+            live: Docs::new(),
+            dead: Docs::new(),
+            unordered: Docs::new(),
             unordered_ranked: BTreeMap::new(),
             ordered: Vec::new(),
             domains: HashMap::default(),
             seniority: HashMap::default(),
-            remote: RoaringBitmap::new(),
+            remote: Docs::new(),
             text: HashMap::default(),
             company_words: HashMap::default(),
             companies: HashMap::default(),
@@ -93,9 +96,9 @@ impl Default for JobIndex {
 impl std::fmt::Debug for JobIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JobIndex")
-            .field("active_jobs", &self.live.len())
+            .field("active_jobs", &self.live.cardinality())
             .field("dead_docs", &self.dead_docs())
-            .field("unordered_docs", &self.unordered.len())
+            .field("unordered_docs", &self.unordered.cardinality())
             .field("words", &self.text.len())
             .finish_non_exhaustive()
     }
@@ -109,7 +112,7 @@ impl JobIndex {
 
     /// Number of active jobs indexed.
     pub fn len(&self) -> u64 {
-        self.live.len()
+        self.live.cardinality()
     }
 
     /// Whether no active job is indexed.
@@ -127,11 +130,11 @@ impl JobIndex {
     /// reporting; allocator overhead is not included.
     pub fn heap_bytes(&self) -> u64 {
         use std::mem::size_of;
-        fn postings<K>(map: &HashMap<K, RoaringBitmap>, key_heap: impl Fn(&K) -> usize) -> u64 {
-            let entry = size_of::<K>() + size_of::<RoaringBitmap>() + 1;
+        fn postings<K>(map: &HashMap<K, Docs>, key_heap: impl Fn(&K) -> usize) -> u64 {
+            let entry = size_of::<K>() + size_of::<Docs>() + 1;
             let heap: usize = map
                 .iter()
-                .map(|(k, b)| b.serialized_size() + key_heap(k))
+                .map(|(k, b)| bitmap::heap_bytes(b) + key_heap(k))
                 .sum();
             (map.capacity() * entry + heap) as u64
         }
@@ -140,10 +143,10 @@ impl JobIndex {
             + self.ordered.capacity() * size_of::<u32>()
             // A B-tree entry plus about a third of one for its node's spare room.
             + self.unordered_ranked.len() * (size_of::<(RankKey, u32)>() * 4 / 3);
-        let bitmaps = [&self.live, &self.unordered, &self.remote]
+        let bitmaps = [&self.live, &self.dead, &self.unordered, &self.remote]
             .into_iter()
             .chain(self.confidence.bitmaps())
-            .map(|b| b.serialized_size() as u64)
+            .map(|b| bitmap::heap_bytes(b) as u64)
             .sum::<u64>();
         vectors as u64
             + self.by_id.heap_bytes()
@@ -168,16 +171,16 @@ impl JobIndex {
     /// makes a deep page walk down from the top). The floors keep a small index from being
     /// renumbered over and over; renumbering it is cheap.
     pub fn needs_compaction(&self) -> bool {
-        let live = self.live.len();
+        let live = self.live.cardinality();
         let dead = self.dead_docs();
-        let unordered = self.unordered.len();
+        let unordered = self.unordered.cardinality();
         (dead > 4_096 && dead * 4 > live)
             || (unordered > 128 && unordered * 64 > live)
             || self.slots.len() >= u32::MAX as usize
     }
 
     pub(super) fn dead_docs(&self) -> u64 {
-        self.slots.len() as u64 - self.live.len()
+        self.slots.len() as u64 - self.live.cardinality()
     }
 
     fn compact_if_due(&mut self) {
@@ -229,10 +232,10 @@ impl JobIndex {
         if in_order {
             push_per_doc(&mut self.ordered, doc);
         } else {
-            self.unordered.insert(doc);
+            self.unordered.add(doc);
             self.unordered_ranked.insert(slot.rank(), doc);
         }
-        self.live.insert(doc);
+        self.live.add(doc);
         self.by_id.insert(&self.slots, doc);
         for tag in &job.domains {
             add_posting(&mut self.domains, tag.as_str(), doc);
@@ -241,13 +244,10 @@ impl JobIndex {
             add_posting(&mut self.seniority, level.as_str(), doc);
         }
         if job.remote {
-            self.remote.insert(doc);
+            self.remote.add(doc);
         }
         self.confidence.insert(doc, job.confidence.get());
-        self.companies
-            .entry(job.company_id)
-            .or_default()
-            .insert(doc);
+        self.companies.entry(job.company_id).or_default().add(doc);
         Some(doc)
     }
 
@@ -264,7 +264,8 @@ impl JobIndex {
             return false;
         };
         self.live.remove(doc);
-        if self.unordered.remove(doc) {
+        self.dead.add(doc);
+        if self.unordered.remove_checked(doc) {
             self.unordered_ranked
                 .remove(&self.slots[doc as usize].rank());
         }
@@ -275,15 +276,25 @@ impl JobIndex {
     pub fn active_jobs_of(&self, company: CompanyId) -> u64 {
         self.companies
             .get(&company)
-            .map_or(0, |b| b.intersection_len(&self.live))
+            .map_or(0, |b| self.live_among(b))
     }
 
     /// Every company with at least one active job, with its count of active jobs.
     pub fn companies_with_active_jobs(&self) -> impl Iterator<Item = (CompanyId, u64)> + '_ {
         self.companies.iter().filter_map(|(id, b)| {
-            let n = b.intersection_len(&self.live);
+            let n = self.live_among(b);
             (n > 0).then_some((*id, n))
         })
+    }
+
+    /// How many documents of a bitmap are live: counted against the few dead ones rather
+    /// than the many live ones.
+    fn live_among(&self, docs: &Docs) -> u64 {
+        if self.dead.is_empty() {
+            docs.cardinality()
+        } else {
+            docs.cardinality() - docs.and_cardinality(&self.dead)
+        }
     }
 
     /// Answers a query: the number of matches and the requested page of ids.
@@ -303,8 +314,25 @@ impl JobIndex {
 
     /// The number of matches and the ids ranked `offset..want`.
     fn search_range(&self, filter: &JobFilter, offset: usize, want: usize) -> SearchResult {
-        let Some(mut matching) = self.candidates(filter) else {
+        let Some((matching, with_dead)) = self.candidates(filter) else {
             return SearchResult::default();
+        };
+        let mut matching = match matching {
+            _ if !with_dead => matching,
+            Cow::Borrowed(posting) => {
+                let as_is = filter.min_confidence.is_none() && filter.posted_after.is_none();
+                if let Some(found) = as_is
+                    .then(|| self.page_of_posting(posting, offset, want))
+                    .flatten()
+                {
+                    return found;
+                }
+                Cow::Owned(posting - &self.dead)
+            }
+            Cow::Owned(mut docs) => {
+                docs -= &self.dead;
+                Cow::Owned(docs)
+            }
         };
         if let Some(min) = filter.min_confidence {
             self.confidence
@@ -318,12 +346,12 @@ impl JobIndex {
                 self.keep_numbered_after(matching.to_mut(), after);
             }
             return SearchResult {
-                total: matching.len(),
+                total: matching.cardinality(),
                 ids: self.page_of_ordered(&matching, offset, want),
             };
         }
         // Some documents are out of order: rank the matching ones apart and merge them in.
-        let no_unordered = RoaringBitmap::new();
+        let no_unordered = Docs::new();
         let (apart_total, apart, unordered_in_matching) = match after {
             None => (0, self.top_unordered(&matching, want), &self.unordered),
             Some(after) => {
@@ -340,20 +368,46 @@ impl JobIndex {
             }
         };
         SearchResult {
-            total: matching.len() + apart_total,
+            total: matching.cardinality() + apart_total,
             ids: self.page_merged(&matching, unordered_in_matching, &apart, offset, want),
         }
     }
 
+    /// Ranks `offset..want` of the live documents of one posting, read in place: its dead
+    /// documents are stepped over rather than taken out of a copy. `None` when the page lies
+    /// too deep for a walk from the top.
+    fn page_of_posting(&self, posting: &Docs, offset: usize, want: usize) -> Option<SearchResult> {
+        if offset > WALK_AT_MOST {
+            return None;
+        }
+        // Out-of-order documents have the highest numbers, so the walk steps over every one
+        // in the posting; too many, and the page is found as for any other matches.
+        let apart = if self.unordered.is_empty() {
+            Vec::new()
+        } else if self.unordered_among(posting) <= WALK_AT_MOST as u64 {
+            self.top_unordered(posting, want)
+        } else {
+            return None;
+        };
+        let numbered =
+            descending(posting).filter(|&d| !self.dead.contains(d) && !self.unordered.contains(d));
+        Some(SearchResult {
+            total: self.live_among(posting),
+            ids: self.merge_ranked(numbered, &apart, offset, want.saturating_sub(offset)),
+        })
+    }
+
     /// About how many out-of-order documents `docs` holds, taking them to be spread like
     /// the rest: counting them exactly costs as much as the search.
-    fn unordered_among(&self, docs: &RoaringBitmap) -> u64 {
-        docs.len().saturating_mul(self.unordered.len()) / self.live.len().max(1)
+    fn unordered_among(&self, docs: &Docs) -> u64 {
+        docs.cardinality()
+            .saturating_mul(self.unordered.cardinality())
+            / self.live.cardinality().max(1)
     }
 
     /// Drops the numbered documents posted at or before `after`. Numbered documents are in
     /// posting order, so the ones posted after it are exactly those from the first such one up.
-    fn keep_numbered_after(&self, docs: &mut RoaringBitmap, after: i64) {
+    fn keep_numbered_after(&self, docs: &mut Docs, after: i64) {
         let first = self
             .ordered
             .partition_point(|&d| self.slots[d as usize].posted_nanos <= after);
@@ -369,12 +423,13 @@ impl JobIndex {
     /// The first `want` out-of-order documents among `docs`, in result order: by walking
     /// all out-of-order documents in result order until `want` are in `docs`, or by sorting
     /// those in `docs`, whichever should cost less.
-    fn top_unordered(&self, docs: &RoaringBitmap, want: usize) -> Vec<u32> {
+    fn top_unordered(&self, docs: &Docs, want: usize) -> Vec<u32> {
         let expected = self.unordered_among(docs);
-        let walk = (want as u64).saturating_mul(self.live.len()) / docs.len().max(1);
+        let walk =
+            (want as u64).saturating_mul(self.live.cardinality()) / docs.cardinality().max(1);
         let sort = expected.saturating_mul(u64::from(expected.max(2).ilog2()));
         if walk <= sort {
-            let mut top = Vec::with_capacity(want.min(self.unordered.len() as usize));
+            let mut top = Vec::with_capacity(want.min(self.unordered.cardinality() as usize));
             for &d in self.unordered_ranked.values() {
                 if top.len() == want {
                     break;
@@ -386,9 +441,7 @@ impl JobIndex {
             return top;
         }
         let apart = docs & &self.unordered;
-        let mut sorted = Vec::with_capacity(apart.len() as usize);
-        sorted.extend(apart.iter());
-        self.top_sorted(sorted, want)
+        self.top_sorted(apart.to_vec(), want)
     }
 
     /// The first `want` of `docs` in result order.
@@ -418,11 +471,11 @@ impl JobIndex {
     }
 
     /// Ranks `offset..want` of documents numbered in result order: the highest numbers.
-    fn page_of_ordered(&self, docs: &RoaringBitmap, offset: usize, want: usize) -> Vec<JobId> {
+    fn page_of_ordered(&self, docs: &Docs, offset: usize, want: usize) -> Vec<JobId> {
         let Some(from_top) = below_top(docs, offset) else {
             return Vec::new();
         };
-        self.merge_ranked(from_top.rev(), &[], 0, want.saturating_sub(offset))
+        self.merge_ranked(from_top, &[], 0, want.saturating_sub(offset))
     }
 
     /// Ranks `offset..want` of the numbered documents of `docs` merged with `apart`, the
@@ -430,8 +483,8 @@ impl JobIndex {
     /// numbered ones.
     fn page_merged(
         &self,
-        docs: &RoaringBitmap,
-        unordered: &RoaringBitmap,
+        docs: &Docs,
+        unordered: &Docs,
         apart: &[u32],
         offset: usize,
         want: usize,
@@ -445,7 +498,7 @@ impl JobIndex {
             self.unordered_among(docs)
         };
         if offset <= WALK_AT_MOST && stepped_over <= WALK_AT_MOST as u64 {
-            let numbered = docs.iter().rev().filter(|&d| !unordered.contains(d));
+            let numbered = descending(docs).filter(|&d| !unordered.contains(d));
             return self.merge_ranked(numbered, apart, offset, take);
         }
         // Else work out where the page starts in each sequence instead of walking there.
@@ -474,7 +527,7 @@ impl JobIndex {
         }
         let k = low;
         match below_top(&numbered, offset - k) {
-            Some(from_top) => self.merge_ranked(from_top.rev(), &apart[k..], 0, take),
+            Some(from_top) => self.merge_ranked(from_top, &apart[k..], 0, take),
             None => self.merge_ranked(std::iter::empty(), &apart[k..], 0, take),
         }
     }
@@ -491,7 +544,6 @@ impl JobIndex {
         let rank = |d: u32| self.slots[d as usize].rank();
         let mut numbered = numbered.peekable();
         let mut apart = apart.iter().copied().peekable();
-        // A loop, not `collect`: sizing a Vec from a roaring iterator counts every bit left.
         let mut page = Vec::with_capacity(take);
         for position in 0..skip + take {
             let next = match (numbered.peek(), apart.peek()) {
@@ -507,9 +559,10 @@ impl JobIndex {
         page
     }
 
-    /// The live documents passing every bitmap filter; `None` when nothing can match.
-    fn candidates(&self, filter: &JobFilter) -> Option<Cow<'_, RoaringBitmap>> {
-        let mut terms: Vec<Cow<'_, RoaringBitmap>> = Vec::new();
+    /// The documents passing every bitmap filter, and whether dead ones may be among them;
+    /// `None` when nothing can match. A single posting is borrowed as it is.
+    fn candidates(&self, filter: &JobFilter) -> Option<(Cow<'_, Docs>, bool)> {
+        let mut terms: Vec<Cow<'_, Docs>> = Vec::new();
         // Single postings first: a word no job has ends the search before any union is built.
         for word in &filter.company_words {
             terms.push(Cow::Borrowed(self.company_words.get(word.as_str())?));
@@ -536,32 +589,29 @@ impl JobIndex {
                     .map(|s| self.seniority.get(s.as_str())),
             )?);
         }
-        // Dead documents stay in the postings until the next compaction; right after one
-        // there are none, and a single posting can then be answered without a copy.
-        if terms.is_empty() || self.slots.len() as u64 != self.live.len() {
-            terms.push(Cow::Borrowed(&self.live));
+        if terms.is_empty() {
+            return Some((Cow::Borrowed(&self.live), false));
         }
-        terms.sort_by_key(|b| b.len());
+        terms.sort_by_key(|b| b.cardinality());
         let mut iter = terms.into_iter();
-        let first = iter.next()?;
-        let Some(second) = iter.next() else {
-            return Some(first);
-        };
-        // `&` on a borrowed bitmap writes the result once; cloning it first would copy it too.
-        let mut acc = match first {
-            Cow::Borrowed(first) => first & second.as_ref(),
-            Cow::Owned(mut first) => {
-                first &= second.as_ref();
-                first
-            }
-        };
+        let mut acc = iter.next()?;
+        if let Some(second) = iter.next() {
+            // `&` on a borrowed bitmap writes the result once; cloning it first would copy it too.
+            acc = Cow::Owned(match acc {
+                Cow::Borrowed(first) => first & second.as_ref(),
+                Cow::Owned(mut first) => {
+                    first &= second.as_ref();
+                    first
+                }
+            });
+        }
         for term in iter {
             if acc.is_empty() {
                 break;
             }
-            acc &= term.as_ref();
+            *acc.to_mut() &= term.as_ref();
         }
-        Some(Cow::Owned(acc))
+        Some((acc, !self.dead.is_empty()))
     }
 }
 
@@ -607,61 +657,36 @@ pub(super) fn for_each_job_word(job: &Job, mut f: impl FnMut(&str, bool)) {
     }
 }
 
-fn add_posting<K>(map: &mut HashMap<K, RoaringBitmap>, key: &str, doc: u32)
+fn add_posting<K>(map: &mut HashMap<K, Docs>, key: &str, doc: u32)
 where
     K: std::borrow::Borrow<str> + for<'k> From<&'k str> + Eq + std::hash::Hash,
 {
     match map.get_mut(key) {
         Some(b) => {
-            b.insert(doc);
+            b.add(doc);
         }
         None => {
-            let mut b = RoaringBitmap::new();
-            b.insert(doc);
+            let mut b = Docs::new();
+            b.add(doc);
             map.insert(K::from(key), b);
         }
     }
 }
 
 /// The union of the bitmaps that exist; `None` when none does (nothing can match).
-fn union<'a>(
-    bitmaps: impl Iterator<Item = Option<&'a RoaringBitmap>>,
-) -> Option<Cow<'a, RoaringBitmap>> {
-    let found: Vec<&RoaringBitmap> = bitmaps.flatten().collect();
+fn union<'a>(bitmaps: impl Iterator<Item = Option<&'a Docs>>) -> Option<Cow<'a, Docs>> {
+    let found: Vec<&Docs> = bitmaps.flatten().collect();
     match found.as_slice() {
         [] => None,
         [one] => Some(Cow::Borrowed(*one)),
-        many => {
-            let mut acc = RoaringBitmap::new();
-            for b in many {
-                acc |= *b;
-            }
-            Some(Cow::Owned(acc))
-        }
+        many => Some(Cow::Owned(Docs::fast_or(many))),
     }
 }
 
-/// Up to this many places, walking down from the top beats `select`, which counts bits up
-/// from the bottom of a container.
+/// Up to this many places, a page is found by walking down from the top one document at a
+/// time (each step a check or two against other bitmaps); deeper, by counting whole
+/// containers.
 const WALK_AT_MOST: usize = 256;
-
-/// An iterator over `docs` whose `next_back` gives the `skip`-th highest first; `None` when
-/// there are not that many.
-fn below_top(docs: &RoaringBitmap, skip: usize) -> Option<roaring::bitmap::Iter<'_>> {
-    let len = docs.len();
-    if skip as u64 >= len {
-        return None;
-    }
-    if skip <= WALK_AT_MOST {
-        let mut all = docs.iter();
-        if skip > 0 {
-            all.nth_back(skip - 1);
-        }
-        return Some(all);
-    }
-    let start = docs.select((len - 1 - skip as u64) as u32)?;
-    Some(docs.range(..=start))
-}
 
 #[cfg(test)]
 mod tests {

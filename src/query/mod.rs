@@ -19,6 +19,7 @@
 //! [`JobFilter::matches`] decides for a single job what the index decides for all of them; the
 //! webhook outbox uses it to pick the subscriptions a new job goes to.
 
+mod bitmap;
 mod bulk;
 mod compact;
 mod confidence;

@@ -7,10 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
+use super::bitmap::{portable, Docs};
 use super::confidence::ConfidenceBitmaps;
 use super::ids::DocsById;
 use super::index::{JobIndex, Slot};
@@ -36,15 +36,23 @@ struct SnapshotRef<'a> {
     version: &'a str,
     slots: &'a [Slot],
     confidences: &'a [f64],
-    live: &'a RoaringBitmap,
-    unordered: &'a RoaringBitmap,
+    #[serde(with = "portable")]
+    live: &'a Docs,
+    #[serde(with = "portable")]
+    unordered: &'a Docs,
     ordered: &'a [u32],
-    domains: &'a HashMap<String, RoaringBitmap>,
-    seniority: &'a HashMap<String, RoaringBitmap>,
-    remote: &'a RoaringBitmap,
-    text: &'a HashMap<Box<str>, RoaringBitmap>,
-    company_words: &'a HashMap<Box<str>, RoaringBitmap>,
-    companies: &'a HashMap<CompanyId, RoaringBitmap>,
+    #[serde(with = "portable::map")]
+    domains: &'a HashMap<String, Docs>,
+    #[serde(with = "portable::map")]
+    seniority: &'a HashMap<String, Docs>,
+    #[serde(with = "portable")]
+    remote: &'a Docs,
+    #[serde(with = "portable::map")]
+    text: &'a HashMap<Box<str>, Docs>,
+    #[serde(with = "portable::map")]
+    company_words: &'a HashMap<Box<str>, Docs>,
+    #[serde(with = "portable::map")]
+    companies: &'a HashMap<CompanyId, Docs>,
     confidence: &'a ConfidenceBitmaps,
 }
 
@@ -55,15 +63,23 @@ struct Snapshot {
     _version: String,
     slots: Vec<Slot>,
     confidences: Vec<f64>,
-    live: RoaringBitmap,
-    unordered: RoaringBitmap,
+    #[serde(with = "portable")]
+    live: Docs,
+    #[serde(with = "portable")]
+    unordered: Docs,
     ordered: Vec<u32>,
-    domains: HashMap<String, RoaringBitmap>,
-    seniority: HashMap<String, RoaringBitmap>,
-    remote: RoaringBitmap,
-    text: HashMap<Box<str>, RoaringBitmap>,
-    company_words: HashMap<Box<str>, RoaringBitmap>,
-    companies: HashMap<CompanyId, RoaringBitmap>,
+    #[serde(with = "portable::map")]
+    domains: HashMap<String, Docs>,
+    #[serde(with = "portable::map")]
+    seniority: HashMap<String, Docs>,
+    #[serde(with = "portable")]
+    remote: Docs,
+    #[serde(with = "portable::map")]
+    text: HashMap<Box<str>, Docs>,
+    #[serde(with = "portable::map")]
+    company_words: HashMap<Box<str>, Docs>,
+    #[serde(with = "portable::map")]
+    companies: HashMap<CompanyId, Docs>,
     confidence: ConfidenceBitmaps,
 }
 
@@ -117,7 +133,7 @@ impl JobIndex {
         }
         let s: Snapshot = postcard::from_bytes(body).map_err(|e| damaged(&e.to_string()))?;
         let docs = s.slots.len();
-        let max_doc = |b: &RoaringBitmap| b.max().map_or(0, |d| d as usize + 1);
+        let max_doc = |b: &Docs| b.maximum().map_or(0, |d| d as usize + 1);
         let bitmaps_fit = [&s.live, &s.unordered, &s.remote]
             .into_iter()
             .chain(s.confidence.bitmaps())
@@ -135,10 +151,14 @@ impl JobIndex {
             return Err(damaged("a document number is out of range"));
         }
 
-        let mut by_id = DocsById::with_capacity(s.live.len() as usize);
-        for doc in &s.live {
+        let mut by_id = DocsById::with_capacity(s.live.cardinality() as usize);
+        for doc in s.live.iter() {
             by_id.insert(&s.slots, doc);
         }
+        // Every numbered document that is not live is dead.
+        let mut dead = Docs::from_range(0..docs as u32);
+        dead -= &s.live;
+        dead.remove_run_compression();
         let unordered_ranked: BTreeMap<_, _> = s
             .unordered
             .iter()
@@ -149,6 +169,7 @@ impl JobIndex {
             confidences: s.confidences,
             by_id,
             live: s.live,
+            dead,
             unordered: s.unordered,
             unordered_ranked,
             ordered: s.ordered,
