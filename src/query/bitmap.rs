@@ -26,23 +26,47 @@ pub(super) fn below_top(docs: &Docs, skip: usize) -> Option<Descending<'_>> {
         cursor.skip_backward(step as u32);
         left -= step;
     }
-    Some(Descending(cursor))
+    Some(Descending::from(cursor))
 }
 
 /// Every document of a set, highest first.
 pub(super) fn descending(docs: &Docs) -> Descending<'_> {
-    Descending(docs.cursor_to_last())
+    Descending::from(docs.cursor_to_last())
 }
 
-/// An iterator over documents from the highest down.
-pub(super) struct Descending<'a>(BitmapCursor<'a>);
+/// Documents read from a cursor downwards.
+const DESCENDING_BATCH: usize = 32;
+
+/// An iterator over documents from the highest down. It reads them a batch at a time: one
+/// foreign call per document would cost more than what is done with most of them.
+pub(super) struct Descending<'a> {
+    cursor: BitmapCursor<'a>,
+    batch: [u32; DESCENDING_BATCH],
+    next: usize,
+    read: usize,
+}
+
+impl<'a> From<BitmapCursor<'a>> for Descending<'a> {
+    fn from(cursor: BitmapCursor<'a>) -> Self {
+        Descending {
+            cursor,
+            batch: [0; DESCENDING_BATCH],
+            next: 0,
+            read: 0,
+        }
+    }
+}
 
 impl Iterator for Descending<'_> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
-        let doc = self.0.current()?;
-        self.0.move_prev();
+        if self.next == self.read {
+            self.read = self.cursor.read_many_rev(&mut self.batch);
+            self.next = 0;
+        }
+        let doc = *self.batch[..self.read].get(self.next)?;
+        self.next += 1;
         Some(doc)
     }
 }
@@ -168,5 +192,6 @@ mod tests {
         assert!(below_top(&Docs::new(), 0).is_none());
         let all: Vec<u32> = descending(&set).collect();
         assert_eq!(all, docs.iter().rev().copied().collect::<Vec<_>>());
+        assert_eq!(descending(&Docs::new()).next(), None);
     }
 }

@@ -51,6 +51,7 @@ impl JobIndex {
             by_id,
             live,
             dead: Docs::new(),
+            stepped_over: Docs::new(),
             unordered: Docs::new(),
             unordered_ranked: Default::default(),
             ordered: (0..n).collect(),

@@ -54,6 +54,9 @@ pub struct JobIndex {
     /// Numbered documents that are not live (closed or replaced jobs): they stay in the
     /// other bitmaps until the next compaction, and are taken out of every search's matches.
     pub(super) dead: Docs,
+    /// The dead and the out-of-order documents: those a walk down the numbers, in result
+    /// order, steps over.
+    pub(super) stepped_over: Docs,
     /// Live documents whose number does not follow result order.
     pub(super) unordered: Docs,
     /// The same documents, in result order.
@@ -78,6 +81,7 @@ impl Default for JobIndex {
             by_id: DocsById::default(),
             live: Docs::new(),
             dead: Docs::new(),
+            stepped_over: Docs::new(),
             unordered: Docs::new(),
             unordered_ranked: BTreeMap::new(),
             ordered: Vec::new(),
@@ -143,8 +147,9 @@ impl JobIndex {
             + self.ordered.capacity() * size_of::<u32>()
             // A B-tree entry plus about a third of one for its node's spare room.
             + self.unordered_ranked.len() * (size_of::<(RankKey, u32)>() * 4 / 3);
-        let bitmaps = [&self.live, &self.dead, &self.unordered, &self.remote]
+        let bitmaps = [&self.live, &self.dead, &self.stepped_over]
             .into_iter()
+            .chain([&self.unordered, &self.remote])
             .chain(self.confidence.bitmaps())
             .map(|b| bitmap::heap_bytes(b) as u64)
             .sum::<u64>();
@@ -233,6 +238,7 @@ impl JobIndex {
             push_per_doc(&mut self.ordered, doc);
         } else {
             self.unordered.add(doc);
+            self.stepped_over.add(doc);
             self.unordered_ranked.insert(slot.rank(), doc);
         }
         self.live.add(doc);
@@ -265,6 +271,7 @@ impl JobIndex {
         };
         self.live.remove(doc);
         self.dead.add(doc);
+        self.stepped_over.add(doc);
         if self.unordered.remove_checked(doc) {
             self.unordered_ranked
                 .remove(&self.slots[doc as usize].rank());
@@ -314,26 +321,15 @@ impl JobIndex {
 
     /// The number of matches and the ids ranked `offset..want`.
     fn search_range(&self, filter: &JobFilter, offset: usize, want: usize) -> SearchResult {
-        let Some((matching, with_dead)) = self.candidates(filter) else {
+        let Some(terms) = self.terms(filter) else {
             return SearchResult::default();
         };
-        let mut matching = match matching {
-            _ if !with_dead => matching,
-            Cow::Borrowed(posting) => {
-                let as_is = filter.min_confidence.is_none() && filter.posted_after.is_none();
-                if let Some(found) = as_is
-                    .then(|| self.page_of_posting(posting, offset, want))
-                    .flatten()
-                {
-                    return found;
-                }
-                Cow::Owned(posting - &self.dead)
+        if filter.min_confidence.is_none() && filter.posted_after.is_none() {
+            if let Some(found) = self.page_in_place(&terms, offset, want) {
+                return found;
             }
-            Cow::Owned(mut docs) => {
-                docs -= &self.dead;
-                Cow::Owned(docs)
-            }
-        };
+        }
+        let mut matching = self.intersect(terms);
         if let Some(min) = filter.min_confidence {
             self.confidence
                 .retain_at_least(matching.to_mut(), min.get(), |d| {
@@ -373,26 +369,64 @@ impl JobIndex {
         }
     }
 
-    /// Ranks `offset..want` of the live documents of one posting, read in place: its dead
-    /// documents are stepped over rather than taken out of a copy. `None` when the page lies
-    /// too deep for a walk from the top.
-    fn page_of_posting(&self, posting: &Docs, offset: usize, want: usize) -> Option<SearchResult> {
+    /// Ranks `offset..want` of the live documents in one posting, or in both of two (the
+    /// shorter first, the other dense), read where they are: matches are counted, not
+    /// written out, and the page is found by walking down the first posting. `None` when
+    /// the page lies deep or the matches are sparse in the first posting: writing them out
+    /// costs less than that walk. So it does when both postings are sparse (under one
+    /// document in 16, stored as sorted arrays): their intersection is a SIMD merge, about
+    /// as cheap as counting it, where against a dense one (a bitset) the matches are
+    /// written out one at a time.
+    fn page_in_place(
+        &self,
+        terms: &[Cow<'_, Docs>],
+        offset: usize,
+        want: usize,
+    ) -> Option<SearchResult> {
+        let (first, second) = match terms {
+            [first] => (first.as_ref(), None),
+            [first, second] if second.cardinality() * 16 > self.slots.len() as u64 => {
+                (first.as_ref(), Some(second.as_ref()))
+            }
+            _ => return None,
+        };
         if offset > WALK_AT_MOST {
             return None;
         }
-        // Out-of-order documents have the highest numbers, so the walk steps over every one
-        // in the posting; too many, and the page is found as for any other matches.
-        let apart = if self.unordered.is_empty() {
-            Vec::new()
-        } else if self.unordered_among(posting) <= WALK_AT_MOST as u64 {
-            self.top_unordered(posting, want)
-        } else {
-            return None;
+        let total = match second {
+            None => self.live_among(first),
+            Some(second) if self.dead.is_empty() => first.and_cardinality(second),
+            Some(second) => {
+                first.and_cardinality(second) - (first & &self.dead).and_cardinality(second)
+            }
         };
-        let numbered =
-            descending(posting).filter(|&d| !self.dead.contains(d) && !self.unordered.contains(d));
+        if total == 0 {
+            return Some(SearchResult {
+                total,
+                ids: Vec::new(),
+            });
+        }
+        // Out-of-order documents have the highest numbers, so the walk steps over every one
+        // in the first posting, then over as many non-matches as the matches are sparse.
+        let steps =
+            (want as u64).saturating_mul(first.cardinality()) / total + self.unordered_among(first);
+        if steps > STEP_OVER_AT_MOST {
+            return None;
+        }
+        let apart = match second {
+            _ if self.unordered.is_empty() => Vec::new(),
+            None => self.top_unordered(first, want),
+            Some(second) => {
+                let mut unordered = first & &self.unordered;
+                unordered &= second;
+                self.top_sorted(unordered.to_vec(), want)
+            }
+        };
+        let numbered = descending(first).filter(|&d| {
+            !self.stepped_over.contains(d) && second.is_none_or(|second| second.contains(d))
+        });
         Some(SearchResult {
-            total: self.live_among(posting),
+            total,
             ids: self.merge_ranked(numbered, &apart, offset, want.saturating_sub(offset)),
         })
     }
@@ -559,9 +593,9 @@ impl JobIndex {
         page
     }
 
-    /// The documents passing every bitmap filter, and whether dead ones may be among them;
-    /// `None` when nothing can match. A single posting is borrowed as it is.
-    fn candidates(&self, filter: &JobFilter) -> Option<(Cow<'_, Docs>, bool)> {
+    /// The bitmaps a match must be in, fewest documents first (dead ones among them);
+    /// `None` when nothing can match.
+    fn terms(&self, filter: &JobFilter) -> Option<Vec<Cow<'_, Docs>>> {
         let mut terms: Vec<Cow<'_, Docs>> = Vec::new();
         // Single postings first: a word no job has ends the search before any union is built.
         for word in &filter.company_words {
@@ -589,12 +623,16 @@ impl JobIndex {
                     .map(|s| self.seniority.get(s.as_str())),
             )?);
         }
-        if terms.is_empty() {
-            return Some((Cow::Borrowed(&self.live), false));
-        }
-        terms.sort_by_key(|b| b.cardinality());
+        terms.sort_by_cached_key(|b| b.cardinality());
+        Some(terms)
+    }
+
+    /// The live documents in every one of `terms` (all live documents when there are none).
+    fn intersect<'a>(&'a self, terms: Vec<Cow<'a, Docs>>) -> Cow<'a, Docs> {
         let mut iter = terms.into_iter();
-        let mut acc = iter.next()?;
+        let Some(mut acc) = iter.next() else {
+            return Cow::Borrowed(&self.live);
+        };
         if let Some(second) = iter.next() {
             // `&` on a borrowed bitmap writes the result once; cloning it first would copy it too.
             acc = Cow::Owned(match acc {
@@ -611,7 +649,18 @@ impl JobIndex {
             }
             *acc.to_mut() &= term.as_ref();
         }
-        Some((acc, !self.dead.is_empty()))
+        // Dead documents go last, when the fewest matches are left; right after a
+        // compaction there are none, and a single posting is then used without a copy.
+        if self.dead.is_empty() {
+            return acc;
+        }
+        Cow::Owned(match acc {
+            Cow::Borrowed(docs) => docs - &self.dead,
+            Cow::Owned(mut docs) => {
+                docs -= &self.dead;
+                docs
+            }
+        })
     }
 }
 
@@ -682,6 +731,11 @@ fn union<'a>(bitmaps: impl Iterator<Item = Option<&'a Docs>>) -> Option<Cow<'a, 
         many => Some(Cow::Owned(Docs::fast_or(many))),
     }
 }
+
+/// Up to about this many steps, a page of one or two postings is found by walking down the
+/// first: each step is a lookup or two in a bitmap, where writing out the matches costs
+/// about as much as hundreds of steps for every thousand documents of the posting.
+const STEP_OVER_AT_MOST: u64 = 2_048;
 
 /// Up to this many places, a page is found by walking down from the top one document at a
 /// time (each step a check or two against other bitmaps); deeper, by counting whole

@@ -169,6 +169,7 @@ impl JobIndex {
             confidences: s.confidences,
             by_id,
             live: s.live,
+            stepped_over: &dead | &s.unordered,
             dead,
             unordered: s.unordered,
             unordered_ranked,
