@@ -72,16 +72,19 @@ impl ConfidenceBitmaps {
             return;
         }
         // Between the step and `min`: only documents below the next step can fall short.
-        let mut boundary = docs.clone();
-        if let Some(next) = self.at_least.get(step as usize) {
-            boundary -= next;
-        }
+        // New bitmaps, not in place: CRoaring subtracts arrays with SIMD only into new ones.
+        let boundary = match self.at_least.get(step as usize) {
+            Some(next) => &*docs - next,
+            None => docs.clone(),
+        };
         // Removed in one bitmap operation: one by one costs a container lookup each.
         let short: Vec<u32> = boundary
             .iter()
             .filter(|&doc| confidence_of(doc) < min)
             .collect();
-        *docs -= &Docs::of(&short);
+        if !short.is_empty() {
+            *docs = &*docs - &Docs::of(&short);
+        }
     }
 }
 

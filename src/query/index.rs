@@ -353,7 +353,7 @@ impl JobIndex {
             Some(after) => {
                 let docs = matching.to_mut();
                 let split = &*docs & &self.unordered;
-                *docs -= &split;
+                *docs = &*docs - &split;
                 self.keep_numbered_after(docs, after);
                 let passing: Vec<u32> = split
                     .iter()
@@ -654,13 +654,9 @@ impl JobIndex {
         if self.dead.is_empty() {
             return acc;
         }
-        Cow::Owned(match acc {
-            Cow::Borrowed(docs) => docs - &self.dead,
-            Cow::Owned(mut docs) => {
-                docs -= &self.dead;
-                docs
-            }
-        })
+        // A new bitmap even when `acc` is owned: CRoaring subtracts sorted arrays with SIMD
+        // only into a new one, one element at a time in place.
+        Cow::Owned(acc.as_ref() - &self.dead)
     }
 }
 
