@@ -1,4 +1,3 @@
-use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
@@ -10,6 +9,7 @@ use super::bitmap::{self, below_top, descending, Docs};
 use super::confidence::ConfidenceBitmaps;
 use super::filter::{JobFilter, JobQuery, SearchResult};
 use super::ids::DocsById;
+use super::terms::Term;
 use super::text::for_each_word;
 use crate::domain::{CompanyId, Job, JobId};
 
@@ -379,14 +379,16 @@ impl JobIndex {
     /// written out one at a time.
     fn page_in_place(
         &self,
-        terms: &[Cow<'_, Docs>],
+        terms: &[Term<'_>],
         offset: usize,
         want: usize,
     ) -> Option<SearchResult> {
         let (first, second) = match terms {
-            [first] => (first.as_ref(), None),
-            [first, second] if second.cardinality() * 16 > self.slots.len() as u64 => {
-                (first.as_ref(), Some(second.as_ref()))
+            [Term::One(first)] => (*first, None),
+            [Term::One(first), Term::One(second)]
+                if second.cardinality() * 16 > self.slots.len() as u64 =>
+            {
+                (*first, Some(*second))
             }
             _ => return None,
         };
@@ -592,72 +594,6 @@ impl JobIndex {
         }
         page
     }
-
-    /// The bitmaps a match must be in, fewest documents first (dead ones among them);
-    /// `None` when nothing can match.
-    fn terms(&self, filter: &JobFilter) -> Option<Vec<Cow<'_, Docs>>> {
-        let mut terms: Vec<Cow<'_, Docs>> = Vec::new();
-        // Single postings first: a word no job has ends the search before any union is built.
-        for word in &filter.company_words {
-            terms.push(Cow::Borrowed(self.company_words.get(word.as_str())?));
-        }
-        for word in &filter.q_words {
-            terms.push(Cow::Borrowed(self.text.get(word.as_str())?));
-        }
-        if let Some(company) = filter.company_id {
-            terms.push(Cow::Borrowed(self.companies.get(&company)?));
-        }
-        if filter.remote_only {
-            terms.push(Cow::Borrowed(&self.remote));
-        }
-        if !filter.domains.is_empty() {
-            terms.push(union(
-                filter.domains.iter().map(|t| self.domains.get(t.as_str())),
-            )?);
-        }
-        if !filter.seniority.is_empty() {
-            terms.push(union(
-                filter
-                    .seniority
-                    .iter()
-                    .map(|s| self.seniority.get(s.as_str())),
-            )?);
-        }
-        terms.sort_by_cached_key(|b| b.cardinality());
-        Some(terms)
-    }
-
-    /// The live documents in every one of `terms` (all live documents when there are none).
-    fn intersect<'a>(&'a self, terms: Vec<Cow<'a, Docs>>) -> Cow<'a, Docs> {
-        let mut iter = terms.into_iter();
-        let Some(mut acc) = iter.next() else {
-            return Cow::Borrowed(&self.live);
-        };
-        if let Some(second) = iter.next() {
-            // `&` on a borrowed bitmap writes the result once; cloning it first would copy it too.
-            acc = Cow::Owned(match acc {
-                Cow::Borrowed(first) => first & second.as_ref(),
-                Cow::Owned(mut first) => {
-                    first &= second.as_ref();
-                    first
-                }
-            });
-        }
-        for term in iter {
-            if acc.is_empty() {
-                break;
-            }
-            *acc.to_mut() &= term.as_ref();
-        }
-        // Dead documents go last, when the fewest matches are left; right after a
-        // compaction there are none, and a single posting is then used without a copy.
-        if self.dead.is_empty() {
-            return acc;
-        }
-        // A new bitmap even when `acc` is owned: CRoaring subtracts sorted arrays with SIMD
-        // only into a new one, one element at a time in place.
-        Cow::Owned(acc.as_ref() - &self.dead)
-    }
 }
 
 impl<'a> Extend<&'a Job> for JobIndex {
@@ -715,16 +651,6 @@ where
             b.add(doc);
             map.insert(K::from(key), b);
         }
-    }
-}
-
-/// The union of the bitmaps that exist; `None` when none does (nothing can match).
-fn union<'a>(bitmaps: impl Iterator<Item = Option<&'a Docs>>) -> Option<Cow<'a, Docs>> {
-    let found: Vec<&Docs> = bitmaps.flatten().collect();
-    match found.as_slice() {
-        [] => None,
-        [one] => Some(Cow::Borrowed(*one)),
-        many => Some(Cow::Owned(Docs::fast_or(many))),
     }
 }
 

@@ -27,6 +27,7 @@ mod filter;
 mod ids;
 mod index;
 mod snapshot;
+mod terms;
 mod text;
 
 pub use filter::{JobFilter, JobQuery, SearchResult};

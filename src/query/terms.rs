@@ -1,0 +1,108 @@
+//! What a search intersects: the bitmaps a match must be in, and how they are combined.
+
+use std::borrow::Cow;
+
+use super::bitmap::Docs;
+use super::filter::JobFilter;
+use super::index::JobIndex;
+
+/// A bitmap a match must be in: one, or any of several (a list filter such as
+/// `domain=a,b`).
+pub(super) enum Term<'a> {
+    One(&'a Docs),
+    AnyOf(Vec<&'a Docs>),
+}
+
+impl Term<'_> {
+    /// How many documents it holds, or about (a union counted with its overlaps).
+    fn size(&self) -> u64 {
+        match self {
+            Term::One(docs) => docs.cardinality(),
+            Term::AnyOf(all) => all.iter().map(|docs| docs.cardinality()).sum(),
+        }
+    }
+}
+
+impl JobIndex {
+    /// The bitmaps a match must be in, fewest documents first (dead ones among them);
+    /// `None` when nothing can match.
+    pub(super) fn terms(&self, filter: &JobFilter) -> Option<Vec<Term<'_>>> {
+        let mut terms = Vec::new();
+        for word in &filter.company_words {
+            terms.push(Term::One(self.company_words.get(word.as_str())?));
+        }
+        for word in &filter.q_words {
+            terms.push(Term::One(self.text.get(word.as_str())?));
+        }
+        if let Some(company) = filter.company_id {
+            terms.push(Term::One(self.companies.get(&company)?));
+        }
+        if filter.remote_only {
+            terms.push(Term::One(&self.remote));
+        }
+        if !filter.domains.is_empty() {
+            terms.push(any_of(
+                filter.domains.iter().map(|t| self.domains.get(t.as_str())),
+            )?);
+        }
+        if !filter.seniority.is_empty() {
+            terms.push(any_of(
+                filter
+                    .seniority
+                    .iter()
+                    .map(|s| self.seniority.get(s.as_str())),
+            )?);
+        }
+        terms.sort_by_cached_key(Term::size);
+        Some(terms)
+    }
+
+    /// The live documents in every one of `terms` (all live documents when there are none).
+    pub(super) fn intersect<'a>(&'a self, terms: Vec<Term<'a>>) -> Cow<'a, Docs> {
+        let mut iter = terms.into_iter();
+        let mut acc = match iter.next() {
+            None => return Cow::Borrowed(&self.live),
+            Some(Term::One(docs)) => Cow::Borrowed(docs),
+            Some(Term::AnyOf(all)) => Cow::Owned(Docs::fast_or(&all)),
+        };
+        for term in iter {
+            if acc.is_empty() {
+                break;
+            }
+            acc = Cow::Owned(match (acc, term) {
+                // `&` on a borrowed bitmap writes the result once; cloning it first would
+                // copy it too.
+                (Cow::Borrowed(acc), Term::One(docs)) => acc & docs,
+                (Cow::Owned(mut acc), Term::One(docs)) => {
+                    acc &= docs;
+                    acc
+                }
+                // The matches so far are at most as many as any of the union's bitmaps, so
+                // each is intersected with them rather than the union built in full:
+                // `domain=a,b` costs two small intersections, not a copy of both domains.
+                (acc, Term::AnyOf(all)) => {
+                    let parts: Vec<Docs> = all.iter().map(|docs| acc.as_ref() & *docs).collect();
+                    Docs::fast_or(&parts.iter().collect::<Vec<_>>())
+                }
+            });
+        }
+        // Dead documents go last, when the fewest matches are left; right after a
+        // compaction there are none, and a single posting is then used without a copy.
+        if self.dead.is_empty() {
+            return acc;
+        }
+        // A new bitmap even when `acc` is owned: CRoaring subtracts sorted arrays with SIMD
+        // only into a new one, one element at a time in place.
+        Cow::Owned(acc.as_ref() - &self.dead)
+    }
+}
+
+/// A term for the bitmaps that exist; `None` when none does (nothing can match).
+fn any_of<'a>(bitmaps: impl Iterator<Item = Option<&'a Docs>>) -> Option<Term<'a>> {
+    let found: Vec<&Docs> = bitmaps.flatten().collect();
+    match found.as_slice() {
+        [] => None,
+        [one] => Some(Term::One(one)),
+        _ => Some(Term::AnyOf(found)),
+    }
+}
