@@ -77,12 +77,19 @@ impl JobIndex {
                     acc &= docs;
                     acc
                 }
-                // The matches so far are at most as many as any of the union's bitmaps, so
-                // each is intersected with them rather than the union built in full:
-                // `domain=a,b` costs two small intersections, not a copy of both domains.
-                (acc, Term::AnyOf(all)) => {
+                // Few matches so far (under one document in 16, stored as sorted arrays) are
+                // intersected with each of the union's bitmaps rather than the union built in
+                // full: after a word, `domain=a,b` costs two small intersections, not a copy
+                // of both domains. Many are intersected with the union, which costs less
+                // than intersecting them with each.
+                (acc, Term::AnyOf(all)) if acc.cardinality() * 16 < self.slots.len() as u64 => {
                     let parts: Vec<Docs> = all.iter().map(|docs| acc.as_ref() & *docs).collect();
                     Docs::fast_or(&parts.iter().collect::<Vec<_>>())
+                }
+                (acc, Term::AnyOf(all)) => {
+                    let mut union = Docs::fast_or(&all);
+                    union &= acc.as_ref();
+                    union
                 }
             });
         }
