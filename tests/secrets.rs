@@ -193,21 +193,34 @@ fn outcome() -> &'static Outcome {
     static OUTCOME: OnceLock<Result<Outcome, String>> = OnceLock::new();
     let result = OUTCOME.get_or_init(|| {
         logs();
-        std::thread::spawn(|| {
-            tokio::runtime::Builder::new_multi_thread()
+        let (sender, outcome) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
                 .build()
-                .expect("a runtime")
-                .block_on(scenario())
-        })
-        .join()
-        .map_err(|e| {
-            e.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "the scenario panicked".to_owned())
-        })
+                .expect("a runtime");
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                runtime.block_on(scenario())
+            }));
+            // Neither this thread nor the runtime's ends before the process does. A thread
+            // that ends runs its thread-local destructors (sled's deferred garbage among
+            // them); an event logged from one after the fmt layer's own thread-local buffer
+            // is gone panics inside a destructor, which aborts the whole test binary.
+            let _ = sender.send(ran);
+            loop {
+                std::thread::park();
+            }
+        });
+        outcome
+            .recv()
+            .unwrap_or_else(|_| Err(Box::new("the scenario's thread ended without an outcome")))
+            .map_err(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "the scenario panicked".to_owned())
+            })
     });
     match result {
         Ok(outcome) => outcome,
