@@ -204,9 +204,9 @@ fn outcome() -> &'static Outcome {
                 runtime.block_on(scenario())
             }));
             // Neither this thread nor the runtime's ends before the process does. A thread
-            // that ends runs its thread-local destructors (sled's deferred garbage among
-            // them); an event logged from one after the fmt layer's own thread-local buffer
-            // is gone panics inside a destructor, which aborts the whole test binary.
+            // that ends runs its thread-local destructors, and whatever they drop may log at
+            // TRACE; an event logged after the fmt layer's own thread-local buffer is gone
+            // panics inside a destructor, which aborts the whole test binary.
             let _ = sender.send(ran);
             loop {
                 std::thread::park();
