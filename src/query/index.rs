@@ -373,10 +373,8 @@ impl JobIndex {
     /// shorter first, the other dense), read where they are: matches are counted, not
     /// written out, and the page is found by walking down the first posting. `None` when
     /// the page lies deep or the matches are sparse in the first posting: writing them out
-    /// costs less than that walk. So it does when both postings are sparse (under one
-    /// document in 16, stored as sorted arrays): their intersection is a SIMD merge, about
-    /// as cheap as counting it, where against a dense one (a bitset) the matches are
-    /// written out one at a time.
+    /// costs less than that walk. So it does when both postings are sparse
+    /// ([`JobIndex::is_sparse`]).
     fn page_in_place(
         &self,
         terms: &[Term<'_>],
@@ -385,9 +383,7 @@ impl JobIndex {
     ) -> Option<SearchResult> {
         let (first, second) = match terms {
             [Term::One(first)] => (*first, None),
-            [Term::One(first), Term::One(second)]
-                if second.cardinality() * 16 > self.slots.len() as u64 =>
-            {
+            [Term::One(first), Term::One(second)] if !self.is_sparse(second) => {
                 (*first, Some(*second))
             }
             _ => return None,
@@ -431,6 +427,14 @@ impl JobIndex {
             total,
             ids: self.merge_ranked(numbered, &apart, offset, want.saturating_sub(offset)),
         })
+    }
+
+    /// Whether a bitmap holds under one document in 16 of the index. CRoaring then keeps it
+    /// mostly as sorted arrays (up to 4,096 of each 65,536 numbers), which intersect by SIMD
+    /// merges about as cheaply as they are counted; denser ones are bitsets, whose
+    /// intersections are written out one match at a time.
+    pub(super) fn is_sparse(&self, docs: &Docs) -> bool {
+        docs.cardinality() * 16 < self.slots.len() as u64
     }
 
     /// About how many out-of-order documents `docs` holds, taking them to be spread like

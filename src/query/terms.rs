@@ -77,12 +77,11 @@ impl JobIndex {
                     acc &= docs;
                     acc
                 }
-                // Few matches so far (under one document in 16, stored as sorted arrays) are
-                // intersected with each of the union's bitmaps rather than the union built in
-                // full: after a word, `domain=a,b` costs two small intersections, not a copy
-                // of both domains. Many are intersected with the union, which costs less
-                // than intersecting them with each.
-                (acc, Term::AnyOf(all)) if acc.cardinality() * 16 < self.slots.len() as u64 => {
+                // Few matches so far are intersected with each of the union's bitmaps rather
+                // than the union built in full: after a word, `domain=a,b` costs two small
+                // intersections, not a copy of both domains. Many are intersected with the
+                // union, which costs less than intersecting them with each.
+                (acc, Term::AnyOf(all)) if self.is_sparse(&acc) => {
                     let parts: Vec<Docs> = all.iter().map(|docs| acc.as_ref() & *docs).collect();
                     Docs::fast_or(&parts.iter().collect::<Vec<_>>())
                 }
