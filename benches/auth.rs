@@ -14,6 +14,10 @@ use job_listings::domain::{ApiKey, Plan};
 use job_listings::service::{JobListingsService, NewKey};
 use job_listings::store::MemoryStore;
 
+/// The bundled server's allocator, so the figures are the server's (see examples/server.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Keys issued before measuring, so the lookup is in a registry of realistic size.
 const ISSUED: usize = 1_000;
 

@@ -12,6 +12,10 @@ use job_listings::demo::{self, Dataset};
 use job_listings::domain::{Confidence, DomainTag, Page, PerPage, Seniority};
 use job_listings::query::{JobFilter, JobIndex, JobQuery};
 
+/// The bundled server's allocator, so the figures are the server's (see examples/server.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const JOBS: usize = 100_000;
 
 fn tags(list: &[&str]) -> Vec<DomainTag> {

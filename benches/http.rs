@@ -16,6 +16,10 @@ use job_listings::domain::Plan;
 use job_listings::service::{JobListingsService, NewKey, Quotas, ServiceConfig};
 use job_listings::store::{SledConfig, SledStore};
 
+/// The bundled server's allocator, so the figures are the server's (see examples/server.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn http(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("runtime: {e}"));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));

@@ -23,6 +23,11 @@ use crate::engine::Engine;
 use crate::mix::{Class, MixQuery};
 use crate::report::{fmt_count, fmt_duration, fmt_mib, Row};
 
+/// The bundled server's allocator, for both engines: through its `override` feature it is C's
+/// `malloc` too, which CRoaring's bitmaps allocate with on every search.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Compare the job-listings query engine with tantivy on the same data and queries.
 #[derive(Parser, Debug)]
 #[command(version)]
@@ -66,9 +71,13 @@ struct Args {
     /// tantivy's indexing memory budget, MiB (one indexing thread).
     #[arg(long, default_value_t = 1_024)]
     tantivy_budget_mib: usize,
-    /// Run only the queries whose label contains this text (for profiling one class).
+    /// Run only the queries whose label contains this text (for profiling one query).
     #[arg(long)]
     only: Option<String>,
+    /// Run only the queries of this class: `filter-only`, `text`, `text+filter` or `deep
+    /// page` (for profiling one class).
+    #[arg(long)]
+    class: Option<String>,
     /// Time only this engine: `ours`, `tantivy` or `sorted` (for profiling).
     #[arg(long)]
     engine: Option<String>,
@@ -449,6 +458,13 @@ fn main() -> ExitCode {
     );
 
     let mut mix = mix::build(&g, args.seed);
+    if let Some(class) = &args.class {
+        mix.retain(|q| q.class.name() == class);
+        if mix.is_empty() {
+            eprintln!("no query class is named `{class}`");
+            return ExitCode::FAILURE;
+        }
+    }
     if let Some(only) = &args.only {
         mix.retain(|q| q.label.contains(only.as_str()));
         if mix.is_empty() {
