@@ -85,55 +85,121 @@ pub(super) fn from_sorted(docs: &[u32]) -> Docs {
         .unwrap_or_else(|| Bitmap::of(docs))
 }
 
+/// A set built from a plain bit array (document `d` is bit `d % 64` of `words[d / 64]`), with
+/// no room to spare: as [`from_sorted`] does, but a dense part's words are copied as they are
+/// instead of each number being read out and set again.
+pub(super) fn from_bits(words: &[u64]) -> Docs {
+    let chunks: Vec<(u16, &[u64])> = words
+        .chunks(CHUNK_WORDS)
+        .enumerate()
+        .filter(|(_, chunk)| chunk.iter().any(|&w| w != 0))
+        .map(|(key, chunk)| (key as u16, chunk))
+        .collect();
+    let headers: Vec<(u16, usize)> = chunks
+        .iter()
+        .map(|(key, chunk)| (*key, chunk.iter().map(|w| w.count_ones() as usize).sum()))
+        .collect();
+    let bytes = write_portable(&headers, |i, bytes| {
+        let chunk = chunks[i].1;
+        if headers[i].1 > MAX_ARRAY {
+            for word in chunk
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(0))
+                .take(CHUNK_WORDS)
+            {
+                bytes.extend_from_slice(&word.to_le_bytes());
+            }
+        } else {
+            for (w, &word) in chunk.iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    let low = (w * 64) as u16 + word.trailing_zeros() as u16;
+                    bytes.extend_from_slice(&low.to_le_bytes());
+                    word &= word - 1;
+                }
+            }
+        }
+    });
+    // Every container was written as CRoaring writes it, so the bytes are read back.
+    Bitmap::try_deserialize::<Portable>(&bytes).unwrap_or_else(|| {
+        let docs = words.iter().enumerate().flat_map(|(w, &word)| {
+            (0..64)
+                .filter(move |bit| word & (1 << bit) != 0)
+                .map(move |bit| (w * 64) as u32 + bit)
+        });
+        docs.collect()
+    })
+}
+
+/// Above this many numbers, a container of the portable format is a bitset of 2^16 bits.
+const MAX_ARRAY: usize = 4_096;
+/// The 64-bit words of one container's bitset.
+const CHUNK_WORDS: usize = 1_024;
+
 /// Distinct ascending numbers in the portable Roaring format, with array and bitset
 /// containers only.
 fn portable_from_sorted(docs: &[u32]) -> Vec<u8> {
-    /// The format's mark for a set without run containers.
-    const NO_RUNS: u32 = 12_346;
-    /// Above this many numbers, a container is a bitset of 2^16 bits.
-    const MAX_ARRAY: usize = 4_096;
-    let mut chunks: Vec<(u16, &[u32])> = Vec::new();
+    let mut chunks: Vec<&[u32]> = Vec::new();
     let mut rest = docs;
     while let Some(&first) = rest.first() {
         let high = first >> 16;
         let len = rest.partition_point(|&d| d >> 16 == high);
-        chunks.push((high as u16, &rest[..len]));
+        chunks.push(&rest[..len]);
         rest = &rest[len..];
     }
-    let size = |chunk: &[u32]| {
+    let headers: Vec<(u16, usize)> = chunks
+        .iter()
+        .map(|chunk| ((chunk[0] >> 16) as u16, chunk.len()))
+        .collect();
+    write_portable(&headers, |i, bytes| {
+        let chunk = chunks[i];
         if chunk.len() > MAX_ARRAY {
-            8_192
-        } else {
-            2 * chunk.len()
-        }
-    };
-    let header = 8 + 8 * chunks.len();
-    let mut bytes = Vec::with_capacity(header + chunks.iter().map(|c| size(c.1)).sum::<usize>());
-    bytes.extend_from_slice(&NO_RUNS.to_le_bytes());
-    bytes.extend_from_slice(&(chunks.len() as u32).to_le_bytes());
-    for (key, chunk) in &chunks {
-        bytes.extend_from_slice(&key.to_le_bytes());
-        bytes.extend_from_slice(&((chunk.len() - 1) as u16).to_le_bytes());
-    }
-    let mut offset = header;
-    for (_, chunk) in &chunks {
-        bytes.extend_from_slice(&(offset as u32).to_le_bytes());
-        offset += size(chunk);
-    }
-    for (_, chunk) in &chunks {
-        if chunk.len() > MAX_ARRAY {
-            let mut words = [0u64; 1_024];
-            for &d in *chunk {
+            let mut words = [0u64; CHUNK_WORDS];
+            for &d in chunk {
                 words[(d & 0xFFFF) as usize / 64] |= 1 << (d % 64);
             }
             for word in words {
                 bytes.extend_from_slice(&word.to_le_bytes());
             }
         } else {
-            for &d in *chunk {
+            for &d in chunk {
                 bytes.extend_from_slice(&(d as u16).to_le_bytes());
             }
         }
+    })
+}
+
+/// A set in the portable Roaring format, without run containers: `headers` holds each
+/// container's key (the high 16 bits of its numbers) and count, ascending by key, and
+/// `write(i, bytes)` appends the `i`-th container, a bitset above [`MAX_ARRAY`] numbers and
+/// the sorted low 16 bits of each number otherwise.
+fn write_portable(headers: &[(u16, usize)], mut write: impl FnMut(usize, &mut Vec<u8>)) -> Vec<u8> {
+    /// The format's mark for a set without run containers.
+    const NO_RUNS: u32 = 12_346;
+    let size = |count: usize| {
+        if count > MAX_ARRAY {
+            8 * CHUNK_WORDS
+        } else {
+            2 * count
+        }
+    };
+    let header = 8 + 8 * headers.len();
+    let mut bytes =
+        Vec::with_capacity(header + headers.iter().map(|&(_, count)| size(count)).sum::<usize>());
+    bytes.extend_from_slice(&NO_RUNS.to_le_bytes());
+    bytes.extend_from_slice(&(headers.len() as u32).to_le_bytes());
+    for &(key, count) in headers {
+        bytes.extend_from_slice(&key.to_le_bytes());
+        bytes.extend_from_slice(&((count - 1) as u16).to_le_bytes());
+    }
+    let mut offset = header;
+    for &(_, count) in headers {
+        bytes.extend_from_slice(&(offset as u32).to_le_bytes());
+        offset += size(count);
+    }
+    for i in 0..headers.len() {
+        write(i, &mut bytes);
     }
     bytes
 }
@@ -242,6 +308,18 @@ mod tests {
             let set = from_sorted(&docs);
             assert_eq!(set.to_vec(), docs);
             assert_eq!(set, Bitmap::of(&docs));
+
+            // From a bit array too, where one of a workable size holds them.
+            if docs.last().is_some_and(|&d| d >= 1 << 24) {
+                continue;
+            }
+            let mut words = vec![0u64; docs.last().map_or(0, |&d| d as usize / 64 + 1)];
+            for &d in &docs {
+                words[d as usize / 64] |= 1 << (d % 64);
+            }
+            let set = from_bits(&words);
+            assert_eq!(set.serialize::<Portable>(), expected);
+            assert_eq!(set.to_vec(), docs);
         }
     }
 

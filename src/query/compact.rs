@@ -5,7 +5,7 @@ use std::hash::Hash;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::bitmap::{from_sorted, Docs};
+use super::bitmap::{from_bits, from_sorted, Docs};
 use super::ids::DocsById;
 use super::index::JobIndex;
 
@@ -148,38 +148,14 @@ fn remap(bitmap: &Docs, renumber: &[u32]) -> Docs {
         .map(|&d| renumber[d as usize])
         .filter(|&d| d != GONE);
     // A dense bitmap is rebuilt through a plain bit array, which needs no sort.
-    let docs: Vec<u32> = if old.len() * 32 > renumber.len() {
+    if old.len() * 32 > renumber.len() {
         let mut bits = vec![0u64; renumber.len().div_ceil(64)];
         for d in mapped {
             bits[d as usize / 64] |= 1 << (d % 64);
         }
-        bits.iter()
-            .enumerate()
-            .flat_map(|(i, &word)| {
-                let base = i as u32 * 64;
-                BitIter(word).map(move |bit| base + bit)
-            })
-            .collect()
-    } else {
-        let mut docs: Vec<u32> = mapped.collect();
-        docs.sort_unstable();
-        docs
-    };
-    from_sorted(&docs)
-}
-
-/// The positions of the set bits of a word, lowest first.
-struct BitIter(u64);
-
-impl Iterator for BitIter {
-    type Item = u32;
-
-    fn next(&mut self) -> Option<u32> {
-        if self.0 == 0 {
-            return None;
-        }
-        let bit = self.0.trailing_zeros();
-        self.0 &= self.0 - 1;
-        Some(bit)
+        return from_bits(&bits);
     }
+    let mut docs: Vec<u32> = mapped.collect();
+    docs.sort_unstable();
+    from_sorted(&docs)
 }

@@ -349,6 +349,12 @@ impl JobIndex {
         // Some documents are out of order: rank the matching ones apart and merge them in.
         let no_unordered = Docs::new();
         let (apart_total, apart, unordered_in_matching) = match after {
+            // Matches are live documents: as many as the live ones are all of them, the
+            // out-of-order ones too, which are then taken in order without a check each.
+            None if matching.cardinality() == self.live.cardinality() => {
+                let top = self.unordered_ranked.values().take(want).copied();
+                (0, top.collect(), &self.unordered)
+            }
             None => (0, self.top_unordered(&matching, want), &self.unordered),
             Some(after) => {
                 let docs = matching.to_mut();
