@@ -1,7 +1,7 @@
 //! `min_confidence` by bitmap: one bitmap per step of a fixed grid, refined per document only
 //! inside the one step the threshold falls in.
 
-use super::bitmap::{portable, Docs};
+use super::bitmap::{from_sorted, portable, Docs};
 
 /// Grid steps per unit of confidence: thresholds 0.05, 0.10 … 1.0 each have a bitmap.
 const STEPS: u32 = 20;
@@ -77,13 +77,12 @@ impl ConfidenceBitmaps {
             Some(next) => &*docs - next,
             None => docs.clone(),
         };
-        // Removed in one bitmap operation: one by one costs a container lookup each.
-        let short: Vec<u32> = boundary
-            .iter()
-            .filter(|&doc| confidence_of(doc) < min)
-            .collect();
+        // Read out in one call (iterating costs a foreign call a document), and removed in
+        // one bitmap operation (one by one costs a container lookup each).
+        let mut short = boundary.to_vec();
+        short.retain(|&doc| confidence_of(doc) < min);
         if !short.is_empty() {
-            *docs = &*docs - &Docs::of(&short);
+            *docs = &*docs - &from_sorted(&short);
         }
     }
 }
