@@ -111,24 +111,25 @@ pub(super) fn from_bits(words: &[u64]) -> Docs {
                 bytes.extend_from_slice(&word.to_le_bytes());
             }
         } else {
-            for (w, &word) in chunk.iter().enumerate() {
-                let mut word = word;
-                while word != 0 {
-                    let low = (w * 64) as u16 + word.trailing_zeros() as u16;
-                    bytes.extend_from_slice(&low.to_le_bytes());
-                    word &= word - 1;
-                }
+            for low in set_bits(chunk) {
+                bytes.extend_from_slice(&(low as u16).to_le_bytes());
             }
         }
     });
     // Every container was written as CRoaring writes it, so the bytes are read back.
-    Bitmap::try_deserialize::<Portable>(&bytes).unwrap_or_else(|| {
-        let docs = words.iter().enumerate().flat_map(|(w, &word)| {
-            (0..64)
-                .filter(move |bit| word & (1 << bit) != 0)
-                .map(move |bit| (w * 64) as u32 + bit)
-        });
-        docs.collect()
+    Bitmap::try_deserialize::<Portable>(&bytes).unwrap_or_else(|| set_bits(words).collect())
+}
+
+/// The numbers of the set bits of a plain bit array, ascending.
+fn set_bits(words: &[u64]) -> impl Iterator<Item = u32> + '_ {
+    words.iter().enumerate().flat_map(|(w, &word)| {
+        let base = w as u32 * 64;
+        let mut rest = word;
+        std::iter::from_fn(move || {
+            let bit = (rest != 0).then(|| rest.trailing_zeros())?;
+            rest &= rest - 1;
+            Some(base + bit)
+        })
     })
 }
 
