@@ -347,14 +347,18 @@ impl JobIndex {
             };
         }
         // Some documents are out of order: rank the matching ones apart and merge them in.
+        // Matches are live documents: as many as the live ones are all of them, the
+        // out-of-order ones too, which are then read in order, only as far as the page needs,
+        // without a check each.
+        if after.is_none() && matching.cardinality() == self.live.cardinality() {
+            let apart = self.unordered_ranked.values().copied();
+            return SearchResult {
+                total: matching.cardinality(),
+                ids: self.page_merged(&matching, &self.unordered, apart, offset, want),
+            };
+        }
         let no_unordered = Docs::new();
         let (apart_total, apart, unordered_in_matching) = match after {
-            // Matches are live documents: as many as the live ones are all of them, the
-            // out-of-order ones too, which are then taken in order without a check each.
-            None if matching.cardinality() == self.live.cardinality() => {
-                let top = self.unordered_ranked.values().take(want).copied();
-                (0, top.collect(), &self.unordered)
-            }
             None => (0, self.top_unordered(&matching, want), &self.unordered),
             Some(after) => {
                 let docs = matching.to_mut();
@@ -370,7 +374,13 @@ impl JobIndex {
         };
         SearchResult {
             total: matching.cardinality() + apart_total,
-            ids: self.page_merged(&matching, unordered_in_matching, &apart, offset, want),
+            ids: self.page_merged(
+                &matching,
+                unordered_in_matching,
+                apart.into_iter(),
+                offset,
+                want,
+            ),
         }
     }
 
@@ -430,7 +440,12 @@ impl JobIndex {
         });
         Some(SearchResult {
             total,
-            ids: self.merge_ranked(numbered, &apart, offset, want.saturating_sub(offset)),
+            ids: self.merge_ranked(
+                numbered,
+                apart.into_iter(),
+                offset,
+                want.saturating_sub(offset),
+            ),
         })
     }
 
@@ -520,17 +535,17 @@ impl JobIndex {
         let Some(from_top) = below_top(docs, offset) else {
             return Vec::new();
         };
-        self.merge_ranked(from_top, &[], 0, want.saturating_sub(offset))
+        self.merge_ranked(from_top, std::iter::empty(), 0, want.saturating_sub(offset))
     }
 
     /// Ranks `offset..want` of the numbered documents of `docs` merged with `apart`, the
-    /// first out-of-order ones in result order; `unordered` may be in `docs`, and are not
-    /// numbered ones.
+    /// out-of-order ones in result order (read only as far as needed); `unordered` may be in
+    /// `docs`, and are not numbered ones.
     fn page_merged(
         &self,
         docs: &Docs,
         unordered: &Docs,
-        apart: &[u32],
+        apart: impl Iterator<Item = u32>,
         offset: usize,
         want: usize,
     ) -> Vec<JobId> {
@@ -550,8 +565,8 @@ impl JobIndex {
         // `k` out-of-order documents and `offset - k` numbered ones fill the places above
         // it; the place of the k-th out-of-order one only grows with k.
         let numbered = docs - unordered;
-        let place_of = |k: usize| {
-            let rank = self.slots[apart[k] as usize].rank();
+        let place_of = |k: usize, doc: u32| {
+            let rank = self.slots[doc as usize].rank();
             let first_above = self
                 .ordered
                 .partition_point(|&d| self.slots[d as usize].rank() > rank);
@@ -561,10 +576,26 @@ impl JobIndex {
                 .map_or(0, |&from| numbered.range_cardinality(from..));
             k as u64 + above
         };
-        let (mut low, mut high) = (0, apart.len());
+        // The search doubles a bound first, so it reads about as many out-of-order
+        // documents as lie above the page, not as many as the page's depth.
+        let mut apart = ReadAsNeeded::new(apart);
+        let (mut low, mut high) = (0, 1);
+        loop {
+            match apart.get(high - 1) {
+                None => {
+                    high = apart.read_so_far();
+                    break;
+                }
+                Some(doc) if place_of(high - 1, doc) >= offset as u64 => break,
+                Some(_) => (low, high) = (high, high * 2),
+            }
+        }
         while low < high {
             let mid = low + (high - low) / 2;
-            if place_of(mid) < offset as u64 {
+            let below = apart
+                .get(mid)
+                .is_none_or(|doc| place_of(mid, doc) < offset as u64);
+            if below {
                 low = mid + 1;
             } else {
                 high = mid;
@@ -572,8 +603,8 @@ impl JobIndex {
         }
         let k = low;
         match below_top(&numbered, offset - k) {
-            Some(from_top) => self.merge_ranked(from_top, &apart[k..], 0, take),
-            None => self.merge_ranked(std::iter::empty(), &apart[k..], 0, take),
+            Some(from_top) => self.merge_ranked(from_top, apart.from(k), 0, take),
+            None => self.merge_ranked(std::iter::empty(), apart.from(k), 0, take),
         }
     }
 
@@ -582,13 +613,13 @@ impl JobIndex {
     fn merge_ranked(
         &self,
         numbered: impl Iterator<Item = u32>,
-        apart: &[u32],
+        apart: impl Iterator<Item = u32>,
         skip: usize,
         take: usize,
     ) -> Vec<JobId> {
         let rank = |d: u32| self.slots[d as usize].rank();
         let mut numbered = numbered.peekable();
-        let mut apart = apart.iter().copied().peekable();
+        let mut apart = apart.peekable();
         let mut page = Vec::with_capacity(take);
         for position in 0..skip + take {
             let next = match (numbered.peek(), apart.peek()) {
@@ -602,6 +633,39 @@ impl JobIndex {
             }
         }
         page
+    }
+}
+
+/// An iterator's items, read into a buffer only as far as they are asked for.
+struct ReadAsNeeded<I> {
+    read: Vec<u32>,
+    rest: I,
+}
+
+impl<I: Iterator<Item = u32>> ReadAsNeeded<I> {
+    fn new(rest: I) -> Self {
+        Self {
+            read: Vec::new(),
+            rest,
+        }
+    }
+
+    /// The item at `index`; `None` past the last.
+    fn get(&mut self, index: usize) -> Option<u32> {
+        while self.read.len() <= index {
+            self.read.push(self.rest.next()?);
+        }
+        Some(self.read[index])
+    }
+
+    fn read_so_far(&self) -> usize {
+        self.read.len()
+    }
+
+    /// Every item from `index` on.
+    fn from(self, index: usize) -> impl Iterator<Item = u32> {
+        let read = self.read.into_iter().skip(index);
+        read.chain(self.rest)
     }
 }
 
@@ -678,6 +742,60 @@ mod tests {
     use super::*;
     use crate::demo::Dataset;
     use crate::domain::JobStatus;
+
+    /// Every page, at every depth, of an index where many jobs came out of order: the
+    /// search for where a deep page starts among them must land on each possible place
+    /// (before, between and after them, at every bound it doubles through).
+    #[test]
+    fn every_page_is_in_result_order_when_many_jobs_came_out_of_order() {
+        use crate::domain::{DomainTag, Page, PerPage};
+        let data = Dataset::generate(9, 30, 2_400);
+        let (first, rest) = data.jobs.split_at(1_200);
+        let mut index = JobIndex::new();
+        index.set_auto_compact(false);
+        index.extend(first);
+        index.compact();
+        for job in rest {
+            index.upsert(job);
+        }
+        assert!(index.unordered.cardinality() > WALK_AT_MOST as u64);
+
+        let engineering = DomainTag::parse("engineering").ok();
+        for filter in [
+            JobFilter::default(),
+            JobFilter {
+                domains: engineering.into_iter().collect(),
+                ..JobFilter::default()
+            },
+        ] {
+            let mut expected: Vec<&Job> = data
+                .jobs
+                .iter()
+                .filter(|j| j.is_active() && filter.matches(j))
+                .collect();
+            expected.sort_by_key(|j| (Reverse(nanos_clamped(j.posted_at)), j.id));
+            let expected: Vec<JobId> = expected.iter().map(|j| j.id).collect();
+            for per_page in [1, 7, 50] {
+                let pages = expected.len() / per_page as usize + 2;
+                for page in 1..=pages as u32 {
+                    let query = JobQuery {
+                        filter: filter.clone(),
+                        page: Page::new(page).expect("page in range"),
+                        per_page: PerPage::new(per_page).expect("per page in range"),
+                    };
+                    let from = ((page - 1) * per_page) as usize;
+                    let to = (from + per_page as usize).min(expected.len());
+                    let found = index.search(&query);
+                    assert_eq!(found.total, expected.len() as u64);
+                    assert_eq!(
+                        found.ids,
+                        expected.get(from..to).unwrap_or_default(),
+                        "{filter:?} page {page} of {per_page}"
+                    );
+                }
+            }
+        }
+    }
 
     /// A compaction leaves the per-document vectors exactly full; the next job must not
     /// reserve room for as many documents again.
