@@ -1142,11 +1142,12 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_410_is_not_undone_by_a_success_recorded_after_it() {
     let app = start_default(&[10, 20, 40]).await;
-    // The first request is answered 410 at once; the others succeed after 300 ms, so their
-    // successes are recorded after the 410.
+    // The first request is answered 410 once all three have arrived, so none of them was held
+    // back by the subscription already being disabled; the others succeed 300 ms later, so
+    // their successes are recorded after the 410.
     let rx = Receiver::start(script(|_, seen| {
         if seen.nth == 0 {
-            Answer::status(410)
+            Answer::status(410).once_seen(3)
         } else {
             Answer::ok().after(Duration::from_millis(300))
         }

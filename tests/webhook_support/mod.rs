@@ -64,7 +64,12 @@ pub struct Answer {
     pub headers: Vec<(String, String)>,
     /// Waits this long before answering.
     pub delay: Duration,
+    /// Holds the answer until this many requests have arrived in all (at most `HOLD_LIMIT`).
+    pub hold_until_seen: usize,
 }
+
+/// The longest an answer is held for `Answer::once_seen`.
+const HOLD_LIMIT: Duration = Duration::from_secs(10);
 
 impl Answer {
     pub fn ok() -> Self {
@@ -76,6 +81,7 @@ impl Answer {
             status,
             headers: Vec::new(),
             delay: Duration::ZERO,
+            hold_until_seen: 0,
         }
     }
 
@@ -86,6 +92,13 @@ impl Answer {
 
     pub fn after(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Answers only once `requests` requests have arrived, counting this one, so a test can
+    /// know that several attempts were all in flight before any of them was answered.
+    pub fn once_seen(mut self, requests: usize) -> Self {
+        self.hold_until_seen = requests;
         self
     }
 }
@@ -169,6 +182,12 @@ async fn handle(
         hits.push(hit);
         answer
     };
+    let held = Instant::now();
+    while held.elapsed() < HOLD_LIMIT
+        && shared.hits.lock().unwrap_or_else(|e| e.into_inner()).len() < answer.hold_until_seen
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     if !answer.delay.is_zero() {
         tokio::time::sleep(answer.delay).await;
     }
