@@ -673,7 +673,7 @@ impl<'a> Extend<&'a Job> for JobIndex {
     /// Adds or replaces many jobs, in any order, and then compacts once if due: the way to
     /// load an index, much faster than one [`JobIndex::upsert`] each.
     fn extend<I: IntoIterator<Item = &'a Job>>(&mut self, jobs: I) {
-        self.insert_in_chunks(jobs);
+        self.insert_in_parts(jobs);
         self.compact_if_due();
     }
 }
@@ -804,7 +804,7 @@ mod tests {
         let data = Dataset::generate(5, 40, 90_000);
         let mut index = JobIndex::new();
         index.set_auto_compact(false);
-        index.insert_in_chunks(data.jobs.iter().filter(|j| j.is_active()));
+        index.insert_in_parts(data.jobs.iter().filter(|j| j.is_active()));
         index.compact();
         let docs = index.slots.len();
         assert!(
