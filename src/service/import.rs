@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use crate::domain::{DomainError, Job};
 use crate::store::StoreError;
 
+use super::indexer::{indexing_failed, spawn_indexer};
 use super::ingest::checked_company;
 use super::{JobListingsService, ServiceResult};
 
@@ -68,20 +69,9 @@ impl JobListingsService {
         // Stable: of jobs with the same id, the later one is still written last.
         jobs.sort_by_key(|j| j.id);
 
-        let (to_index, mut batches) = mpsc::channel::<Vec<Job>>(2);
-        let mut growing = self.read_index().clone();
         // As everywhere in the service, the index compacts only when told to: here once, at
         // the end.
-        growing.set_auto_compact(false);
-        let indexer = tokio::task::spawn_blocking(move || {
-            while let Some(batch) = batches.blocking_recv() {
-                growing.extend(&batch);
-            }
-            if growing.needs_compaction() {
-                growing.compact();
-            }
-            growing
-        });
+        let (to_index, indexer) = spawn_indexer(self.read_index().clone());
 
         let mut summary = ImportSummary::default();
         let mut written = 0;
@@ -127,9 +117,7 @@ impl JobListingsService {
         drop(to_index);
 
         let flushed = self.inner.store.flush().await;
-        let indexed = indexer
-            .await
-            .map_err(|e| StoreError::Backend(format!("indexing the imported jobs failed: {e}")))?;
+        let indexed = indexer.await.map_err(indexing_failed)?;
         let old = std::mem::replace(&mut *self.write_index(), indexed);
         tokio::task::spawn_blocking(move || drop(old));
         drop(writes_lock);

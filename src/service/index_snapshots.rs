@@ -3,8 +3,9 @@
 //! jobs were written since.
 
 use crate::query::JobIndex;
-use crate::store::{IndexSnapshot, Store, StoreError};
+use crate::store::{IndexSnapshot, Store};
 
+use super::indexer::{indexing_failed, spawn_indexer};
 use super::{JobListingsService, ServiceResult};
 
 /// The index and, when it came from the store's snapshot, that snapshot's jobs version.
@@ -38,29 +39,26 @@ pub(super) async fn load_index(store: &dyn Store) -> ServiceResult<(JobIndex, Op
     Ok((rebuild(store).await?, None))
 }
 
-/// Indexes every stored job: in bulk, each batch indexed on a blocking thread while the next
-/// is read and decoded.
+/// Jobs read from the store at a time while rebuilding: two of the indexer's parts, so the
+/// second part's words are gathered while the first's are added.
+const REBUILD_BATCH: usize = 16_384;
+
+/// Indexes every stored job in bulk: read and decoded here while the indexer indexes the
+/// batches before.
 async fn rebuild(store: &dyn Store) -> ServiceResult<JobIndex> {
-    let mut index = JobIndex::new();
-    index.set_auto_compact(false);
-    let mut indexing: Option<tokio::task::JoinHandle<JobIndex>> = None;
+    let (to_index, indexer) = spawn_indexer(JobIndex::new());
     let mut after = None;
     loop {
-        let batch = store.scan_jobs(after, 5_000).await?;
+        let batch = store.scan_jobs(after, REBUILD_BATCH).await?;
         let Some(last) = batch.last() else { break };
         after = Some(last.id);
-        if let Some(previous) = indexing.take() {
-            index = previous.await.map_err(indexing_failed)?;
+        // The indexer only stops early by panicking, which `indexer.await` reports.
+        if to_index.send(batch).await.is_err() {
+            break;
         }
-        let mut growing = std::mem::take(&mut index);
-        indexing = Some(tokio::task::spawn_blocking(move || {
-            growing.extend(batch.iter().filter(|j| j.is_active()));
-            growing
-        }));
     }
-    if let Some(last) = indexing {
-        index = last.await.map_err(indexing_failed)?;
-    }
+    drop(to_index);
+    let index = indexer.await.map_err(indexing_failed)?;
     ready_to_serve(index).await
 }
 
@@ -78,11 +76,6 @@ async fn ready_to_serve(mut index: JobIndex) -> ServiceResult<JobIndex> {
     .await
     .map_err(indexing_failed)?;
     Ok(index)
-}
-
-/// A loading task that panicked or was cancelled, as the store error the builder reports.
-fn indexing_failed(e: tokio::task::JoinError) -> StoreError {
-    StoreError::Backend(format!("building the search index failed: {e}"))
 }
 
 impl JobListingsService {

@@ -31,6 +31,7 @@ mod error;
 mod follower;
 mod import;
 mod index_snapshots;
+mod indexer;
 mod ingest;
 mod keys;
 mod metering;
