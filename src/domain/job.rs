@@ -1,7 +1,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{CompanyId, DomainError, DomainTag, JobId, Seniority};
+use super::{timestamp, CompanyId, DomainError, DomainTag, JobId, Seniority};
 
 const RANGE: &str = "must be a number from 0 to 1, such as 0.8";
 
@@ -110,6 +110,7 @@ pub struct Job {
     #[serde(default)]
     pub salary: Option<SalaryRange>,
     /// When the listing was posted.
+    #[serde(deserialize_with = "timestamp::deserialize")]
     pub posted_at: DateTime<Utc>,
     /// How sure the classifier is of the tags, 0 to 1.
     pub confidence: Confidence,
@@ -118,13 +119,13 @@ pub struct Job {
     pub status: JobStatus,
     /// When the listing first became active, which is when it was announced to webhooks
     /// (set by the service on ingest).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "timestamp::deserialize_option")]
     pub activated_at: Option<DateTime<Utc>>,
     /// When the service first saw the listing (set by the service on ingest).
-    #[serde(default = "Utc::now")]
+    #[serde(default = "Utc::now", deserialize_with = "timestamp::deserialize")]
     pub first_seen_at: DateTime<Utc>,
     /// When the listing last changed (set by the service on ingest).
-    #[serde(default = "Utc::now")]
+    #[serde(default = "Utc::now", deserialize_with = "timestamp::deserialize")]
     pub updated_at: DateTime<Utc>,
 }
 

@@ -10,6 +10,7 @@ mod key;
 mod paging;
 mod plan;
 mod tags;
+mod timestamp;
 mod webhook;
 
 pub use company::{Company, Enrichment, FundingStage};
