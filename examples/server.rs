@@ -69,6 +69,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 
 use job_listings::api::Api;
@@ -931,8 +932,11 @@ fn read_import(args: &ImportArgs) -> Result<ImportInput> {
     Ok(ImportInput { companies, jobs })
 }
 
+/// Lines read before they are parsed, all of them at once on every core.
+const BLOCK_LINES: usize = 8_192;
+
 /// Parses a JSON Lines file: one `T` per non-blank line, each checked with `validate`.
-fn read_jsonl<T: DeserializeOwned>(
+fn read_jsonl<T: DeserializeOwned + Send>(
     path: &Path,
     validate: fn(&T) -> Result<(), DomainError>,
     problems: &mut Problems,
@@ -940,45 +944,67 @@ fn read_jsonl<T: DeserializeOwned>(
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut reader = BufReader::new(file);
     let mut lines = Vec::new();
-    let mut buf = Vec::new();
+    let mut block: Vec<(usize, Vec<u8>)> = Vec::with_capacity(BLOCK_LINES);
     let mut number = 0;
-    loop {
-        buf.clear();
-        let read = reader
-            .read_until(b'\n', &mut buf)
-            .with_context(|| format!("reading {}", path.display()))?;
-        if read == 0 {
-            break;
-        }
-        number += 1;
-        let mut text = buf.as_slice();
-        if number == 1 {
-            text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-        }
-        if text.trim_ascii().is_empty() {
-            continue;
-        }
-        // serde would also read a positional array into a struct: only objects are records.
-        let problem = match serde_json::from_slice::<T>(text) {
-            Ok(_) if !text.trim_ascii_start().starts_with(b"{") => {
-                "a record must be a JSON object, one per line".to_owned()
+    let mut at_end = false;
+    while !at_end {
+        block.clear();
+        while block.len() < BLOCK_LINES {
+            let mut text = Vec::new();
+            let read = reader
+                .read_until(b'\n', &mut text)
+                .with_context(|| format!("reading {}", path.display()))?;
+            if read == 0 {
+                at_end = true;
+                break;
             }
-            Ok(value) => match validate(&value) {
-                Ok(()) => {
-                    lines.push(Line { number, value });
-                    continue;
+            number += 1;
+            block.push((number, text));
+        }
+        // Parsing is most of the time of reading a file, and each line is parsed on its own.
+        let parsed: Vec<(usize, Option<Result<T, String>>)> = block
+            .par_iter()
+            .map(|(number, text)| (*number, parse_line(text, *number == 1, validate)))
+            .collect();
+        for (number, outcome) in parsed {
+            match outcome {
+                None => {}
+                Some(Ok(value)) => lines.push(Line { number, value }),
+                Some(Err(problem)) if !problems.report(path, number, &problem) => {
+                    at_end = true;
+                    break;
                 }
-                Err(e) => e.to_string(),
-            },
-            Err(e) => describe_json_error(&e),
-        };
-        if !problems.report(path, number, problem) {
-            break;
+                Some(Err(_)) => {}
+            }
         }
     }
     Ok(Source {
         path: path.to_owned(),
         lines,
+    })
+}
+
+/// One line's record, or what is wrong with it; `None` for a blank line.
+fn parse_line<T: DeserializeOwned>(
+    text: &[u8],
+    first: bool,
+    validate: fn(&T) -> Result<(), DomainError>,
+) -> Option<Result<T, String>> {
+    let text = if first {
+        text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
+    } else {
+        text
+    };
+    if text.trim_ascii().is_empty() {
+        return None;
+    }
+    // serde would also read a positional array into a struct: only objects are records.
+    Some(match serde_json::from_slice::<T>(text) {
+        Ok(_) if !text.trim_ascii_start().starts_with(b"{") => {
+            Err("a record must be a JSON object, one per line".to_owned())
+        }
+        Ok(value) => validate(&value).map(|()| value).map_err(|e| e.to_string()),
+        Err(e) => Err(describe_json_error(&e)),
     })
 }
 
