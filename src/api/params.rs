@@ -27,6 +27,16 @@ pub(crate) const COMPANY_PARAMS: &[&str] = &["funding_stage", "page", "per_page"
 /// Longest free-text value accepted, in characters.
 const MAX_TEXT: usize = 500;
 
+/// A query-string component percent-decoded, with `+` as a space (form encoding, as browsers
+/// and HTTP clients send it). Bytes that are not UTF-8 are refused rather than replaced, so a
+/// garbled `q` is an error instead of a search for nothing that matches everything; `Err`
+/// holds the lossy text, for naming an unknown parameter.
+fn decode(component: &str) -> Result<String, String> {
+    let spaced = component.replace('+', " ");
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(&spaced).collect();
+    String::from_utf8(bytes).map_err(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// Decoded query pairs, checked against the parameters an endpoint takes.
 pub(crate) struct Params {
     pairs: Vec<(String, String)>,
@@ -39,17 +49,33 @@ impl Params {
         allowed: &'static [&'static str],
         lists: &[&str],
     ) -> Result<Self, ApiError> {
-        let pairs: Vec<(String, String)> =
-            url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect();
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for piece in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
+            let name = match decode(name) {
+                Ok(name) if allowed.contains(&name.as_str()) => name,
+                Ok(name) | Err(name) => {
+                    return Err(ApiError::UnknownParameter {
+                        param: name.chars().take(64).collect(),
+                        allowed,
+                    })
+                }
+            };
+            let Ok(value) = decode(value) else {
+                let field = allowed
+                    .iter()
+                    .copied()
+                    .find(|a| *a == name)
+                    .unwrap_or("query");
+                return Err(DomainError::new(
+                    field,
+                    "is not UTF-8 once percent-decoded; percent-encode the text's UTF-8 bytes",
+                )
+                .into());
+            };
+            pairs.push((name, value));
+        }
         for (i, (name, _)) in pairs.iter().enumerate() {
-            if !allowed.contains(&name.as_str()) {
-                return Err(ApiError::UnknownParameter {
-                    param: name.chars().take(64).collect(),
-                    allowed,
-                });
-            }
             if !lists.contains(&name.as_str()) && pairs[..i].iter().any(|(n, _)| n == name) {
                 let field = allowed
                     .iter()
@@ -237,6 +263,33 @@ mod tests {
         assert!(jobs("remote_only=yes").is_err());
         assert!(jobs("posted_after=yesterday").is_err());
         assert!(jobs("q=a&q=b").is_err());
+    }
+
+    #[test]
+    fn values_are_form_decoded_and_bytes_that_are_not_utf8_are_refused() {
+        let q = jobs("q=caf%C3%A9+bar%2Bbaz&company=100%").ok();
+        let words = q.map(|q| (q.filter.q_words, q.filter.company_words));
+        assert_eq!(
+            words,
+            Some((
+                vec!["bar".into(), "baz".into(), "café".into()],
+                vec!["100".into()]
+            ))
+        );
+        match jobs("domain=ai&q=%FF") {
+            Err(ApiError::InvalidParameter(e)) => assert_eq!(e.field, "q"),
+            other => panic!(
+                "expected q to be refused, got {:?}",
+                other.map(|q| q.filter)
+            ),
+        }
+        match jobs("q%FF=python") {
+            Err(ApiError::UnknownParameter { param, .. }) => assert_eq!(param, "q\u{fffd}"),
+            other => panic!(
+                "expected an unknown parameter, got {:?}",
+                other.map(|q| q.filter)
+            ),
+        }
     }
 
     #[test]

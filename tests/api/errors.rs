@@ -38,6 +38,8 @@ get_jobs_refuses! {
     get_jobs_returns_400_when_a_scalar_parameter_is_repeated: "q=rust&q=go" => "invalid_parameter", "q";
     get_jobs_returns_400_for_the_unknown_parameter_domains: "domains=ai" => "unknown_parameter", "domains";
     get_jobs_returns_400_for_an_unknown_parameter_even_when_empty: "limit=" => "unknown_parameter", "limit";
+    get_jobs_returns_400_when_q_is_not_utf8_once_decoded: "q=caf%E9" => "invalid_parameter", "q";
+    get_jobs_returns_400_when_a_company_is_not_utf8_once_decoded: "domain=ai&company=%FF%FE" => "invalid_parameter", "company";
 }
 
 #[tokio::test]
