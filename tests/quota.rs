@@ -650,10 +650,10 @@ async fn usage_sampled_during_the_load_always_adds_up_and_never_goes_down() {
 /// README: every metered answer carries `X-RateLimit-Remaining`; `GET /usage` answers with both
 /// the report and the headers, which must describe one and the same state.
 ///
-/// Fails today: `routes.rs` builds the `/usage` answer from `service.usage(&key)` and then, in a
-/// second read of the meter, `service.quota(&key)`; a call counted in between makes the header
-/// disagree with the body. The window is small, so the load runs in rounds (bounded) until an
-/// answer disagrees or the rounds are over.
+/// Guards against building the `/usage` answer from two reads of the meter (the report, then
+/// the quota for the headers): a call counted in between made the header disagree with the
+/// body. The window is small, so the load runs in rounds (bounded) until an answer disagrees
+/// or the rounds are over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_usage_answer_under_load_carries_headers_that_agree_with_its_body() {
     const QUOTA: u64 = 1_500;
@@ -1100,13 +1100,12 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
 /// Errors are never counted, also for a request that read the clock just before the period
 /// ended while another one had already counted a call in the new period.
 ///
-/// Fails today: `metered` computes the period from the clock, then `Meter::try_reserve(period)`
-/// counts the unit in the meter's own, newer period (`pack(period.max(p), used + 1)`), but the
-/// `Reservation` remembers the caller's older period, and `Meter::release` gives a unit back only
-/// when the periods are equal, so the failed call stays counted in the new period. The same
-/// happens without a manual clock when two requests straddle the anchor instant (one read the
-/// time at 09:59:59.999, the other at 10:00:00.000 and reserved first); a clock stepped back by
-/// NTP hits it too. Here the manual clock steps back one second to make it deterministic.
+/// Guards the case where a request computes the period from the clock, but the meter has
+/// already moved to a newer one and counts the call there: the reservation must remember the
+/// period the call was counted in, or giving it back on an error misses it and the failed call
+/// stays counted. Two requests straddling the anchor instant (one read the time at
+/// 09:59:59.999, the other at 10:00:00.000 and reserved first) meet it, and so does a clock
+/// stepped back by NTP. Here the manual clock steps back one second to make it deterministic.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_call_that_read_the_old_period_is_not_counted_in_the_new_one() {
     const QUOTA: u64 = 10;

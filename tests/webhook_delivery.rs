@@ -46,6 +46,20 @@ const FAST_TIMEOUTS: HttpNotifierConfig = HttpNotifierConfig {
     request_timeout: Duration::from_millis(500),
 };
 
+/// Connect 1 s, whole request 30 s: longer than any wait of a test, for tests in which a
+/// request the receiver holds must not time out however slowly the machine runs.
+const PATIENT_TIMEOUTS: HttpNotifierConfig = HttpNotifierConfig {
+    connect_timeout: Duration::from_secs(1),
+    request_timeout: Duration::from_secs(30),
+};
+
+/// Connect 1 s, whole request 3 s: for ordering a timeout against another delivery, the
+/// timeout has to stand well clear of scheduling delays on a busy machine.
+const ORDERING_TIMEOUTS: HttpNotifierConfig = HttpNotifierConfig {
+    connect_timeout: Duration::from_secs(1),
+    request_timeout: Duration::from_secs(3),
+};
+
 // ---------------------------------------------------------------------------------------------
 // Harness
 // ---------------------------------------------------------------------------------------------
@@ -1141,7 +1155,9 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_410_is_not_undone_by_a_success_recorded_after_it() {
-    let app = start_default(&[10, 20, 40]).await;
+    // The 410 may be held for a while (below), so the request timeout must outlast the hold:
+    // a timed-out first attempt would be retried, answered 200, and never disable anything.
+    let app = start(config(&[10, 20, 40]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
     // The first request is answered 410 once all three have arrived, so none of them was held
     // back by the subscription already being disabled; the others succeed 300 ms later, so
     // their successes are recorded after the 410.
@@ -1216,8 +1232,8 @@ async fn redirects_are_not_followed_and_count_as_failures() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_receiver_times_out_while_a_fast_one_gets_its_delivery() {
-    let app = start_default(&[200, 200]).await;
-    let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(3)))).await;
+    let app = start(config(&[200, 200]), ORDERING_TIMEOUTS, StoreKind::Memory).await;
+    let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(6)))).await;
     let fast_rx = Receiver::start(always_ok()).await;
     let (slow, _) = app
         .subscribe_http(json!({ "callback_url": slow_rx.url("/slow") }))
@@ -1267,11 +1283,14 @@ async fn a_slow_receiver_times_out_while_a_fast_one_gets_its_delivery() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backlog_at_a_slow_receiver_does_not_hold_back_other_subscriptions() {
-    // Default max_in_flight (64); 100 new jobs for a receiver that never answers in time and
-    // for one that answers at once.
-    let app = start_default(&[2_000, 2_000]).await;
+    // Default max_in_flight (64); 100 new jobs for a receiver that holds every request past
+    // the end of the test, and for one that answers at once. The request timeout (30 s) is
+    // longer than the wait for the fast deliveries (10 s): were the slow requests to take
+    // every delivery slot, the fast ones could only go out after a timeout, and never in time.
+    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
+    let per_subscription = app.service.config().delivery.max_in_flight_per_subscription;
     assert_eq!(app.service.config().delivery.max_in_flight, 64);
-    let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(3)))).await;
+    let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(60)))).await;
     let fast_rx = Receiver::start(always_ok()).await;
     let slow = app.subscribe(&slow_rx.url("/slow"), |_| {}).await;
     let fast = app.subscribe(&fast_rx.url("/fast"), |_| {}).await;
@@ -1279,51 +1298,28 @@ async fn a_backlog_at_a_slow_receiver_does_not_hold_back_other_subscriptions() {
     app.service.upsert_jobs(jobs).await.expect("ingested");
 
     assert!(
-        eventually(DEADLINE, || async { fast_rx.count() >= 100 }).await,
-        "{} of 100 arrived at the fast receiver",
-        fast_rx.count()
+        eventually(DEADLINE, || async { slow_rx.count() >= per_subscription }).await,
+        "the slow receiver got {} requests",
+        slow_rx.count()
     );
     assert!(
-        eventually(DEADLINE, || async {
-            app.deliveries(slow.id)
-                .await
-                .iter()
-                .any(|d| d.attempts >= 1)
-        })
-        .await
+        eventually(DEADLINE, || async { fast_rx.count() >= 100 }).await,
+        "{} of 100 arrived at the fast receiver while the slow one held {} requests open",
+        fast_rx.count(),
+        slow_rx.count()
     );
-    let first_timeout = app
-        .deliveries(slow.id)
-        .await
-        .iter()
-        .filter_map(|d| d.history.first())
-        .map(|a| a.at + chrono::Duration::milliseconds(a.latency_ms as i64))
-        .min()
-        .expect("a recorded slow attempt");
-    let fast_hits = fast_rx.hits();
-    let held_back = fast_hits.iter().filter(|h| h.utc > first_timeout).count();
-    // Requests open at the slow receiver at once: those that arrived within one request
-    // timeout of each other.
-    let slow_hits = slow_rx.hits();
-    let open_at_once = slow_hits
-        .iter()
-        .map(|h| {
-            slow_hits
-                .iter()
-                .filter(|o| o.at >= h.at && o.at - h.at < FAST_TIMEOUTS.request_timeout)
-                .count()
-        })
-        .max()
-        .unwrap_or(0);
-    eprintln!(
-        "backlog: {held_back}/100 fast deliveries arrived only after the first slow timeout; \
-         up to {open_at_once} slow requests arrived within one request timeout (max_in_flight 64)"
-    );
-    assert_eq!(
-        held_back, 0,
-        "fast deliveries waited for the slow receiver's timeouts: its requests held the 64 delivery slots"
-    );
+    assert!(app.settle(&[fast.id]).await);
     assert_eq!(app.deliveries(fast.id).await.len(), 100);
+    // Still none answered or timed out: the fast deliveries went out beside the open requests,
+    // and the slow receiver never held more than its share of the slots.
+    assert!(
+        app.deliveries(slow.id)
+            .await
+            .iter()
+            .all(|d| d.attempts == 0),
+        "a slow attempt ended within the test"
+    );
+    assert_eq!(slow_rx.count(), per_subscription);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1805,7 +1801,11 @@ async fn ssrf_table_registration_is_refused_by_a_server_on_the_default_policy() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delivery_throughput_to_a_local_receiver() {
-    const EVENTS: usize = 2_000;
+    // More events than one read of the outbox returns (512), so the worker pages through it.
+    const EVENTS: usize = 1_200;
+    // What fails the test is a stall, not a slow machine: deliveries lost or stuck show as no
+    // new arrival for this long. The rate is printed, and measured in earnest by the benches.
+    const STALL: Duration = Duration::from_secs(15);
     let app = start(
         config(&[10, 20, 40, 80, 160]),
         FAST_TIMEOUTS,
@@ -1825,17 +1825,26 @@ async fn delivery_throughput_to_a_local_receiver() {
             .expect("ingested");
     }
     let ingested = started.elapsed();
-    let arrived = eventually(Duration::from_secs(40), || async {
-        let hits = rx.hits();
-        hits.len() >= EVENTS
-            && hits
-                .iter()
-                .filter_map(Hit::data_id)
-                .collect::<BTreeSet<_>>()
-                .len()
-                >= EVENTS
-    })
-    .await;
+    let distinct_arrivals = || {
+        rx.hits()
+            .iter()
+            .filter_map(|h| h.data_id().map(str::to_owned))
+            .collect::<BTreeSet<_>>()
+            .len()
+    };
+    let (mut seen, mut last_progress) = (0, Instant::now());
+    let arrived = loop {
+        let now_seen = distinct_arrivals();
+        if now_seen >= EVENTS {
+            break true;
+        }
+        if now_seen > seen {
+            (seen, last_progress) = (now_seen, Instant::now());
+        } else if last_progress.elapsed() > STALL {
+            break false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     let elapsed = started.elapsed();
     let hits = rx.hits();
     let distinct: BTreeSet<String> = hits
@@ -1877,6 +1886,10 @@ async fn delivery_throughput_to_a_local_receiver() {
             }
         }
     }
-    assert!(arrived, "{} of {EVENTS} arrived", distinct.len());
+    assert!(
+        arrived,
+        "{} of {EVENTS} arrived, then none for {STALL:?}",
+        distinct.len()
+    );
     assert_eq!(distinct, expected, "every event arrived");
 }

@@ -183,9 +183,14 @@ async fn handle(
         answer
     };
     let held = Instant::now();
-    while held.elapsed() < HOLD_LIMIT
-        && shared.hits.lock().unwrap_or_else(|e| e.into_inner()).len() < answer.hold_until_seen
-    {
+    while shared.hits.lock().unwrap_or_else(|e| e.into_inner()).len() < answer.hold_until_seen {
+        if held.elapsed() >= HOLD_LIMIT {
+            eprintln!(
+                "receiver: an answer held until {} requests had arrived was sent after {HOLD_LIMIT:?} without them",
+                answer.hold_until_seen
+            );
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     if !answer.delay.is_zero() {
