@@ -155,10 +155,14 @@ impl ApiError {
                     S::BAD_REQUEST,
                     "unknown_parameter",
                     "Unknown parameter",
-                    format!(
-                        "`{param}` is not a parameter of this endpoint; it takes: {}",
-                        allowed.join(", ")
-                    ),
+                    if allowed.is_empty() {
+                        format!("`{param}` is not a parameter of this endpoint; it takes no query parameters")
+                    } else {
+                        format!(
+                            "`{param}` is not a parameter of this endpoint; it takes: {}",
+                            allowed.join(", ")
+                        )
+                    },
                 )
                 .param(param.clone());
                 a.allowed = Some(allowed.join(", "));

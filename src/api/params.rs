@@ -4,7 +4,9 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::error::ApiError;
-use crate::domain::{Confidence, DomainError, DomainTag, FundingStage, Page, PerPage, Seniority};
+use crate::domain::{
+    CompanyId, Confidence, DomainError, DomainTag, FundingStage, Page, PerPage, Seniority,
+};
 use crate::query::{JobFilter, JobQuery};
 use crate::service::CompanyQuery;
 
@@ -14,6 +16,7 @@ pub(crate) const JOB_PARAMS: &[&str] = &[
     "seniority",
     "remote_only",
     "company",
+    "company_id",
     "q",
     "min_confidence",
     "posted_after",
@@ -196,6 +199,12 @@ pub(crate) fn job_query(params: &Params) -> Result<JobQuery, ApiError> {
         posted_after: params
             .one("posted_after")
             .map(|v| parse_instant("posted_after", v))
+            .transpose()?,
+        company_id: params
+            .filter("company_id")
+            .map(|v| {
+                CompanyId::parse(v.trim()).map_err(|e| DomainError::new("company_id", e.reason))
+            })
             .transpose()?,
         ..JobFilter::default()
     };

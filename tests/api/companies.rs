@@ -216,6 +216,68 @@ async fn get_company_of_a_demo_company_lists_all_its_active_jobs() {
 }
 
 #[tokio::test]
+async fn get_jobs_by_company_id_pages_through_every_job_the_detail_cuts_at_100() {
+    let app = spawn_app().await;
+    // The demo company with the most active jobs: more than the detail lists.
+    let (company, expected) = app
+        .dataset
+        .companies
+        .iter()
+        .map(|c| (c.id, app.expected_ids(|j| j.company_id == c.id)))
+        .max_by_key(|(_, ids)| ids.len())
+        .expect("demo companies");
+    assert!(expected.len() > 100, "{} jobs", expected.len());
+
+    let all = app.all_job_ids(&format!("company_id={company}")).await;
+    assert_eq!(all, expected);
+    let detail = app.get_company(&company.to_string()).await;
+    assert_eq!(detail.body["active_jobs_total"], expected.len() as u64);
+    let listed: Vec<&str> = detail.body["active_jobs"]
+        .as_array()
+        .expect("active_jobs")
+        .iter()
+        .filter_map(|j| j["id"].as_str())
+        .collect();
+    assert_eq!(listed, expected[..100]);
+
+    let first = app
+        .get_jobs(&format!("company_id={company}&per_page=5"))
+        .await;
+    assert_eq!(
+        first.body["meta"]["filters"]["company_id"],
+        company.to_string()
+    );
+    assert!(first.body["links"]["next"]
+        .as_str()
+        .is_some_and(|next| next.contains(&format!("company_id={company}"))));
+
+    // With another filter, both apply; another company's id finds none of these.
+    let remote = app.expected_ids(|j| j.company_id == company && j.remote);
+    assert_eq!(
+        app.all_job_ids(&format!("company_id={company}&remote_only=true"))
+            .await,
+        remote
+    );
+    let unfiltered = app.get_jobs("").await;
+    assert!(unfiltered.body["meta"]["filters"]
+        .get("company_id")
+        .is_none());
+    assert_eq!(
+        app.get_jobs(&format!("company_id={}", CompanyId::new_random()))
+            .await
+            .total(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn get_jobs_returns_400_naming_company_id_when_it_is_not_a_uuid() {
+    let app = spawn_app().await;
+    let r = app.get_jobs("company_id=acme").await;
+    r.assert_problem(400, "invalid_parameter", Some("company_id"));
+}
+
+#[tokio::test]
 async fn get_company_with_only_closed_jobs_has_an_empty_job_list() {
     let app = spawn_app().await;
     let r = app.get_company(&app.known.idle.id.to_string()).await;

@@ -53,6 +53,7 @@ async fn get_jobs_unknown_parameter_problem_lists_the_allowed_parameters() {
         "seniority",
         "remote_only",
         "company",
+        "company_id",
         "q",
         "min_confidence",
         "posted_after",
@@ -60,6 +61,20 @@ async fn get_jobs_unknown_parameter_problem_lists_the_allowed_parameters() {
         "per_page",
     ] {
         assert!(allowed.split(", ").any(|a| a == p), "{p} in {allowed}");
+    }
+}
+
+#[tokio::test]
+async fn an_endpoint_without_query_parameters_says_so_when_given_one() {
+    let app = spawn_app().await;
+    for path in ["/api/v1/usage?x=1", "/api/v1/webhooks?limit=5"] {
+        let r = app.get(path).await;
+        r.assert_problem(400, "unknown_parameter", None);
+        let detail = r.body["detail"].as_str().unwrap_or("");
+        assert!(
+            detail.ends_with("it takes no query parameters"),
+            "{path}: {detail}"
+        );
     }
 }
 
