@@ -360,27 +360,44 @@ fn request_id(headers: &HeaderMap) -> HeaderValue {
         })
 }
 
-/// The API key from `X-API-Key` or `Authorization: Bearer`, checked for form.
+/// The API key from `X-API-Key` or `Authorization: Bearer`, checked for form. A request that
+/// carries two different keys (the header twice, or both headers) is refused rather than
+/// served as whichever came first: which plan and quota it meant is not ours to guess.
 pub(crate) fn api_key(headers: &HeaderMap) -> Result<ApiKey, ApiError> {
-    let raw = if let Some(v) = headers.get(&X_API_KEY) {
-        v.to_str().map_err(|_| {
-            ApiError::MalformedApiKey(crate::domain::DomainError::new(
-                "api_key",
-                "contains characters that are not allowed",
-            ))
-        })?
-    } else if let Some(v) = headers.get(http::header::AUTHORIZATION) {
+    let malformed = |reason: &str| {
+        ApiError::MalformedApiKey(crate::domain::DomainError::new("api_key", reason))
+    };
+    let two_keys = || {
+        malformed("was sent twice with different values; send one key, in X-API-Key or Authorization: Bearer")
+    };
+    let mut in_header = headers.get_all(&X_API_KEY).iter();
+    let from_header = in_header.next();
+    if in_header.any(|other| Some(other) != from_header) {
+        return Err(two_keys());
+    }
+    let bearer = headers.get(http::header::AUTHORIZATION).map(|v| {
         let v = v.to_str().unwrap_or("");
         let (scheme, token) = v.trim().split_once(' ').unwrap_or((v, ""));
-        if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
-            return Err(ApiError::MalformedApiKey(crate::domain::DomainError::new(
-                "api_key",
-                "must be sent as `Authorization: Bearer <key>` or in the X-API-Key header",
-            )));
+        (scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()).then(|| token.trim())
+    });
+    let raw = match (from_header, bearer) {
+        (Some(v), bearer) => {
+            let key = v
+                .to_str()
+                .map_err(|_| malformed("contains characters that are not allowed"))?
+                .trim();
+            if bearer.flatten().is_some_and(|token| token != key) {
+                return Err(two_keys());
+            }
+            key
         }
-        token.trim()
-    } else {
-        return Err(ApiError::MissingApiKey);
+        (None, Some(Some(token))) => token,
+        (None, Some(None)) => {
+            return Err(malformed(
+                "must be sent as `Authorization: Bearer <key>` or in the X-API-Key header",
+            ))
+        }
+        (None, None) => return Err(ApiError::MissingApiKey),
     };
-    ApiKey::parse(raw.trim()).map_err(ApiError::MalformedApiKey)
+    ApiKey::parse(raw).map_err(ApiError::MalformedApiKey)
 }

@@ -39,6 +39,62 @@ async fn get_jobs_accepts_the_key_as_an_authorization_bearer_token() {
 }
 
 #[tokio::test]
+async fn two_different_keys_in_one_request_are_refused_and_the_same_key_twice_is_not() {
+    let app = spawn_app().await;
+    let (developer, enterprise) = (&app.keys.developer.raw, &app.keys.enterprise.raw);
+    let bearer = format!("Bearer {developer}");
+    let get = |auth, headers: Vec<(&'static str, String)>| {
+        let app = &app;
+        async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            app.request(Method::GET, "/api/v1/jobs?per_page=1", auth, &headers, None)
+                .await
+        }
+    };
+    for r in [
+        get(
+            Auth::XApiKey(enterprise),
+            vec![("X-API-Key", developer.clone())],
+        )
+        .await,
+        get(
+            Auth::XApiKey(enterprise),
+            vec![("Authorization", bearer.clone())],
+        )
+        .await,
+    ] {
+        assert_unauthorized(&r, "invalid_api_key");
+        assert!(
+            r.body["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("one key")),
+            "{}",
+            r.text
+        );
+    }
+    for r in [
+        get(
+            Auth::XApiKey(developer),
+            vec![("X-API-Key", developer.clone())],
+        )
+        .await,
+        get(
+            Auth::XApiKey(developer),
+            vec![("Authorization", bearer.clone())],
+        )
+        .await,
+        get(
+            Auth::XApiKey(developer),
+            vec![("Authorization", "Basic dXNlcjpwdw==".to_owned())],
+        )
+        .await,
+    ] {
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+}
+
+#[tokio::test]
 async fn get_jobs_returns_401_when_the_key_is_missing() {
     let app = spawn_app().await;
     assert_unauthorized(&jobs_with(&app, Auth::None).await, "missing_api_key");
