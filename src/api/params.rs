@@ -200,11 +200,11 @@ pub(crate) fn job_query(params: &Params) -> Result<JobQuery, ApiError> {
             .one("posted_after")
             .map(|v| parse_instant("posted_after", v))
             .transpose()?,
+        // Given, it must be an id: `company_id=` is an error, as the OpenAPI document's
+        // `uuid` format says, not a search over every company.
         company_id: params
-            .filter("company_id")
-            .map(|v| {
-                CompanyId::parse(v.trim()).map_err(|e| DomainError::new("company_id", e.reason))
-            })
+            .one("company_id")
+            .map(|v| CompanyId::parse(v).map_err(|e| DomainError::new("company_id", e.reason)))
             .transpose()?,
         ..JobFilter::default()
     };

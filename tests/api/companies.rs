@@ -273,8 +273,10 @@ async fn get_jobs_by_company_id_pages_through_every_job_the_detail_cuts_at_100()
 #[tokio::test]
 async fn get_jobs_returns_400_naming_company_id_when_it_is_not_a_uuid() {
     let app = spawn_app().await;
-    let r = app.get_jobs("company_id=acme").await;
-    r.assert_problem(400, "invalid_parameter", Some("company_id"));
+    for query in ["company_id=acme", "company_id="] {
+        let r = app.get_jobs(query).await;
+        r.assert_problem(400, "invalid_parameter", Some("company_id"));
+    }
 }
 
 #[tokio::test]
