@@ -167,21 +167,36 @@ impl EncodedEvent {
     }
 }
 
+/// How long [`SledStore::open`] waits for a folder's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl SledStore {
     /// Opens (or creates) the database folder.
+    ///
+    /// A folder whose lock is held is waited for, up to two seconds, before the open fails
+    /// with [`StoreError::Locked`]: sled's background threads let go of the lock a moment after
+    /// the last handle of a store is dropped, so a program that closes a folder and opens it
+    /// again at once would otherwise find it locked by itself.
     pub fn open(config: &SledConfig) -> StoreResult<Self> {
-        let db = sled::Config::new()
-            .path(&config.path)
-            .cache_capacity(config.cache_bytes)
-            .open()
-            .map_err(|e| match &e {
-                sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
-                    StoreError::Locked {
-                        path: config.path.display().to_string(),
+        let started = std::time::Instant::now();
+        let db = loop {
+            let opened = sled::Config::new()
+                .path(&config.path)
+                .cache_capacity(config.cache_bytes)
+                .open();
+            match opened {
+                Ok(db) => break db,
+                Err(sled::Error::Io(io)) if io.to_string().contains("could not acquire lock") => {
+                    if started.elapsed() >= LOCK_WAIT {
+                        return Err(StoreError::Locked {
+                            path: config.path.display().to_string(),
+                        });
                     }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
                 }
-                _ => backend(e),
-            })?;
+                Err(e) => return Err(backend(e)),
+            }
+        };
         let tree = |name: &str| db.open_tree(name).map_err(backend);
         let store = Self {
             jobs: tree("jobs")?,
