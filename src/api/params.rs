@@ -35,7 +35,10 @@ const MAX_TEXT: usize = 500;
 /// garbled `q` is an error instead of a search for nothing that matches everything; `Err`
 /// holds the lossy text, for naming an unknown parameter.
 fn decode(component: &str) -> Result<String, String> {
-    let spaced = component.replace('+', " ");
+    let spaced = match component.contains('+') {
+        true => std::borrow::Cow::Owned(component.replace('+', " ")),
+        false => std::borrow::Cow::Borrowed(component),
+    };
     let bytes: Vec<u8> = percent_encoding::percent_decode_str(&spaced).collect();
     String::from_utf8(bytes).map_err(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
