@@ -593,7 +593,7 @@ fn get_head(app: &App, extra: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_header_section_over_16_kib_is_refused_with_431() {
+async fn a_header_section_over_16_kib_is_refused_with_431_and_a_problem_document() {
     let app = start().await;
 
     // 12 KiB of headers: under the limit, served.
@@ -616,7 +616,20 @@ async fn a_header_section_over_16_kib_is_refused_with_431() {
             .await
             .unwrap_or_else(|| panic!("an answer to {what}"));
         assert_eq!(r.status, 431, "{what}: {}", r.head);
+        let problem = r.json();
+        assert_eq!(problem["code"], "headers_too_large", "{what}: {}", r.head);
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("at most 16384"), "{what}: {detail}");
     }
+
+    // Past what the server reads at all (32 KiB by default), hyper refuses it before any
+    // request exists: a 431 still, without a body, and the server goes on.
+    assert_eq!(ServerConfig::default().max_header_bytes, 32 * 1024);
+    let huge = format!("X-Padding: {}\r\n", "c".repeat(256 * 1024));
+    let r = send_raw(&app, get_head(&app, &huge), Vec::new())
+        .await
+        .expect("an answer to a 256 KiB head");
+    assert_eq!(r.status, 431, "{}", r.head);
     assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
 }
 

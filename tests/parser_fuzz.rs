@@ -993,13 +993,27 @@ proptest! {
             _ => (format!("/api/v1/webhooks/{seg}/deliveries"), &["GET"]),
         };
         let key = if pro { &f.agent_pro } else { &f.developer };
-        let req = build(method.clone(), &path, vec![x_api_key(key)], Bytes::new());
+        let request = |method: Method| build(method, &path, vec![x_api_key(key)], Bytes::new());
+        let req = request(method.clone());
         prop_assume!(req.is_some());
-        let resp = send(req.expect("checked"));
+        let mut resp = send(req.expect("checked"));
         let what = format!("{method} {path}");
+        if method == Method::HEAD {
+            // The GET's answer without its body, and with its length.
+            let get = send(request(Method::GET).expect("built once already"));
+            prop_assert!(resp.body().is_empty(), "{}: a body", what);
+            prop_assert_eq!(resp.status(), get.status(), "{}", what);
+            let length = resp.headers().get("content-length").and_then(|v| v.to_str().ok());
+            let get_length = get.body().len().to_string();
+            prop_assert_eq!(length, Some(get_length.as_str()), "{}", what);
+            resp = get;
+        }
         let body = check(&resp, &what)?;
         let status = resp.status().as_u16();
-        let allowed = route_methods.contains(&method.as_str());
+        // OPTIONS is answered everywhere, HEAD wherever GET is.
+        let allowed = route_methods.contains(&method.as_str())
+            || method == Method::OPTIONS
+            || (method == Method::HEAD && route_methods.contains(&"GET"));
         if seg.contains('/') || seg.contains('?') || seg.contains('#') {
             // Not one segment after all: any routing answer will do.
             return Ok(());

@@ -49,6 +49,14 @@ pub enum ApiError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The request line and headers are larger than the limit.
+    #[error("request head of {size} bytes, over the limit of {limit}")]
+    HeadersTooLarge {
+        /// Their size, counted as HTTP/1.1 sends them.
+        size: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The body is not `application/json`.
     #[error("unsupported media type")]
     UnsupportedMediaType,
@@ -286,6 +294,14 @@ impl ApiError {
                 "body_too_large",
                 "Body too large",
                 format!("the body must be at most {limit} bytes"),
+            ),
+            ApiError::HeadersTooLarge { size, limit } => Answer::new(
+                S::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "headers_too_large",
+                "Request headers too large",
+                format!(
+                    "the request line and headers come to {size} bytes; at most {limit} are accepted, so send fewer or shorter headers"
+                ),
             ),
             ApiError::UnsupportedMediaType => Answer::new(
                 S::UNSUPPORTED_MEDIA_TYPE,

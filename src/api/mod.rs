@@ -31,12 +31,18 @@ use crate::service::{JobListingsService, QuotaState, ServiceError};
 pub struct ApiConfig {
     /// The largest request body accepted, in bytes; default 64 KiB.
     pub max_body_bytes: usize,
+    /// The largest request line and header section accepted, counted as HTTP/1.1 sends them
+    /// (`name: value` and a line end per field); default 16 KiB. Beyond it the answer is a
+    /// 431 problem document. A frontend keeps its own, higher cap on what it reads at all
+    /// ([`crate::server::ServerConfig::max_header_bytes`]).
+    pub max_header_bytes: usize,
 }
 
 impl Default for ApiConfig {
     fn default() -> Self {
         Self {
             max_body_bytes: 64 * 1024,
+            max_header_bytes: 16 * 1024,
         }
     }
 }
@@ -62,27 +68,37 @@ pub(crate) struct Reply {
     body: Option<Bytes>,
     quota: Option<QuotaState>,
     location: Option<String>,
+    allow: Option<&'static str>,
 }
 
 impl Reply {
-    /// A 200 with a JSON body already encoded.
-    pub(crate) fn json_bytes(body: Vec<u8>, quota: Option<QuotaState>) -> Self {
+    /// A reply with this status and body and no other headers yet.
+    pub(crate) fn new(status: StatusCode, body: Option<Bytes>, quota: Option<QuotaState>) -> Self {
         Self {
-            status: StatusCode::OK,
-            body: Some(Bytes::from(body)),
+            status,
+            body,
             quota,
             location: None,
+            allow: None,
         }
     }
 
+    /// A 200 with a JSON body already encoded.
+    pub(crate) fn json_bytes(body: Vec<u8>, quota: Option<QuotaState>) -> Self {
+        Self::new(StatusCode::OK, Some(Bytes::from(body)), quota)
+    }
+
     pub(crate) fn json(body: &impl serde::Serialize, quota: Option<QuotaState>) -> Self {
+        // Serialising our own view types cannot fail: they hold only strings, numbers, maps
+        // with string keys and JSON values.
+        Self::json_bytes(serde_json::to_vec(body).unwrap_or_default(), quota)
+    }
+
+    /// The answer to `OPTIONS`: 204 with the path's methods in `Allow`.
+    pub(crate) fn options(allow: &'static str) -> Self {
         Self {
-            status: StatusCode::OK,
-            // Serialising our own view types cannot fail: they hold only strings, numbers,
-            // maps with string keys and JSON values.
-            body: Some(Bytes::from(serde_json::to_vec(body).unwrap_or_default())),
-            quota,
-            location: None,
+            allow: Some(allow),
+            ..Self::new(StatusCode::NO_CONTENT, None, None)
         }
     }
 }
@@ -143,8 +159,9 @@ impl Api {
         self.inner.config
     }
 
-    /// Answers a request whose body is still a stream: reads at most `max_body_bytes` of it
-    /// (413 beyond), then [`Api::handle`]s it. This is what frontends call.
+    /// Answers a request whose body is still a stream: refuses an oversized head (431), reads
+    /// at most `max_body_bytes` of the body (413 beyond), then answers as [`Api::handle`]
+    /// does. This is what frontends call.
     pub async fn handle_body<B>(&self, req: Request<B>) -> Response<Bytes>
     where
         B: Body,
@@ -152,6 +169,9 @@ impl Api {
     {
         let limit = self.inner.config.max_body_bytes;
         let (parts, body) = req.into_parts();
+        if let Err(e) = self.check_head(&parts) {
+            return self.respond(&parts, Err(e)).await;
+        }
         let declared = parts
             .headers
             .get(http::header::CONTENT_LENGTH)
@@ -169,23 +189,44 @@ impl Api {
             }
         };
         match read {
-            Ok(bytes) => self.handle(Request::from_parts(parts, bytes)).await,
-            Err(e) => self.respond(&parts.headers, Err(e)).await,
+            Ok(bytes) => self.route(Request::from_parts(parts, bytes)).await,
+            Err(e) => self.respond(&parts, Err(e)).await,
         }
     }
 
     /// Answers a request whose body has been read. Never panics, never fails: every error
-    /// becomes a problem document.
+    /// becomes a problem document. `HEAD` is answered as `GET` without the body, and
+    /// `OPTIONS` with the path's methods in `Allow`.
     pub async fn handle(&self, req: Request<Bytes>) -> Response<Bytes> {
+        let (parts, body) = req.into_parts();
+        match self.check_head(&parts) {
+            Ok(()) => self.route(Request::from_parts(parts, body)).await,
+            Err(e) => self.respond(&parts, Err(e)).await,
+        }
+    }
+
+    async fn route(&self, req: Request<Bytes>) -> Response<Bytes> {
         let result = routes::route(self, &req).await;
-        self.respond(req.headers(), result).await
+        let (parts, _) = req.into_parts();
+        self.respond(&parts, result).await
+    }
+
+    /// Refuses a request line and header section over `max_header_bytes`.
+    fn check_head(&self, parts: &http::request::Parts) -> Result<(), ApiError> {
+        let limit = self.inner.config.max_header_bytes;
+        let size = head_bytes(parts);
+        if size > limit {
+            return Err(ApiError::HeadersTooLarge { size, limit });
+        }
+        Ok(())
     }
 
     async fn respond(
         &self,
-        headers: &HeaderMap,
+        request: &http::request::Parts,
         result: Result<Reply, ApiError>,
     ) -> Response<Bytes> {
+        let headers = &request.headers;
         let request_id = request_id(headers);
         let now = self.inner.service.now();
         let mut response = match result {
@@ -220,6 +261,14 @@ impl Api {
         response
             .headers_mut()
             .insert(X_REQUEST_ID.clone(), request_id);
+        if request.method == http::Method::HEAD {
+            // The length the GET would have had, without its bytes (RFC 9110, 9.3.2).
+            let length = HeaderValue::from(response.body().len());
+            response
+                .headers_mut()
+                .insert(http::header::CONTENT_LENGTH, length);
+            *response.body_mut() = Bytes::new();
+        }
         response
     }
 
@@ -283,7 +332,24 @@ fn ok_response(reply: Reply) -> Response<Bytes> {
     if let Some(location) = reply.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
         h.insert(http::header::LOCATION, location);
     }
+    if let Some(allow) = reply.allow {
+        h.insert(http::header::ALLOW, HeaderValue::from_static(allow));
+    }
     response
+}
+
+/// The size of a request's line and header section as HTTP/1.1 sends them: `METHOD target
+/// HTTP/1.1` and `name: value`, each with its line end, and the blank line after.
+fn head_bytes(parts: &http::request::Parts) -> usize {
+    const LINE_END: usize = 2;
+    let target = parts.uri.path_and_query().map_or(1, |p| p.as_str().len());
+    let line = parts.method.as_str().len() + 1 + target + " HTTP/1.1".len() + LINE_END;
+    let fields: usize = parts
+        .headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + ": ".len() + value.len() + LINE_END)
+        .sum();
+    line + fields + LINE_END
 }
 
 /// Most headers a response carries (an error to a valid key: content type, cache control,

@@ -39,7 +39,7 @@ mod tests {
             .collect();
         let served: BTreeSet<(String, String)> = ROUTES
             .iter()
-            .flat_map(|(path, methods)| {
+            .flat_map(|(path, methods, _)| {
                 methods
                     .split(", ")
                     .map(move |m| ((*path).to_owned(), m.to_owned()))

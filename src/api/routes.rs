@@ -20,18 +20,28 @@ use crate::store::StoreError;
 
 const PREFIX: &str = "/api/v1";
 
-/// Every route: its path pattern and the methods it takes. The OpenAPI test reads this.
-pub(crate) const ROUTES: &[(&str, &str)] = &[
-    ("/api/v1/jobs", "GET"),
-    ("/api/v1/jobs/{id}", "GET"),
-    ("/api/v1/companies", "GET"),
-    ("/api/v1/companies/{id}", "GET"),
-    ("/api/v1/webhooks", "GET, POST"),
-    ("/api/v1/webhooks/{id}", "GET, DELETE"),
-    ("/api/v1/webhooks/{id}/deliveries", "GET"),
-    ("/api/v1/webhooks/{id}/test", "POST"),
-    ("/api/v1/usage", "GET"),
-    ("/api/v1/openapi.json", "GET"),
+/// Every route: its path pattern, the methods the OpenAPI document lists for it (the
+/// OpenAPI test reads these), and its `Allow` header: those methods, `HEAD` wherever `GET` is
+/// (answered as `GET` without the body) and `OPTIONS`.
+pub(crate) const ROUTES: &[(&str, &str, &str)] = &[
+    ("/api/v1/jobs", "GET", "GET, HEAD, OPTIONS"),
+    ("/api/v1/jobs/{id}", "GET", "GET, HEAD, OPTIONS"),
+    ("/api/v1/companies", "GET", "GET, HEAD, OPTIONS"),
+    ("/api/v1/companies/{id}", "GET", "GET, HEAD, OPTIONS"),
+    ("/api/v1/webhooks", "GET, POST", "GET, HEAD, POST, OPTIONS"),
+    (
+        "/api/v1/webhooks/{id}",
+        "GET, DELETE",
+        "GET, HEAD, DELETE, OPTIONS",
+    ),
+    (
+        "/api/v1/webhooks/{id}/deliveries",
+        "GET",
+        "GET, HEAD, OPTIONS",
+    ),
+    ("/api/v1/webhooks/{id}/test", "POST", "POST, OPTIONS"),
+    ("/api/v1/usage", "GET", "GET, HEAD, OPTIONS"),
+    ("/api/v1/openapi.json", "GET", "GET, HEAD, OPTIONS"),
 ];
 
 /// The route pattern a path matches, with the path's `{id}` segment.
@@ -64,21 +74,27 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         .ok_or(ApiError::NoRoute)?;
     let segments: Vec<&str> = rest.split('/').collect();
     let (pattern, id) = pattern_of(&segments).ok_or(ApiError::NoRoute)?;
-    let allow = ROUTES
+    let (_, methods, allow) = ROUTES
         .iter()
-        .find(|(p, _)| *p == pattern)
-        .map_or("GET", |(_, methods)| *methods);
-    let method = req.method();
-    if !allow.split(", ").any(|m| m == method.as_str()) {
+        .find(|(p, _, _)| *p == pattern)
+        .ok_or(ApiError::NoRoute)?;
+    if req.method() == Method::OPTIONS {
+        // Says what the path takes, like the 405 does: no key needed, nothing metered.
+        return Ok(Reply::options(allow));
+    }
+    let method = match req.method() {
+        &Method::HEAD => &Method::GET,
+        other => other,
+    };
+    if !methods.split(", ").any(|m| m == method.as_str()) {
         return Err(ApiError::MethodNotAllowed { allow });
     }
     if pattern == "/api/v1/openapi.json" {
-        return Ok(Reply {
-            status: StatusCode::OK,
-            body: Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
-            quota: None,
-            location: None,
-        });
+        return Ok(Reply::new(
+            StatusCode::OK,
+            Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
+            None,
+        ));
     }
     // A missing or invalid key is a 401 before any parameter is looked at.
     let key = api_key(req.headers())?;
@@ -136,12 +152,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
                 .service()
                 .delete_webhook(&key, WebhookId::parse(id)?)
                 .await?;
-            Ok(Reply {
-                status: StatusCode::NO_CONTENT,
-                body: None,
-                quota: Some(done.quota),
-                location: None,
-            })
+            Ok(Reply::new(StatusCode::NO_CONTENT, None, Some(done.quota)))
         }
         ("/api/v1/webhooks/{id}", _) => {
             no_params(req)?;

@@ -34,7 +34,10 @@ pub struct ServerConfig {
     /// Time a client has to send a request's headers; an idle keep-alive connection is closed
     /// after this too. Default 10 s.
     pub header_read_timeout: Duration,
-    /// Largest header section accepted, in bytes (431 beyond). Default 16 KiB.
+    /// Largest request head (line and headers) read at all, in bytes. Beyond it hyper
+    /// answers a bare 431 and closes the connection, since no request was parsed. Default
+    /// 32 KiB: heads between the API's own limit ([`crate::api::ApiConfig::max_header_bytes`],
+    /// 16 KiB) and this one get the API's 431 problem document.
     pub max_header_bytes: usize,
     /// Most header fields accepted (431 beyond). Default 100, hyper's own limit, which it
     /// parses into buffers on the stack; any other number makes it set up buffers of that
@@ -50,7 +53,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             header_read_timeout: Duration::from_secs(10),
-            max_header_bytes: 16 * 1024,
+            max_header_bytes: 32 * 1024,
             max_headers: HYPER_MAX_HEADERS,
             max_connections: 10_000,
             shutdown_grace: Duration::from_secs(10),

@@ -109,17 +109,27 @@ async fn a_wrong_method_returns_405_with_allow() {
     let app = spawn_app().await;
     let key = app.keys.agent_pro.raw.clone();
     let id = uuid::Uuid::new_v4();
+    let get = "GET, HEAD, OPTIONS";
     for (method, path, allow) in [
-        (Method::POST, "/api/v1/jobs".to_owned(), "GET"),
-        (Method::DELETE, format!("/api/v1/jobs/{id}"), "GET"),
-        (Method::PUT, "/api/v1/companies".to_owned(), "GET"),
+        (Method::POST, "/api/v1/jobs".to_owned(), get),
+        (Method::DELETE, format!("/api/v1/jobs/{id}"), get),
+        (Method::PUT, "/api/v1/companies".to_owned(), get),
         (
             Method::PATCH,
             format!("/api/v1/webhooks/{id}"),
-            "GET, DELETE",
+            "GET, HEAD, DELETE, OPTIONS",
         ),
-        (Method::DELETE, "/api/v1/webhooks".to_owned(), "GET, POST"),
-        (Method::POST, "/api/v1/usage".to_owned(), "GET"),
+        (
+            Method::DELETE,
+            "/api/v1/webhooks".to_owned(),
+            "GET, HEAD, POST, OPTIONS",
+        ),
+        (Method::POST, "/api/v1/usage".to_owned(), get),
+        (
+            Method::GET,
+            format!("/api/v1/webhooks/{id}/test"),
+            "POST, OPTIONS",
+        ),
     ] {
         let r = app
             .request(method.clone(), &path, Auth::XApiKey(&key), &[], None)

@@ -614,3 +614,33 @@ async fn a_job_is_served_over_http2_to_a_client_with_prior_knowledge() {
         app.known.rust_staff.company_id.to_string()
     );
 }
+
+#[tokio::test]
+async fn get_jobs_with_a_q_or_company_of_no_words_matches_nothing_and_blank_means_no_filter() {
+    let app = spawn_app().await;
+    let every = app.expected_ids(|_| true).len() as u64;
+    // Symbols and an emoji have no word in them: nothing matches, as Elasticsearch's `match`
+    // does, rather than the condition being dropped.
+    for query in [
+        "q=%21%21%21",
+        "q=%2B%2B",
+        "company=%F0%9F%A6%98",
+        "q=-&company=Quokka",
+    ] {
+        let r = app.get_jobs(query).await;
+        assert_eq!(r.status, StatusCode::OK, "{query}: {}", r.text);
+        assert_eq!(r.total(), 0, "{query}");
+    }
+    let r = app.get_jobs("q=%21%21%21").await;
+    assert_eq!(
+        r.body["meta"]["filters"]["q_words"],
+        serde_json::json!(["!!!"])
+    );
+    // A word among the symbols is searched for; blank text is no condition at all.
+    let rust = app.get_jobs("q=Rust").await.total();
+    assert!(rust > 0 && rust < every, "{rust} of {every}");
+    assert_eq!(app.get_jobs("q=%2B%2BRust%21").await.total(), rust);
+    for blank in ["q=", "q=%20%20", "company=+"] {
+        assert_eq!(app.get_jobs(blank).await.total(), every, "{blank}");
+    }
+}

@@ -9,6 +9,7 @@ mod companies;
 mod errors;
 mod helpers;
 mod jobs;
+mod methods;
 mod openapi;
 mod rate_limits;
 mod restart;
