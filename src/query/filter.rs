@@ -28,15 +28,16 @@ pub struct JobFilter {
 }
 
 impl JobFilter {
-    /// Sets the `q` words from free text.
+    /// Sets the `q` words from free text (see [`search_terms`] for text without words).
     pub fn with_q(mut self, text: &str) -> Self {
-        self.q_words = dedup(words(text).collect());
+        self.q_words = search_terms(text);
         self
     }
 
-    /// Sets the company-name words from free text.
+    /// Sets the company-name words from free text (see [`search_terms`] for text without
+    /// words).
     pub fn with_company(mut self, text: &str) -> Self {
-        self.company_words = dedup(words(text).collect());
+        self.company_words = search_terms(text);
         self
     }
 
@@ -87,6 +88,20 @@ impl JobFilter {
     }
 }
 
+/// The terms a search text asks for: its [`words`], sorted and once each.
+///
+/// Text that is not blank but has no word in it (`!!!`, `++`, an emoji) is kept whole as its
+/// one term. No job has that term, since every indexed word is letters and digits only, so
+/// the search matches nothing, as Elasticsearch's `match` does by default, instead of
+/// dropping the condition and matching every job. Blank text gives no terms: no condition.
+pub fn search_terms(text: &str) -> Vec<String> {
+    let terms = dedup(words(text).collect());
+    match text.trim() {
+        wordless if terms.is_empty() && !wordless.is_empty() => vec![wordless.to_owned()],
+        _ => terms,
+    }
+}
+
 fn dedup(mut v: Vec<String>) -> Vec<String> {
     v.sort_unstable();
     v.dedup();
@@ -126,4 +141,21 @@ pub struct SearchResult {
     pub total: u64,
     /// The page's job ids, newest first, ties by id ascending.
     pub ids: Vec<JobId>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_terms_are_the_words_or_wordless_text_whole_or_nothing_for_blank_text() {
+        assert_eq!(search_terms("Node.js  node RUST"), ["js", "node", "rust"]);
+        assert_eq!(search_terms("++c++"), ["c"]);
+        assert_eq!(search_terms("  !!! "), ["!!!"]);
+        assert_eq!(search_terms("🦘"), ["🦘"]);
+        assert!(search_terms(" \t ").is_empty());
+        assert!(search_terms("").is_empty());
+        // A wordless term can never be a word: words are letters and digits only.
+        assert!(words("!!!").next().is_none());
+    }
 }

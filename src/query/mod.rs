@@ -30,7 +30,7 @@ mod snapshot;
 mod terms;
 mod text;
 
-pub use filter::{JobFilter, JobQuery, SearchResult};
+pub use filter::{search_terms, JobFilter, JobQuery, SearchResult};
 pub use index::JobIndex;
 pub use snapshot::SnapshotError;
 pub use text::words;
