@@ -11,7 +11,6 @@ mod routes;
 mod tower;
 mod views;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -19,6 +18,8 @@ use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
+
+use rustc_hash::FxHashMap;
 
 pub use error::{ApiError, Problem};
 pub use openapi::OPENAPI_JSON;
@@ -59,7 +60,7 @@ struct ApiInner {
     config: ApiConfig,
     /// Each company's JSON as last written for a job detail, beside the record it was written
     /// from: serialising the company was a quarter of a `GET /jobs/{id}`.
-    company_json: std::sync::RwLock<HashMap<CompanyId, (Arc<Company>, Bytes)>>,
+    company_json: std::sync::RwLock<FxHashMap<CompanyId, (Arc<Company>, Bytes)>>,
 }
 
 /// A handler's successful answer before headers are added.
@@ -363,26 +364,61 @@ fn response_with_room(body: Bytes) -> Response<Bytes> {
     response
 }
 
+/// The quota headers that change only with the limit and the period's end.
+struct PeriodHeaders {
+    limit: u64,
+    reset: u64,
+    limit_value: HeaderValue,
+    reset_value: HeaderValue,
+    policy_value: HeaderValue,
+}
+
+impl PeriodHeaders {
+    fn new(limit: u64, reset: u64) -> Self {
+        Self {
+            limit,
+            reset,
+            limit_value: HeaderValue::from(limit),
+            reset_value: HeaderValue::from(reset),
+            policy_value: ascii_header(&["\"monthly\";q=", itoa::Buffer::new().format(limit)]),
+        }
+    }
+}
+
+thread_local! {
+    /// The last [`PeriodHeaders`] this thread sent: answers in a row mostly go to keys of one
+    /// plan in one period, so three of the five quota headers are built once, not per request.
+    static PERIOD_HEADERS: std::cell::RefCell<Option<PeriodHeaders>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// `X-RateLimit-*` and the IETF draft `RateLimit-Policy`/`RateLimit` headers.
 fn quota_headers(h: &mut HeaderMap, quota: Option<QuotaState>, now: chrono::DateTime<chrono::Utc>) {
     let Some(q) = quota else { return };
     let reset = q.resets_at.timestamp().max(0) as u64;
     let window = u64::try_from((q.resets_at - now).num_seconds()).unwrap_or(0);
-    h.insert(X_RATELIMIT_LIMIT.clone(), HeaderValue::from(q.limit));
+    let (limit, reset, policy) = PERIOD_HEADERS.with_borrow_mut(|last| {
+        let same = last
+            .as_ref()
+            .is_some_and(|p| p.limit == q.limit && p.reset == reset);
+        let p = match last {
+            Some(p) if same => p,
+            _ => last.insert(PeriodHeaders::new(q.limit, reset)),
+        };
+        (
+            p.limit_value.clone(),
+            p.reset_value.clone(),
+            p.policy_value.clone(),
+        )
+    });
+    h.insert(X_RATELIMIT_LIMIT.clone(), limit);
     h.insert(
         X_RATELIMIT_REMAINING.clone(),
         HeaderValue::from(q.remaining),
     );
-    h.insert(X_RATELIMIT_RESET.clone(), HeaderValue::from(reset));
-    let (mut limit, mut remaining, mut seconds) = (
-        itoa::Buffer::new(),
-        itoa::Buffer::new(),
-        itoa::Buffer::new(),
-    );
-    h.insert(
-        RATELIMIT_POLICY.clone(),
-        ascii_header(&["\"monthly\";q=", limit.format(q.limit)]),
-    );
+    h.insert(X_RATELIMIT_RESET.clone(), reset);
+    h.insert(RATELIMIT_POLICY.clone(), policy);
+    let (mut remaining, mut seconds) = (itoa::Buffer::new(), itoa::Buffer::new());
     h.insert(
         RATELIMIT.clone(),
         ascii_header(&[

@@ -102,7 +102,14 @@ pub struct KeyHash(#[serde(with = "hex32")] pub [u8; 32]);
 impl KeyHash {
     /// Compares two hashes in constant time.
     pub fn ct_eq(&self, other: &KeyHash) -> bool {
-        bool::from(self.0.ct_eq(&other.0))
+        // As four words: `subtle` compares each without a branch either way, and a byte at a
+        // time was eight times the work on every request.
+        let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or_default());
+        let pairs = self.0.chunks_exact(8).zip(other.0.chunks_exact(8));
+        let equal = pairs.fold(subtle::Choice::from(1), |equal, (a, b)| {
+            equal & word(a).ct_eq(&word(b))
+        });
+        bool::from(equal)
     }
 }
 

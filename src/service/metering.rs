@@ -41,14 +41,21 @@ pub(crate) fn period_at(
     }
     use chrono::Datelike;
     let guess = (now.year() - anchor.year()) * 12 + now.month() as i32 - anchor.month() as i32;
+    // Each bound is worked out once (month arithmetic is most of a call's cost): two in the
+    // usual case, where the guess is right.
     let mut n = guess.max(0) as u32;
-    while n > 0 && start_of(n) > now {
+    let mut start = start_of(n);
+    while n > 0 && start > now {
         n -= 1;
+        start = start_of(n);
     }
-    while start_of(n + 1) <= now {
+    let mut end = start_of(n + 1);
+    while end <= now {
         n += 1;
+        start = end;
+        end = start_of(n + 1);
     }
-    (u64::from(n), start_of(n), start_of(n + 1))
+    (u64::from(n), start, end)
 }
 
 /// One key's usage counter.
