@@ -274,7 +274,12 @@ impl Model {
         if q.remote_only && !job.remote {
             return false;
         }
+        // Text that is not blank but has no word in it matches nothing.
+        let wordless = |t: &str| words(t).next().is_none() && !t.trim().is_empty();
         if let Some(c) = &q.company {
+            if wordless(c) {
+                return false;
+            }
             for w in words(c) {
                 if !e.company.contains(&w) {
                     return false;
@@ -282,6 +287,9 @@ impl Model {
             }
         }
         if let Some(text) = &q.q {
+            if wordless(text) {
+                return false;
+            }
             for w in words(text) {
                 if !e.text.contains(&w) {
                     return false;
