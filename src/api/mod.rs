@@ -18,7 +18,6 @@ use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
-
 use rustc_hash::FxHashMap;
 
 pub use error::{ApiError, Problem};

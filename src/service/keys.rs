@@ -43,8 +43,9 @@ pub(crate) struct KeyEntry {
 /// Issued keys by hash, with their meters. Read-mostly: a read lock on the hot path, a write
 /// lock only when a key is issued or changed.
 ///
-/// Hashed with Fx rather than SipHash: the keys are SHA-256 digests, which no client can
-/// steer into colliding, and every request looks one up.
+/// Hashed with Fx rather than SipHash, since every request looks one up: clients only look
+/// keys up, never add them, so whatever digest a presented key has, its lookup probes no more
+/// than the issued keys.
 #[derive(Debug, Default)]
 pub(crate) struct KeyRegistry {
     by_hash: RwLock<FxHashMap<KeyHash, Arc<KeyEntry>>>,
