@@ -26,6 +26,22 @@ pub(super) fn below_top(docs: &Docs, skip: usize) -> Option<Descending<'_>> {
     Some(Descending::from(cursor))
 }
 
+/// The documents in any of `all`.
+///
+/// Two sets are joined with one plain union. CRoaring's many-way union (`fast_or`) defers
+/// each container's count and turns two sparse lists it joins into a dense one first, then
+/// back: for the usual `domain=a,b` on a small collection that was a tenth of all the work
+/// of serving the GET /jobs mix. From three sets on the deferred work is done once rather than
+/// at every step, so those still go to `fast_or`.
+pub(super) fn union(all: &[&Docs]) -> Docs {
+    match all {
+        [] => Docs::new(),
+        [one] => (*one).clone(),
+        [a, b] => *a | *b,
+        _ => Docs::fast_or(all),
+    }
+}
+
 /// Every document of a set, highest first.
 pub(super) fn descending(docs: &Docs) -> Descending<'_> {
     Descending::from(docs.cursor_to_last())

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::bitmap::Docs;
+use super::bitmap::{self, Docs};
 use super::filter::JobFilter;
 use super::index::JobIndex;
 
@@ -63,7 +63,7 @@ impl JobIndex {
         let mut acc = match iter.next() {
             None => return Cow::Borrowed(&self.live),
             Some(Term::One(docs)) => Cow::Borrowed(docs),
-            Some(Term::AnyOf(all)) => Cow::Owned(Docs::fast_or(&all)),
+            Some(Term::AnyOf(all)) => Cow::Owned(bitmap::union(&all)),
         };
         for term in iter {
             if acc.is_empty() {
@@ -83,10 +83,10 @@ impl JobIndex {
                 // union, which costs less than intersecting them with each.
                 (acc, Term::AnyOf(all)) if self.is_sparse(&acc) => {
                     let parts: Vec<Docs> = all.iter().map(|docs| acc.as_ref() & *docs).collect();
-                    Docs::fast_or(&parts.iter().collect::<Vec<_>>())
+                    bitmap::union(&parts.iter().collect::<Vec<_>>())
                 }
                 (acc, Term::AnyOf(all)) => {
-                    let mut union = Docs::fast_or(&all);
+                    let mut union = bitmap::union(&all);
                     union &= acc.as_ref();
                     union
                 }
