@@ -634,6 +634,7 @@ async fn serve(
         addr = %server.local_addr(),
         store = %describe_store(store),
         startup = ?started.elapsed(),
+        index = ?service.index_origin(),
         "listening"
     );
 

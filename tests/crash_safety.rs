@@ -5,7 +5,8 @@
 //! (`crash_safety_child_process_entry_point`, which does nothing unless
 //! `JL_CRASH_SAFETY_CHILD` is set). The child opens a `SledStore` in the parent's temporary
 //! folder, builds the service (usage counted in memory and written every 100 ms, or, in the
-//! second test, counted in the store before each answer),
+//! second test, counted in the store before each answer; the search index saved every
+//! 300 ms, so a restart loads it and indexes again the jobs written after it),
 //! serves the real hyper `Server` on 127.0.0.1 and prints `@@LISTEN <addr>`. On its first
 //! start it adds the companies, issues one enterprise key and prints `@@KEY <raw>`. Then it
 //! ingests jobs one by one, printing `@@ACK JOB <id>` after each `upsert_job` returns, and
@@ -141,6 +142,9 @@ async fn crash_safety_child_process_entry_point() {
         .store(Arc::new(store))
         .config(ServiceConfig {
             metering: Counting::from_name(&var("JL_CRASH_SAFETY_METERING")).metering(),
+            // Saved often, so most restarts load a snapshot that misses the last jobs and
+            // index those again; the active count checked after each restart covers them.
+            index_snapshot_interval: Some(Duration::from_millis(300)),
             ..ServiceConfig::default()
         })
         .build()

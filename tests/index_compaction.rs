@@ -12,7 +12,8 @@ use job_listings::domain::{ApiKey, Job, JobId, Page, PerPage, Plan};
 use job_listings::domain::{CallbackUrl, CompanyId, JobStatus};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{
-    Clock, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas, ServiceConfig, SystemClock,
+    Clock, IndexOrigin, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas, ServiceConfig,
+    SystemClock,
 };
 use job_listings::store::{SledConfig, SledStore};
 
@@ -170,7 +171,7 @@ async fn reopen(dir: &std::path::Path, last: JobListingsService) -> JobListingsS
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_restart_loads_the_saved_index_unless_jobs_were_written_after_it() {
+async fn a_restart_loads_the_saved_index_and_indexes_again_only_what_was_written_after_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (service, key, jobs) = with_jobs_oldest_first(dir.path(), 13, 3_000).await;
     let (first, later) = jobs.split_at(2_000);
@@ -181,20 +182,40 @@ async fn a_restart_loads_the_saved_index_unless_jobs_were_written_after_it() {
 
     // Loaded from the snapshot: already saved as it is, and exact.
     let service = reopen(dir.path(), service).await;
+    assert_eq!(service.index_origin(), IndexOrigin::Snapshot);
     assert!(!service.save_index_snapshot().await.expect("save"));
     assert_searches_exact(&service, &key, first).await;
 
-    // Jobs written, then no shutdown (as in a crash): the snapshot is out of date and must
-    // not be used, or these jobs would be missing.
+    // New jobs, jobs of the snapshot closed and reworded, then no shutdown (as in a crash):
+    // the snapshot is loaded and exactly the jobs written after it are indexed again.
     for batch in later.chunks(500) {
         service.upsert_jobs(batch.to_vec()).await.expect("ingest");
     }
+    let mut now = jobs.clone();
+    for (i, job) in now.iter_mut().take(300).enumerate() {
+        if i % 2 == 0 {
+            job.status = JobStatus::Closed;
+        } else {
+            job.role = format!("Zephyrologist {i}");
+        }
+    }
+    service
+        .upsert_jobs(now[..300].to_vec())
+        .await
+        .expect("closed and reworded");
     let service = reopen(dir.path(), service).await;
-    assert_searches_exact(&service, &key, &jobs).await;
+    assert_eq!(
+        service.index_origin(),
+        IndexOrigin::SnapshotAndWrites {
+            jobs: later.len() + 300
+        }
+    );
+    assert_searches_exact(&service, &key, &now).await;
+    assert_word_finds_exactly(&service, &key, "zephyrologist", &now).await;
     assert!(service.save_index_snapshot().await.expect("save"));
     assert!(!service.save_index_snapshot().await.expect("save"));
 
-    // A damaged snapshot is rebuilt from the jobs too.
+    // A damaged snapshot is rebuilt from the jobs.
     service.shutdown().await.expect("shutdown");
     let saved = dir.path().join("search-index");
     let mut bytes = std::fs::read(&saved).expect("the snapshot is a file in the folder");
@@ -202,10 +223,93 @@ async fn a_restart_loads_the_saved_index_unless_jobs_were_written_after_it() {
     bytes[middle] ^= 0x40;
     std::fs::write(&saved, bytes).expect("damage it");
     let service = reopen(dir.path(), service).await;
-    assert_searches_exact(&service, &key, &jobs).await;
+    assert_eq!(service.index_origin(), IndexOrigin::Rebuilt);
+    assert_searches_exact(&service, &key, &now).await;
+    assert_word_finds_exactly(&service, &key, "zephyrologist", &now).await;
     assert!(service.save_index_snapshot().await.expect("save"));
 }
 
+/// `q=word` finds every active job with the word in its role, and no other.
+async fn assert_word_finds_exactly(
+    service: &JobListingsService,
+    key: &ApiKey,
+    word: &str,
+    jobs: &[Job],
+) {
+    let filter = JobFilter::default().with_q(word);
+    let query = JobQuery {
+        filter: filter.clone(),
+        page: Page::new(1).expect("page"),
+        per_page: PerPage::new(50).expect("per_page"),
+    };
+    let found = service.search_jobs(key, query).await.expect("search").value;
+    let (total, want) = expected(jobs, &filter, 1, 50);
+    assert!(total > 100, "the reworded jobs are active");
+    assert_eq!(found.total, total);
+    assert_eq!(found.jobs.iter().map(|j| j.id).collect::<Vec<_>>(), want);
+}
+
+/// A service on `dir` that saves its index every `interval_ms`; `None` while another one
+/// still holds the folder.
+async fn saving_every(dir: &std::path::Path, interval_ms: u64) -> Option<JobListingsService> {
+    let store = SledStore::open(&SledConfig::new(dir)).ok()?;
+    let service = JobListingsService::builder()
+        .store(Arc::new(store))
+        .config(ServiceConfig {
+            index_snapshot_interval: Some(std::time::Duration::from_millis(interval_ms)),
+            ..ServiceConfig::default()
+        })
+        .build()
+        .await
+        .expect("service builds");
+    Some(service)
+}
+
+/// The service saves its index every `index_snapshot_interval` on its own, so a crash long
+/// after the last shutdown still starts from a recent snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_index_is_saved_on_an_interval_and_a_start_after_a_crash_loads_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let service = saving_every(dir.path(), 100)
+        .await
+        .expect("an unused folder");
+    assert_eq!(service.index_origin(), IndexOrigin::Rebuilt, "a new folder");
+    let data = Dataset::generate(14, 20, 800);
+    let key = with_companies_and_key(&service, &data).await;
+    let jobs = oldest_first(&data);
+    service.upsert_jobs(jobs.clone()).await.expect("ingest");
+
+    // Saved by the service within a few intervals; nothing else saves it.
+    let store = service.store().clone();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let version = store.jobs_version().await.expect("version");
+        let snapshot = store.load_index_snapshot().await.expect("snapshot");
+        if snapshot.is_some_and(|s| Some(s.jobs_version) == version) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no snapshot of the current jobs was saved"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    drop(store);
+
+    // No shutdown, as in a crash; saving only at shutdown from now on.
+    drop(service);
+    let mut reopened = None;
+    for _ in 0..200 {
+        reopened = saving_every(dir.path(), 3_600_000).await;
+        if reopened.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let service = reopened.expect("the folder was let go of");
+    assert_eq!(service.index_origin(), IndexOrigin::Snapshot);
+    assert_searches_exact(&service, &key, &jobs).await;
+}
 /// A service with the dataset's companies, an enterprise key and a subscription to every new
 /// job, on a clock stopped at `now`.
 async fn subscribed(

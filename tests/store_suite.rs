@@ -12,7 +12,9 @@ use job_listings::domain::{
     JobStatus, KeyId, OutboxEvent, Plan, SalaryRange, Seniority, Subscription, SubscriptionStatus,
     WebhookId, WebhookSecret,
 };
-use job_listings::store::{JobWrite, MemoryStore, SledConfig, SledStore, Store, UsageCounter};
+use job_listings::store::{
+    IndexSnapshot, JobWrite, MemoryStore, SledConfig, SledStore, Store, UsageCounter,
+};
 use uuid::Uuid;
 
 fn t0() -> DateTime<Utc> {
@@ -1083,6 +1085,10 @@ async fn sled_store_re_encodes_jobs_stored_in_an_earlier_form_when_it_opens() {
         db.flush().expect("flushed");
     }
     let store = SledStore::open(&config).expect("sled opens");
+    // The rewrite made a jobs version of its own that names no job: what changed since
+    // before it cannot be told from the record.
+    assert_eq!(store.jobs_version().await.expect("version"), Some(1));
+    assert_eq!(store.jobs_written_since(0).await.expect("read"), None);
     let json = store.get_jobs_json(&[j.id]).await.expect("read");
     assert_eq!(json.len(), 1);
     assert_eq!(
@@ -1123,4 +1129,66 @@ async fn sled_store_keeps_everything_after_the_folder_is_closed_and_reopened() {
         .await
         .expect("read")
         .is_some());
+}
+
+/// A start after a crash loads the last index snapshot and indexes again only the jobs
+/// written after it: the store names them, durably, until a newer snapshot covers them.
+#[tokio::test]
+async fn sled_store_names_the_jobs_written_after_a_version_until_a_snapshot_covers_them() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let config = sled_config(dir.path());
+    let ids = |ns: &[u64]| {
+        let mut ids: Vec<JobId> = ns.iter().map(|&n| job(n).id).collect();
+        ids.sort();
+        ids
+    };
+    let (v0, v1, v3) = {
+        let store = SledStore::open(&config).expect("sled opens");
+        let v0 = store.jobs_version().await.expect("version").expect("kept");
+        store
+            .write_jobs(&[plain(job(1)), plain(job(2))])
+            .await
+            .expect("written");
+        let v1 = store.jobs_version().await.expect("version").expect("kept");
+        store
+            .write_jobs(&[plain(job(2)), plain(job(3)), plain(job(3))])
+            .await
+            .expect("written");
+        store
+            .write_jobs_deferred(&[plain(job(4))])
+            .await
+            .expect("written");
+        store.flush().await.expect("flushed");
+        let v3 = store.jobs_version().await.expect("version").expect("kept");
+        assert_eq!((v1, v3), (v0 + 1, v0 + 3), "one version per write");
+
+        let since = |v| store.jobs_written_since(v);
+        assert_eq!(since(v0).await.expect("read"), Some(ids(&[1, 2, 3, 4])));
+        assert_eq!(since(v1).await.expect("read"), Some(ids(&[2, 3, 4])));
+        assert_eq!(since(v3).await.expect("read"), Some(Vec::new()));
+        assert_eq!(
+            since(v3 + 1).await.expect("read"),
+            None,
+            "a version not reached"
+        );
+        (v0, v1, v3)
+    };
+
+    // Reopened: the record outlives the process.
+    let store = SledStore::open(&config).expect("sled reopens");
+    let since = |v| store.jobs_written_since(v);
+    assert_eq!(since(v1).await.expect("read"), Some(ids(&[2, 3, 4])));
+
+    // A snapshot at v1 covers what was written up to it: the store forgets that part, and
+    // can no longer say what changed since v0.
+    store
+        .save_index_snapshot(IndexSnapshot {
+            jobs_version: v1,
+            bytes: vec![1, 2, 3],
+        })
+        .await
+        .expect("saved");
+    assert_eq!(since(v0).await.expect("read"), None);
+    assert_eq!(since(v1).await.expect("read"), Some(ids(&[2, 3, 4])));
+    assert_eq!(since(v3).await.expect("read"), Some(Vec::new()));
 }

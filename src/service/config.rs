@@ -91,6 +91,15 @@ pub struct ServiceConfig {
     /// when no notification woke it (a notification lost to a dropped connection costs at
     /// most this much delay); default one second.
     pub follow_poll_interval: Duration,
+    /// How often the search index is saved to the store when jobs were written since
+    /// ([`JobListingsService::save_index_snapshot`]); default five minutes, `None` for only
+    /// at shutdown. A start after a crash loads the last one and indexes again only the jobs
+    /// written after it, where it would otherwise index every stored job; a save copies the
+    /// index out (a few hundred milliseconds at a million jobs), during which job writes
+    /// wait.
+    ///
+    /// [`JobListingsService::save_index_snapshot`]: super::JobListingsService::save_index_snapshot
+    pub index_snapshot_interval: Option<Duration>,
 }
 
 /// How the webhook delivery worker runs.
@@ -134,6 +143,7 @@ impl Default for ServiceConfig {
             rate_limits: None,
             secret_key: None,
             follow_poll_interval: Duration::from_secs(1),
+            index_snapshot_interval: Some(Duration::from_secs(300)),
         }
     }
 }

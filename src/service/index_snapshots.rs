@@ -1,34 +1,78 @@
 //! The search index at start-up and shutdown: loaded from the store's snapshot when that
-//! still reflects every stored job, else rebuilt from the jobs; saved again on shutdown when
-//! jobs were written since.
+//! still reflects every stored job, loaded and brought up to date when the store can say which
+//! jobs were written since, else rebuilt from the jobs; saved again on shutdown and every
+//! [`ServiceConfig::index_snapshot_interval`] when jobs were written since.
+//!
+//! [`ServiceConfig::index_snapshot_interval`]: super::ServiceConfig::index_snapshot_interval
 
+use std::sync::Weak;
+use std::time::Duration;
+
+use crate::domain::JobId;
 use crate::query::JobIndex;
 use crate::store::{IndexSnapshot, Store};
 
 use super::indexer::{indexing_failed, spawn_indexer};
-use super::{JobListingsService, ServiceResult};
+use super::{Inner, JobListingsService, ServiceResult};
 
-/// The index and, when it came from the store's snapshot, that snapshot's jobs version.
-pub(super) async fn load_index(store: &dyn Store) -> ServiceResult<(JobIndex, Option<u64>)> {
+/// How the search index was made ready when the service started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexOrigin {
+    /// Loaded from the store's snapshot, which reflected every stored job.
+    Snapshot,
+    /// Loaded from the store's snapshot, then the jobs written after it (perhaps before a
+    /// crash) indexed again.
+    SnapshotAndWrites {
+        /// Distinct jobs indexed again.
+        jobs: usize,
+    },
+    /// Rebuilt from every stored job: no usable snapshot, or no record of what was written
+    /// after it.
+    Rebuilt,
+}
+
+/// The index, how it was made, and the jobs version it reflects when that is the saved
+/// snapshot's (so shutdown need not save it again).
+pub(super) struct LoadedIndex {
+    pub(super) index: JobIndex,
+    pub(super) origin: IndexOrigin,
+    pub(super) saved_version: Option<u64>,
+}
+
+/// The index from the store's snapshot when there is a usable one, else rebuilt.
+pub(super) async fn load_index(store: &dyn Store) -> ServiceResult<LoadedIndex> {
     if let Some(version) = store.jobs_version().await? {
         match store.load_index_snapshot().await {
             Ok(Some(snapshot)) if snapshot.jobs_version == version => {
-                let loaded =
-                    tokio::task::spawn_blocking(move || JobIndex::from_snapshot(&snapshot.bytes))
-                        .await
-                        .map_err(indexing_failed)?;
-                match loaded {
-                    Ok(index) => return Ok((ready_to_serve(index).await?, Some(version))),
-                    Err(e) => tracing::warn!(
-                        error = %e,
-                        "index snapshot not used; rebuilding the index from the stored jobs"
-                    ),
+                if let Some(index) = from_snapshot(snapshot).await? {
+                    return Ok(LoadedIndex {
+                        index: ready_to_serve(index).await?,
+                        origin: IndexOrigin::Snapshot,
+                        saved_version: Some(version),
+                    });
                 }
             }
-            Ok(Some(_)) => tracing::info!(
-                "index snapshot out of date (jobs were written after it, perhaps before a \
-                 crash); rebuilding the index from the stored jobs"
-            ),
+            Ok(Some(snapshot)) => match store.jobs_written_since(snapshot.jobs_version).await? {
+                Some(written) => {
+                    if let Some(index) = from_snapshot(snapshot).await? {
+                        let jobs = written.len();
+                        let index = reindex(store, index, written).await?;
+                        tracing::info!(
+                            jobs,
+                            "index snapshot loaded; the jobs written after it indexed again"
+                        );
+                        return Ok(LoadedIndex {
+                            index,
+                            origin: IndexOrigin::SnapshotAndWrites { jobs },
+                            saved_version: None,
+                        });
+                    }
+                }
+                None => tracing::info!(
+                    "index snapshot out of date and the store cannot say which jobs were \
+                         written after it; rebuilding the index from the stored jobs"
+                ),
+            },
             Ok(None) => {}
             Err(e) => tracing::warn!(
                 error = %e,
@@ -36,7 +80,43 @@ pub(super) async fn load_index(store: &dyn Store) -> ServiceResult<(JobIndex, Op
             ),
         }
     }
-    Ok((rebuild(store).await?, None))
+    Ok(LoadedIndex {
+        index: rebuild(store).await?,
+        origin: IndexOrigin::Rebuilt,
+        saved_version: None,
+    })
+}
+
+/// The index a snapshot holds; `None` (and a warning) when it cannot be read: damaged, or
+/// written by another version of this crate.
+async fn from_snapshot(snapshot: IndexSnapshot) -> ServiceResult<Option<JobIndex>> {
+    let loaded = tokio::task::spawn_blocking(move || JobIndex::from_snapshot(&snapshot.bytes))
+        .await
+        .map_err(indexing_failed)?;
+    Ok(match loaded {
+        Ok(index) => Some(index),
+        Err(e) => {
+            tracing::warn!(
+                error = %e,
+                "index snapshot not used; rebuilding the index from the stored jobs"
+            );
+            None
+        }
+    })
+}
+
+/// Indexes the stored state of `ids` again: added or replaced if active, removed if not.
+async fn reindex(store: &dyn Store, index: JobIndex, ids: Vec<JobId>) -> ServiceResult<JobIndex> {
+    let (to_index, indexer) = spawn_indexer(index);
+    for chunk in ids.chunks(REBUILD_BATCH) {
+        let batch = store.get_jobs(chunk).await?;
+        if to_index.send(batch).await.is_err() {
+            break;
+        }
+    }
+    drop(to_index);
+    let index = indexer.await.map_err(indexing_failed)?;
+    ready_to_serve(index).await
 }
 
 /// Jobs read from the store at a time while rebuilding: two of the indexer's parts, so the
@@ -80,11 +160,15 @@ async fn ready_to_serve(mut index: JobIndex) -> ServiceResult<JobIndex> {
 
 impl JobListingsService {
     /// Saves the search index to the store, so the next start loads it instead of indexing
-    /// every job again; [`JobListingsService::shutdown`] does this. Does nothing when the
-    /// store's snapshot already reflects every job, or the store keeps none (returns whether
-    /// it saved one). Job writes wait meanwhile; searches do not.
+    /// every job again; [`JobListingsService::shutdown`] does this, and the service every
+    /// [`ServiceConfig::index_snapshot_interval`]. Does nothing when the store's snapshot
+    /// already reflects every job, or the store keeps none (returns whether it saved one).
+    /// Job writes wait while the index is copied out, not while the copy is written;
+    /// searches never wait.
+    ///
+    /// [`ServiceConfig::index_snapshot_interval`]: super::ServiceConfig::index_snapshot_interval
     pub async fn save_index_snapshot(&self) -> ServiceResult<bool> {
-        let _writes = self.inner.ingest.lock().await;
+        let writes = self.inner.ingest.lock().await;
         let Some(version) = self.inner.store.jobs_version().await? else {
             return Ok(false);
         };
@@ -96,6 +180,9 @@ impl JobListingsService {
         let bytes = tokio::task::spawn_blocking(move || this.read_index().to_snapshot())
             .await
             .map_err(indexing_failed)?;
+        // The bytes are the index at `version`; what is written after it is recorded under
+        // later versions, which the store keeps.
+        drop(writes);
         let snapshot = IndexSnapshot {
             jobs_version: version,
             bytes,
@@ -103,5 +190,35 @@ impl JobListingsService {
         self.inner.store.save_index_snapshot(snapshot).await?;
         *saved = Some(version);
         Ok(true)
+    }
+
+    /// How the search index was made ready when the service started.
+    pub fn index_origin(&self) -> IndexOrigin {
+        self.inner.index_origin
+    }
+}
+
+/// Saves the index every `interval` when jobs were written since, until shutdown, so that a
+/// start after a crash loads it and indexes only the jobs written after it. Holds the
+/// service only while saving.
+pub(super) async fn snapshot_saver(
+    inner: Weak<Inner>,
+    interval: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.changed() => return,
+        }
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        if let Err(e) = (JobListingsService { inner: strong })
+            .save_index_snapshot()
+            .await
+        {
+            tracing::error!(error = %e, "saving the index snapshot failed; will retry");
+        }
     }
 }

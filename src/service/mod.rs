@@ -49,6 +49,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
 pub use import::ImportSummary;
+pub use index_snapshots::IndexOrigin;
 pub use ingest::{DeferredCompaction, IngestOutcome};
 pub use keys::NewKey;
 pub use rate_limit::{RateLimit, RateLimits};
@@ -106,6 +107,8 @@ struct Inner {
     /// The jobs version of the index snapshot the store holds, when this process loaded or
     /// saved it: a shutdown with nothing written since has nothing to save.
     saved_snapshot: tokio::sync::Mutex<Option<u64>>,
+    /// How the index was made ready at start-up.
+    index_origin: IndexOrigin,
     companies: RwLock<HashMap<CompanyId, Arc<Company>>>,
     keys: KeyRegistry,
     webhooks: RwLock<HashMap<WebhookId, Subscription>>,
@@ -195,7 +198,7 @@ impl ServiceBuilder {
             companies.extend(batch.into_iter().map(|c| (c.id, Arc::new(c))));
         }
 
-        let (index, saved_snapshot) = index_snapshots::load_index(store.as_ref()).await?;
+        let loaded = index_snapshots::load_index(store.as_ref()).await?;
 
         let keys = KeyRegistry::load(store.as_ref()).await?;
         let mut webhooks = HashMap::new();
@@ -217,8 +220,9 @@ impl ServiceBuilder {
                 store,
                 clock,
                 config,
-                index: RwLock::new(index),
-                saved_snapshot: tokio::sync::Mutex::new(saved_snapshot),
+                index: RwLock::new(loaded.index),
+                index_origin: loaded.origin,
+                saved_snapshot: tokio::sync::Mutex::new(loaded.saved_version),
                 companies: RwLock::new(companies),
                 keys,
                 webhooks: RwLock::new(webhooks),
@@ -236,6 +240,13 @@ impl ServiceBuilder {
                 tokio::spawn(usage_writer(
                     weak.clone(),
                     flush_interval,
+                    service.inner.stop.subscribe(),
+                ));
+            }
+            if let Some(interval) = service.inner.config.index_snapshot_interval {
+                tokio::spawn(index_snapshots::snapshot_saver(
+                    weak.clone(),
+                    interval,
                     service.inner.stop.subscribe(),
                 ));
             }

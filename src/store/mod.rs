@@ -160,6 +160,17 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn jobs_version(&self) -> StoreResult<Option<u64>> {
         Ok(None)
     }
+    /// The ids of the jobs written after jobs version `version` (each once, ascending), so
+    /// that an index snapshot taken at `version` is brought up to date by indexing just
+    /// them again. `None` when the store cannot tell (the default), or no longer can for
+    /// `version`: the index is then rebuilt from every job.
+    ///
+    /// A store that answers it keeps a record of the ids written in each version, written in
+    /// the same transaction as the jobs; [`Store::save_index_snapshot`] may forget the record
+    /// up to the snapshot's version.
+    async fn jobs_written_since(&self, _version: u64) -> StoreResult<Option<Vec<JobId>>> {
+        Ok(None)
+    }
     /// The search index last saved with [`Store::save_index_snapshot`] and the
     /// [`Store::jobs_version`] it reflects; `None` when none was saved (or the default: the
     /// store keeps none).

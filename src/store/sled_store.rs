@@ -64,6 +64,9 @@ pub struct SledStore {
     due: Tree,
     /// The job JSON format's fingerprint and the jobs version ([`Store::jobs_version`]).
     meta: Tree,
+    /// The ids of the jobs each job write wrote ([`Store::jobs_written_since`]): the jobs
+    /// version it made (big-endian) → the ids, 16 bytes each.
+    job_changes: Tree,
     /// Where [`Store::save_index_snapshot`] keeps the index: a file beside sled's own.
     index_snapshot: PathBuf,
     leases: Arc<Leases>,
@@ -208,6 +211,7 @@ impl SledStore {
             deliveries: tree("deliveries")?,
             due: tree("deliveries_due")?,
             meta: tree("meta")?,
+            job_changes: tree("job_changes")?,
             index_snapshot: config.path.join("search-index"),
             leases: Default::default(),
             job_json: Arc::new(JobJsonCache::new(config.job_cache_bytes)),
@@ -271,22 +275,28 @@ impl SledStore {
     /// Writes encoded jobs and their events in one transaction that also bumps the jobs
     /// version, without flushing.
     fn write_job_rows(&self, rows: &[JobRow]) -> StoreResult<()> {
+        let ids: Vec<u8> = rows
+            .iter()
+            .flat_map(|(id, _, _)| *id.0.as_bytes())
+            .collect();
         (
             &self.jobs,
             &self.events,
             &self.deliveries,
             &self.due,
             &self.meta,
+            &self.job_changes,
         )
-            .transaction(|(jobs, events, deliveries, due, meta)| {
+            .transaction(|(jobs, events, deliveries, due, meta, job_changes)| {
                 for (id, job, job_events) in rows {
                     jobs.insert(id.0.as_bytes(), job.as_slice())?;
                     for event in job_events {
                         event.insert(events, deliveries, due)?;
                     }
                 }
-                let version = version_of(meta.get(JOBS_VERSION)?.as_deref());
-                meta.insert(JOBS_VERSION, &(version + 1).to_be_bytes())?;
+                let version = version_of(meta.get(JOBS_VERSION)?.as_deref()) + 1;
+                meta.insert(JOBS_VERSION, &version.to_be_bytes())?;
+                job_changes.insert(&version.to_be_bytes(), ids.as_slice())?;
                 Ok(())
             })
             .map_err(tx_error)?;
@@ -319,6 +329,48 @@ impl SledStore {
                 return Ok(Some(next));
             }
         }
+    }
+
+    /// The ids recorded for every jobs version after `version`; `None` unless there is one
+    /// record for each. A version without one was made by a write that kept no record (a
+    /// rewrite of every job in a new JSON form, or a build before records were kept), so the
+    /// records cannot say what changed.
+    fn job_changes_since(&self, version: u64) -> StoreResult<Option<Vec<JobId>>> {
+        let current = version_of(self.meta.get(JOBS_VERSION).map_err(backend)?.as_deref());
+        let Some(expected) = current.checked_sub(version) else {
+            return Ok(None);
+        };
+        let mut ids = Vec::new();
+        let mut records = 0u64;
+        for item in self.job_changes.range((version + 1).to_be_bytes()..) {
+            let (key, written) = item.map_err(backend)?;
+            records += 1;
+            let (chunks, rest) = written.as_chunks::<16>();
+            if !rest.is_empty() {
+                return Err(StoreError::Corrupt {
+                    key: format!("job_changes/{}", version_of(Some(&key))),
+                    reason: format!("{} bytes is not a list of 16-byte ids", written.len()),
+                });
+            }
+            ids.extend(chunks.iter().map(|id| JobId(uuid::Uuid::from_bytes(*id))));
+        }
+        if records != expected {
+            return Ok(None);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(Some(ids))
+    }
+
+    /// Drops the records of job writes up to `version`, which a snapshot now covers. Not
+    /// flushed: records that outlive a crash are only read again for versions after it.
+    fn forget_job_changes_through(&self, version: u64) -> StoreResult<()> {
+        let mut batch = sled::Batch::default();
+        for item in self.job_changes.range(..=version.to_be_bytes()) {
+            let (key, _) = item.map_err(backend)?;
+            batch.remove(key);
+        }
+        self.job_changes.apply_batch(batch).map_err(backend)
     }
 
     /// A job's stored JSON, from the cache or else from the tree (then kept in the cache).
@@ -446,6 +498,13 @@ impl Store for SledStore {
         Ok(Some(version_of(stored.as_deref())))
     }
 
+    async fn jobs_written_since(&self, version: u64) -> StoreResult<Option<Vec<JobId>>> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.job_changes_since(version))
+            .await
+            .map_err(backend)?
+    }
+
     async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
         let path = self.index_snapshot.clone();
         tokio::task::spawn_blocking(move || snapshot_file::read(&path))
@@ -454,10 +513,13 @@ impl Store for SledStore {
     }
 
     async fn save_index_snapshot(&self, snapshot: IndexSnapshot) -> StoreResult<()> {
-        let path = self.index_snapshot.clone();
-        tokio::task::spawn_blocking(move || snapshot_file::write(&path, &snapshot))
-            .await
-            .map_err(backend)?
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            snapshot_file::write(&this.index_snapshot, &snapshot)?;
+            this.forget_job_changes_through(snapshot.jobs_version)
+        })
+        .await
+        .map_err(backend)?
     }
 
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
