@@ -94,9 +94,9 @@ pub struct ServiceConfig {
     /// How often the search index is saved to the store when jobs were written since
     /// ([`JobListingsService::save_index_snapshot`]); default five minutes, `None` for only
     /// at shutdown. A start after a crash loads the last one and indexes again only the jobs
-    /// written after it, where it would otherwise index every stored job; a save copies the
-    /// index out (a few hundred milliseconds at a million jobs), during which job writes
-    /// wait.
+    /// written after it, where it would otherwise index every stored job. Job writes wait
+    /// while a save copies the index out (0.14–0.26 s at a million jobs), not while the copy
+    /// is written.
     ///
     /// [`JobListingsService::save_index_snapshot`]: super::JobListingsService::save_index_snapshot
     pub index_snapshot_interval: Option<Duration>,

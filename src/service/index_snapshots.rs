@@ -177,18 +177,27 @@ impl JobListingsService {
             return Ok(false);
         }
         let this = self.clone();
+        let started = std::time::Instant::now();
         let bytes = tokio::task::spawn_blocking(move || this.read_index().to_snapshot())
             .await
             .map_err(indexing_failed)?;
         // The bytes are the index at `version`; what is written after it is recorded under
         // later versions, which the store keeps.
         drop(writes);
+        let copied = started.elapsed();
+        let size = bytes.len();
         let snapshot = IndexSnapshot {
             jobs_version: version,
             bytes,
         };
         self.inner.store.save_index_snapshot(snapshot).await?;
         *saved = Some(version);
+        tracing::info!(
+            bytes = size,
+            writes_waited = ?copied,
+            saved_in = ?started.elapsed(),
+            "index snapshot saved"
+        );
         Ok(true)
     }
 
