@@ -229,6 +229,47 @@ async fn a_restart_loads_the_saved_index_and_indexes_again_only_what_was_written
     assert!(service.save_index_snapshot().await.expect("save"));
 }
 
+/// A record of the jobs written after the snapshot that cannot be read does not stop the
+/// service: it starts from every stored job instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_record_of_later_writes_makes_the_start_rebuild_the_index() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (service, key, jobs) = with_jobs_oldest_first(dir.path(), 15, 600).await;
+    let (first, later) = jobs.split_at(300);
+    service.upsert_jobs(first.to_vec()).await.expect("ingest");
+    assert!(service.save_index_snapshot().await.expect("save"));
+    service.upsert_jobs(later.to_vec()).await.expect("ingest");
+    let version = service
+        .store()
+        .jobs_version()
+        .await
+        .expect("version")
+        .expect("sled keeps one");
+    drop(service);
+
+    // No shutdown, as in a crash; then the last write's record damaged.
+    let mut db = None;
+    for _ in 0..200 {
+        if let Ok(opened) = sled::open(dir.path()) {
+            db = Some(opened);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let db = db.expect("the folder was let go of");
+    let changes = db.open_tree("job_changes").expect("the record");
+    assert!(changes
+        .insert(version.to_be_bytes(), &b"not ids"[..])
+        .expect("written")
+        .is_some());
+    db.flush().expect("flushed");
+    drop((changes, db));
+
+    let service = crate::service(dir.path()).await;
+    assert_eq!(service.index_origin(), IndexOrigin::Rebuilt);
+    assert_searches_exact(&service, &key, &jobs).await;
+}
+
 /// `q=word` finds every active job with the word in its role, and no other.
 async fn assert_word_finds_exactly(
     service: &JobListingsService,

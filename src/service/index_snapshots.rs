@@ -52,8 +52,8 @@ pub(super) async fn load_index(store: &dyn Store) -> ServiceResult<LoadedIndex> 
                     });
                 }
             }
-            Ok(Some(snapshot)) => match store.jobs_written_since(snapshot.jobs_version).await? {
-                Some(written) => {
+            Ok(Some(snapshot)) => match store.jobs_written_since(snapshot.jobs_version).await {
+                Ok(Some(written)) => {
                     if let Some(index) = from_snapshot(snapshot).await? {
                         let jobs = written.len();
                         let index = reindex(store, index, written).await?;
@@ -68,9 +68,14 @@ pub(super) async fn load_index(store: &dyn Store) -> ServiceResult<LoadedIndex> 
                         });
                     }
                 }
-                None => tracing::info!(
-                    "index snapshot out of date and the store cannot say which jobs were \
-                         written after it; rebuilding the index from the stored jobs"
+                Ok(None) => tracing::info!(
+                    "index snapshot out of date and the store cannot say which jobs were written \
+                     after it; rebuilding the index from the stored jobs"
+                ),
+                Err(e) => tracing::warn!(
+                    error = %e,
+                    "the record of the jobs written after the index snapshot is unreadable; \
+                     rebuilding the index from the stored jobs"
                 ),
             },
             Ok(None) => {}
