@@ -1,8 +1,9 @@
 //! The service's search index while jobs arrive out of result order: with compaction held
 //! off for an import and with the service compacting on its own, searches answer exactly what
 //! a scan of the ingested jobs answers, before and after every compaction; and across
-//! restarts, loaded from the saved snapshot only while it reflects every stored job. A bulk
-//! import stores, indexes and announces jobs as one-batch ingest does. Real sled store.
+//! restarts, whether loaded from the saved snapshot, loaded and brought up to date with the
+//! jobs written after it, or rebuilt. A bulk import stores, indexes and announces jobs as
+//! one-batch ingest does. Real sled store.
 
 use std::sync::Arc;
 
