@@ -5,15 +5,12 @@
 //!
 //! [`ServiceConfig::index_snapshot_interval`]: super::ServiceConfig::index_snapshot_interval
 
-use std::sync::Weak;
-use std::time::Duration;
-
 use crate::domain::JobId;
 use crate::query::JobIndex;
 use crate::store::{IndexSnapshot, Store};
 
 use super::indexer::{indexing_failed, spawn_indexer};
-use super::{Inner, JobListingsService, ServiceResult};
+use super::{JobListingsService, ServiceResult};
 
 /// How the search index was made ready when the service started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,30 +206,5 @@ impl JobListingsService {
     /// How the search index was made ready when the service started.
     pub fn index_origin(&self) -> IndexOrigin {
         self.inner.index_origin
-    }
-}
-
-/// Saves the index every `interval` when jobs were written since, until shutdown, so that a
-/// start after a crash loads it and indexes only the jobs written after it. Holds the
-/// service only while saving.
-pub(super) async fn snapshot_saver(
-    inner: Weak<Inner>,
-    interval: Duration,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
-            _ = stop.changed() => return,
-        }
-        let Some(strong) = inner.upgrade() else {
-            return;
-        };
-        if let Err(e) = (JobListingsService { inner: strong })
-            .save_index_snapshot()
-            .await
-        {
-            tracing::error!(error = %e, "saving the index snapshot failed; will retry");
-        }
     }
 }

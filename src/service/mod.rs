@@ -237,17 +237,23 @@ impl ServiceBuilder {
         if tokio::runtime::Handle::try_current().is_ok() {
             let weak = Arc::downgrade(&service.inner);
             if let Metering::InMemory { flush_interval } = service.inner.config.metering {
-                tokio::spawn(usage_writer(
+                tokio::spawn(every(
                     weak.clone(),
                     flush_interval,
                     service.inner.stop.subscribe(),
+                    "writing usage counters",
+                    |service| async move { service.flush_usage().await },
                 ));
             }
             if let Some(interval) = service.inner.config.index_snapshot_interval {
-                tokio::spawn(index_snapshots::snapshot_saver(
+                // Saved while jobs are written, so that a start after a crash loads a recent
+                // snapshot and indexes only the jobs written after it.
+                tokio::spawn(every(
                     weak.clone(),
                     interval,
                     service.inner.stop.subscribe(),
+                    "saving the index snapshot",
+                    |service| async move { service.save_index_snapshot().await },
                 ));
             }
             if let Some(position) = feed_position {
@@ -276,13 +282,19 @@ impl ServiceBuilder {
     }
 }
 
-/// Writes changed usage counters to the store every `interval` until shutdown. Holds the
-/// service only while writing, so a dropped service is not kept alive.
-async fn usage_writer(
+/// Runs `work` on the service every `interval` until shutdown, logging a failure as `what`
+/// failed (the next round tries again). Holds the service only while working, so a dropped
+/// service is not kept alive.
+async fn every<F, Fut, T>(
     inner: std::sync::Weak<Inner>,
     interval: std::time::Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
-) {
+    what: &'static str,
+    work: F,
+) where
+    F: Fn(JobListingsService) -> Fut,
+    Fut: std::future::Future<Output = ServiceResult<T>>,
+{
     loop {
         tokio::select! {
             _ = tokio::time::sleep(interval) => {}
@@ -291,8 +303,8 @@ async fn usage_writer(
         let Some(strong) = inner.upgrade() else {
             return;
         };
-        if let Err(e) = (JobListingsService { inner: strong }).flush_usage().await {
-            tracing::error!(error = %e, "writing usage counters failed; will retry");
+        if let Err(e) = work(JobListingsService { inner: strong }).await {
+            tracing::error!(error = %e, "{what} failed; will retry");
         }
     }
 }
