@@ -308,7 +308,7 @@ async fn get_jobs_keeps_the_order_asked_and_skips_unknown_ids(store: &dyn Store)
     assert!(store.get_jobs(&[]).await.expect("read").is_empty());
 }
 
-async fn scan_jobs_pages_through_every_job_in_id_order(store: &dyn Store) {
+async fn scan_jobs_and_their_json_page_through_every_job_in_id_order(store: &dyn Store) {
     let jobs: Vec<Job> = (1..=25).map(job).collect();
     store
         .write_jobs(&jobs.iter().cloned().map(plain).collect::<Vec<_>>())
@@ -330,6 +330,31 @@ async fn scan_jobs_pages_through_every_job_in_id_order(store: &dyn Store) {
     let between = JobId(Uuid::from_u128(expected[4].0.as_u128() + 1));
     let rest = store.scan_jobs(Some(between), 100).await.expect("scan");
     assert_eq!(rest.first().map(|j| j.id), Some(expected[5]));
+    assert_eq!(rest.len(), 20);
+
+    // The same pages as JSON: each job's id, and its bytes as `get_jobs_json` serves them.
+    let mut seen_json = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store.scan_jobs_json(after, 7).await.expect("scan json");
+        assert!(page.len() <= 7);
+        let Some(&(last, _)) = page.last() else { break };
+        after = Some(last);
+        seen_json.extend(page);
+    }
+    let ids: Vec<JobId> = seen_json.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, expected);
+    let served = store.get_jobs_json(&expected).await.expect("json");
+    for ((id, json), served) in seen_json.iter().zip(&served) {
+        assert_eq!(json, served, "{id}");
+        let decoded: Job = serde_json::from_slice(json).expect("a job");
+        assert_eq!(decoded.id, *id);
+    }
+    let rest = store
+        .scan_jobs_json(Some(between), 100)
+        .await
+        .expect("scan json");
+    assert_eq!(rest.first().map(|(id, _)| *id), Some(expected[5]));
     assert_eq!(rest.len(), 20);
 }
 
@@ -1018,7 +1043,7 @@ macro_rules! store_suite {
             }
             check!(confidences_round_trip_bit_for_bit);
             check!(get_jobs_keeps_the_order_asked_and_skips_unknown_ids);
-            check!(scan_jobs_pages_through_every_job_in_id_order);
+            check!(scan_jobs_and_their_json_page_through_every_job_in_id_order);
             check!(companies_are_stored_replaced_and_scanned_in_id_order);
             check!(keys_are_stored_and_replaced);
             check!(usage_counters_replace_earlier_values);

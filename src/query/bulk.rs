@@ -1,13 +1,14 @@
-//! Loading many jobs at once: their words are gathered a part of the jobs at a time, on
-//! another thread while this one numbers the part's documents, and each word's posting list
-//! is then extended once per part.
+//! Loading many jobs at once: a part of the jobs at a time is read (decoded, when the jobs
+//! come as stored JSON) and its words gathered on another thread, while this one numbers the
+//! documents of the part before, and each word's posting list is then extended once per part.
 //!
 //! Adding one document to one posting list at a time touches a random place in memory for
 //! every word of every job (the list's entry in a table of hundreds of thousands of words,
 //! then its bitmap), and the bitmap's `add` searches the bitmap's last container on top: that
 //! was most of the time of rebuilding an index. A part's words fit in cache, and a posting
-//! list's new documents are appended in one sorted run. Gathering them needs only the jobs,
-//! not the index, and is most of what is left, so it runs beside the numbering.
+//! list's new documents are appended in one sorted run. Reading the jobs and gathering their
+//! words needs only the jobs, not the index, and is most of what is left, so it runs beside
+//! the numbering.
 
 use std::hash::BuildHasher;
 
@@ -16,6 +17,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap as HashMap};
 
 use super::bitmap::Docs;
 use super::index::{for_each_job_word, JobIndex};
+use super::indexed::IndexedJob;
 use crate::domain::Job;
 
 /// Jobs whose words are gathered before they are added to the posting lists. Larger parts
@@ -35,7 +37,7 @@ struct PartWords {
 }
 
 impl PartWords {
-    fn gather(part: &[&Job]) -> Self {
+    fn gather(part: &[impl IndexedJob]) -> Self {
         let mut gathered = Self::default();
         let (text, company_words) = (&mut gathered.text, &mut gathered.company_words);
         for (position, job) in part.iter().enumerate() {
@@ -152,33 +154,102 @@ fn extend_postings(
 impl JobIndex {
     /// Adds or replaces every job, as one [`JobIndex::upsert`] each would but without
     /// compacting, a part at a time.
-    ///
-    /// A part's words are gathered on another thread while this one numbers its documents,
-    /// and the next part's while this one adds them to the posting lists.
     pub(super) fn insert_in_parts<'a>(&mut self, jobs: impl IntoIterator<Item = &'a Job>) {
         let jobs: Vec<&Job> = jobs.into_iter().collect();
-        if jobs.len() < GATHER_APART_FROM {
-            self.make_room_for(jobs.len());
-            let docs = self.number_all(&jobs);
-            return PartWords::gather(&jobs).add_to(self, &docs);
+        let read: Result<(), std::convert::Infallible> =
+            self.insert_read_in_parts(&jobs, |job| Ok(*job));
+        if let Err(never) = read {
+            match never {}
+        }
+    }
+
+    /// Adds or replaces the job `read` makes of each item, as [`JobIndex::insert_in_parts`]
+    /// does; stops at the first item it cannot read, with the jobs of the parts before it
+    /// added.
+    ///
+    /// A part's jobs are read and their words gathered on another thread, while this one
+    /// numbers the documents of the part before and adds its words to the posting lists. So
+    /// reading (decoding stored JSON, say) takes no time of its own on two cores or more.
+    pub(crate) fn insert_read_in_parts<'a, T, J, E>(
+        &mut self,
+        items: &'a [T],
+        read: impl Fn(&'a T) -> Result<J, E> + Sync,
+    ) -> Result<(), E>
+    where
+        T: Sync,
+        J: IndexedJob + Send,
+        E: Send,
+    {
+        let outermost = self.ranks_to_add.is_none();
+        self.start_bulk_load();
+        let loaded = self.insert_parts(items, read);
+        if outermost {
+            self.finish_bulk_load();
+        }
+        loaded
+    }
+
+    /// Until [`JobIndex::finish_bulk_load`], the out-of-order documents added are ranked
+    /// all at once at its end, not one at a time; for a caller that loads many batches.
+    /// The index must not be searched meanwhile.
+    pub(crate) fn start_bulk_load(&mut self) {
+        self.ranks_to_add.get_or_insert_default();
+    }
+
+    /// Ranks the out-of-order documents added since [`JobIndex::start_bulk_load`]; the index
+    /// answers searches again.
+    pub(crate) fn finish_bulk_load(&mut self) {
+        self.rank_pending();
+        self.ranks_to_add = None;
+    }
+
+    fn insert_parts<'a, T, J, E>(
+        &mut self,
+        items: &'a [T],
+        read: impl Fn(&'a T) -> Result<J, E> + Sync,
+    ) -> Result<(), E>
+    where
+        T: Sync,
+        J: IndexedJob + Send,
+        E: Send,
+    {
+        let read_part = |part: &'a [T]| -> Result<(Vec<J>, PartWords), E> {
+            let jobs = part.iter().map(&read).collect::<Result<Vec<J>, E>>()?;
+            let words = PartWords::gather(&jobs);
+            Ok((jobs, words))
+        };
+        if items.len() < GATHER_APART_FROM {
+            let (jobs, words) = read_part(items)?;
+            self.add_part(&jobs, words);
+            return Ok(());
         }
         std::thread::scope(|scope| {
-            let mut parts = jobs.chunks(PART_JOBS);
+            let read_part = &read_part;
+            let mut parts = items.chunks(PART_JOBS);
             let mut next = parts
                 .next()
-                .map(|part| (part, scope.spawn(|| PartWords::gather(part))));
-            while let Some((part, gathering)) = next {
-                self.make_room_for(part.len());
-                let docs = self.number_all(part);
+                .map(|part| scope.spawn(move || read_part(part)));
+            while let Some(reading) = next {
                 next = parts
                     .next()
-                    .map(|part| (part, scope.spawn(|| PartWords::gather(part))));
-                match gathering.join() {
-                    Ok(words) => words.add_to(self, &docs),
+                    .map(|part| scope.spawn(move || read_part(part)));
+                match reading.join() {
+                    Ok(read) => {
+                        let (jobs, words) = read?;
+                        self.add_part(&jobs, words);
+                    }
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             }
-        });
+            Ok(())
+        })
+    }
+
+    /// Numbers a part's documents in order, then adds its words under those numbers.
+    fn add_part(&mut self, jobs: &[impl IndexedJob], words: PartWords) {
+        self.make_room_for(jobs.len());
+        let docs: Vec<Option<u32>> = jobs.iter().map(|job| self.insert_attributes(job)).collect();
+        words.add_to(self, &docs);
     }
 
     /// Running out of document numbers renumbers the index: not in the middle of a part,
@@ -187,11 +258,6 @@ impl JobIndex {
         if self.slots.len() + jobs >= u32::MAX as usize {
             self.compact();
         }
-    }
-
-    /// Indexes each job's attributes, in order; the document each active one was given.
-    fn number_all(&mut self, part: &[&Job]) -> Vec<Option<u32>> {
-        part.iter().map(|job| self.insert_attributes(job)).collect()
     }
 }
 
@@ -244,6 +310,62 @@ mod tests {
         expected[7].1.push(20);
         expected.sort();
         assert_eq!(found, expected);
+    }
+
+    /// Jobs read from their JSON (as a rebuild reads stored jobs) index exactly as the
+    /// decoded jobs do, escapes in their texts included; a job that cannot be read stops the
+    /// load with the reader's error, and the parts before it stay indexed.
+    #[test]
+    fn jobs_read_from_json_index_as_decoded_jobs_do() {
+        use crate::domain::JobView;
+        let mut jobs = Dataset::generate(4, 30, PART_JOBS + 700).jobs;
+        jobs[5].description = "Rust \"wombat\"\nengineer\tin Zürich".to_owned();
+        jobs[6].status = JobStatus::Closed;
+        let json: Vec<Vec<u8>> = jobs
+            .iter()
+            .map(|j| serde_json::to_vec(j).unwrap())
+            .collect();
+
+        let mut from_json = JobIndex::new();
+        from_json.set_auto_compact(false);
+        from_json
+            .insert_read_in_parts(&json, |j| JobView::from_json(j))
+            .expect("every job reads");
+        let mut decoded = JobIndex::new();
+        decoded.set_auto_compact(false);
+        decoded.insert_in_parts(&jobs);
+        assert_eq!(from_json.len(), decoded.len());
+        for filter in [
+            JobFilter::default(),
+            JobFilter::default().with_q("wombat"),
+            JobFilter::default().with_q("zürich"),
+            JobFilter::default().with_company(&jobs[9].company_name),
+            JobFilter::default().with_q(&jobs[11].role),
+        ] {
+            assert_eq!(
+                from_json.search_top(&filter, 100),
+                decoded.search_top(&filter, 100),
+                "{filter:?}"
+            );
+        }
+        assert_eq!(
+            from_json
+                .search_top(&JobFilter::default().with_q("wombat"), 5)
+                .ids,
+            [jobs[5].id]
+        );
+        assert!(!from_json.contains(jobs[6].id));
+
+        let mut damaged = json.clone();
+        damaged[PART_JOBS + 3] = b"{\"id\": 7}".to_vec();
+        let mut index = JobIndex::new();
+        index.set_auto_compact(false);
+        let error = index
+            .insert_read_in_parts(&damaged, |j| JobView::from_json(j))
+            .expect_err("a job that is not one");
+        assert!(error.contains("UUID") || error.contains("uuid"), "{error}");
+        let first_part_active = jobs[..PART_JOBS].iter().filter(|j| j.is_active()).count();
+        assert_eq!(index.len(), first_part_active as u64);
     }
 
     /// Loading in parts answers like adding one job at a time: over several parts, with
@@ -302,6 +424,10 @@ mod tests {
             assert_eq!(a, b, "{filter:?}");
         }
         assert_eq!(in_parts.len(), one_by_one.len());
+        // The out-of-order documents, ranked at the end of the load, rank as one by one.
+        assert!(in_parts.ranks_to_add.is_none());
+        assert!(in_parts.unordered_ranked.len() > 1_000);
+        assert_eq!(in_parts.unordered_ranked, one_by_one.unordered_ranked);
         let mut last_version = std::collections::HashMap::new();
         for job in &jobs {
             last_version.insert(job.id, job);

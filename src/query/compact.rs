@@ -17,6 +17,7 @@ impl JobIndex {
     /// out-of-order ones take their place, so searches are as fast as right after a bulk
     /// load. Takes time linear in the postings (about a second per million jobs).
     pub fn compact(&mut self) {
+        self.rank_pending();
         *self = self.compacted();
     }
 
@@ -54,6 +55,7 @@ impl JobIndex {
             stepped_over: Docs::new(),
             unordered: Docs::new(),
             unordered_ranked: Default::default(),
+            ranks_to_add: self.ranks_to_add.as_ref().map(|_| Vec::new()),
             ordered: (0..n).collect(),
             domains: remap_all(&self.domains, &renumber),
             seniority: remap_all(&self.seniority, &renumber),

@@ -9,6 +9,7 @@ use super::bitmap::{self, below_top, descending, Docs};
 use super::confidence::ConfidenceBitmaps;
 use super::filter::{JobFilter, JobQuery, SearchResult};
 use super::ids::DocsById;
+use super::indexed::IndexedJob;
 use super::terms::Term;
 use super::text::for_each_word;
 use crate::domain::{CompanyId, Job, JobId};
@@ -61,6 +62,10 @@ pub struct JobIndex {
     pub(super) unordered: Docs,
     /// The same documents, in result order.
     pub(super) unordered_ranked: BTreeMap<RankKey, u32>,
+    /// While a bulk load runs, the out-of-order documents it adds, put in `unordered_ranked`
+    /// all at once when it ends: one B-tree insert each was a twentieth of a rebuild, which
+    /// numbers nearly every document out of order.
+    pub(super) ranks_to_add: Option<Vec<(RankKey, u32)>>,
     /// Documents whose number does follow result order, ascending (some may be dead since).
     pub(super) ordered: Vec<u32>,
     pub(super) domains: HashMap<String, Docs>,
@@ -84,6 +89,7 @@ impl Default for JobIndex {
             stepped_over: Docs::new(),
             unordered: Docs::new(),
             unordered_ranked: BTreeMap::new(),
+            ranks_to_add: None,
             ordered: Vec::new(),
             domains: HashMap::default(),
             seniority: HashMap::default(),
@@ -215,8 +221,8 @@ impl JobIndex {
 
     /// Adds or replaces a job, all but its words (which go into `text` and `company_words`
     /// under the number returned). `None` when the job is not active: it is only removed.
-    pub(super) fn insert_attributes(&mut self, job: &Job) -> Option<u32> {
-        self.forget(job.id);
+    pub(super) fn insert_attributes(&mut self, job: &impl IndexedJob) -> Option<u32> {
+        self.forget(job.id());
         if !job.is_active() {
             return None;
         }
@@ -224,8 +230,8 @@ impl JobIndex {
             self.compact();
         }
         let slot = Slot {
-            id: job.id,
-            posted_nanos: nanos_clamped(job.posted_at),
+            id: job.id(),
+            posted_nanos: nanos_clamped(job.posted_at()),
         };
         let doc = self.slots.len() as u32;
         let in_order = self
@@ -233,28 +239,49 @@ impl JobIndex {
             .last()
             .is_none_or(|&last| slot.rank() < self.slots[last as usize].rank());
         push_per_doc(&mut self.slots, slot);
-        push_per_doc(&mut self.confidences, job.confidence.get());
+        push_per_doc(&mut self.confidences, job.confidence());
         if in_order {
             push_per_doc(&mut self.ordered, doc);
         } else {
             self.unordered.add(doc);
             self.stepped_over.add(doc);
-            self.unordered_ranked.insert(slot.rank(), doc);
+            match &mut self.ranks_to_add {
+                Some(pending) => pending.push((slot.rank(), doc)),
+                None => {
+                    self.unordered_ranked.insert(slot.rank(), doc);
+                }
+            }
         }
         self.live.add(doc);
         self.by_id.insert(&self.slots, doc);
-        for tag in &job.domains {
+        for tag in job.domains() {
             add_posting(&mut self.domains, tag.as_str(), doc);
         }
-        for level in &job.seniority {
+        for level in job.seniority() {
             add_posting(&mut self.seniority, level.as_str(), doc);
         }
-        if job.remote {
+        if job.remote() {
             self.remote.add(doc);
         }
-        self.confidence.insert(doc, job.confidence.get());
-        self.companies.entry(job.company_id).or_default().add(doc);
+        self.confidence.insert(doc, job.confidence());
+        self.companies.entry(job.company_id()).or_default().add(doc);
         Some(doc)
+    }
+
+    /// Puts the out-of-order documents a bulk load has added so far in `unordered_ranked`,
+    /// but for those replaced or closed since (no longer unordered).
+    pub(super) fn rank_pending(&mut self) {
+        let Some(pending) = self.ranks_to_add.as_mut() else {
+            return;
+        };
+        let pending = std::mem::take(pending);
+        let unordered = &self.unordered;
+        // Built from the sorted entries in one pass, then merged in one pass.
+        let mut ranked: BTreeMap<RankKey, u32> = pending
+            .into_iter()
+            .filter(|&(_, doc)| unordered.contains(doc))
+            .collect();
+        self.unordered_ranked.append(&mut ranked);
     }
 
     /// Removes a job if it is indexed; returns whether it was.
@@ -703,10 +730,10 @@ fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
 
 /// Calls `f` with every searchable word of a job, and whether it is a word of the company's
 /// name (searchable by `company` as well as by `q`).
-pub(super) fn for_each_job_word(job: &Job, mut f: impl FnMut(&str, bool)) {
+pub(super) fn for_each_job_word(job: &impl IndexedJob, mut f: impl FnMut(&str, bool)) {
     let mut buf = String::new();
-    for_each_word(&job.company_name, &mut buf, |w| f(w, true));
-    for text in [&job.role, &job.description] {
+    for_each_word(job.company_name(), &mut buf, |w| f(w, true));
+    for text in [job.role(), job.description()] {
         for_each_word(text, &mut buf, |w| f(w, false));
     }
 }

@@ -26,6 +26,7 @@ mod confidence;
 mod filter;
 mod ids;
 mod index;
+mod indexed;
 mod snapshot;
 mod terms;
 mod text;

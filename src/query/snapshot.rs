@@ -173,6 +173,7 @@ impl JobIndex {
             dead,
             unordered: s.unordered,
             unordered_ranked,
+            ranks_to_add: None,
             ordered: s.ordered,
             domains: s.domains,
             seniority: s.seniority,

@@ -117,7 +117,7 @@ impl JobListingsService {
         drop(to_index);
 
         let flushed = self.inner.store.flush().await;
-        let indexed = indexer.await.map_err(indexing_failed)?;
+        let indexed = indexer.await.map_err(indexing_failed)??;
         let old = std::mem::replace(&mut *self.write_index(), indexed);
         tokio::task::spawn_blocking(move || drop(old));
         drop(writes_lock);

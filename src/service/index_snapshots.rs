@@ -117,7 +117,7 @@ async fn reindex(store: &dyn Store, index: JobIndex, ids: Vec<JobId>) -> Service
         }
     }
     drop(to_index);
-    let index = indexer.await.map_err(indexing_failed)?;
+    let index = indexer.await.map_err(indexing_failed)??;
     ready_to_serve(index).await
 }
 
@@ -125,22 +125,25 @@ async fn reindex(store: &dyn Store, index: JobIndex, ids: Vec<JobId>) -> Service
 /// second part's words are gathered while the first's are added.
 const REBUILD_BATCH: usize = 16_384;
 
-/// Indexes every stored job in bulk: read and decoded here while the indexer indexes the
+/// Indexes every stored job in bulk: read here while the indexer decodes and indexes the
 /// batches before.
 async fn rebuild(store: &dyn Store) -> ServiceResult<JobIndex> {
     let (to_index, indexer) = spawn_indexer(JobIndex::new());
     let mut after = None;
     loop {
-        let batch = store.scan_jobs(after, REBUILD_BATCH).await?;
-        let Some(last) = batch.last() else { break };
-        after = Some(last.id);
-        // The indexer only stops early by panicking, which `indexer.await` reports.
+        let batch = store.scan_jobs_json(after, REBUILD_BATCH).await?;
+        let Some(&(last, _)) = batch.last() else {
+            break;
+        };
+        after = Some(last);
+        // The indexer stops early only on a job it cannot read, or by panicking, which
+        // `indexer.await` reports.
         if to_index.send(batch).await.is_err() {
             break;
         }
     }
     drop(to_index);
-    let index = indexer.await.map_err(indexing_failed)?;
+    let index = indexer.await.map_err(indexing_failed)??;
     ready_to_serve(index).await
 }
 

@@ -110,6 +110,13 @@ pub struct IndexSnapshot {
     pub bytes: Vec<u8>,
 }
 
+/// A job's JSON, as stores that keep it serve it.
+fn json_of(job: &Job) -> StoreResult<Bytes> {
+    serde_json::to_vec(job)
+        .map(Bytes::from)
+        .map_err(|e| StoreError::Backend(format!("encoding a job: {e}")))
+}
+
 /// Where the service keeps its state.
 ///
 /// The default implementation is [`SledStore`]; [`MemoryStore`] serves tests. Scans return
@@ -126,15 +133,7 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// are, so a store that keeps them (sled) answers without decoding and encoding each job.
     /// The default encodes [`Store::get_jobs`].
     async fn get_jobs_json(&self, ids: &[JobId]) -> StoreResult<Vec<Bytes>> {
-        self.get_jobs(ids)
-            .await?
-            .iter()
-            .map(|job| {
-                serde_json::to_vec(job)
-                    .map(Bytes::from)
-                    .map_err(|e| StoreError::Backend(format!("encoding a job: {e}")))
-            })
-            .collect()
+        self.get_jobs(ids).await?.iter().map(json_of).collect()
     }
     /// Writes jobs and their outbox events, all or nothing, durably.
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()>;
@@ -152,6 +151,21 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     }
     /// Up to `limit` jobs with ids greater than `after`.
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>>;
+    /// The same jobs as [`Store::scan_jobs`], each with its JSON as [`Store::get_jobs_json`]
+    /// gives it. Rebuilding the search index reads these: it needs only some of each job's
+    /// fields, and decodes them, borrowed from the JSON, on the indexing threads. The default
+    /// encodes [`Store::scan_jobs`].
+    async fn scan_jobs_json(
+        &self,
+        after: Option<JobId>,
+        limit: usize,
+    ) -> StoreResult<Vec<(JobId, Bytes)>> {
+        self.scan_jobs(after, limit)
+            .await?
+            .iter()
+            .map(|job| Ok((job.id, json_of(job)?)))
+            .collect()
+    }
     /// A number that changes, durably and in the same transaction, with every write of jobs
     /// ([`Store::write_jobs`], [`Store::write_jobs_deferred`] or any rewrite of stored jobs):
     /// equal numbers mean the same jobs.

@@ -394,18 +394,23 @@ impl SledStore {
         }
     }
 
+    /// The tree's entries in key order, from the first after `after` (or the first).
+    fn entries_after(tree: &Tree, after: Option<&[u8]>) -> sled::Iter {
+        match after {
+            Some(a) => {
+                tree.range::<&[u8], _>((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded))
+            }
+            None => tree.iter(),
+        }
+    }
+
     fn scan<T: DeserializeOwned>(
         tree: &Tree,
         after: Option<&[u8]>,
         limit: usize,
     ) -> StoreResult<Vec<T>> {
-        let iter = match after {
-            Some(a) => {
-                tree.range::<&[u8], _>((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded))
-            }
-            None => tree.iter(),
-        };
-        iter.take(limit)
+        Self::entries_after(tree, after)
+            .take(limit)
             .map(|item| {
                 let (k, v) = item.map_err(backend)?;
                 decode(&k, &v)
@@ -491,6 +496,25 @@ impl Store for SledStore {
             after.as_ref().map(|a| a.0.as_bytes().as_slice()),
             limit,
         )
+    }
+
+    async fn scan_jobs_json(
+        &self,
+        after: Option<JobId>,
+        limit: usize,
+    ) -> StoreResult<Vec<(JobId, Bytes)>> {
+        let after = after.as_ref().map(|a| a.0.as_bytes().as_slice());
+        Self::entries_after(&self.jobs, after)
+            .take(limit)
+            .map(|item| {
+                let (key, json) = item.map_err(backend)?;
+                let id = uuid::Uuid::from_slice(&key).map_err(|e| StoreError::Corrupt {
+                    key: format!("{key:?}"),
+                    reason: e.to_string(),
+                })?;
+                Ok((JobId(id), Bytes::from_owner(json)))
+            })
+            .collect()
     }
 
     async fn jobs_version(&self) -> StoreResult<Option<u64>> {
