@@ -249,15 +249,7 @@ async fn an_unreadable_record_of_later_writes_makes_the_start_rebuild_the_index(
     drop(service);
 
     // No shutdown, as in a crash; then the last write's record damaged.
-    let mut db = None;
-    for _ in 0..200 {
-        if let Ok(opened) = sled::open(dir.path()) {
-            db = Some(opened);
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    let db = db.expect("the folder was let go of");
+    let db = open_when_free(dir.path()).await;
     let changes = db.open_tree("job_changes").expect("the record");
     assert!(changes
         .insert(version.to_be_bytes(), &b"not ids"[..])
@@ -269,6 +261,38 @@ async fn an_unreadable_record_of_later_writes_makes_the_start_rebuild_the_index(
     let service = crate::service(dir.path()).await;
     assert_eq!(service.index_origin(), IndexOrigin::Rebuilt);
     assert_searches_exact(&service, &key, &jobs).await;
+}
+
+/// A stored job that cannot be read fails the rebuild at start-up with an error that names
+/// it, rather than a panic or an index that silently lacks it.
+#[tokio::test]
+async fn a_stored_job_that_cannot_be_read_fails_the_rebuild_and_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (service, _key, jobs) = with_jobs_oldest_first(dir.path(), 16, 1_500).await;
+    service.upsert_jobs(jobs.clone()).await.expect("ingest");
+    drop(service);
+
+    // No shutdown, so no snapshot: the next start rebuilds from the stored jobs.
+    let db = open_when_free(dir.path()).await;
+    let damaged = jobs[700].id;
+    let stored = db.open_tree("jobs").expect("the jobs");
+    assert!(stored
+        .insert(damaged.0.as_bytes(), &br#"{"id": 42, "role": "no"}"#[..])
+        .expect("written")
+        .is_some());
+    db.flush().expect("flushed");
+    drop((stored, db));
+
+    let store = SledStore::open(&SledConfig::new(dir.path())).expect("sled opens");
+    let error = JobListingsService::builder()
+        .store(Arc::new(store))
+        .build()
+        .await
+        .err()
+        .expect("the start fails");
+    let message = error.to_string();
+    assert!(message.contains(&damaged.to_string()), "{message}");
+    assert!(message.contains("could not be decoded"), "{message}");
 }
 
 /// `q=word` finds every active job with the word in its role, and no other.
@@ -289,6 +313,17 @@ async fn assert_word_finds_exactly(
     assert!(total > 100, "the reworded jobs are active");
     assert_eq!(found.total, total);
     assert_eq!(found.jobs.iter().map(|j| j.id).collect::<Vec<_>>(), want);
+}
+
+/// The sled database in `dir`, once the service that held it has let go of it.
+async fn open_when_free(dir: &std::path::Path) -> sled::Db {
+    for _ in 0..200 {
+        if let Ok(opened) = sled::open(dir) {
+            return opened;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("the folder at {} was not let go of", dir.display());
 }
 
 /// A service on `dir` that saves its index every `interval_ms`; `None` while another one
