@@ -854,25 +854,21 @@ fn progress_bar(len: u64, what: &'static str) -> ProgressBar {
 // import
 // ---------------------------------------------------------------------------------------------
 
-/// One parsed, valid record and where it came from.
-#[derive(Debug)]
-struct Line<T> {
-    number: usize,
-    value: T,
-}
-
-/// A file's records.
+/// A file's records, and the line each came from. Apart rather than paired, so the records
+/// go to the service as they are, without copying a million of them into a new vector.
 #[derive(Debug)]
 struct Source<T> {
     path: PathBuf,
-    lines: Vec<Line<T>>,
+    numbers: Vec<usize>,
+    values: Vec<T>,
 }
 
 impl<T> Source<T> {
     fn empty() -> Self {
         Self {
             path: PathBuf::new(),
-            lines: Vec::new(),
+            numbers: Vec::new(),
+            values: Vec::new(),
         }
     }
 }
@@ -943,8 +939,10 @@ fn read_jsonl<T: DeserializeOwned + Send>(
     problems: &mut Problems,
 ) -> Result<Source<T>> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let size = file.metadata().map_or(0, |m| m.len());
     let mut reader = BufReader::new(file);
-    let mut lines = Vec::new();
+    let (mut numbers, mut values) = (Vec::new(), Vec::new());
+    let mut bytes_read = 0;
     let mut block: Vec<(usize, Vec<u8>)> = Vec::with_capacity(BLOCK_LINES);
     let mut number = 0;
     let mut at_end = false;
@@ -960,7 +958,15 @@ fn read_jsonl<T: DeserializeOwned + Send>(
                 break;
             }
             number += 1;
+            bytes_read += read;
             block.push((number, text));
+        }
+        if number == block.len() && !at_end {
+            // Room for about every record at once, guessed from the first block's lines:
+            // doubling up to a million records copied them again and again.
+            let expected = size as usize / (bytes_read / number).max(1);
+            values.reserve(expected + expected / 16);
+            numbers.reserve(expected + expected / 16);
         }
         // Parsing is most of the time of reading a file, and each line is parsed on its own.
         let parsed: Vec<(usize, Option<Result<T, String>>)> = block
@@ -970,7 +976,10 @@ fn read_jsonl<T: DeserializeOwned + Send>(
         for (number, outcome) in parsed {
             match outcome {
                 None => {}
-                Some(Ok(value)) => lines.push(Line { number, value }),
+                Some(Ok(value)) => {
+                    numbers.push(number);
+                    values.push(value);
+                }
                 Some(Err(problem)) if !problems.report(path, number, &problem) => {
                     at_end = true;
                     break;
@@ -981,7 +990,8 @@ fn read_jsonl<T: DeserializeOwned + Send>(
     }
     Ok(Source {
         path: path.to_owned(),
-        lines,
+        numbers,
+        values,
     })
 }
 
@@ -1031,9 +1041,9 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
     //    them all now so a missing one stops the import before anything is written.
     let mut problems = Problems::default();
     let mut known: HashMap<CompanyId, bool> =
-        companies.lines.iter().map(|l| (l.value.id, true)).collect();
-    for line in &jobs.lines {
-        let id = line.value.company_id;
+        companies.values.iter().map(|c| (c.id, true)).collect();
+    for (&number, job) in jobs.numbers.iter().zip(&jobs.values) {
+        let id = job.company_id;
         let exists = match known.get(&id) {
             Some(&exists) => exists,
             None => {
@@ -1046,7 +1056,7 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
             let what = format!(
                 "company_id: company {id} is unknown; add it to --companies or import it first"
             );
-            if !problems.report(&jobs.path, line.number, what) {
+            if !problems.report(&jobs.path, number, what) {
                 break;
             }
         }
@@ -1054,18 +1064,11 @@ async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> 
     problems.check()?;
 
     // 2. Write companies a batch at a time, then every job in one import.
-    let company_lines: Vec<usize> = companies.lines.iter().map(|l| l.number).collect();
-    let bar = progress_bar(jobs.lines.len() as u64, "jobs");
-    let loaded = load(
-        service,
-        companies.lines.into_iter().map(|l| l.value).collect(),
-        jobs.lines.into_iter().map(|l| l.value).collect(),
-        &bar,
-    )
-    .await;
+    let bar = progress_bar(jobs.values.len() as u64, "jobs");
+    let loaded = load(service, companies.values, jobs.values, &bar).await;
     bar.finish_and_clear();
     let summary = loaded.map_err(|failure| {
-        explain_load_failure(&companies.path, &company_lines, &jobs.path, failure)
+        explain_load_failure(&companies.path, &companies.numbers, &jobs.path, failure)
     })?;
 
     // 3. Report.
