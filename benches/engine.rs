@@ -1,5 +1,6 @@
 //! Query-engine benches over 100,000 generated jobs: filter-only, text, text + filters and
-//! deep pages. Run with `cargo bench --bench engine`.
+//! deep pages, and loading an index from the jobs, decoded or as their JSON. Run with
+//! `cargo bench --bench engine`.
 
 // criterion's macros generate undocumented public functions.
 #![allow(missing_docs)]
@@ -137,5 +138,34 @@ fn engine(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, engine);
+/// Building an index of every job at once, in id order as a rebuild reads them from the
+/// store: from decoded jobs (`Extend`), and from their JSON (`extend_from_json`, what a
+/// rebuild does), which reads only the fields the index needs.
+fn load(c: &mut Criterion) {
+    let mut jobs = Dataset::generate(1, 2_000, JOBS).jobs;
+    jobs.sort_by_key(|j| j.id);
+    let json: Vec<Vec<u8>> = jobs
+        .iter()
+        .map(|j| serde_json::to_vec(j).unwrap_or_default())
+        .collect();
+    let mut group = c.benchmark_group("engine_100k_load");
+    group.sample_size(10);
+    group.bench_function("decoded_jobs", |b| {
+        b.iter_with_large_drop(|| {
+            let mut index = JobIndex::new();
+            index.extend(black_box(&jobs));
+            index
+        })
+    });
+    group.bench_function("json", |b| {
+        b.iter_with_large_drop(|| {
+            let mut index = JobIndex::new();
+            let loaded = index.extend_from_json(black_box(&json));
+            (index, loaded)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, engine, load);
 criterion_main!(benches);

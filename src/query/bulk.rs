@@ -18,7 +18,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap as HashMap};
 use super::bitmap::Docs;
 use super::index::{for_each_job_word, JobIndex};
 use super::indexed::IndexedJob;
-use crate::domain::Job;
+use crate::domain::{Job, JobView};
 
 /// Jobs whose words are gathered before they are added to the posting lists. Larger parts
 /// extend each list fewer times; smaller ones keep the part's words in cache.
@@ -151,21 +151,49 @@ fn extend_postings(
     }
 }
 
+/// A job's JSON that [`JobIndex::extend_from_json`] could not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("job {position} could not be read: {reason}")]
+pub struct JobJsonError {
+    /// Its position in the jobs given.
+    pub position: usize,
+    /// What was wrong with it.
+    pub reason: String,
+}
+
 impl JobIndex {
+    /// Adds or replaces every job given as its JSON (as `serde_json::to_vec(&job)` writes a
+    /// [`Job`]), then compacts once if due, as [`Extend`] does for decoded jobs. Faster than
+    /// decoding the jobs first: only the fields the index reads are read, their texts
+    /// borrowed from the JSON, on the threads that gather the jobs' words.
+    ///
+    /// Stops at the first JSON that is not a job, with the jobs before it added (a part of
+    /// 8,192 jobs at a time: perhaps not all of them), and says which one it was.
+    pub fn extend_from_json<B: AsRef<[u8]> + Sync>(
+        &mut self,
+        jobs: &[B],
+    ) -> Result<(), JobJsonError> {
+        let loaded = self.insert_read_in_parts(jobs, |position, json| {
+            JobView::from_json(json.as_ref()).map_err(|reason| JobJsonError { position, reason })
+        });
+        self.compact_if_due();
+        loaded
+    }
+
     /// Adds or replaces every job, as one [`JobIndex::upsert`] each would but without
     /// compacting, a part at a time.
     pub(super) fn insert_in_parts<'a>(&mut self, jobs: impl IntoIterator<Item = &'a Job>) {
         let jobs: Vec<&Job> = jobs.into_iter().collect();
         let read: Result<(), std::convert::Infallible> =
-            self.insert_read_in_parts(&jobs, |job| Ok(*job));
+            self.insert_read_in_parts(&jobs, |_, job| Ok(*job));
         if let Err(never) = read {
             match never {}
         }
     }
 
-    /// Adds or replaces the job `read` makes of each item, as [`JobIndex::insert_in_parts`]
-    /// does; stops at the first item it cannot read, with the jobs of the parts before it
-    /// added.
+    /// Adds or replaces the job `read` makes of each item (given its position in `items`), as
+    /// [`JobIndex::insert_in_parts`] does; stops at the first item it cannot read, with the
+    /// jobs of the parts before it added.
     ///
     /// A part's jobs are read and their words gathered on another thread, while this one
     /// numbers the documents of the part before and adds its words to the posting lists. So
@@ -173,7 +201,7 @@ impl JobIndex {
     pub(crate) fn insert_read_in_parts<'a, T, J, E>(
         &mut self,
         items: &'a [T],
-        read: impl Fn(&'a T) -> Result<J, E> + Sync,
+        read: impl Fn(usize, &'a T) -> Result<J, E> + Sync,
     ) -> Result<(), E>
     where
         T: Sync,
@@ -206,33 +234,36 @@ impl JobIndex {
     fn insert_parts<'a, T, J, E>(
         &mut self,
         items: &'a [T],
-        read: impl Fn(&'a T) -> Result<J, E> + Sync,
+        read: impl Fn(usize, &'a T) -> Result<J, E> + Sync,
     ) -> Result<(), E>
     where
         T: Sync,
         J: IndexedJob + Send,
         E: Send,
     {
-        let read_part = |part: &'a [T]| -> Result<(Vec<J>, PartWords), E> {
-            let jobs = part.iter().map(&read).collect::<Result<Vec<J>, E>>()?;
+        let read_part = |start: usize, part: &'a [T]| -> Result<(Vec<J>, PartWords), E> {
+            let jobs = (start..)
+                .zip(part)
+                .map(|(position, item)| read(position, item))
+                .collect::<Result<Vec<J>, E>>()?;
             let words = PartWords::gather(&jobs);
             Ok((jobs, words))
         };
         if items.len() < GATHER_APART_FROM {
-            let (jobs, words) = read_part(items)?;
+            let (jobs, words) = read_part(0, items)?;
             self.add_part(&jobs, words);
             return Ok(());
         }
         std::thread::scope(|scope| {
             let read_part = &read_part;
-            let mut parts = items.chunks(PART_JOBS);
+            let mut parts = (0..).step_by(PART_JOBS).zip(items.chunks(PART_JOBS));
             let mut next = parts
                 .next()
-                .map(|part| scope.spawn(move || read_part(part)));
+                .map(|(start, part)| scope.spawn(move || read_part(start, part)));
             while let Some(reading) = next {
                 next = parts
                     .next()
-                    .map(|part| scope.spawn(move || read_part(part)));
+                    .map(|(start, part)| scope.spawn(move || read_part(start, part)));
                 match reading.join() {
                     Ok(read) => {
                         let (jobs, words) = read?;
@@ -317,7 +348,6 @@ mod tests {
     /// load with the reader's error, and the parts before it stay indexed.
     #[test]
     fn jobs_read_from_json_index_as_decoded_jobs_do() {
-        use crate::domain::JobView;
         let mut jobs = Dataset::generate(4, 30, PART_JOBS + 700).jobs;
         jobs[5].description = "Rust \"wombat\"\nengineer\tin Zürich".to_owned();
         jobs[6].status = JobStatus::Closed;
@@ -328,9 +358,7 @@ mod tests {
 
         let mut from_json = JobIndex::new();
         from_json.set_auto_compact(false);
-        from_json
-            .insert_read_in_parts(&json, |j| JobView::from_json(j))
-            .expect("every job reads");
+        from_json.extend_from_json(&json).expect("every job reads");
         let mut decoded = JobIndex::new();
         decoded.set_auto_compact(false);
         decoded.insert_in_parts(&jobs);
@@ -361,9 +389,10 @@ mod tests {
         let mut index = JobIndex::new();
         index.set_auto_compact(false);
         let error = index
-            .insert_read_in_parts(&damaged, |j| JobView::from_json(j))
+            .extend_from_json(&damaged)
             .expect_err("a job that is not one");
-        assert!(error.contains("UUID") || error.contains("uuid"), "{error}");
+        assert_eq!(error.position, PART_JOBS + 3);
+        assert!(error.reason.to_lowercase().contains("uuid"), "{error}");
         let first_part_active = jobs[..PART_JOBS].iter().filter(|j| j.is_active()).count();
         assert_eq!(index.len(), first_part_active as u64);
     }

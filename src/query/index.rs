@@ -194,7 +194,7 @@ impl JobIndex {
         self.slots.len() as u64 - self.live.cardinality()
     }
 
-    fn compact_if_due(&mut self) {
+    pub(super) fn compact_if_due(&mut self) {
         if self.auto_compact && self.needs_compaction() {
             self.compact();
         }

@@ -31,6 +31,7 @@ mod snapshot;
 mod terms;
 mod text;
 
+pub use bulk::JobJsonError;
 pub use filter::{search_terms, JobFilter, JobQuery, SearchResult};
 pub use index::JobIndex;
 pub use snapshot::SnapshotError;

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::domain::{Job, JobId, JobView};
+use crate::domain::{Job, JobId};
 use crate::query::JobIndex;
 use crate::store::StoreError;
 
@@ -35,13 +35,13 @@ impl IndexBatch for Vec<Job> {
 impl IndexBatch for Vec<(JobId, Bytes)> {
     fn add_all(index: &mut JobIndex, batches: &[Self]) -> Result<(), StoreError> {
         let stored: Vec<&(JobId, Bytes)> = batches.iter().flatten().collect();
-        index.insert_read_in_parts(&stored, |row| {
-            let (id, json) = &**row;
-            JobView::from_json(json).map_err(|reason| StoreError::Corrupt {
-                key: id.to_string(),
-                reason,
+        let json: Vec<&[u8]> = stored.iter().map(|(_, json)| &json[..]).collect();
+        index
+            .extend_from_json(&json)
+            .map_err(|e| StoreError::Corrupt {
+                key: stored[e.position].0.to_string(),
+                reason: e.reason,
             })
-        })
     }
 }
 
