@@ -42,7 +42,7 @@ impl PartWords {
         let (text, company_words) = (&mut gathered.text, &mut gathered.company_words);
         for (position, job) in part.iter().enumerate() {
             // Only active jobs are given a document.
-            if !job.is_active() {
+            if !job.fields().active {
                 continue;
             }
             let position = position as u32;

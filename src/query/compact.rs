@@ -55,6 +55,7 @@ impl JobIndex {
             stepped_over: Docs::new(),
             unordered: Docs::new(),
             unordered_ranked: Default::default(),
+            // Compacted in the middle of a bulk load (out of document numbers): it goes on.
             ranks_to_add: self.ranks_to_add.as_ref().map(|_| Vec::new()),
             ordered: (0..n).collect(),
             domains: remap_all(&self.domains, &renumber),

@@ -222,16 +222,17 @@ impl JobIndex {
     /// Adds or replaces a job, all but its words (which go into `text` and `company_words`
     /// under the number returned). `None` when the job is not active: it is only removed.
     pub(super) fn insert_attributes(&mut self, job: &impl IndexedJob) -> Option<u32> {
-        self.forget(job.id());
-        if !job.is_active() {
+        let job = job.fields();
+        self.forget(job.id);
+        if !job.active {
             return None;
         }
         if self.slots.len() >= u32::MAX as usize {
             self.compact();
         }
         let slot = Slot {
-            id: job.id(),
-            posted_nanos: nanos_clamped(job.posted_at()),
+            id: job.id,
+            posted_nanos: nanos_clamped(job.posted_at),
         };
         let doc = self.slots.len() as u32;
         let in_order = self
@@ -239,7 +240,7 @@ impl JobIndex {
             .last()
             .is_none_or(|&last| slot.rank() < self.slots[last as usize].rank());
         push_per_doc(&mut self.slots, slot);
-        push_per_doc(&mut self.confidences, job.confidence());
+        push_per_doc(&mut self.confidences, job.confidence);
         if in_order {
             push_per_doc(&mut self.ordered, doc);
         } else {
@@ -254,17 +255,17 @@ impl JobIndex {
         }
         self.live.add(doc);
         self.by_id.insert(&self.slots, doc);
-        for tag in job.domains() {
+        for tag in job.domains {
             add_posting(&mut self.domains, tag.as_str(), doc);
         }
-        for level in job.seniority() {
+        for level in job.seniority {
             add_posting(&mut self.seniority, level.as_str(), doc);
         }
-        if job.remote() {
+        if job.remote {
             self.remote.add(doc);
         }
-        self.confidence.insert(doc, job.confidence());
-        self.companies.entry(job.company_id()).or_default().add(doc);
+        self.confidence.insert(doc, job.confidence);
+        self.companies.entry(job.company_id).or_default().add(doc);
         Some(doc)
     }
 
@@ -276,7 +277,7 @@ impl JobIndex {
         };
         let pending = std::mem::take(pending);
         let unordered = &self.unordered;
-        // Built from the sorted entries in one pass, then merged in one pass.
+        // Sorted and built as one tree (a bulk build), then merged in one pass.
         let mut ranked: BTreeMap<RankKey, u32> = pending
             .into_iter()
             .filter(|&(_, doc)| unordered.contains(doc))
@@ -731,9 +732,10 @@ fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
 /// Calls `f` with every searchable word of a job, and whether it is a word of the company's
 /// name (searchable by `company` as well as by `q`).
 pub(super) fn for_each_job_word(job: &impl IndexedJob, mut f: impl FnMut(&str, bool)) {
+    let job = job.fields();
     let mut buf = String::new();
-    for_each_word(job.company_name(), &mut buf, |w| f(w, true));
-    for text in [job.role(), job.description()] {
+    for_each_word(job.company_name, &mut buf, |w| f(w, true));
+    for text in [job.role, job.description] {
         for_each_word(text, &mut buf, |w| f(w, false));
     }
 }

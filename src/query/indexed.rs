@@ -1,101 +1,58 @@
 //! What the index reads of a job: a whole [`Job`], or a [`JobView`] of its stored JSON when
-//! the index is rebuilt from the store.
+//! the index is loaded from the jobs' JSON.
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::{CompanyId, DomainTag, Job, JobId, JobView, Seniority};
+use crate::domain::{CompanyId, DomainTag, Job, JobId, JobStatus, JobView, Seniority};
 
-/// The fields of a job that indexing it reads.
+/// The fields of a job that indexing it reads, borrowed from wherever the job is held.
+pub(crate) struct IndexedFields<'a> {
+    pub(crate) id: JobId,
+    pub(crate) active: bool,
+    pub(crate) posted_at: DateTime<Utc>,
+    pub(crate) confidence: f64,
+    pub(crate) domains: &'a [DomainTag],
+    pub(crate) seniority: &'a [Seniority],
+    pub(crate) remote: bool,
+    pub(crate) company_id: CompanyId,
+    pub(crate) company_name: &'a str,
+    pub(crate) role: &'a str,
+    pub(crate) description: &'a str,
+}
+
+/// A job the index can read.
 pub(crate) trait IndexedJob {
-    fn id(&self) -> JobId;
-    fn is_active(&self) -> bool;
-    fn posted_at(&self) -> DateTime<Utc>;
-    fn confidence(&self) -> f64;
-    fn domains(&self) -> &[DomainTag];
-    fn seniority(&self) -> &[Seniority];
-    fn remote(&self) -> bool;
-    fn company_id(&self) -> CompanyId;
-    fn company_name(&self) -> &str;
-    fn role(&self) -> &str;
-    fn description(&self) -> &str;
+    fn fields(&self) -> IndexedFields<'_>;
 }
 
 /// Both types name their fields alike; only the texts' types differ, and both deref to `str`.
-macro_rules! indexed_job_fields {
+macro_rules! indexed_fields_of {
     ($ty:ty) => {
         impl IndexedJob for $ty {
-            fn id(&self) -> JobId {
-                self.id
-            }
-            fn is_active(&self) -> bool {
-                self.status == crate::domain::JobStatus::Active
-            }
-            fn posted_at(&self) -> DateTime<Utc> {
-                self.posted_at
-            }
-            fn confidence(&self) -> f64 {
-                self.confidence.get()
-            }
-            fn domains(&self) -> &[DomainTag] {
-                &self.domains
-            }
-            fn seniority(&self) -> &[Seniority] {
-                &self.seniority
-            }
-            fn remote(&self) -> bool {
-                self.remote
-            }
-            fn company_id(&self) -> CompanyId {
-                self.company_id
-            }
-            fn company_name(&self) -> &str {
-                &self.company_name
-            }
-            fn role(&self) -> &str {
-                &self.role
-            }
-            fn description(&self) -> &str {
-                &self.description
+            fn fields(&self) -> IndexedFields<'_> {
+                IndexedFields {
+                    id: self.id,
+                    active: self.status == JobStatus::Active,
+                    posted_at: self.posted_at,
+                    confidence: self.confidence.get(),
+                    domains: &self.domains,
+                    seniority: &self.seniority,
+                    remote: self.remote,
+                    company_id: self.company_id,
+                    company_name: &self.company_name,
+                    role: &self.role,
+                    description: &self.description,
+                }
             }
         }
     };
 }
 
-indexed_job_fields!(Job);
-indexed_job_fields!(JobView<'_>);
+indexed_fields_of!(Job);
+indexed_fields_of!(JobView<'_>);
 
-impl<J: IndexedJob + ?Sized> IndexedJob for &J {
-    fn id(&self) -> JobId {
-        (**self).id()
-    }
-    fn is_active(&self) -> bool {
-        (**self).is_active()
-    }
-    fn posted_at(&self) -> DateTime<Utc> {
-        (**self).posted_at()
-    }
-    fn confidence(&self) -> f64 {
-        (**self).confidence()
-    }
-    fn domains(&self) -> &[DomainTag] {
-        (**self).domains()
-    }
-    fn seniority(&self) -> &[Seniority] {
-        (**self).seniority()
-    }
-    fn remote(&self) -> bool {
-        (**self).remote()
-    }
-    fn company_id(&self) -> CompanyId {
-        (**self).company_id()
-    }
-    fn company_name(&self) -> &str {
-        (**self).company_name()
-    }
-    fn role(&self) -> &str {
-        (**self).role()
-    }
-    fn description(&self) -> &str {
-        (**self).description()
+impl<J: IndexedJob> IndexedJob for &J {
+    fn fields(&self) -> IndexedFields<'_> {
+        (**self).fields()
     }
 }
