@@ -286,6 +286,47 @@ async fn what_one_replica_writes_the_others_serve_within_a_bounded_time() {
     eprintln!("replicas: propagation times {times:?}");
 }
 
+/// A replica started on a database that already holds jobs builds its index from them (from
+/// PostgreSQL's text of each job's `jsonb`): it finds every active one, by a word of its role,
+/// of its description with escapes in it, or of nothing, and none of the closed ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_started_later_indexes_every_job_already_stored() {
+    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
+    let a = cluster.replica(None).await;
+    let (companies, key) = cluster.seed(&a, &[&a], Plan::Enterprise).await;
+    let word = format!("zr{}", &Uuid::new_v4().simple().to_string()[..8]);
+    let mut jobs: Vec<Job> = (0..1_200)
+        .map(|n| job(&companies[n % companies.len()], &word))
+        .collect();
+    jobs[7].description = format!("Quoted \"{word}x\"\n\tand Zürich — tabs");
+    for closed in jobs.iter_mut().skip(3).step_by(10) {
+        closed.status = JobStatus::Closed;
+    }
+    a.service.upsert_jobs(jobs.clone()).await.expect("ingested");
+    let active = jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Active)
+        .count();
+
+    let b = cluster.replica(None).await;
+    let (status, body) = cluster
+        .get(&b, &format!("/api/v1/jobs?q={word}&per_page=1"), &key)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["pagination"]["total"], json!(active), "{body}");
+    let (_, body) = cluster
+        .get(&b, &format!("/api/v1/jobs?q={word}x"), &key)
+        .await;
+    assert_eq!(
+        body["data"][0]["id"],
+        json!(jobs[7].id.0.to_string()),
+        "{body}"
+    );
+    assert_eq!(body["pagination"]["total"], json!(1), "{body}");
+    let (_, body) = cluster.get(&b, "/api/v1/jobs?q=z%C3%BCrich", &key).await;
+    assert_eq!(body["pagination"]["total"], json!(1), "{body}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_the_quota_succeeds_with_calls_spread_over_three_replicas() {
     const QUOTA: u64 = 60;

@@ -151,10 +151,11 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     }
     /// Up to `limit` jobs with ids greater than `after`.
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>>;
-    /// The same jobs as [`Store::scan_jobs`], each with its JSON as [`Store::get_jobs_json`]
-    /// gives it. Rebuilding the search index reads these: it needs only some of each job's
-    /// fields, and decodes them, borrowed from the JSON, on the indexing threads. The default
-    /// encodes [`Store::scan_jobs`].
+    /// The same jobs as [`Store::scan_jobs`], each with a JSON text of it: the bytes
+    /// [`Store::get_jobs_json`] gives where the store keeps them (sled), else any JSON that
+    /// decodes to the job (PostgreSQL's own text of its `jsonb`). Rebuilding the search index
+    /// reads these: it needs only some of each job's fields, and decodes them, borrowed from
+    /// the JSON, on the indexing threads. The default encodes [`Store::scan_jobs`].
     async fn scan_jobs_json(
         &self,
         after: Option<JobId>,
