@@ -208,9 +208,40 @@ impl JobIndex {
         J: IndexedJob + Send,
         E: Send,
     {
+        let read_part = |start: usize, part: &'a [T]| -> Result<(Vec<J>, PartWords), E> {
+            let jobs = (start..)
+                .zip(part)
+                .map(|(position, item)| read(position, item))
+                .collect::<Result<Vec<J>, E>>()?;
+            let words = PartWords::gather(&jobs);
+            Ok((jobs, words))
+        };
         let outermost = self.ranks_to_add.is_none();
         self.start_bulk_load();
-        let loaded = self.insert_parts(items, read);
+        let loaded = if items.len() < GATHER_APART_FROM {
+            read_part(0, items).map(|(jobs, words)| self.add_part(&jobs, words))
+        } else {
+            std::thread::scope(|scope| {
+                let read_part = &read_part;
+                let mut parts = (0..).step_by(PART_JOBS).zip(items.chunks(PART_JOBS));
+                let mut next = parts
+                    .next()
+                    .map(|(start, part)| scope.spawn(move || read_part(start, part)));
+                while let Some(reading) = next {
+                    next = parts
+                        .next()
+                        .map(|(start, part)| scope.spawn(move || read_part(start, part)));
+                    match reading.join() {
+                        Ok(read) => {
+                            let (jobs, words) = read?;
+                            self.add_part(&jobs, words);
+                        }
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    }
+                }
+                Ok(())
+            })
+        };
         if outermost {
             self.finish_bulk_load();
         }
@@ -229,51 +260,6 @@ impl JobIndex {
     pub(crate) fn finish_bulk_load(&mut self) {
         self.rank_pending();
         self.ranks_to_add = None;
-    }
-
-    fn insert_parts<'a, T, J, E>(
-        &mut self,
-        items: &'a [T],
-        read: impl Fn(usize, &'a T) -> Result<J, E> + Sync,
-    ) -> Result<(), E>
-    where
-        T: Sync,
-        J: IndexedJob + Send,
-        E: Send,
-    {
-        let read_part = |start: usize, part: &'a [T]| -> Result<(Vec<J>, PartWords), E> {
-            let jobs = (start..)
-                .zip(part)
-                .map(|(position, item)| read(position, item))
-                .collect::<Result<Vec<J>, E>>()?;
-            let words = PartWords::gather(&jobs);
-            Ok((jobs, words))
-        };
-        if items.len() < GATHER_APART_FROM {
-            let (jobs, words) = read_part(0, items)?;
-            self.add_part(&jobs, words);
-            return Ok(());
-        }
-        std::thread::scope(|scope| {
-            let read_part = &read_part;
-            let mut parts = (0..).step_by(PART_JOBS).zip(items.chunks(PART_JOBS));
-            let mut next = parts
-                .next()
-                .map(|(start, part)| scope.spawn(move || read_part(start, part)));
-            while let Some(reading) = next {
-                next = parts
-                    .next()
-                    .map(|(start, part)| scope.spawn(move || read_part(start, part)));
-                match reading.join() {
-                    Ok(read) => {
-                        let (jobs, words) = read?;
-                        self.add_part(&jobs, words);
-                    }
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            Ok(())
-        })
     }
 
     /// Numbers a part's documents in order, then adds its words under those numbers.
