@@ -54,36 +54,32 @@
 //! `JOB_LISTINGS_JOB_CACHE_MB` (`--job-cache-mb`) and `JOB_LISTINGS_ADDR` (`--addr`) stand in
 //! for the options of the same meaning.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::future::Future;
-use std::io::{BufRead, BufReader, IsTerminal};
+use std::io::IsTerminal;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
-use serde::de::DeserializeOwned;
 
 use job_listings::api::Api;
 use job_listings::demo::Dataset;
-use job_listings::domain::{
-    ApiKey, ApiKeyRecord, BillingStatus, Company, CompanyId, DomainError, Job, KeyId, Plan,
-};
+use job_listings::domain::{ApiKey, ApiKeyRecord, BillingStatus, KeyId, Plan};
 use job_listings::server::{Server, ServerConfig};
 use job_listings::service::{
     JobListingsService, Metering, NewKey, Quotas, RateLimits, SecretKey, ServiceBuilder,
-    ServiceConfig, ServiceError, ServiceResult,
+    ServiceConfig,
 };
 use job_listings::store::{PgConfig, PgStore, SledConfig, SledStore, Store, StoreError};
 use job_listings::webhooks::CallbackPolicy;
+
+#[path = "support/import.rs"]
+mod import;
 
 /// mimalloc for everything, C's `malloc` included (its `override` feature): the query index's
 /// CRoaring bitmaps allocate through `malloc` on every search, and glibc's took a fifth of a
@@ -91,10 +87,6 @@ use job_listings::webhooks::CallbackPolicy;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Records written per store transaction, by `import` and by the demo loader.
-const BATCH: usize = 1_000;
-/// `import` stops checking after this many bad lines.
-const MAX_REPORTED_ERRORS: usize = 20;
 /// The demo dataset: seed, companies, jobs.
 const DEMO: (u64, usize, usize) = (42, 600, 6_000);
 
@@ -398,9 +390,9 @@ async fn main() -> Result<()> {
         Command::Import(args) => {
             init_logging("warn");
             // Read and check the files before taking the store's lock.
-            let input = read_import(&args)?;
+            let input = import::read_import(&args)?;
             let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
-            let outcome = import(&service, input).await;
+            let outcome = import::import(&service, input).await;
             close(&service, outcome).await
         }
         Command::Keys(command) => {
@@ -650,16 +642,18 @@ async fn seed_demo(service: &JobListingsService) -> Result<Vec<(Plan, ApiKey)>> 
     let (seed, companies, jobs) = DEMO;
     tracing::info!(companies, jobs, "empty store: loading the demo dataset");
     let data = Dataset::generate(seed, companies, jobs);
-    let bar = progress_bar(data.jobs.len() as u64, "demo jobs");
-    let summary = load(service, data.companies, data.jobs, &bar)
+    let companies = import::load_companies(service, data.companies)
         .await
-        .map_err(|failure| {
-            anyhow::Error::new(failure.into_error()).context("loading the demo data")
-        })?;
+        .map_err(|refused| anyhow::Error::new(refused.error).context("loading the demo data"))?;
+    let bar = import::progress_bar(data.jobs.len() as u64, "demo jobs");
+    let jobs = service
+        .import_jobs(data.jobs, |n| bar.set_position(n as u64))
+        .await
+        .context("loading the demo data")?;
     bar.finish_and_clear();
     tracing::info!(
-        companies = summary.companies_created,
-        jobs = summary.jobs_created,
+        companies = companies.created,
+        jobs = jobs.created,
         took = ?started.elapsed(),
         "demo dataset loaded"
     );
@@ -735,432 +729,6 @@ fn admin_command(store: &StoreArgs, command: &str) -> String {
     }
     let _ = write!(line, " {command}");
     line
-}
-
-// ---------------------------------------------------------------------------------------------
-// Loading records (import and demo)
-// ---------------------------------------------------------------------------------------------
-
-/// What a load did.
-#[derive(Debug, Default)]
-struct LoadSummary {
-    companies_created: usize,
-    companies_updated: usize,
-    jobs_created: usize,
-    jobs_updated: usize,
-    deliveries: usize,
-}
-
-/// Why a load stopped.
-#[derive(Debug)]
-enum LoadFailure {
-    /// The service refused a batch of companies; earlier batches are stored.
-    Companies {
-        /// Index of the batch's first company in the input.
-        first: usize,
-        /// Companies in the batch.
-        len: usize,
-        error: ServiceError,
-    },
-    /// The job import stopped; the jobs written before (in id order) are stored.
-    Jobs { written: usize, error: ServiceError },
-}
-
-impl LoadFailure {
-    fn into_error(self) -> ServiceError {
-        match self {
-            Self::Companies { error, .. } | Self::Jobs { error, .. } => error,
-        }
-    }
-}
-
-/// Writes companies `BATCH` at a time, then every job with `import_jobs`, advancing `bar` by
-/// jobs written.
-async fn load(
-    service: &JobListingsService,
-    companies: Vec<Company>,
-    jobs: Vec<Job>,
-    bar: &ProgressBar,
-) -> Result<LoadSummary, LoadFailure> {
-    let mut summary = LoadSummary::default();
-    let fail = |first: usize, len: usize| {
-        move |error: ServiceError| LoadFailure::Companies { first, len, error }
-    };
-
-    // Companies first: every job must name a company the service already knows.
-    let mut rest = companies.into_iter().peekable();
-    let mut first = 0;
-    while rest.peek().is_some() {
-        let batch: Vec<Company> = rest.by_ref().take(BATCH).collect();
-        let len = batch.len();
-        let known = count_known(service, &batch)
-            .await
-            .map_err(fail(first, len))?;
-        service
-            .upsert_companies(batch)
-            .await
-            .map_err(fail(first, len))?;
-        summary.companies_created += len - known;
-        summary.companies_updated += known;
-        first += len;
-    }
-
-    // Jobs in bulk: written in id order, durable once at the end, indexed on the side.
-    let written = AtomicUsize::new(0);
-    let imported = service
-        .import_jobs(jobs, |n| {
-            bar.set_position(n as u64);
-            written.store(n, Ordering::Relaxed);
-        })
-        .await
-        .map_err(|error| LoadFailure::Jobs {
-            written: written.load(Ordering::Relaxed),
-            error,
-        })?;
-    summary.jobs_created = imported.created;
-    summary.jobs_updated = imported.updated;
-    summary.deliveries = imported.deliveries;
-    Ok(summary)
-}
-
-/// How many of these companies the store already holds.
-async fn count_known(service: &JobListingsService, companies: &[Company]) -> ServiceResult<usize> {
-    let mut known = 0;
-    for c in companies {
-        if service.store().get_company(c.id).await?.is_some() {
-            known += 1;
-        }
-    }
-    Ok(known)
-}
-
-/// A progress bar on stderr, hidden when stderr is not a terminal.
-fn progress_bar(len: u64, what: &'static str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let style =
-        ProgressStyle::with_template("{msg:>12} [{bar:40.cyan/blue}] {pos}/{len} ({eta} left)")
-            .map_or_else(
-                |_| ProgressStyle::default_bar(),
-                |s| s.progress_chars("=> "),
-            );
-    ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr())
-        .with_style(style)
-        .with_message(what)
-}
-
-// ---------------------------------------------------------------------------------------------
-// import
-// ---------------------------------------------------------------------------------------------
-
-/// A file's records, and the line each came from. Apart rather than paired, so the records
-/// go to the service as they are, without copying a million of them into a new vector.
-#[derive(Debug)]
-struct Source<T> {
-    path: PathBuf,
-    numbers: Vec<usize>,
-    values: Vec<T>,
-}
-
-impl<T> Source<T> {
-    fn empty() -> Self {
-        Self {
-            path: PathBuf::new(),
-            numbers: Vec::new(),
-            values: Vec::new(),
-        }
-    }
-}
-
-/// The checked contents of the files to import.
-#[derive(Debug)]
-struct ImportInput {
-    companies: Source<Company>,
-    jobs: Source<Job>,
-}
-
-/// Bad lines, printed as they are found, up to `MAX_REPORTED_ERRORS`.
-#[derive(Debug, Default)]
-struct Problems {
-    count: usize,
-}
-
-impl Problems {
-    /// Reports one bad line; returns `false` once enough have been reported.
-    fn report(&mut self, path: &Path, line: usize, what: impl std::fmt::Display) -> bool {
-        self.count += 1;
-        eprintln!("{}:{line}: {what}", path.display());
-        self.count < MAX_REPORTED_ERRORS
-    }
-
-    fn full(&self) -> bool {
-        self.count >= MAX_REPORTED_ERRORS
-    }
-
-    /// Fails when any line was bad, saying that nothing was imported.
-    fn check(&self) -> Result<()> {
-        match self.count {
-            0 => Ok(()),
-            n if self.full() => {
-                bail!("stopped after {n} bad lines; nothing was imported. Fix them and run again.")
-            }
-            1 => bail!("1 bad line; nothing was imported. Fix it and run again."),
-            n => bail!("{n} bad lines; nothing was imported. Fix them and run again."),
-        }
-    }
-}
-
-/// Reads and checks every line of the files given; imports nothing.
-fn read_import(args: &ImportArgs) -> Result<ImportInput> {
-    if args.companies.is_none() && args.jobs.is_none() {
-        bail!("nothing to import: give --companies FILE, --jobs FILE or both");
-    }
-    let mut problems = Problems::default();
-    let companies = match &args.companies {
-        Some(path) => read_jsonl(path, Company::validate, &mut problems)?,
-        None => Source::empty(),
-    };
-    let jobs = match &args.jobs {
-        Some(path) if !problems.full() => read_jsonl(path, Job::validate, &mut problems)?,
-        _ => Source::empty(),
-    };
-    problems.check()?;
-    Ok(ImportInput { companies, jobs })
-}
-
-/// Lines read before they are parsed, all of them at once on every core.
-const BLOCK_LINES: usize = 8_192;
-
-/// Parses a JSON Lines file: one `T` per non-blank line, each checked with `validate`.
-fn read_jsonl<T: DeserializeOwned + Send>(
-    path: &Path,
-    validate: fn(&T) -> Result<(), DomainError>,
-    problems: &mut Problems,
-) -> Result<Source<T>> {
-    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let size = file.metadata().map_or(0, |m| m.len());
-    let mut reader = BufReader::new(file);
-    let (mut numbers, mut values) = (Vec::new(), Vec::new());
-    let mut bytes_read = 0;
-    let mut block: Vec<(usize, Vec<u8>)> = Vec::with_capacity(BLOCK_LINES);
-    let mut number = 0;
-    let mut at_end = false;
-    while !at_end {
-        block.clear();
-        while block.len() < BLOCK_LINES {
-            let mut text = Vec::new();
-            let read = reader
-                .read_until(b'\n', &mut text)
-                .with_context(|| format!("reading {}", path.display()))?;
-            if read == 0 {
-                at_end = true;
-                break;
-            }
-            number += 1;
-            bytes_read += read;
-            block.push((number, text));
-        }
-        if number == block.len() && !at_end {
-            // Room for about every record at once, guessed from the first block's lines:
-            // doubling up to a million records copied them again and again.
-            let expected = size as usize / (bytes_read / number).max(1);
-            values.reserve(expected + expected / 16);
-            numbers.reserve(expected + expected / 16);
-        }
-        // Parsing is most of the time of reading a file, and each line is parsed on its own.
-        let parsed: Vec<(usize, Option<Result<T, String>>)> = block
-            .par_iter()
-            .map(|(number, text)| (*number, parse_line(text, *number == 1, validate)))
-            .collect();
-        for (number, outcome) in parsed {
-            match outcome {
-                None => {}
-                Some(Ok(value)) => {
-                    numbers.push(number);
-                    values.push(value);
-                }
-                Some(Err(problem)) if !problems.report(path, number, &problem) => {
-                    at_end = true;
-                    break;
-                }
-                Some(Err(_)) => {}
-            }
-        }
-    }
-    Ok(Source {
-        path: path.to_owned(),
-        numbers,
-        values,
-    })
-}
-
-/// One line's record, or what is wrong with it; `None` for a blank line.
-fn parse_line<T: DeserializeOwned>(
-    text: &[u8],
-    first: bool,
-    validate: fn(&T) -> Result<(), DomainError>,
-) -> Option<Result<T, String>> {
-    let text = if first {
-        text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
-    } else {
-        text
-    };
-    if text.trim_ascii().is_empty() {
-        return None;
-    }
-    // serde would also read a positional array into a struct: only objects are records.
-    Some(match serde_json::from_slice::<T>(text) {
-        Ok(_) if !text.trim_ascii_start().starts_with(b"{") => {
-            Err("a record must be a JSON object, one per line".to_owned())
-        }
-        Ok(value) => validate(&value).map(|()| value).map_err(|e| e.to_string()),
-        Err(e) => Err(describe_json_error(&e)),
-    })
-}
-
-/// serde_json's message, with the column in front instead of a "line 1" that means nothing
-/// for a single line.
-fn describe_json_error(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let message = text.strip_suffix(&suffix).unwrap_or(&text);
-    let kind = match e.classify() {
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not valid JSON",
-        serde_json::error::Category::Data => "not a valid record",
-        serde_json::error::Category::Io => "unreadable",
-    };
-    format!("column {}: {kind}: {message}", e.column())
-}
-
-async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> {
-    let started = Instant::now();
-    let ImportInput { companies, jobs } = input;
-
-    // 1. Every job's company must be in the companies file or already in the store; check
-    //    them all now so a missing one stops the import before anything is written.
-    let mut problems = Problems::default();
-    let mut known: HashMap<CompanyId, bool> =
-        companies.values.iter().map(|c| (c.id, true)).collect();
-    for (&number, job) in jobs.numbers.iter().zip(&jobs.values) {
-        let id = job.company_id;
-        let exists = match known.get(&id) {
-            Some(&exists) => exists,
-            None => {
-                let exists = service.store().get_company(id).await?.is_some();
-                known.insert(id, exists);
-                exists
-            }
-        };
-        if !exists {
-            let what = format!(
-                "company_id: company {id} is unknown; add it to --companies or import it first"
-            );
-            if !problems.report(&jobs.path, number, what) {
-                break;
-            }
-        }
-    }
-    problems.check()?;
-
-    // 2. Write companies a batch at a time, then every job in one import.
-    let bar = progress_bar(jobs.values.len() as u64, "jobs");
-    let loaded = load(service, companies.values, jobs.values, &bar).await;
-    bar.finish_and_clear();
-    let summary = loaded.map_err(|failure| {
-        explain_load_failure(&companies.path, &companies.numbers, &jobs.path, failure)
-    })?;
-
-    // 3. Report.
-    let took = started.elapsed();
-    let companies_total = summary.companies_created + summary.companies_updated;
-    let jobs_total = summary.jobs_created + summary.jobs_updated;
-    let mut parts = Vec::new();
-    if companies_total > 0 {
-        parts.push(format!(
-            "{} ({} new, {} updated)",
-            plural(companies_total, "company", "companies"),
-            summary.companies_created,
-            summary.companies_updated
-        ));
-    }
-    if jobs_total > 0 {
-        parts.push(format!(
-            "{} ({} new, {} updated)",
-            plural(jobs_total, "job", "jobs"),
-            summary.jobs_created,
-            summary.jobs_updated
-        ));
-    }
-    let rate = if jobs_total > 0 {
-        format!(", {:.0} jobs/s", per_second(jobs_total, took))
-    } else {
-        String::new()
-    };
-    if parts.is_empty() {
-        println!("The files held no records; nothing was imported.");
-        return Ok(());
-    }
-    println!("Imported {} in {took:.2?}{rate}.", parts.join(" and "));
-    if summary.deliveries > 0 {
-        println!(
-            "{} queued for the new jobs.",
-            plural(
-                summary.deliveries,
-                "webhook delivery was",
-                "webhook deliveries were"
-            )
-        );
-    }
-    println!("Start the server again to serve the new data.");
-    Ok(())
-}
-
-/// Says what was stored before a load stopped, and which lines a refused batch of companies
-/// held.
-fn explain_load_failure(
-    companies: &Path,
-    company_lines: &[usize],
-    jobs: &Path,
-    failure: LoadFailure,
-) -> anyhow::Error {
-    match failure {
-        LoadFailure::Companies { first, len, error } => {
-            let lines = &company_lines
-                [first.min(company_lines.len())..(first + len).min(company_lines.len())];
-            let range = match (lines.first(), lines.last()) {
-                (Some(a), Some(b)) => format!("lines {a} to {b}"),
-                _ => "a batch".to_owned(),
-            };
-            let earlier = if first == 0 {
-                "nothing was imported".to_owned()
-            } else {
-                format!("the {first} companies before it were imported")
-            };
-            anyhow!(
-                "{}: the service refused the batch of companies on {range} ({earlier}): {error}",
-                companies.display()
-            )
-        }
-        LoadFailure::Jobs { written, error } => {
-            let earlier = match written {
-                0 => "no job was imported".to_owned(),
-                n => format!("{} were imported, in id order", plural(n, "job", "jobs")),
-            };
-            anyhow!(
-                "{}: the import of jobs stopped ({earlier}; every company was imported): {error}",
-                jobs.display()
-            )
-        }
-    }
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-fn per_second(n: usize, took: Duration) -> f64 {
-    n as f64 / took.as_secs_f64().max(1e-9)
 }
 
 // ---------------------------------------------------------------------------------------------

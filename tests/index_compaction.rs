@@ -13,8 +13,8 @@ use job_listings::domain::{ApiKey, Job, JobId, Page, PerPage, Plan};
 use job_listings::domain::{CallbackUrl, CompanyId, JobStatus};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{
-    Clock, IndexOrigin, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas, ServiceConfig,
-    SystemClock,
+    Clock, ImportError, IndexOrigin, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas,
+    ServiceConfig, SystemClock,
 };
 use job_listings::store::{SledConfig, SledStore};
 
@@ -511,4 +511,63 @@ async fn an_import_with_a_job_of_an_unknown_company_writes_nothing_and_names_the
         .expect("read")
         .is_empty());
     assert_searches_exact(&service, &key, &[]).await;
+}
+
+/// The dataset's jobs sorted by id, in batches of `size`.
+fn sorted_batches(data: &Dataset, size: usize) -> Vec<Vec<Job>> {
+    let mut jobs = data.jobs.clone();
+    jobs.sort_by_key(|j| j.id);
+    jobs.chunks(size).map(<[Job]>::to_vec).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sorted_import_that_stops_keeps_the_batches_before_stored_and_searchable() {
+    let data = Dataset::generate(23, 20, 3_000);
+    let batches = sorted_batches(&data, 1_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (service, key) = subscribed(dir.path(), &data, chrono::Utc::now()).await;
+
+    // The source fails at its third batch: the two before are imported.
+    let mut arriving: Vec<Result<Vec<Job>, String>> =
+        batches.iter().take(2).cloned().map(Ok).collect();
+    arriving.push(Err("the disk went away".to_owned()));
+    arriving.push(Ok(batches[2].clone()));
+    let reported = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = reported.clone();
+    let error = service
+        .import_sorted_jobs(arriving, move |n| sink.lock().expect("lock").push(n))
+        .await
+        .expect_err("the source failed");
+    assert!(
+        matches!(&error, ImportError::Source(why) if why == "the disk went away"),
+        "{error:?}"
+    );
+    assert_eq!(reported.lock().expect("lock").last(), Some(&2_000));
+    let before: Vec<Job> = batches[..2].concat();
+    let ids: Vec<JobId> = data.jobs.iter().map(|j| j.id).collect();
+    let stored = service.store().get_jobs(&ids).await.expect("read");
+    assert_eq!(stored.len(), 2_000);
+    assert!(stored.iter().all(|s| before.iter().any(|j| j.id == s.id)));
+    let active: Vec<Job> = stored.into_iter().filter(|j| j.is_active()).collect();
+    assert_searches_exact(&service, &key, &active).await;
+
+    // A batch that does not come after the one before is refused, and named; the batch
+    // before it is written, so every job is now stored and searchable.
+    let out_of_order = vec![Ok::<_, String>(batches[2].clone()), Ok(batches[0].clone())];
+    let error = service
+        .import_sorted_jobs(out_of_order, |_| {})
+        .await
+        .expect_err("the second batch is out of order");
+    let message = error.to_string();
+    assert!(message.contains("batch 2"), "{message}");
+    assert!(message.contains("ascending id order"), "{message}");
+    let stored = service.store().get_jobs(&ids).await.expect("read");
+    assert_eq!(stored.len(), 3_000);
+    let active: Vec<Job> = stored.into_iter().filter(|j| j.is_active()).collect();
+    assert_searches_exact(&service, &key, &active).await;
+    let summary = service
+        .import_sorted_jobs(vec![Ok::<_, String>(batches[0].clone())], |_| {})
+        .await
+        .expect("a batch imports again");
+    assert_eq!((summary.created, summary.updated), (0, 1_000));
 }

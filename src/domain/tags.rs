@@ -28,9 +28,16 @@ fn normalise_label(field: &'static str, raw: &str) -> Result<String, DomainError
 macro_rules! label {
     ($(#[$doc:meta])* $name:ident, $field:literal) => {
         $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(try_from = "String", into = "String")]
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+        #[serde(try_from = "String")]
         pub struct $name(String);
+
+        // The bare string, borrowed: `into = "String"` cloned each one to write it.
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
 
         impl $name {
             /// Lowercases and validates a label: 1 to 40 ASCII letters, digits, `-`, `_`, `.`

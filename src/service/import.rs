@@ -12,14 +12,16 @@
 //!
 //! [`Store::write_jobs_deferred`]: crate::store::Store::write_jobs_deferred
 
+use std::convert::Infallible;
+
 use tokio::sync::mpsc;
 
-use crate::domain::{DomainError, Job};
+use crate::domain::{DomainError, Job, JobId};
 use crate::store::StoreError;
 
 use super::indexer::{indexing_failed, spawn_indexer};
 use super::ingest::checked_company;
-use super::{JobListingsService, ServiceResult};
+use super::{JobListingsService, ServiceError, ServiceResult};
 
 /// Jobs checked and written per store transaction.
 const BATCH: usize = 4_096;
@@ -55,8 +57,6 @@ impl JobListingsService {
         mut jobs: Vec<Job>,
         progress: impl Fn(usize) + Send + Sync,
     ) -> ServiceResult<ImportSummary> {
-        let writes_lock = self.inner.ingest.lock().await;
-        let now = self.now();
         {
             let companies = self.read_companies();
             for (position, job) in jobs.iter().enumerate() {
@@ -68,6 +68,48 @@ impl JobListingsService {
         }
         // Stable: of jobs with the same id, the later one is still written last.
         jobs.sort_by_key(|j| j.id);
+        let mut rest = jobs.into_iter().peekable();
+        let batches = std::iter::from_fn(move || {
+            rest.peek()
+                .is_some()
+                .then(|| Ok::<_, Infallible>(next_batch(&mut rest)))
+        });
+        self.import_sorted_jobs(batches, progress)
+            .await
+            .map_err(|e| match e {
+                ImportError::Service(e) => e,
+                ImportError::Source(never) => match never {},
+            })
+    }
+
+    /// Adds or updates jobs that arrive in batches in ascending id order, as
+    /// [`JobListingsService::import_jobs`] does, without holding them all at once: a program
+    /// that reads a large file can check it whole first, then read it again in id order, a
+    /// batch at a time, while the batch before is written and indexed.
+    ///
+    /// `batches` is read on a thread of its own, one batch ahead of the writing. Within a
+    /// batch the jobs may come in any order (of equal ids the later wins), but every batch's
+    /// ids must come after every id of the batch before. Batches of a few thousand jobs
+    /// write fastest.
+    ///
+    /// Each batch is checked as it arrives. An invalid job, a job whose company is unknown,
+    /// a batch out of order, a failed write or an `Err` from `batches` stops the import: the
+    /// batches written before stay written, durable and searchable, and `progress` (called
+    /// with the number of jobs written so far after each batch) has said how many. A caller
+    /// that needs all or nothing checks every job before the first batch.
+    pub async fn import_sorted_jobs<B, E>(
+        &self,
+        batches: B,
+        progress: impl Fn(usize) + Send + Sync,
+    ) -> Result<ImportSummary, ImportError<E>>
+    where
+        B: IntoIterator<Item = Result<Vec<Job>, E>>,
+        B::IntoIter: Send + 'static,
+        E: Send + 'static,
+    {
+        let writes_lock = self.inner.ingest.lock().await;
+        let now = self.now();
+        let mut arriving = read_ahead(batches.into_iter());
 
         // As everywhere in the service, the index compacts only when told to: here once, at
         // the end.
@@ -77,21 +119,31 @@ impl JobListingsService {
         let mut written = 0;
         let mut writing: Option<tokio::task::JoinHandle<ServiceResult<Vec<Job>>>> = None;
         let mut failure = None;
-        let mut rest = jobs.into_iter().peekable();
-        while rest.peek().is_some() {
-            let batch = next_batch(&mut rest);
-            // The previous batch may still be on its way to the store: no id is in both, so
-            // this batch's stored state is already what it will be.
-            let (writes, outcomes) = match self.prepare_job_writes(batch, now).await {
-                Ok(prepared) => prepared,
+        let mut order = BatchOrder::default();
+        while let Some(arrived) = arriving.recv().await {
+            let batch = match arrived
+                .map_err(ImportError::Source)
+                .and_then(|batch| order.check(batch).map_err(ImportError::Service))
+            {
+                Ok(batch) if batch.is_empty() => continue,
+                Ok(batch) => batch,
                 Err(e) => {
                     failure = Some(e);
                     break;
                 }
             };
+            // The previous batch may still be on its way to the store: no id is in both, so
+            // this batch's stored state is already what it will be.
+            let (writes, outcomes) = match self.prepare_job_writes(batch, now).await {
+                Ok(prepared) => prepared,
+                Err(e) => {
+                    failure = Some(e.into());
+                    break;
+                }
+            };
             if let Some(previous) = writing.take() {
                 if let Err(e) = finish_write(previous, &to_index, &mut written, &progress).await {
-                    failure = Some(e);
+                    failure = Some(e.into());
                     break;
                 }
             }
@@ -109,15 +161,21 @@ impl JobListingsService {
                 Ok(writes.into_iter().map(|w| w.job).collect())
             }));
         }
+        // The reading thread stops at its next batch.
+        drop(arriving);
         if let Some(last) = writing.take() {
             if let Err(e) = finish_write(last, &to_index, &mut written, &progress).await {
-                failure = failure.or(Some(e));
+                failure = failure.or(Some(e.into()));
             }
         }
         drop(to_index);
 
         let flushed = self.inner.store.flush().await;
-        let indexed = indexer.await.map_err(indexing_failed)??;
+        let indexed = indexer.await.map_err(indexing_failed).and_then(|i| i);
+        let indexed = match indexed {
+            Ok(indexed) => indexed,
+            Err(e) => return Err(failure.unwrap_or(ServiceError::from(e).into())),
+        };
         let old = std::mem::replace(&mut *self.write_index(), indexed);
         tokio::task::spawn_blocking(move || drop(old));
         drop(writes_lock);
@@ -126,9 +184,70 @@ impl JobListingsService {
         }
         match (failure, flushed) {
             (Some(e), _) => Err(e),
-            (None, Err(e)) => Err(e.into()),
+            (None, Err(e)) => Err(ServiceError::from(e).into()),
             (None, Ok(())) => Ok(summary),
         }
+    }
+}
+
+/// Why [`JobListingsService::import_sorted_jobs`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError<E> {
+    /// The batches' source failed.
+    #[error("reading the jobs to import failed: {0}")]
+    Source(E),
+    /// The service refused a batch, or storage failed.
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+}
+
+/// Batches read on a blocking thread, one ahead of the one being written.
+fn read_ahead<I, T>(batches: I) -> mpsc::Receiver<T>
+where
+    I: Iterator<Item = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let (sender, arriving) = mpsc::channel(1);
+    tokio::task::spawn_blocking(move || {
+        for batch in batches {
+            if sender.blocking_send(batch).is_err() {
+                break;
+            }
+        }
+    });
+    arriving
+}
+
+/// Holds each batch to coming after the one before, so that no id is in two batches.
+#[derive(Default)]
+struct BatchOrder {
+    batches: usize,
+    last: Option<JobId>,
+}
+
+impl BatchOrder {
+    /// The batch sorted by id (stably: of equal ids the later stays later), if all of its ids
+    /// come after the previous batch's.
+    fn check(&mut self, mut batch: Vec<Job>) -> ServiceResult<Vec<Job>> {
+        batch.sort_by_key(|j| j.id);
+        self.batches += 1;
+        if let (Some(first), Some(last)) = (batch.first(), self.last) {
+            if first.id <= last {
+                return Err(DomainError::new(
+                    "jobs",
+                    format!(
+                        "batch {} holds job {}, which is not after job {last} of the batch \
+                         before: batches must come in ascending id order",
+                        self.batches, first.id
+                    ),
+                )
+                .into());
+            }
+        }
+        if let Some(l) = batch.last() {
+            self.last = Some(l.id);
+        }
+        Ok(batch)
     }
 }
 

@@ -48,7 +48,7 @@ use chrono::{DateTime, Utc};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
-pub use import::ImportSummary;
+pub use import::{ImportError, ImportSummary};
 pub use index_snapshots::IndexOrigin;
 pub use ingest::{DeferredCompaction, IngestOutcome};
 pub use keys::NewKey;

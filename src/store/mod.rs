@@ -112,7 +112,7 @@ pub struct IndexSnapshot {
 
 /// A job's JSON, as stores that keep it serve it.
 fn json_of(job: &Job) -> StoreResult<Bytes> {
-    serde_json::to_vec(job)
+    job_format::encode(job)
         .map(Bytes::from)
         .map_err(|e| StoreError::Backend(format!("encoding a job: {e}")))
 }
@@ -137,10 +137,11 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     }
     /// Writes jobs and their outbox events, all or nothing, durably.
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()>;
-    /// Writes jobs as [`Store::write_jobs`] does, all or nothing, but they need not be durable
-    /// before [`Store::flush`]: for bulk loads, which pay for durability once at the end. A
-    /// crash meanwhile may lose whole writes, latest first, never part of one. The default is
-    /// [`Store::write_jobs`].
+    /// Writes jobs as [`Store::write_jobs`] does, but they need not be durable before
+    /// [`Store::flush`]: for bulk loads, which pay for durability once at the end. A store may
+    /// split the write into several transactions, each with its jobs' events and its own jobs
+    /// version. A crash before the flush may lose the latest of them, never part of one. The
+    /// default is [`Store::write_jobs`].
     async fn write_jobs_deferred(&self, writes: &[JobWrite]) -> StoreResult<()> {
         self.write_jobs(writes).await
     }

@@ -66,14 +66,17 @@ pub fn new_job_event<'a>(
     subscriptions: impl IntoIterator<Item = &'a Subscription>,
     now: DateTime<Utc>,
 ) -> Option<OutboxEvent> {
-    let id = EventId::new_random();
-    let deliveries: Vec<Delivery> = subscriptions
+    let mut matching = subscriptions
         .into_iter()
         .filter(|s| s.status == SubscriptionStatus::Active)
         .filter(|s| subscription_filter(s).matches(job))
-        .map(|s| pending(id, s.id, now))
-        .collect();
-    (!deliveries.is_empty()).then(|| OutboxEvent {
+        .peekable();
+    // A random id costs a system call: only an event that goes somewhere gets one (a bulk
+    // load with no subscriptions made a million of them).
+    matching.peek()?;
+    let id = EventId::new_random();
+    let deliveries: Vec<Delivery> = matching.map(|s| pending(id, s.id, now)).collect();
+    Some(OutboxEvent {
         id,
         kind: JOB_NEW.to_owned(),
         created_at: now,

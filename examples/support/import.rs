@@ -1,0 +1,549 @@
+//! The server's `import` command, and loading records into the service (also for the demo).
+//!
+//! An import reads the jobs file twice. The first pass checks every line, keeping only each
+//! job's id, company and place in the file, so that a bad line stops the import before
+//! anything is written. The second reads the lines again in id order, a batch at a time,
+//! while the batch before is written and indexed: the store fills its tree from one end, and
+//! memory holds a few batches of jobs instead of all of them (fresh memory was a large part
+//! of an import's time).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use serde::de::DeserializeOwned;
+
+use job_listings::domain::{Company, CompanyId, DomainError, Job, JobId};
+use job_listings::service::{ImportError, JobListingsService, ServiceError, ServiceResult};
+
+use super::ImportArgs;
+
+/// Companies written per store transaction.
+const COMPANY_BATCH: usize = 1_000;
+/// Jobs read again and handed to the service at a time, in id order.
+const JOB_BATCH: usize = 4_096;
+/// The command stops checking after this many bad lines.
+const MAX_REPORTED_ERRORS: usize = 20;
+/// Lines read before they are parsed, all of them at once on every core.
+const BLOCK_LINES: usize = 8_192;
+
+// ---------------------------------------------------------------------------------------------
+// Loading records
+// ---------------------------------------------------------------------------------------------
+
+/// How many companies a load created and updated.
+#[derive(Debug, Default)]
+pub struct CompaniesLoaded {
+    pub created: usize,
+    pub updated: usize,
+}
+
+/// The service refused a batch of companies; earlier batches are stored.
+#[derive(Debug)]
+pub struct CompaniesRefused {
+    /// Index of the batch's first company in the input.
+    first: usize,
+    /// Companies in the batch.
+    len: usize,
+    pub error: ServiceError,
+}
+
+/// Writes companies `COMPANY_BATCH` at a time.
+pub async fn load_companies(
+    service: &JobListingsService,
+    companies: Vec<Company>,
+) -> Result<CompaniesLoaded, CompaniesRefused> {
+    let mut loaded = CompaniesLoaded::default();
+    let mut rest = companies.into_iter().peekable();
+    let mut first = 0;
+    while rest.peek().is_some() {
+        let batch: Vec<Company> = rest.by_ref().take(COMPANY_BATCH).collect();
+        let len = batch.len();
+        let refused = |error| CompaniesRefused { first, len, error };
+        let known = count_known(service, &batch).await.map_err(refused)?;
+        service.upsert_companies(batch).await.map_err(refused)?;
+        loaded.created += len - known;
+        loaded.updated += known;
+        first += len;
+    }
+    Ok(loaded)
+}
+
+/// How many of these companies the store already holds.
+async fn count_known(service: &JobListingsService, companies: &[Company]) -> ServiceResult<usize> {
+    let mut known = 0;
+    for c in companies {
+        if service.store().get_company(c.id).await?.is_some() {
+            known += 1;
+        }
+    }
+    Ok(known)
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal.
+pub fn progress_bar(len: u64, what: &'static str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let style =
+        ProgressStyle::with_template("{msg:>12} [{bar:40.cyan/blue}] {pos}/{len} ({eta} left)")
+            .map_or_else(
+                |_| ProgressStyle::default_bar(),
+                |s| s.progress_chars("=> "),
+            );
+    ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr())
+        .with_style(style)
+        .with_message(what)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading and checking the files
+// ---------------------------------------------------------------------------------------------
+
+/// Where a record's line is in its file.
+#[derive(Clone, Copy, Debug, Default)]
+struct Line {
+    /// 1-based line number.
+    number: usize,
+    /// Byte offset of the line's start.
+    at: u64,
+    /// The line's length in bytes, without its newline.
+    len: usize,
+}
+
+/// A checked job, as much of it as the import keeps until it reads the line again.
+#[derive(Clone, Copy, Debug)]
+struct JobLine {
+    id: JobId,
+    company_id: CompanyId,
+    line: Line,
+}
+
+/// A file's checked records, as much of each as the import keeps.
+#[derive(Debug)]
+struct Source<T> {
+    path: PathBuf,
+    records: Vec<T>,
+}
+
+impl<T> Source<T> {
+    fn empty() -> Self {
+        Self {
+            path: PathBuf::new(),
+            records: Vec::new(),
+        }
+    }
+}
+
+/// The checked contents of the files to import.
+#[derive(Debug)]
+pub struct ImportInput {
+    /// Each company with its line number.
+    companies: Source<(usize, Company)>,
+    jobs: Source<JobLine>,
+}
+
+/// Bad lines, printed as they are found, up to `MAX_REPORTED_ERRORS`.
+#[derive(Debug, Default)]
+struct Problems {
+    count: usize,
+}
+
+impl Problems {
+    /// Reports one bad line; returns `false` once enough have been reported.
+    fn report(&mut self, path: &Path, line: usize, what: impl std::fmt::Display) -> bool {
+        self.count += 1;
+        eprintln!("{}:{line}: {what}", path.display());
+        self.count < MAX_REPORTED_ERRORS
+    }
+
+    fn full(&self) -> bool {
+        self.count >= MAX_REPORTED_ERRORS
+    }
+
+    /// Fails when any line was bad, saying that nothing was imported.
+    fn check(&self) -> Result<()> {
+        match self.count {
+            0 => Ok(()),
+            n if self.full() => {
+                bail!("stopped after {n} bad lines; nothing was imported. Fix them and run again.")
+            }
+            1 => bail!("1 bad line; nothing was imported. Fix it and run again."),
+            n => bail!("{n} bad lines; nothing was imported. Fix them and run again."),
+        }
+    }
+}
+
+/// Reads and checks every line of the files given; imports nothing.
+pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
+    if args.companies.is_none() && args.jobs.is_none() {
+        bail!("nothing to import: give --companies FILE, --jobs FILE or both");
+    }
+    let mut problems = Problems::default();
+    let companies = match &args.companies {
+        Some(path) => read_jsonl(path, Company::validate, |c, l| (l.number, c), &mut problems)?,
+        None => Source::empty(),
+    };
+    let jobs = match &args.jobs {
+        Some(path) if !problems.full() => {
+            let keep = |job: Job, line| JobLine {
+                id: job.id,
+                company_id: job.company_id,
+                line,
+            };
+            read_jsonl(path, Job::validate, keep, &mut problems)?
+        }
+        _ => Source::empty(),
+    };
+    problems.check()?;
+    Ok(ImportInput { companies, jobs })
+}
+
+/// Parses a JSON Lines file: one `T` per non-blank line, each checked with `validate`, of
+/// which `keep` keeps what the import needs.
+fn read_jsonl<T: DeserializeOwned + Send, K: Send>(
+    path: &Path,
+    validate: fn(&T) -> Result<(), DomainError>,
+    keep: impl Fn(T, Line) -> K + Sync,
+    problems: &mut Problems,
+) -> Result<Source<K>> {
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut reader = BufReader::new(file);
+    let mut records = Vec::new();
+    let mut bytes_read = 0u64;
+    // Each line's buffer is kept for the next block's line in its place.
+    let mut block: Vec<(Line, Vec<u8>)> = Vec::with_capacity(BLOCK_LINES);
+    let mut number = 0;
+    let mut at_end = false;
+    while !at_end {
+        let mut filled = 0;
+        while filled < BLOCK_LINES {
+            if filled == block.len() {
+                block.push((Line::default(), Vec::new()));
+            }
+            let (line, text) = &mut block[filled];
+            text.clear();
+            let read = reader
+                .read_until(b'\n', text)
+                .with_context(|| format!("reading {}", path.display()))?;
+            if read == 0 {
+                at_end = true;
+                break;
+            }
+            number += 1;
+            *line = Line {
+                number,
+                at: bytes_read,
+                len: text.strip_suffix(b"\n").map_or(text.len(), <[u8]>::len),
+            };
+            bytes_read += read as u64;
+            filled += 1;
+        }
+        if number == filled && !at_end {
+            // Room for about every record at once, guessed from the first block's lines:
+            // doubling up to a million records copied them again and again.
+            let expected = (size / (bytes_read / number as u64).max(1)) as usize;
+            records.reserve(expected + expected / 16);
+        }
+        // Parsing is most of the time of reading a file, and each line is parsed on its own.
+        let parsed: Vec<(Line, Option<Result<K, String>>)> = block[..filled]
+            .par_iter()
+            .map(|(line, text)| {
+                let record = parse_line(text, line.number == 1, validate);
+                (*line, record.map(|r| r.map(|value| keep(value, *line))))
+            })
+            .collect();
+        for (line, outcome) in parsed {
+            match outcome {
+                None => {}
+                Some(Ok(value)) => records.push(value),
+                Some(Err(problem)) if !problems.report(path, line.number, &problem) => {
+                    at_end = true;
+                    break;
+                }
+                Some(Err(_)) => {}
+            }
+        }
+    }
+    Ok(Source {
+        path: path.to_owned(),
+        records,
+    })
+}
+
+/// One line's record, or what is wrong with it; `None` for a blank line.
+fn parse_line<T: DeserializeOwned>(
+    text: &[u8],
+    first: bool,
+    validate: fn(&T) -> Result<(), DomainError>,
+) -> Option<Result<T, String>> {
+    let text = if first {
+        text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
+    } else {
+        text
+    };
+    if text.trim_ascii().is_empty() {
+        return None;
+    }
+    // serde would also read a positional array into a struct: only objects are records.
+    Some(match serde_json::from_slice::<T>(text) {
+        Ok(_) if !text.trim_ascii_start().starts_with(b"{") => {
+            Err("a record must be a JSON object, one per line".to_owned())
+        }
+        Ok(value) => validate(&value).map(|()| value).map_err(|e| e.to_string()),
+        Err(e) => Err(describe_json_error(&e)),
+    })
+}
+
+/// serde_json's message, with the column in front instead of a "line 1" that means nothing
+/// for a single line.
+fn describe_json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = text.strip_suffix(&suffix).unwrap_or(&text);
+    let kind = match e.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not valid JSON",
+        serde_json::error::Category::Data => "not a valid record",
+        serde_json::error::Category::Io => "unreadable",
+    };
+    format!("column {}: {kind}: {message}", e.column())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the jobs again, in id order
+// ---------------------------------------------------------------------------------------------
+
+/// The checked jobs' lines read again, in id order, `JOB_BATCH` at a time (and more while
+/// the next has the same id, so that no id spans two batches). A line that no longer reads
+/// as the job it was is an error: the file changed since it was checked.
+fn jobs_in_id_order(
+    path: &Path,
+    mut lines: Vec<JobLine>,
+) -> Result<impl Iterator<Item = Result<Vec<Job>>> + Send + 'static> {
+    let file = File::open(path).with_context(|| format!("opening {} again", path.display()))?;
+    let file = Arc::new(file);
+    let path = path.to_owned();
+    // Stable: of lines with the same id, the later one stays later and wins.
+    lines.sort_by_key(|l| l.id);
+    let mut start = 0;
+    Ok(std::iter::from_fn(move || {
+        if start == lines.len() {
+            return None;
+        }
+        let mut end = (start + JOB_BATCH).min(lines.len());
+        while end < lines.len() && lines[end].id == lines[end - 1].id {
+            end += 1;
+        }
+        let batch = &lines[start..end];
+        start = end;
+        Some(
+            batch
+                .par_iter()
+                .map_init(Vec::new, |text, job| {
+                    read_job_again(&file, &path, job, text)
+                })
+                .collect(),
+        )
+    }))
+}
+
+/// One checked job's line, read and parsed again.
+fn read_job_again(file: &File, path: &Path, job: &JobLine, text: &mut Vec<u8>) -> Result<Job> {
+    let changed = |what: &dyn std::fmt::Display| {
+        anyhow!(
+            "{}:{}: the file changed while it was imported: {what}",
+            path.display(),
+            job.line.number
+        )
+    };
+    text.resize(job.line.len, 0);
+    read_exact_at(file, text, job.line.at).map_err(|e| changed(&e))?;
+    match parse_line::<Job>(text, job.line.number == 1, Job::validate) {
+        Some(Ok(read)) if read.id == job.id && read.company_id == job.company_id => Ok(read),
+        Some(Ok(read)) => Err(changed(&format_args!("it now holds job {}", read.id))),
+        Some(Err(problem)) => Err(changed(&problem)),
+        None => Err(changed(&"it is now blank")),
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(file, buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The import
+// ---------------------------------------------------------------------------------------------
+
+/// Imports what `read_import` checked: companies first, then the jobs in id order.
+pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> {
+    let started = Instant::now();
+    let ImportInput { companies, jobs } = input;
+
+    // 1. Every job's company must be in the companies file or already in the store; check
+    //    them all now so a missing one stops the import before anything is written.
+    let mut problems = Problems::default();
+    let mut known: HashMap<CompanyId, bool> = companies
+        .records
+        .iter()
+        .map(|(_, c)| (c.id, true))
+        .collect();
+    for job in &jobs.records {
+        let id = job.company_id;
+        let exists = match known.get(&id) {
+            Some(&exists) => exists,
+            None => {
+                let exists = service.store().get_company(id).await?.is_some();
+                known.insert(id, exists);
+                exists
+            }
+        };
+        if !exists {
+            let what = format!(
+                "company_id: company {id} is unknown; add it to --companies or import it first"
+            );
+            if !problems.report(&jobs.path, job.line.number, what) {
+                break;
+            }
+        }
+    }
+    problems.check()?;
+
+    // 2. Write companies a batch at a time, then every job in one import.
+    let (company_lines, company_records): (Vec<usize>, Vec<Company>) =
+        companies.records.into_iter().unzip();
+    let companies_loaded = load_companies(service, company_records)
+        .await
+        .map_err(|refused| explain_refused_companies(&companies.path, &company_lines, refused))?;
+    let bar = progress_bar(jobs.records.len() as u64, "jobs");
+    let written = AtomicUsize::new(0);
+    let batches = jobs_in_id_order(&jobs.path, jobs.records)?;
+    let imported = service
+        .import_sorted_jobs(batches, |n| {
+            bar.set_position(n as u64);
+            written.store(n, Ordering::Relaxed);
+        })
+        .await;
+    bar.finish_and_clear();
+    let imported = imported.map_err(|error| {
+        explain_stopped_jobs(&jobs.path, written.load(Ordering::Relaxed), error)
+    })?;
+
+    // 3. Report.
+    let took = started.elapsed();
+    let companies_total = companies_loaded.created + companies_loaded.updated;
+    let jobs_total = imported.created + imported.updated;
+    let mut parts = Vec::new();
+    if companies_total > 0 {
+        parts.push(format!(
+            "{} ({} new, {} updated)",
+            plural(companies_total, "company", "companies"),
+            companies_loaded.created,
+            companies_loaded.updated
+        ));
+    }
+    if jobs_total > 0 {
+        parts.push(format!(
+            "{} ({} new, {} updated)",
+            plural(jobs_total, "job", "jobs"),
+            imported.created,
+            imported.updated
+        ));
+    }
+    let rate = if jobs_total > 0 {
+        format!(", {:.0} jobs/s", per_second(jobs_total, took))
+    } else {
+        String::new()
+    };
+    if parts.is_empty() {
+        println!("The files held no records; nothing was imported.");
+        return Ok(());
+    }
+    println!("Imported {} in {took:.2?}{rate}.", parts.join(" and "));
+    if imported.deliveries > 0 {
+        println!(
+            "{} queued for the new jobs.",
+            plural(
+                imported.deliveries,
+                "webhook delivery was",
+                "webhook deliveries were"
+            )
+        );
+    }
+    println!("Start the server again to serve the new data.");
+    Ok(())
+}
+
+/// Says which lines a refused batch of companies held, and what was stored before.
+fn explain_refused_companies(
+    path: &Path,
+    company_lines: &[usize],
+    refused: CompaniesRefused,
+) -> anyhow::Error {
+    let CompaniesRefused { first, len, error } = refused;
+    let lines =
+        &company_lines[first.min(company_lines.len())..(first + len).min(company_lines.len())];
+    let range = match (lines.first(), lines.last()) {
+        (Some(a), Some(b)) => format!("lines {a} to {b}"),
+        _ => "a batch".to_owned(),
+    };
+    let earlier = if first == 0 {
+        "nothing was imported".to_owned()
+    } else {
+        format!("the {first} companies before it were imported")
+    };
+    anyhow!(
+        "{}: the service refused the batch of companies on {range} ({earlier}): {error}",
+        path.display()
+    )
+}
+
+/// Says how many jobs were stored before the import of jobs stopped.
+fn explain_stopped_jobs(
+    path: &Path,
+    written: usize,
+    error: ImportError<anyhow::Error>,
+) -> anyhow::Error {
+    let earlier = match written {
+        0 => "no job was imported".to_owned(),
+        n => format!("{} were imported, in id order", plural(n, "job", "jobs")),
+    };
+    let why = match error {
+        ImportError::Source(e) => e,
+        ImportError::Service(e) => anyhow::Error::new(e),
+    };
+    anyhow!(
+        "{}: the import of jobs stopped ({earlier}; every company was imported): {why:#}",
+        path.display()
+    )
+}
+
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+pub fn per_second(n: usize, took: Duration) -> f64 {
+    n as f64 / took.as_secs_f64().max(1e-9)
+}

@@ -1,0 +1,195 @@
+//! The bundled server's `import` command, run as a user runs it: JSON Lines files in, a sled
+//! folder out. Every line is checked before anything is written; the jobs are then read again
+//! in id order, a batch at a time, and a later line with the same id wins.
+//!
+//! The command is the `server` example, which `cargo test` builds beside the tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use job_listings::demo::Dataset;
+use job_listings::domain::{CompanyId, Job, JobId, Page, PerPage, Plan};
+use job_listings::query::{JobFilter, JobQuery};
+use job_listings::service::{JobListingsService, NewKey};
+use job_listings::store::{SledConfig, SledStore};
+
+/// The `server` example beside this test's binary (`target/<profile>/examples/server`).
+fn server_binary() -> PathBuf {
+    let test = std::env::current_exe().expect("the test's path");
+    let profile = test
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let server = profile
+        .join("examples")
+        .join(format!("server{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        server.exists(),
+        "{} is missing: `cargo test` builds it; with a filter, run `cargo build --example server` first",
+        server.display()
+    );
+    server
+}
+
+/// Runs `server --data-dir DIR import --companies C --jobs J`.
+fn import(data: &Path, companies: &Path, jobs: &Path) -> Output {
+    Command::new(server_binary())
+        .arg("--data-dir")
+        .arg(data)
+        .arg("import")
+        .arg("--companies")
+        .arg(companies)
+        .arg("--jobs")
+        .arg(jobs)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the server example runs")
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(path, text).expect("write the file");
+}
+
+fn json_lines<T: serde::Serialize>(records: &[T]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("encode"))
+        .collect()
+}
+
+/// The service on the folder the command wrote, once the command has let go of it.
+async fn open(data: &Path) -> JobListingsService {
+    let store = SledStore::open(&SledConfig::new(data)).expect("sled opens");
+    JobListingsService::builder()
+        .store(Arc::new(store))
+        .build()
+        .await
+        .expect("service builds")
+}
+
+async fn stored(service: &JobListingsService, jobs: &[Job]) -> Vec<Job> {
+    let ids: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
+    service.store().get_jobs(&ids).await.expect("read")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_line_is_imported_in_id_order_the_later_of_two_lines_wins_and_all_are_searchable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // More jobs than one batch holds, so that several are read again and written in turn.
+    let data = Dataset::generate(31, 30, 10_000);
+    let (companies, jobs) = (
+        dir.path().join("companies.jsonl"),
+        dir.path().join("jobs.jsonl"),
+    );
+    write_lines(&companies, &json_lines(&data.companies));
+    let mut lines = json_lines(&data.jobs);
+    // A byte-order mark, a blank line, and a job repeated further down with a new role.
+    lines[0].insert(0, '\u{feff}');
+    lines.insert(5_000, String::new());
+    let mut renamed = data.jobs[1_234].clone();
+    renamed.role = "Principal Reliability Engineer".to_owned();
+    lines.push(serde_json::to_string(&renamed).expect("encode"));
+    write_lines(&jobs, &lines);
+
+    let output = import(&dir.path().join("db"), &companies, &jobs);
+    let said = text(&output.stdout);
+    assert!(output.status.success(), "{said}{}", text(&output.stderr));
+    assert!(
+        said.contains("30 companies (30 new, 0 updated) and 10001 jobs (10000 new, 1 updated)"),
+        "{said}"
+    );
+
+    let service = open(&dir.path().join("db")).await;
+    let mut expected = data.jobs.clone();
+    expected[1_234].role = renamed.role.clone();
+    let mut found = stored(&service, &expected).await;
+    assert_eq!(found.len(), 10_000);
+    found.sort_by_key(|j| j.id);
+    expected.sort_by_key(|j| j.id);
+    for (got, want) in found.iter().zip(&expected) {
+        assert_eq!(got.id, want.id);
+        assert_eq!(got.role, want.role);
+        assert_eq!(got.description, want.description);
+        assert_eq!(got.domains, want.domains);
+        assert_eq!(got.posted_at, want.posted_at);
+        assert_eq!(got.status, want.status);
+    }
+
+    // Searchable when the server opens the folder: every active job, and the renamed one
+    // under its new role.
+    let (key, _) = service
+        .create_key(NewKey::new(Plan::Enterprise))
+        .await
+        .expect("key");
+    let search = |filter: JobFilter| {
+        let (service, key) = (service.clone(), key.clone());
+        async move {
+            let query = JobQuery {
+                filter,
+                page: Page::new(1).expect("page"),
+                per_page: PerPage::new(50).expect("per_page"),
+            };
+            service
+                .search_jobs(&key, query)
+                .await
+                .expect("search")
+                .value
+        }
+    };
+    let active = expected.iter().filter(|j| j.is_active()).count() as u64;
+    assert_eq!(search(JobFilter::default()).await.total, active);
+    let principal = search(JobFilter::default().with_q("principal reliability")).await;
+    assert!(
+        principal.jobs.iter().any(|j| j.id == renamed.id) == renamed.is_active(),
+        "{:?}",
+        principal.jobs.iter().map(|j| &j.role).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = Dataset::generate(32, 10, 6_000);
+    let companies = dir.path().join("companies.jsonl");
+    write_lines(&companies, &json_lines(&data.companies));
+
+    // Line 4,500 is cut short.
+    let mut lines = json_lines(&data.jobs);
+    lines[4_499].truncate(40);
+    let broken = dir.path().join("broken.jsonl");
+    write_lines(&broken, &lines);
+    let output = import(&dir.path().join("db"), &companies, &broken);
+    let said = text(&output.stderr);
+    assert!(!output.status.success(), "{}", text(&output.stdout));
+    assert!(said.contains("broken.jsonl:4500: column"), "{said}");
+    assert!(said.contains("not valid JSON"), "{said}");
+    assert!(said.contains("nothing was imported"), "{said}");
+
+    // Line 5,001 names a company that neither the file nor the store knows.
+    let mut jobs = data.jobs.clone();
+    jobs[5_000].company_id = CompanyId(uuid::Uuid::from_u128(99));
+    let orphan = dir.path().join("orphan.jsonl");
+    write_lines(&orphan, &json_lines(&jobs));
+    let output = import(&dir.path().join("db"), &companies, &orphan);
+    let said = text(&output.stderr);
+    assert!(!output.status.success(), "{}", text(&output.stdout));
+    assert!(said.contains("orphan.jsonl:5001: company_id"), "{said}");
+    assert!(said.contains("is unknown"), "{said}");
+
+    // Neither run wrote a job (nor, with a bad line, a company).
+    let service = open(&dir.path().join("db")).await;
+    assert!(stored(&service, &data.jobs).await.is_empty());
+    let companies_stored = service
+        .store()
+        .scan_companies(None, 100)
+        .await
+        .expect("companies");
+    assert!(companies_stored.is_empty(), "{companies_stored:?}");
+}
