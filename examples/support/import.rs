@@ -216,67 +216,102 @@ fn read_jsonl<T: DeserializeOwned + Send, K: Send>(
 ) -> Result<Source<K>> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let size = file.metadata().map_or(0, |m| m.len());
-    let mut reader = BufReader::new(file);
+    let mut lines = LineReader {
+        path,
+        reader: BufReader::new(file),
+        number: 0,
+        bytes_read: 0,
+    };
     let mut records = Vec::new();
-    let mut bytes_read = 0u64;
-    // Each line's buffer is kept for the next block's line in its place.
-    let mut block: Vec<(Line, Vec<u8>)> = Vec::with_capacity(BLOCK_LINES);
-    let mut number = 0;
-    let mut at_end = false;
-    while !at_end {
-        let mut filled = 0;
-        while filled < BLOCK_LINES {
-            if filled == block.len() {
-                block.push((Line::default(), Vec::new()));
-            }
-            let (line, text) = &mut block[filled];
-            text.clear();
-            let read = reader
-                .read_until(b'\n', text)
-                .with_context(|| format!("reading {}", path.display()))?;
-            if read == 0 {
-                at_end = true;
-                break;
-            }
-            number += 1;
-            *line = Line {
-                number,
-                at: bytes_read,
-                len: text.strip_suffix(b"\n").map_or(text.len(), <[u8]>::len),
-            };
-            bytes_read += read as u64;
-            filled += 1;
-        }
-        if number == filled && !at_end {
-            // Room for about every record at once, guessed from the first block's lines:
-            // doubling up to a million records copied them again and again.
-            let expected = (size / (bytes_read / number as u64).max(1)) as usize;
-            records.reserve(expected + expected / 16);
-        }
-        // Parsing is most of the time of reading a file, and each line is parsed on its own.
-        let parsed: Vec<(Line, Option<Result<K, String>>)> = block[..filled]
-            .par_iter()
-            .map(|(line, text)| {
-                let record = parse_line(text, line.number == 1, validate);
-                (*line, record.map(|r| r.map(|value| keep(value, *line))))
-            })
-            .collect();
+    let (mut parsing, mut reading) = (Block::default(), Block::default());
+    lines.fill(&mut parsing)?;
+    if parsing.filled == BLOCK_LINES {
+        // Room for about every record at once, guessed from the first block's lines:
+        // doubling up to a million records copied them again and again.
+        let expected = (size / (lines.bytes_read / lines.number as u64).max(1)) as usize;
+        records.reserve(expected + expected / 16);
+    }
+    while parsing.filled > 0 {
+        // The next block is read while this one is parsed, each line on its own: parsing is
+        // most of the time of reading a file.
+        let (read, parsed) = rayon::join(
+            || lines.fill(&mut reading),
+            || -> Vec<(Line, Option<Result<K, String>>)> {
+                parsing.lines[..parsing.filled]
+                    .par_iter()
+                    .map(|(line, text)| {
+                        let record = parse_line(text, line.number == 1, validate);
+                        (*line, record.map(|r| r.map(|value| keep(value, *line))))
+                    })
+                    .collect()
+            },
+        );
         for (line, outcome) in parsed {
             match outcome {
                 None => {}
                 Some(Ok(value)) => records.push(value),
                 Some(Err(problem)) if !problems.report(path, line.number, &problem) => {
-                    at_end = true;
-                    break;
+                    return Ok(Source {
+                        path: path.to_owned(),
+                        records,
+                    });
                 }
                 Some(Err(_)) => {}
             }
         }
+        read?;
+        std::mem::swap(&mut parsing, &mut reading);
     }
     Ok(Source {
         path: path.to_owned(),
         records,
     })
+}
+
+/// Up to `BLOCK_LINES` lines, each with where it is in its file. Each line's buffer is kept
+/// for the line that takes its place in the next block.
+#[derive(Default)]
+struct Block {
+    lines: Vec<(Line, Vec<u8>)>,
+    filled: usize,
+}
+
+/// A file read a line at a time, counting lines and bytes.
+struct LineReader<'p> {
+    path: &'p Path,
+    reader: BufReader<File>,
+    number: usize,
+    bytes_read: u64,
+}
+
+impl LineReader<'_> {
+    /// Fills `block` with the next lines; none at the end of the file.
+    fn fill(&mut self, block: &mut Block) -> Result<()> {
+        block.filled = 0;
+        while block.filled < BLOCK_LINES {
+            if block.filled == block.lines.len() {
+                block.lines.push((Line::default(), Vec::new()));
+            }
+            let (line, text) = &mut block.lines[block.filled];
+            text.clear();
+            let read = self
+                .reader
+                .read_until(b'\n', text)
+                .with_context(|| format!("reading {}", self.path.display()))?;
+            if read == 0 {
+                break;
+            }
+            self.number += 1;
+            *line = Line {
+                number: self.number,
+                at: self.bytes_read,
+                len: text.strip_suffix(b"\n").map_or(text.len(), <[u8]>::len),
+            };
+            self.bytes_read += read as u64;
+            block.filled += 1;
+        }
+        Ok(())
+    }
 }
 
 /// One line's record, or what is wrong with it; `None` for a blank line.
