@@ -1,12 +1,7 @@
 //! The JSON form of a job that stores keep and search pages are served from, and a fingerprint
 //! of its shape, so a store can tell whether records an earlier version wrote still have it.
 
-use chrono::DateTime;
-use uuid::Uuid;
-
-use crate::domain::{
-    CompanyId, Confidence, DomainTag, Job, JobId, JobStatus, SalaryRange, Seniority,
-};
+use crate::domain::Job;
 
 /// A job's JSON, `serde_json::to_vec(job)`, written into room for all of it from the start:
 /// `to_vec` begins with 128 bytes and copied a job's text four or five times as it grew.
@@ -23,7 +18,14 @@ const ROOM_BESIDE_TEXT: usize = 1_024;
 /// A fingerprint of the shape of `serde_json::to_vec(&job)` in this build: the CRC32 of the
 /// encoding of a fixed job with every field set. It changes when a field is added, removed,
 /// renamed or encoded differently.
+#[cfg(feature = "sled")]
 pub(crate) fn fingerprint() -> u32 {
+    use crate::domain::{
+        CompanyId, Confidence, DomainTag, JobId, JobStatus, SalaryRange, Seniority,
+    };
+    use chrono::DateTime;
+    use uuid::Uuid;
+
     let at = DateTime::from_timestamp(1_700_000_000, 123_456_789).unwrap_or_default();
     let Ok(confidence) = Confidence::new(0.25) else {
         return 0;

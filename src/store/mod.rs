@@ -10,7 +10,6 @@
 //! crash of the process.
 
 mod error;
-#[cfg(feature = "sled")]
 mod job_format;
 #[cfg(feature = "sled")]
 mod json_cache;
