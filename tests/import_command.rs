@@ -32,9 +32,10 @@ fn server_binary() -> PathBuf {
     server
 }
 
-/// Runs `server --data-dir DIR import --companies C --jobs J`.
-fn import(data: &Path, companies: &Path, jobs: &Path) -> Output {
-    Command::new(server_binary())
+/// `server --data-dir DIR import --companies C --jobs J`.
+fn import_command(data: &Path, companies: &Path, jobs: &Path) -> Command {
+    let mut command = Command::new(server_binary());
+    command
         .arg("--data-dir")
         .arg(data)
         .arg("import")
@@ -42,7 +43,13 @@ fn import(data: &Path, companies: &Path, jobs: &Path) -> Output {
         .arg(companies)
         .arg("--jobs")
         .arg(jobs)
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", "warn");
+    command
+}
+
+/// Runs `server --data-dir DIR import --companies C --jobs J`.
+fn import(data: &Path, companies: &Path, jobs: &Path) -> Output {
+    import_command(data, companies, jobs)
         .output()
         .expect("the server example runs")
 }
@@ -75,7 +82,7 @@ async fn stored(service: &JobListingsService, jobs: &[Job]) -> Vec<Job> {
     service.store().get_jobs(&ids).await.expect("read")
 }
 
-fn text(bytes: &[u8]) -> String {
+fn text_of(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -99,8 +106,8 @@ async fn every_line_is_imported_in_id_order_the_later_of_two_lines_wins_and_all_
     write_lines(&jobs, &lines);
 
     let output = import(&dir.path().join("db"), &companies, &jobs);
-    let said = text(&output.stdout);
-    assert!(output.status.success(), "{said}{}", text(&output.stderr));
+    let said = text_of(&output.stdout);
+    assert!(output.status.success(), "{said}{}", text_of(&output.stderr));
     assert!(
         said.contains("30 companies (30 new, 0 updated) and 10001 jobs (10000 new, 1 updated)"),
         "{said}"
@@ -166,8 +173,8 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
     let broken = dir.path().join("broken.jsonl");
     write_lines(&broken, &lines);
     let output = import(&dir.path().join("db"), &companies, &broken);
-    let said = text(&output.stderr);
-    assert!(!output.status.success(), "{}", text(&output.stdout));
+    let said = text_of(&output.stderr);
+    assert!(!output.status.success(), "{}", text_of(&output.stdout));
     assert!(said.contains("broken.jsonl:4500: column"), "{said}");
     assert!(said.contains("not valid JSON"), "{said}");
     assert!(said.contains("nothing was imported"), "{said}");
@@ -178,8 +185,8 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
     let orphan = dir.path().join("orphan.jsonl");
     write_lines(&orphan, &json_lines(&jobs));
     let output = import(&dir.path().join("db"), &companies, &orphan);
-    let said = text(&output.stderr);
-    assert!(!output.status.success(), "{}", text(&output.stdout));
+    let said = text_of(&output.stderr);
+    assert!(!output.status.success(), "{}", text_of(&output.stdout));
     assert!(said.contains("orphan.jsonl:5001: company_id"), "{said}");
     assert!(said.contains("is unknown"), "{said}");
 
@@ -192,4 +199,49 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
         .await
         .expect("companies");
     assert!(companies_stored.is_empty(), "{companies_stored:?}");
+}
+
+/// Jobs piped in (`--jobs /dev/stdin`) cannot be read twice: the command keeps a copy of what
+/// it read and reads the lines again from that.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_piped_in_on_stdin_are_imported_as_from_a_file() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = Dataset::generate(33, 20, 9_000);
+    let companies = dir.path().join("companies.jsonl");
+    write_lines(&companies, &json_lines(&data.companies));
+    let mut lines = json_lines(&data.jobs);
+    lines.insert(100, "   ".to_owned());
+    let mut later = data.jobs[7].clone();
+    later.role = "Staff Data Platform Engineer".to_owned();
+    lines.push(serde_json::to_string(&later).expect("encode"));
+    let mut text = lines.join("\n");
+    text.push('\n');
+
+    let mut child = import_command(&dir.path().join("db"), &companies, Path::new("/dev/stdin"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server example starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // Written from a thread of its own: the command reads while it is written.
+    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+    let output = child.wait_with_output().expect("the import ends");
+    writer
+        .join()
+        .expect("writer")
+        .expect("the jobs are written");
+    let said = text_of(&output.stdout);
+    assert!(output.status.success(), "{said}{}", text_of(&output.stderr));
+    assert!(said.contains("9001 jobs (9000 new, 1 updated)"), "{said}");
+
+    let service = open(&dir.path().join("db")).await;
+    let found = stored(&service, &data.jobs).await;
+    assert_eq!(found.len(), 9_000);
+    let seventh = found.iter().find(|j| j.id == later.id).expect("stored");
+    assert_eq!(seventh.role, later.role);
 }

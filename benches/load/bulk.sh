@@ -14,11 +14,11 @@
 #      `server --data-dir D import --companies ... --jobs ...` on it and times it (wall clock,
 #      including reading and checking every line; also the rate the command prints itself,
 #      which counts only the writing). The import is durable when it returns: it writes
-#      companies 1,000 per flushed transaction, then every job with
-#      JobListingsService::import_jobs (4,096 jobs per store transaction in id order, no flush
-#      per batch, one flush (fsync) at the end before it returns). The index is built on the
-#      side, compacted once at the end and saved beside sled's files (the `search-index`
-#      snapshot) on the way out;
+#      companies 1,000 per flushed transaction, then reads the jobs file again in id order,
+#      4,096 jobs at a time, into JobListingsService::import_sorted_jobs (512 jobs per store
+#      transaction, no flush per batch, one flush (fsync) at the end before it returns). The
+#      index is built on the side, compacted once at the end and saved beside sled's files
+#      (the `search-index` snapshot) on the way out;
 #   3. starts `server --data-dir D serve --no-demo` and times it until it prints its
 #      `Listening on` line: opening sled, loading companies and keys and loading the index
 #      snapshot; checks with one GET /jobs that every job is searchable; stops it (SIGTERM);
@@ -32,7 +32,7 @@
 # Environment: BULK_JOBS (1000000), BULK_CACHE_MB (256), BULK_PORT (18099), BULK_SEED (42),
 # BULK_DIR (a work folder to use instead of a new temporary one; it is emptied first),
 # BULK_KEEP=1 (keep the work folder). Needs about 1.1 KB of disk per job for the JSON Lines and
-# about 3 KB per job for the sled folder, and memory for the import, which holds every line.
+# about 3 KB per job for the sled folder, and memory for the import: about 1.2 GiB at 1M jobs.
 # Builds with cargo into CARGO_TARGET_DIR when set (else ./target and benches/compare/target).
 set -euo pipefail
 

@@ -12,7 +12,6 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -131,6 +130,8 @@ struct JobLine {
 struct Source<T> {
     path: PathBuf,
     records: Vec<T>,
+    /// Every byte read, when the file cannot be read again (a pipe, such as `/dev/stdin`).
+    copy: Option<Vec<u8>>,
 }
 
 impl<T> Source<T> {
@@ -138,6 +139,7 @@ impl<T> Source<T> {
         Self {
             path: PathBuf::new(),
             records: Vec::new(),
+            copy: None,
         }
     }
 }
@@ -215,12 +217,16 @@ fn read_jsonl<T: DeserializeOwned + Send, K: Send>(
     problems: &mut Problems,
 ) -> Result<Source<K>> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let size = file.metadata().map_or(0, |m| m.len());
+    let metadata = file.metadata().ok();
+    let size = metadata.as_ref().map_or(0, std::fs::Metadata::len);
     let mut lines = LineReader {
         path,
         reader: BufReader::new(file),
         number: 0,
         bytes_read: 0,
+        // The import reads a regular file's lines again from the file; anything else it
+        // reads again from a copy.
+        copy: (!metadata.is_some_and(|m| m.is_file())).then(Vec::new),
     };
     let mut records = Vec::new();
     let (mut parsing, mut reading) = (Block::default(), Block::default());
@@ -254,6 +260,7 @@ fn read_jsonl<T: DeserializeOwned + Send, K: Send>(
                     return Ok(Source {
                         path: path.to_owned(),
                         records,
+                        copy: lines.copy,
                     });
                 }
                 Some(Err(_)) => {}
@@ -265,6 +272,7 @@ fn read_jsonl<T: DeserializeOwned + Send, K: Send>(
     Ok(Source {
         path: path.to_owned(),
         records,
+        copy: lines.copy,
     })
 }
 
@@ -282,6 +290,8 @@ struct LineReader<'p> {
     reader: BufReader<File>,
     number: usize,
     bytes_read: u64,
+    /// Every byte read so far, kept when the file cannot be read again.
+    copy: Option<Vec<u8>>,
 }
 
 impl LineReader<'_> {
@@ -300,6 +310,9 @@ impl LineReader<'_> {
                 .with_context(|| format!("reading {}", self.path.display()))?;
             if read == 0 {
                 break;
+            }
+            if let Some(copy) = &mut self.copy {
+                copy.extend_from_slice(text);
             }
             self.number += 1;
             *line = Line {
@@ -356,16 +369,48 @@ fn describe_json_error(e: &serde_json::Error) -> String {
 // Reading the jobs again, in id order
 // ---------------------------------------------------------------------------------------------
 
+/// Where the checked lines are read again from.
+enum Reread {
+    /// The file, by position.
+    File(File),
+    /// The copy of a stream (`at` is where the line began in the stream).
+    Copy(Vec<u8>),
+}
+
+impl Reread {
+    fn line(&self, line: &Line, text: &mut Vec<u8>) -> std::io::Result<()> {
+        text.resize(line.len, 0);
+        match self {
+            Self::File(file) => read_exact_at(file, text, line.at),
+            Self::Copy(bytes) => {
+                let start = usize::try_from(line.at).unwrap_or(usize::MAX);
+                let kept = bytes
+                    .get(start..start.saturating_add(line.len))
+                    .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+                text.copy_from_slice(kept);
+                Ok(())
+            }
+        }
+    }
+}
+
 /// The checked jobs' lines read again, in id order, `JOB_BATCH` at a time (and more while
 /// the next has the same id, so that no id spans two batches). A line that no longer reads
 /// as the job it was is an error: the file changed since it was checked.
 fn jobs_in_id_order(
-    path: &Path,
-    mut lines: Vec<JobLine>,
+    source: Source<JobLine>,
 ) -> Result<impl Iterator<Item = Result<Vec<Job>>> + Send + 'static> {
-    let file = File::open(path).with_context(|| format!("opening {} again", path.display()))?;
-    let file = Arc::new(file);
-    let path = path.to_owned();
+    let Source {
+        path,
+        records: mut lines,
+        copy,
+    } = source;
+    let reread = match copy {
+        Some(bytes) => Reread::Copy(bytes),
+        None => Reread::File(
+            File::open(&path).with_context(|| format!("opening {} again", path.display()))?,
+        ),
+    };
     // Stable: of lines with the same id, the later one stays later and wins.
     lines.sort_by_key(|l| l.id);
     let mut start = 0;
@@ -383,7 +428,7 @@ fn jobs_in_id_order(
             batch
                 .par_iter()
                 .map_init(Vec::new, |text, job| {
-                    read_job_again(&file, &path, job, text)
+                    read_job_again(&reread, &path, job, text)
                 })
                 .collect(),
         )
@@ -391,16 +436,14 @@ fn jobs_in_id_order(
 }
 
 /// One checked job's line, read and parsed again.
-fn read_job_again(file: &File, path: &Path, job: &JobLine, text: &mut Vec<u8>) -> Result<Job> {
+fn read_job_again(reread: &Reread, path: &Path, job: &JobLine, text: &mut Vec<u8>) -> Result<Job> {
+    let at = format!("{}:{}", path.display(), job.line.number);
     let changed = |what: &dyn std::fmt::Display| {
-        anyhow!(
-            "{}:{}: the file changed while it was imported: {what}",
-            path.display(),
-            job.line.number
-        )
+        anyhow!("{at}: the file changed while it was imported: {what}")
     };
-    text.resize(job.line.len, 0);
-    read_exact_at(file, text, job.line.at).map_err(|e| changed(&e))?;
+    reread
+        .line(&job.line, text)
+        .map_err(|e| anyhow!("{at}: reading the line again failed: {e}"))?;
     match parse_line::<Job>(text, job.line.number == 1, Job::validate) {
         Some(Ok(read)) if read.id == job.id && read.company_id == job.company_id => Ok(read),
         Some(Ok(read)) => Err(changed(&format_args!("it now holds job {}", read.id))),
@@ -474,7 +517,8 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
         .map_err(|refused| explain_refused_companies(&companies.path, &company_lines, refused))?;
     let bar = progress_bar(jobs.records.len() as u64, "jobs");
     let written = AtomicUsize::new(0);
-    let batches = jobs_in_id_order(&jobs.path, jobs.records)?;
+    let jobs_path = jobs.path.clone();
+    let batches = jobs_in_id_order(jobs)?;
     let imported = service
         .import_sorted_jobs(batches, |n| {
             bar.set_position(n as u64);
@@ -483,7 +527,7 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
         .await;
     bar.finish_and_clear();
     let imported = imported.map_err(|error| {
-        explain_stopped_jobs(&jobs.path, written.load(Ordering::Relaxed), error)
+        explain_stopped_jobs(&jobs_path, written.load(Ordering::Relaxed), error)
     })?;
 
     // 3. Report.
