@@ -8,9 +8,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use job_listings::domain::{
     ApiKey, ApiKeyRecord, BillingStatus, CallbackUrl, Company, CompanyId, Confidence, Delivery,
-    DeliveryId, DeliveryStatus, DomainTag, Enrichment, EventId, FundingStage, Job, JobId,
-    JobStatus, KeyId, OutboxEvent, Plan, SalaryRange, Seniority, Subscription, SubscriptionStatus,
-    WebhookId, WebhookSecret,
+    DeliveryId, DeliveryStatus, DomainTag, Enrichment, EventId, FundingStage, IdempotencyKey, Job,
+    JobId, JobStatus, KeyId, OutboxEvent, Plan, SalaryRange, Seniority, Subscription,
+    SubscriptionStatus, WebhookId, WebhookSecret,
 };
 use job_listings::store::{
     IndexSnapshot, JobWrite, MemoryStore, SledConfig, SledStore, Store, UsageCounter,
@@ -105,6 +105,10 @@ fn webhook(n: u64) -> Subscription {
         last_failure_at: None,
         last_failure_reason: None,
         failing_since: None,
+        // Every other one registered with an idempotency key, which must be kept.
+        idempotency_key: n
+            .is_multiple_of(2)
+            .then(|| IdempotencyKey::parse(&format!("request-{n}")).expect("a key")),
     }
 }
 

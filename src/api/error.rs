@@ -261,6 +261,14 @@ impl ApiError {
                 "Not found",
                 format!("no {resource} with that id"),
             ),
+            ApiError::Service(ServiceError::IdempotencyKeyReused { key, webhook }) => Answer::new(
+                S::UNPROCESSABLE_ENTITY,
+                "idempotency_key_reused",
+                "Idempotency key reused",
+                format!(
+                    "Idempotency-Key `{key}` was first sent with different fields, and registered webhook {webhook}; send a new key for a new request"
+                ),
+            ),
             ApiError::Service(ServiceError::LimitReached(why)) => Answer::new(
                 S::CONFLICT,
                 "webhook_limit_reached",

@@ -69,6 +69,8 @@ pub(crate) struct Reply {
     quota: Option<QuotaState>,
     location: Option<String>,
     allow: Option<&'static str>,
+    /// An answer repeated for a request with an idempotency key already used.
+    replayed: bool,
 }
 
 impl Reply {
@@ -80,6 +82,7 @@ impl Reply {
             quota,
             location: None,
             allow: None,
+            replayed: false,
         }
     }
 
@@ -104,6 +107,8 @@ impl Reply {
 }
 
 static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+/// On an answer repeated for an idempotency key already used, as Stripe's API says it.
+static IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 static X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 static X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 static X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
@@ -334,6 +339,12 @@ fn ok_response(reply: Reply) -> Response<Bytes> {
     }
     if let Some(allow) = reply.allow {
         h.insert(http::header::ALLOW, HeaderValue::from_static(allow));
+    }
+    if reply.replayed {
+        h.insert(
+            IDEMPOTENT_REPLAYED.clone(),
+            HeaderValue::from_static("true"),
+        );
     }
     response
 }

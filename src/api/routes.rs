@@ -13,9 +13,10 @@ use super::views::{
 };
 use super::{api_key, Api, Reply, OPENAPI_JSON};
 use crate::domain::{
-    ApiKey, CallbackUrl, CompanyId, Confidence, DomainError, DomainTag, JobId, Seniority, WebhookId,
+    ApiKey, CallbackUrl, CompanyId, Confidence, DomainError, DomainTag, IdempotencyKey, JobId,
+    Seniority, WebhookId,
 };
-use crate::service::{NewWebhook, ServiceError};
+use crate::service::{Metered, NewWebhook, ServiceError, WebhookCreation};
 use crate::store::StoreError;
 
 const PREFIX: &str = "/api/v1";
@@ -129,11 +130,29 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         ("/api/v1/webhooks", &Method::POST) => {
             no_params(req)?;
             let new = webhook_body(req)?;
-            let created = api.service().create_webhook(&key, new).await?;
-            let mut reply =
-                Reply::json(&WebhookView::of(&created.value, true), Some(created.quota));
+            let created = match idempotency_key(req.headers())? {
+                Some(once) => {
+                    api.service()
+                        .create_webhook_idempotent(&key, new, once)
+                        .await?
+                }
+                None => {
+                    let created = api.service().create_webhook(&key, new).await?;
+                    Metered {
+                        value: WebhookCreation {
+                            subscription: created.value,
+                            replayed: false,
+                        },
+                        quota: created.quota,
+                    }
+                }
+            };
+            let sub = &created.value.subscription;
+            let mut reply = Reply::json(&WebhookView::of(sub, true), Some(created.quota));
+            // A replay answers as the first request was answered, and says it is one.
             reply.status = StatusCode::CREATED;
-            reply.location = Some(format!("{PREFIX}/webhooks/{}", created.value.id));
+            reply.location = Some(format!("{PREFIX}/webhooks/{}", sub.id));
+            reply.replayed = created.value.replayed;
             Ok(reply)
         }
         ("/api/v1/webhooks", _) => {
@@ -289,6 +308,20 @@ fn search_text(field: &'static str, raw: Option<String>) -> Result<Option<String
         Some(t) if t.trim().is_empty() => Ok(None),
         other => Ok(other),
     }
+}
+
+/// The `Idempotency-Key` header of `POST /webhooks`, if sent.
+fn idempotency_key(headers: &http::HeaderMap) -> Result<Option<IdempotencyKey>, ApiError> {
+    let Some(raw) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let text = raw.to_str().map_err(|_| {
+        DomainError::new(
+            "Idempotency-Key",
+            "must be visible ASCII characters, such as a UUID",
+        )
+    })?;
+    Ok(Some(IdempotencyKey::parse(text)?))
 }
 
 fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {

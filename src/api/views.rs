@@ -54,7 +54,8 @@ pub(crate) struct CompanySummaryView<'a> {
     pub domain: &'a str,
     pub funding_stage: &'a str,
     pub blurb: &'a str,
-    pub active_jobs: u64,
+    /// The same name and meaning as in a company's detail.
+    pub active_jobs_total: u64,
 }
 
 impl<'a> From<&'a CompanySummary> for CompanySummaryView<'a> {
@@ -65,7 +66,7 @@ impl<'a> From<&'a CompanySummary> for CompanySummaryView<'a> {
             domain: &s.company.domain,
             funding_stage: s.company.funding_stage.as_str(),
             blurb: &s.company.blurb,
-            active_jobs: s.active_jobs,
+            active_jobs_total: s.active_jobs_total,
         }
     }
 }

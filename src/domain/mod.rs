@@ -24,6 +24,6 @@ pub use paging::{Page, PerPage};
 pub use plan::{Plan, UsageReport};
 pub use tags::{DomainTag, Seniority};
 pub use webhook::{
-    CallbackUrl, Delivery, DeliveryAttempt, DeliveryStatus, OutboxEvent, Subscription,
-    SubscriptionStatus, WebhookSecret,
+    CallbackUrl, Delivery, DeliveryAttempt, DeliveryStatus, IdempotencyKey, OutboxEvent,
+    Subscription, SubscriptionStatus, WebhookSecret,
 };

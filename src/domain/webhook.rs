@@ -124,6 +124,59 @@ impl fmt::Debug for WebhookSecret {
     }
 }
 
+/// The `Idempotency-Key` a client sends with `POST /webhooks`, so that a retry of a request
+/// whose answer was lost finds the subscription the first one registered instead of
+/// registering another: 1 to 255 visible ASCII characters, opaque (a UUID is a good choice).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    /// The longest key accepted.
+    pub const MAX_LEN: usize = 255;
+
+    /// Checks a key's form.
+    pub fn parse(raw: &str) -> Result<Self, DomainError> {
+        if raw.is_empty() || raw.len() > Self::MAX_LEN {
+            return Err(DomainError::new(
+                "Idempotency-Key",
+                format!("must be 1 to {} characters", Self::MAX_LEN),
+            ));
+        }
+        if !raw.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(DomainError::new(
+                "Idempotency-Key",
+                "must be visible ASCII characters without spaces, such as a UUID",
+            ));
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
+    /// The key as sent.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for IdempotencyKey {
+    type Error = DomainError;
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        Self::parse(&raw)
+    }
+}
+
+impl From<IdempotencyKey> for String {
+    fn from(key: IdempotencyKey) -> String {
+        key.0
+    }
+}
+
+impl fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Whether a subscription receives deliveries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -182,6 +235,10 @@ pub struct Subscription {
     /// When deliveries started failing without a success since; cleared by a success.
     #[serde(default)]
     pub failing_since: Option<DateTime<Utc>>,
+    /// The `Idempotency-Key` it was registered with: the same key and request from the same
+    /// API key answer with this subscription for as long as it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<IdempotencyKey>,
 }
 
 /// How far a delivery has got.
@@ -253,6 +310,18 @@ pub struct OutboxEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn idempotency_keys_are_1_to_255_visible_ascii_characters() {
+        for good in ["a", "order-4711", "\"quoted\"", &"k".repeat(255)] {
+            let key = IdempotencyKey::parse(good).expect(good);
+            assert_eq!(key.as_str(), good);
+        }
+        for bad in ["", "with space", "tab\there", "é", &"k".repeat(256)] {
+            let e = IdempotencyKey::parse(bad).expect_err(bad);
+            assert_eq!(e.field, "Idempotency-Key");
+        }
+    }
 
     #[test]
     fn callback_urls_need_a_scheme_and_host_and_no_credentials() {

@@ -1,7 +1,7 @@
 use chrono::{DateTime, Utc};
 use thiserror::Error;
 
-use crate::domain::{BillingStatus, DomainError, Plan};
+use crate::domain::{BillingStatus, DomainError, IdempotencyKey, Plan, WebhookId};
 use crate::store::StoreError;
 
 /// Why a service call failed. The first variants are the caller's doing; [`ServiceError::Store`]
@@ -46,6 +46,17 @@ pub enum ServiceError {
     NotFound {
         /// What was looked for: `job`, `company`, `webhook`, `key`.
         resource: &'static str,
+    },
+    /// An idempotency key was sent again with a request different from the one it was first
+    /// sent with.
+    #[error(
+        "idempotency key {key} was first used to register webhook {webhook} with other fields"
+    )]
+    IdempotencyKeyReused {
+        /// The key.
+        key: IdempotencyKey,
+        /// The subscription the first request registered.
+        webhook: WebhookId,
     },
     /// A per-key limit was reached.
     #[error("limit reached: {0}")]

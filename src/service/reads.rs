@@ -49,7 +49,7 @@ pub struct CompanySummary {
     /// The company.
     pub company: Arc<Company>,
     /// How many active jobs it has.
-    pub active_jobs: u64,
+    pub active_jobs_total: u64,
 }
 
 /// One page of companies with active jobs, by name.
@@ -194,7 +194,7 @@ impl JobListingsService {
             let companies = self.read_companies();
             let mut matching: Vec<CompanySummary> = counts
                 .into_iter()
-                .filter_map(|(id, active_jobs)| {
+                .filter_map(|(id, active_jobs_total)| {
                     let company = companies.get(&id)?;
                     let stage_ok = query
                         .funding_stage
@@ -202,7 +202,7 @@ impl JobListingsService {
                         .is_none_or(|s| *s == company.funding_stage);
                     stage_ok.then(|| CompanySummary {
                         company: company.clone(),
-                        active_jobs,
+                        active_jobs_total,
                     })
                 })
                 .collect();

@@ -118,6 +118,7 @@ mod tests {
             last_failure_at: None,
             last_failure_reason: None,
             failing_since: None,
+            idempotency_key: None,
         })
     }
 

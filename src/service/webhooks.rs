@@ -1,7 +1,7 @@
 use super::{JobListingsService, Metered, ServiceError, ServiceResult};
 use crate::domain::{
-    ApiKey, CallbackUrl, Confidence, Delivery, DomainTag, Plan, Seniority, Subscription,
-    SubscriptionStatus, WebhookId, WebhookSecret,
+    ApiKey, CallbackUrl, Confidence, Delivery, DomainTag, IdempotencyKey, Plan, Seniority,
+    Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
 
 /// What a caller asks for when registering a webhook. Besides the spec's `domain_filters` and
@@ -39,6 +39,16 @@ impl NewWebhook {
     }
 }
 
+/// What [`JobListingsService::create_webhook_idempotent`] did.
+#[derive(Clone, Debug)]
+pub struct WebhookCreation {
+    /// The subscription, with its signing secret.
+    pub subscription: Subscription,
+    /// An earlier request with the same idempotency key registered it; this one registered
+    /// nothing.
+    pub replayed: bool,
+}
+
 impl JobListingsService {
     /// Registers a webhook subscription (Agent Pro or higher). The returned subscription carries
     /// its signing secret, which is shown to the caller only now.
@@ -47,6 +57,33 @@ impl JobListingsService {
         key: &ApiKey,
         new: NewWebhook,
     ) -> ServiceResult<Metered<Subscription>> {
+        let created = self.register_webhook(key, new, None).await?;
+        Ok(Metered {
+            value: created.value.subscription,
+            quota: created.quota,
+        })
+    }
+
+    /// [`JobListingsService::create_webhook`] under an idempotency key: the first request with
+    /// `idempotency_key` registers a subscription; a repeat of it from the same API key (the
+    /// same fields) answers with that subscription, secret included, for as long as it exists,
+    /// so a client whose answer was lost can retry without registering twice. The same key
+    /// with different fields is refused with [`ServiceError::IdempotencyKeyReused`].
+    pub async fn create_webhook_idempotent(
+        &self,
+        key: &ApiKey,
+        new: NewWebhook,
+        idempotency_key: IdempotencyKey,
+    ) -> ServiceResult<Metered<WebhookCreation>> {
+        self.register_webhook(key, new, Some(idempotency_key)).await
+    }
+
+    async fn register_webhook(
+        &self,
+        key: &ApiKey,
+        new: NewWebhook,
+        idempotency_key: Option<IdempotencyKey>,
+    ) -> ServiceResult<Metered<WebhookCreation>> {
         let caller = self.authenticate(key)?;
         if caller.plan < Plan::AgentPro {
             return Err(ServiceError::PlanUpgradeRequired {
@@ -56,32 +93,16 @@ impl JobListingsService {
         }
         self.inner.config.callback_policy.check(&new.callback_url)?;
         self.metered(key, |caller| async move {
-            // Counted under the writer lock: two racing creations must not both see room.
+            // Under the writer lock: two racing creations must not both see room, nor both
+            // miss a subscription registered with their idempotency key.
             let _writer = self.inner.subscription_writes.lock().await;
-            let max = self.inner.config.max_webhooks_per_key;
-            let owned = self
-                .read_webhooks()
-                .values()
-                .filter(|w| w.owner == caller.key_id)
-                .count();
-            if owned >= max {
-                return Err(ServiceError::LimitReached(format!(
-                    "a key may hold at most {max} webhook subscriptions; delete one first"
-                )));
-            }
-            let mut domain_filters = new.domain_filters;
-            domain_filters.sort();
-            domain_filters.dedup();
-            let mut seniority = new.seniority;
-            seniority.sort();
-            seniority.dedup();
-            let sub = Subscription {
+            let mut asked = Subscription {
                 id: WebhookId::new_random(),
                 owner: caller.key_id,
                 callback_url: new.callback_url,
-                domain_filters,
+                domain_filters: new.domain_filters,
                 remote_only: new.remote_only,
-                seniority,
+                seniority: new.seniority,
                 q: new.q,
                 company: new.company,
                 min_confidence: new.min_confidence,
@@ -93,13 +114,71 @@ impl JobListingsService {
                 last_failure_at: None,
                 last_failure_reason: None,
                 failing_since: None,
+                idempotency_key,
             };
-            self.store_webhook(&sub).await?;
-            self.write_webhooks().insert(sub.id, sub.clone());
-            tracing::info!(webhook_id = %sub.id, key_id = %caller.key_id, "webhook registered");
-            Ok(sub)
+            asked.domain_filters.sort();
+            asked.domain_filters.dedup();
+            asked.seniority.sort();
+            asked.seniority.dedup();
+            if let Some(earlier) = self.registered_with_same_key(&asked)? {
+                return Ok(WebhookCreation {
+                    subscription: earlier,
+                    replayed: true,
+                });
+            }
+            let max = self.inner.config.max_webhooks_per_key;
+            let owned = self
+                .read_webhooks()
+                .values()
+                .filter(|w| w.owner == caller.key_id)
+                .count();
+            if owned >= max {
+                return Err(ServiceError::LimitReached(format!(
+                    "a key may hold at most {max} webhook subscriptions; delete one first"
+                )));
+            }
+            self.store_webhook(&asked).await?;
+            self.write_webhooks().insert(asked.id, asked.clone());
+            tracing::info!(webhook_id = %asked.id, key_id = %caller.key_id, "webhook registered");
+            Ok(WebhookCreation {
+                subscription: asked,
+                replayed: false,
+            })
         })
         .await
+    }
+
+    /// The caller's subscription registered with `asked`'s idempotency key, if any, when it
+    /// was asked for with the same fields.
+    fn registered_with_same_key(
+        &self,
+        asked: &Subscription,
+    ) -> ServiceResult<Option<Subscription>> {
+        let Some(key) = &asked.idempotency_key else {
+            return Ok(None);
+        };
+        let webhooks = self.read_webhooks();
+        let Some(earlier) = webhooks
+            .values()
+            .find(|w| w.owner == asked.owner && w.idempotency_key.as_ref() == Some(key))
+        else {
+            return Ok(None);
+        };
+        let same = earlier.callback_url == asked.callback_url
+            && earlier.domain_filters == asked.domain_filters
+            && earlier.remote_only == asked.remote_only
+            && earlier.seniority == asked.seniority
+            && earlier.q == asked.q
+            && earlier.company == asked.company
+            && earlier.min_confidence == asked.min_confidence;
+        if same {
+            Ok(Some(earlier.clone()))
+        } else {
+            Err(ServiceError::IdempotencyKeyReused {
+                key: key.clone(),
+                webhook: earlier.id,
+            })
+        }
     }
 
     /// The caller's webhook subscriptions, oldest first.

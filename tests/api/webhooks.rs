@@ -6,11 +6,11 @@ use job_listings::domain::{
 };
 use job_listings::service::ServiceConfig;
 use job_listings::webhooks::CallbackPolicy;
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::{at, spawn_app, spawn_app_with, Resp, TestApp};
+use crate::helpers::{at, spawn_app, spawn_app_with, Auth, Resp, TestApp};
 
 const HOOK: &str = "https://hooks.example.com/jobs";
 
@@ -500,4 +500,114 @@ async fn deleting_a_webhook_drops_its_pending_deliveries() {
         .await
         .expect("ingested");
     assert_eq!(outcome.deliveries, 0);
+}
+
+/// `POST /api/v1/webhooks` with an `Idempotency-Key`.
+async fn post_webhook_once(app: &TestApp, key: &str, once: &str, body: &Value) -> Resp {
+    app.request(
+        Method::POST,
+        "/api/v1/webhooks",
+        Auth::XApiKey(key),
+        &[
+            ("content-type", "application/json"),
+            ("idempotency-key", once),
+        ],
+        Some(serde_json::to_vec(body).expect("JSON")),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_retried_post_webhooks_with_its_idempotency_key_answers_as_the_first_and_registers_nothing(
+) {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let body = json!({ "callback_url": HOOK, "domain_filters": ["ai", "design"] });
+    let first = post_webhook_once(&app, key, "order-4711", &body).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text);
+    assert_eq!(first.header("idempotent-replayed"), None);
+
+    // The same request again, its filters in another order: the same subscription, secret
+    // and location, said to be a replay.
+    let again = json!({ "callback_url": HOOK, "domain_filters": ["design", "AI"] });
+    let retry = post_webhook_once(&app, key, "order-4711", &again).await;
+    assert_eq!(retry.status, StatusCode::CREATED, "{}", retry.text);
+    assert_eq!(retry.header("idempotent-replayed"), Some("true"));
+    assert_eq!(retry.body["id"], first.body["id"]);
+    assert_eq!(retry.body["secret"], first.body["secret"]);
+    assert_eq!(retry.header("location"), first.header("location"));
+    let listed = app.list_webhooks(key).await;
+    assert_eq!(
+        listed.body["data"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        listed.text
+    );
+
+    // Another key with the same idempotency key registers its own.
+    let other = post_webhook_once(&app, &app.keys.enterprise.raw, "order-4711", &body).await;
+    assert_eq!(other.status, StatusCode::CREATED, "{}", other.text);
+    assert_eq!(other.header("idempotent-replayed"), None);
+    assert_ne!(other.body["id"], first.body["id"]);
+
+    // Without the header, each request registers one.
+    create(&app, key, body.clone()).await;
+    create(&app, key, body).await;
+    let listed = app.list_webhooks(key).await;
+    assert_eq!(
+        listed.body["data"].as_array().map(Vec::len),
+        Some(3),
+        "{}",
+        listed.text
+    );
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_422_when_an_idempotency_key_comes_back_with_other_fields() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let first = post_webhook_once(&app, key, "k-1", &json!({ "callback_url": HOOK })).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text);
+    let changed = json!({ "callback_url": HOOK, "remote_only": true });
+    let r = post_webhook_once(&app, key, "k-1", &changed).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.code(), "idempotency_key_reused");
+    let id = first.body["id"].as_str().expect("an id");
+    assert!(
+        r.body["detail"].as_str().is_some_and(|d| d.contains(id)),
+        "{}",
+        r.text
+    );
+    let listed = app.list_webhooks(key).await;
+    assert_eq!(listed.body["data"].as_array().map(Vec::len), Some(1));
+
+    // Once that subscription is deleted, the key registers a new one.
+    let deleted = app
+        .request(
+            Method::DELETE,
+            &format!("/api/v1/webhooks/{id}"),
+            Auth::XApiKey(key),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    let fresh = post_webhook_once(&app, key, "k-1", &changed).await;
+    assert_eq!(fresh.status, StatusCode::CREATED, "{}", fresh.text);
+    assert_ne!(fresh.body["id"], first.body["id"]);
+}
+
+#[tokio::test]
+async fn post_webhooks_returns_400_naming_a_malformed_idempotency_key() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let long = "k".repeat(256);
+    for bad in ["with space", long.as_str()] {
+        let r = post_webhook_once(&app, key, bad, &json!({ "callback_url": HOOK })).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad}: {}", r.text);
+        assert_eq!(r.code(), "invalid_parameter");
+        assert_eq!(r.param(), "Idempotency-Key");
+    }
+    let listed = app.list_webhooks(key).await;
+    assert_eq!(listed.body["data"].as_array().map(Vec::len), Some(0));
 }
