@@ -261,8 +261,10 @@ impl ApiError {
                 "Not found",
                 format!("no {resource} with that id"),
             ),
+            // 409 rather than the IETF draft's 422: the request itself is valid, and it is the
+            // state (the key bound to another request) it conflicts with.
             ApiError::Service(ServiceError::IdempotencyKeyReused { key, webhook }) => Answer::new(
-                S::UNPROCESSABLE_ENTITY,
+                S::CONFLICT,
                 "idempotency_key_reused",
                 "Idempotency key reused",
                 format!(

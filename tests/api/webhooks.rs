@@ -563,14 +563,14 @@ async fn a_retried_post_webhooks_with_its_idempotency_key_answers_as_the_first_a
 }
 
 #[tokio::test]
-async fn post_webhooks_returns_422_when_an_idempotency_key_comes_back_with_other_fields() {
+async fn post_webhooks_returns_409_when_an_idempotency_key_comes_back_with_other_fields() {
     let app = spawn_app().await;
     let key = &app.keys.agent_pro.raw;
     let first = post_webhook_once(&app, key, "k-1", &json!({ "callback_url": HOOK })).await;
     assert_eq!(first.status, StatusCode::CREATED, "{}", first.text);
     let changed = json!({ "callback_url": HOOK, "remote_only": true });
     let r = post_webhook_once(&app, key, "k-1", &changed).await;
-    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
     assert_eq!(r.code(), "idempotency_key_reused");
     let id = first.body["id"].as_str().expect("an id");
     assert!(
