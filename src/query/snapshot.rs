@@ -108,8 +108,11 @@ impl JobIndex {
             companies: &self.companies,
             confidence: &self.confidence,
         };
-        // Serializing into a Vec fails only on a length beyond `usize`.
-        let mut bytes = postcard::to_stdvec(&parts).unwrap_or_default();
+        // Into room for about all of it from the start: grown by doubling, the buffer was
+        // copied again and again, each time into fresh pages. Serializing into a Vec fails
+        // only on a length beyond `usize`.
+        let room = Vec::with_capacity(usize::try_from(self.heap_bytes()).unwrap_or(0));
+        let mut bytes = postcard::to_extend(&parts, room).unwrap_or_default();
         let crc = crc32fast::hash(&bytes);
         bytes.extend_from_slice(&crc.to_le_bytes());
         bytes
