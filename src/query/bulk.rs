@@ -260,6 +260,10 @@ impl JobIndex {
     pub(crate) fn finish_bulk_load(&mut self) {
         self.rank_pending();
         self.ranks_to_add = None;
+        // The vectors grew by doubling meanwhile (see `make_room_for`).
+        self.slots.shrink_to_fit();
+        self.confidences.shrink_to_fit();
+        self.ordered.shrink_to_fit();
     }
 
     /// Numbers a part's documents in order, then adds its words under those numbers.
@@ -275,6 +279,22 @@ impl JobIndex {
         if self.slots.len() + jobs >= u32::MAX as usize {
             self.compact();
         }
+        // A bulk load grows the vectors kept per document by doubling, not by the sixteenths
+        // `push_per_doc` adds: a million documents moved them some forty times, each time into
+        // fresh pages. The load trims them when it ends.
+        if self.ranks_to_add.is_some() {
+            let room = self.slots.len().max(jobs);
+            for_room(&mut self.slots, jobs, room);
+            for_room(&mut self.confidences, jobs, room);
+            for_room(&mut self.ordered, jobs, room);
+        }
+    }
+}
+
+/// Reserves `room` more when `docs` has no room for `coming` more.
+fn for_room<T>(docs: &mut Vec<T>, coming: usize, room: usize) {
+    if docs.capacity() - docs.len() < coming {
+        docs.reserve_exact(room);
     }
 }
 
