@@ -532,25 +532,19 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
 
     // 3. Report.
     let took = started.elapsed();
-    let companies_total = companies_loaded.created + companies_loaded.updated;
     let jobs_total = imported.created + imported.updated;
-    let mut parts = Vec::new();
-    if companies_total > 0 {
-        parts.push(format!(
-            "{} ({} new, {} updated)",
-            plural(companies_total, "company", "companies"),
+    let parts: Vec<String> = [
+        counted(
             companies_loaded.created,
-            companies_loaded.updated
-        ));
-    }
-    if jobs_total > 0 {
-        parts.push(format!(
-            "{} ({} new, {} updated)",
-            plural(jobs_total, "job", "jobs"),
-            imported.created,
-            imported.updated
-        ));
-    }
+            companies_loaded.updated,
+            "company",
+            "companies",
+        ),
+        counted(imported.created, imported.updated, "job", "jobs"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let rate = if jobs_total > 0 {
         format!(", {:.0} jobs/s", per_second(jobs_total, took))
     } else {
@@ -617,6 +611,17 @@ fn explain_stopped_jobs(
         "{}: the import of jobs stopped ({earlier}; every company was imported): {why:#}",
         path.display()
     )
+}
+
+/// "N records (C new, U updated)"; nothing when there were none.
+fn counted(created: usize, updated: usize, one: &str, many: &str) -> Option<String> {
+    let total = created + updated;
+    (total > 0).then(|| {
+        format!(
+            "{} ({created} new, {updated} updated)",
+            plural(total, one, many)
+        )
+    })
 }
 
 pub fn plural(n: usize, one: &str, many: &str) -> String {
