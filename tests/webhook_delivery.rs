@@ -13,9 +13,9 @@ use chrono::{DateTime, Utc};
 use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{
-    ApiKey, ApiKeyRecord, CallbackUrl, Company, CompanyId, Confidence, Delivery, DeliveryId,
-    DeliveryStatus, DomainTag, EventId, Job, JobId, JobStatus, KeyId, OutboxEvent, Plan, Seniority,
-    Subscription, WebhookId,
+    ApiKey, ApiKeyRecord, BillingStatus, CallbackUrl, Company, CompanyId, Confidence, Delivery,
+    DeliveryId, DeliveryStatus, DomainTag, EventId, Job, JobId, JobStatus, KeyId, OutboxEvent,
+    Plan, Seniority, Subscription, WebhookId,
 };
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::server::{Server, ServerConfig};
@@ -1151,6 +1151,97 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
         "nothing more to the gone receiver"
     );
     assert_eq!(app.webhook_http(live).await["status"], "active");
+
+    // A test ping to the disabled subscription is refused, not queued to fail.
+    let (status, problem) = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/webhooks/{gone}/test"),
+            &app.raw,
+            None,
+        )
+        .await;
+    assert_eq!(status, 409, "{problem}");
+    assert_eq!(problem["code"], "webhook_disabled");
+    assert!(
+        problem["detail"].as_str().unwrap_or("").contains("410"),
+        "{problem}"
+    );
+    assert_eq!(app.deliveries(gone).await.len(), 1, "no ping was queued");
+}
+
+/// Subscriptions stop with the key that registered them: while it is past due nothing is
+/// announced to them, once billing is active again new jobs are, and a retry that comes due
+/// after the key was revoked fails without being sent, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
+    // The retry waits long enough for the key to be revoked after the first attempt.
+    let app = start_default(&[1_500]).await;
+    let rx = Receiver::start(script(|_, seen| {
+        if seen.nth == 1 {
+            Answer::status(503)
+        } else {
+            Answer::ok()
+        }
+    }))
+    .await;
+    let (sub, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/mine") }))
+        .await;
+    let key_id = app
+        .service
+        .authenticate(&app.key)
+        .expect("a valid key")
+        .key_id;
+
+    app.service
+        .set_billing_status(key_id, BillingStatus::PastDue)
+        .await
+        .expect("past due");
+    let while_past_due = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert_eq!(while_past_due.deliveries, 0, "nothing for a past-due key");
+
+    app.service
+        .set_billing_status(key_id, BillingStatus::Active)
+        .await
+        .expect("active again");
+    let paid = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert_eq!(paid.deliveries, 1);
+    assert!(eventually(DEADLINE, || async { rx.count() == 1 }).await);
+
+    // Answered 503 first; the key is revoked before the retry comes due.
+    let failing = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert_eq!(failing.deliveries, 1);
+    assert!(eventually(DEADLINE, || async { rx.count() == 2 }).await);
+    app.service.revoke_key(key_id).await.expect("revoked");
+    assert!(app.settle(&[sub]).await);
+    let deliveries = app.deliveries(sub).await;
+    let failed: Vec<&Delivery> = deliveries
+        .iter()
+        .filter(|d| d.status == DeliveryStatus::Failed)
+        .collect();
+    assert_eq!(failed.len(), 1, "{deliveries:?}");
+    let why = failed[0].last_error.as_deref().unwrap_or("");
+    assert!(why.contains("revoked"), "{why:?}");
+    assert_eq!(rx.count(), 2, "the retry was not sent");
+    let after_revoking = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert_eq!(after_revoking.deliveries, 0, "nothing for a revoked key");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,7 +36,10 @@ pub enum ApiError {
     MalformedApiKey(DomainError),
     /// No such path.
     #[error("no such path")]
-    NoRoute,
+    NoRoute {
+        /// Whether the path starts with `/api/v1`.
+        under_api: bool,
+    },
     /// The path exists but not with this method.
     #[error("method not allowed")]
     MethodNotAllowed {
@@ -53,6 +56,14 @@ pub enum ApiError {
     #[error("request head of {size} bytes, over the limit of {limit}")]
     HeadersTooLarge {
         /// Their size, counted as HTTP/1.1 sends them.
+        size: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The request line alone is larger than the limit on the request line and headers.
+    #[error("request target of {size} bytes, over the limit of {limit}")]
+    UriTooLong {
+        /// The request line's size.
         size: usize,
         /// The limit in bytes.
         limit: usize,
@@ -82,9 +93,9 @@ pub struct Problem {
     /// The parameter at fault.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub param: Option<String>,
-    /// What the parameter accepts.
+    /// The parameters the endpoint takes, when one it does not take was sent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub allowed: Option<String>,
+    pub allowed: Option<&'static [&'static str]>,
     /// Seconds until a retry can succeed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u64>,
@@ -100,7 +111,7 @@ pub(crate) struct Answer {
     pub title: &'static str,
     pub detail: String,
     pub param: Option<String>,
-    pub allowed: Option<String>,
+    pub allowed: Option<&'static [&'static str]>,
     pub retry_after: Option<u64>,
     pub allow: Option<&'static str>,
 }
@@ -173,7 +184,7 @@ impl ApiError {
                     },
                 )
                 .param(param.clone());
-                a.allowed = Some(allowed.join(", "));
+                a.allowed = (!allowed.is_empty()).then_some(*allowed);
                 a
             }
             ApiError::InvalidBody(why) => Answer::new(
@@ -271,6 +282,14 @@ impl ApiError {
                     "Idempotency-Key `{key}` was first sent with different fields, and registered webhook {webhook}; send a new key for a new request"
                 ),
             ),
+            ApiError::Service(ServiceError::WebhookDisabled { webhook, reason }) => Answer::new(
+                S::CONFLICT,
+                "webhook_disabled",
+                "Webhook disabled",
+                format!(
+                    "webhook {webhook} is disabled ({reason}), so nothing is sent to it; fix the receiver, then delete the subscription and register it again"
+                ),
+            ),
             ApiError::Service(ServiceError::LimitReached(why)) => Answer::new(
                 S::CONFLICT,
                 "webhook_limit_reached",
@@ -283,11 +302,24 @@ impl ApiError {
                 "Internal error",
                 "internal error; quote the request_id if you contact support".into(),
             ),
-            ApiError::NoRoute => Answer::new(
+            ApiError::NoRoute { under_api: false } => Answer::new(
                 S::NOT_FOUND,
                 "not_found",
                 "Not found",
                 "no such path; the API lives under /api/v1 (see /api/v1/openapi.json)".into(),
+            ),
+            ApiError::NoRoute { under_api: true } => Answer::new(
+                S::NOT_FOUND,
+                "not_found",
+                "Not found",
+                format!(
+                    "no endpoint at this path; paths are lower case and have no trailing slash, and they are: {} (see /api/v1/openapi.json)",
+                    super::routes::ROUTES
+                        .iter()
+                        .map(|(path, _, _)| *path)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ),
             ApiError::MethodNotAllowed { allow } => {
                 let mut a = Answer::new(
@@ -311,6 +343,14 @@ impl ApiError {
                 "Request headers too large",
                 format!(
                     "the request line and headers come to {size} bytes; at most {limit} are accepted, so send fewer or shorter headers"
+                ),
+            ),
+            ApiError::UriTooLong { size, limit } => Answer::new(
+                S::URI_TOO_LONG,
+                "uri_too_long",
+                "URI too long",
+                format!(
+                    "the request line (method and URL) comes to {size} bytes; at most {limit} are accepted for it and the headers together, so shorten the query string (q and company take at most 500 characters each)"
                 ),
             ),
             ApiError::UnsupportedMediaType => Answer::new(

@@ -219,7 +219,10 @@ impl Api {
     /// Refuses a request line and header section over `max_header_bytes`.
     fn check_head(&self, parts: &http::request::Parts) -> Result<(), ApiError> {
         let limit = self.inner.config.max_header_bytes;
-        let size = head_bytes(parts);
+        let (line, size) = head_bytes(parts);
+        if line > limit {
+            return Err(ApiError::UriTooLong { size: line, limit });
+        }
         if size > limit {
             return Err(ApiError::HeadersTooLarge { size, limit });
         }
@@ -349,9 +352,10 @@ fn ok_response(reply: Reply) -> Response<Bytes> {
     response
 }
 
-/// The size of a request's line and header section as HTTP/1.1 sends them: `METHOD target
-/// HTTP/1.1` and `name: value`, each with its line end, and the blank line after.
-fn head_bytes(parts: &http::request::Parts) -> usize {
+/// The size of a request's line, and of its line and header section, as HTTP/1.1 sends them:
+/// `METHOD target HTTP/1.1` and `name: value`, each with its line end, and the blank line
+/// after.
+fn head_bytes(parts: &http::request::Parts) -> (usize, usize) {
     const LINE_END: usize = 2;
     let target = parts.uri.path_and_query().map_or(1, |p| p.as_str().len());
     let line = parts.method.as_str().len() + 1 + target + " HTTP/1.1".len() + LINE_END;
@@ -360,7 +364,7 @@ fn head_bytes(parts: &http::request::Parts) -> usize {
         .iter()
         .map(|(name, value)| name.as_str().len() + ": ".len() + value.len() + LINE_END)
         .sum();
-    line + fields + LINE_END
+    (line, line + fields + LINE_END)
 }
 
 /// Most headers a response carries (an error to a valid key: content type, cache control,

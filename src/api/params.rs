@@ -159,11 +159,14 @@ impl Params {
     }
 }
 
+/// `true` or `false` in any case (Python's `requests` sends `True`), or `1` or `0`.
 fn parse_bool(field: &'static str, raw: &str) -> Result<bool, DomainError> {
-    match raw {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(DomainError::new(field, "must be true or false")),
+    if raw.eq_ignore_ascii_case("true") || raw == "1" {
+        Ok(true)
+    } else if raw.eq_ignore_ascii_case("false") || raw == "0" {
+        Ok(false)
+    } else {
+        Err(DomainError::new(field, "must be true or false"))
     }
 }
 
@@ -177,12 +180,22 @@ fn parse_instant(field: &'static str, raw: &str) -> Result<DateTime<Utc>, Domain
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|t| t.and_utc())
-        .ok_or_else(|| {
-            DomainError::new(
-                field,
-                "must be an RFC 3339 date-time such as 2026-11-01T09:30:00Z, or a date such as 2026-11-01",
-            )
-        })
+        .ok_or_else(|| DomainError::new(field, instant_advice(raw)))
+}
+
+/// What to fix in a date-time that did not parse, for the mistakes clients make most.
+fn instant_advice(raw: &str) -> &'static str {
+    let time = raw.split_once('T').map(|(_, time)| time);
+    match time {
+        // A `+` sent unencoded in a query string arrives as a space.
+        Some(time) if time.contains(' ') => {
+            "must be an RFC 3339 date-time; its `+` offset arrived as a space, so encode it as %2B (2026-11-01T09:30:00%2B02:00) or use Z"
+        }
+        Some(time) if !time.ends_with(['Z', 'z']) && !time.contains(['+', '-']) => {
+            "must be an RFC 3339 date-time with an offset: add Z for UTC (2026-11-01T09:30:00Z) or one such as +02:00"
+        }
+        _ => "must be an RFC 3339 date-time such as 2026-11-01T09:30:00Z, or a date such as 2026-11-01",
+    }
 }
 
 /// `GET /jobs` parameters into a query.
@@ -275,6 +288,25 @@ mod tests {
         assert!(jobs("remote_only=yes").is_err());
         assert!(jobs("posted_after=yesterday").is_err());
         assert!(jobs("q=a&q=b").is_err());
+    }
+
+    /// A date-time that does not parse is answered with what to fix: an offset whose `+`
+    /// arrived as a space, or no offset at all.
+    #[test]
+    fn a_date_time_that_does_not_parse_says_what_to_fix() {
+        let reason = |q: &str| match jobs(q) {
+            Err(ApiError::InvalidParameter(e)) => e.reason,
+            other => panic!("{q}: {other:?}"),
+        };
+        assert!(reason("posted_after=2026-10-01T00:00:00+02:00").contains("%2B"));
+        assert!(reason("posted_after=2026-10-01T00:00:00").contains("add Z"));
+        assert!(reason("posted_after=yesterday").contains("such as 2026-11-01"));
+        let q = jobs("posted_after=2026-10-01T00:00:00%2B02:00").ok();
+        assert_eq!(
+            q.and_then(|q| q.filter.posted_after)
+                .map(|t| t.to_rfc3339()),
+            Some("2026-09-30T22:00:00+00:00".to_owned())
+        );
     }
 
     #[test]

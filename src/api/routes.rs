@@ -47,6 +47,10 @@ pub(crate) const ROUTES: &[(&str, &str, &str)] = &[
 
 /// The route pattern a path matches, with the path's `{id}` segment.
 fn pattern_of<'p>(segments: &[&'p str]) -> Option<(&'static str, Option<&'p str>)> {
+    // A trailing slash (or `//`) names no endpoint, not an empty id.
+    if segments.contains(&"") {
+        return None;
+    }
     Some(match segments {
         ["openapi.json"] => ("/api/v1/openapi.json", None),
         ["jobs"] => ("/api/v1/jobs", None),
@@ -67,18 +71,20 @@ fn no_params(req: &Request<Bytes>) -> Result<(), ApiError> {
 }
 
 pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiError> {
-    let rest = req
-        .uri()
-        .path()
+    let path = req.uri().path();
+    let no_route = || ApiError::NoRoute {
+        under_api: path.starts_with(PREFIX),
+    };
+    let rest = path
         .strip_prefix(PREFIX)
         .and_then(|r| r.strip_prefix('/'))
-        .ok_or(ApiError::NoRoute)?;
+        .ok_or_else(no_route)?;
     let segments: Vec<&str> = rest.split('/').collect();
-    let (pattern, id) = pattern_of(&segments).ok_or(ApiError::NoRoute)?;
+    let (pattern, id) = pattern_of(&segments).ok_or_else(no_route)?;
     let (_, methods, allow) = ROUTES
         .iter()
         .find(|(p, _, _)| *p == pattern)
-        .ok_or(ApiError::NoRoute)?;
+        .ok_or_else(no_route)?;
     if req.method() == Method::OPTIONS {
         // Says what the path takes, like the 405 does: no key needed, nothing metered.
         return Ok(Reply::options(allow));
@@ -91,6 +97,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         return Err(ApiError::MethodNotAllowed { allow });
     }
     if pattern == "/api/v1/openapi.json" {
+        no_params(req)?;
         return Ok(Reply::new(
             StatusCode::OK,
             Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
@@ -99,7 +106,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
     }
     // A missing or invalid key is a 401 before any parameter is looked at.
     let key = api_key(req.headers())?;
-    api.service().authenticate(&key)?;
+    let caller = api.service().authenticate(&key)?;
     let id = id.unwrap_or_default();
     match (pattern, method) {
         ("/api/v1/jobs", _) => search_jobs(api, &key, req).await,
@@ -129,6 +136,8 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/webhooks", &Method::POST) => {
             no_params(req)?;
+            // A key whose plan cannot register webhooks learns that before fixing its body.
+            caller.require_webhooks()?;
             let new = webhook_body(req)?;
             let created = match idempotency_key(req.headers())? {
                 Some(once) => {
@@ -210,7 +219,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
             let (report, quota) = api.service().usage_with_quota(&key).await?;
             Ok(Reply::json(&report, Some(quota)))
         }
-        _ => Err(ApiError::NoRoute),
+        _ => Err(no_route()),
     }
 }
 

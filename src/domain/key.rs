@@ -193,6 +193,17 @@ pub struct ApiKeyRecord {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
+impl ApiKeyRecord {
+    /// Whether the key's webhook subscriptions are sent anything now: the key is not revoked,
+    /// its billing is active and its plan includes webhooks. Subscriptions are only ever used
+    /// through the key that registered them, so they stop with it.
+    pub fn receives_webhooks(&self) -> bool {
+        self.revoked_at.is_none()
+            && self.billing_status == BillingStatus::Active
+            && self.plan.includes_webhooks()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,14 @@ impl Plan {
     /// Every plan, lowest first.
     pub const ALL: [Plan; 3] = [Plan::Developer, Plan::AgentPro, Plan::Enterprise];
 
+    /// The lowest plan that includes webhooks.
+    pub const LOWEST_WITH_WEBHOOKS: Plan = Plan::AgentPro;
+
+    /// Whether the plan includes webhooks.
+    pub fn includes_webhooks(self) -> bool {
+        self >= Self::LOWEST_WITH_WEBHOOKS
+    }
+
     /// The machine name used in the API and configuration.
     pub fn as_str(self) -> &'static str {
         match self {

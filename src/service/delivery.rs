@@ -153,6 +153,14 @@ impl JobListingsService {
             delivery.last_error = Some("the subscription was deleted or disabled".to_owned());
             return Ok(self.inner.store.put_delivery(&delivery).await?);
         };
+        if !self.inner.keys.receives_webhooks(subscription.owner) {
+            delivery.status = DeliveryStatus::Failed;
+            delivery.last_error = Some(
+                "the API key that registered the subscription was revoked, its billing is not active, or its plan no longer includes webhooks"
+                    .to_owned(),
+            );
+            return Ok(self.inner.store.put_delivery(&delivery).await?);
+        }
         let Some(event) = self.inner.store.get_event(delivery.event_id).await? else {
             delivery.status = DeliveryStatus::Failed;
             delivery.last_error = Some("the event is missing from the outbox".to_owned());
@@ -304,6 +312,12 @@ impl JobListingsService {
     ) -> ServiceResult<Metered<Delivery>> {
         self.metered(key, |caller| async move {
             let sub = self.own_webhook(caller.key_id, id)?;
+            if sub.status != SubscriptionStatus::Active {
+                return Err(ServiceError::WebhookDisabled {
+                    webhook: sub.id,
+                    reason: sub.disabled_reason.unwrap_or_default(),
+                });
+            }
             let event = test_event(&sub, self.now());
             self.inner.store.put_event(&event).await?;
             self.wake_deliveries();

@@ -58,6 +58,15 @@ pub enum ServiceError {
         /// The subscription the first request registered.
         webhook: WebhookId,
     },
+    /// The subscription was disabled (its receiver answered 410 Gone, or failed for days), so
+    /// nothing is sent to it.
+    #[error("webhook {webhook} is disabled: {reason}")]
+    WebhookDisabled {
+        /// The subscription.
+        webhook: WebhookId,
+        /// Why it was disabled.
+        reason: String,
+    },
     /// A per-key limit was reached.
     #[error("limit reached: {0}")]
     LimitReached(String),

@@ -94,6 +94,12 @@ impl JobListingsService {
         {
             let companies = self.read_companies();
             let webhooks = self.read_webhooks();
+            // A revoked or lapsed key's subscriptions are not sent new jobs.
+            let receivers = if webhooks.is_empty() {
+                Default::default()
+            } else {
+                self.inner.keys.webhook_receivers()
+            };
             let mut seen = std::collections::HashSet::new();
             for mut job in jobs {
                 let company = checked_company(&job, &companies)?;
@@ -110,9 +116,8 @@ impl JobListingsService {
                     .and_then(|p| p.activated_at)
                     .or_else(|| job.is_active().then_some(now));
                 let events: Vec<_> = if job.is_active() && !was_active {
-                    new_job_event(&job, webhooks.values(), now)
-                        .into_iter()
-                        .collect()
+                    let subscribed = webhooks.values().filter(|s| receivers.contains(&s.owner));
+                    new_job_event(&job, subscribed, now).into_iter().collect()
                 } else {
                     Vec::new()
                 };

@@ -2,7 +2,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, SubsecRound, Utc};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::metering::{period_at, period_start, Meter};
 use super::rate_limit::TokenBucket;
@@ -99,6 +99,23 @@ impl KeyRegistry {
             return Err(ServiceError::BillingInactive(entry.record.billing_status));
         }
         Ok(entry)
+    }
+
+    /// The keys whose webhook subscriptions are sent new jobs now
+    /// ([`ApiKeyRecord::receives_webhooks`]).
+    pub(crate) fn webhook_receivers(&self) -> FxHashSet<KeyId> {
+        self.by_hash
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|e| e.record.receives_webhooks())
+            .map(|e| e.record.id)
+            .collect()
+    }
+
+    /// Whether the key `id` is one of [`KeyRegistry::webhook_receivers`].
+    pub(crate) fn receives_webhooks(&self, id: KeyId) -> bool {
+        self.find(id).is_some_and(|e| e.record.receives_webhooks())
     }
 
     fn find(&self, id: KeyId) -> Option<Arc<KeyEntry>> {

@@ -93,6 +93,21 @@ pub struct Caller {
     pub plan: Plan,
 }
 
+impl Caller {
+    /// Fails with [`ServiceError::PlanUpgradeRequired`] unless the caller's plan includes
+    /// webhooks.
+    pub fn require_webhooks(&self) -> ServiceResult<()> {
+        if self.plan.includes_webhooks() {
+            Ok(())
+        } else {
+            Err(ServiceError::PlanUpgradeRequired {
+                required: Plan::LOWEST_WITH_WEBHOOKS,
+                current: self.plan,
+            })
+        }
+    }
+}
+
 /// The job-listings service. Cheap to clone; every clone shares one state.
 #[derive(Clone, Debug)]
 pub struct JobListingsService {

@@ -1,7 +1,7 @@
 use super::{JobListingsService, Metered, ServiceError, ServiceResult};
 use crate::domain::{
-    ApiKey, CallbackUrl, Confidence, Delivery, DomainTag, IdempotencyKey, Plan, Seniority,
-    Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
+    ApiKey, CallbackUrl, Confidence, Delivery, DomainTag, IdempotencyKey, Seniority, Subscription,
+    SubscriptionStatus, WebhookId, WebhookSecret,
 };
 
 /// What a caller asks for when registering a webhook. Besides the spec's `domain_filters` and
@@ -84,13 +84,7 @@ impl JobListingsService {
         new: NewWebhook,
         idempotency_key: Option<IdempotencyKey>,
     ) -> ServiceResult<Metered<WebhookCreation>> {
-        let caller = self.authenticate(key)?;
-        if caller.plan < Plan::AgentPro {
-            return Err(ServiceError::PlanUpgradeRequired {
-                required: Plan::AgentPro,
-                current: caller.plan,
-            });
-        }
+        self.authenticate(key)?.require_webhooks()?;
         self.inner.config.callback_policy.check(&new.callback_url)?;
         self.metered(key, |caller| async move {
             // Under the writer lock: two racing creations must not both see room, nor both

@@ -47,7 +47,13 @@ async fn get_jobs_unknown_parameter_problem_lists_the_allowed_parameters() {
     let app = spawn_app().await;
     let r = app.get_jobs("domains=ai").await;
     r.assert_problem(400, "unknown_parameter", Some("domains"));
-    let allowed = r.body["allowed"].as_str().expect("allowed");
+    let allowed: Vec<&str> = r.body["allowed"]
+        .as_array()
+        .expect("allowed is a list")
+        .iter()
+        .map(|a| a.as_str().expect("a parameter name"))
+        .collect();
+    assert_eq!(allowed.len(), 10, "{allowed:?}");
     for p in [
         "domain",
         "seniority",
@@ -60,16 +66,21 @@ async fn get_jobs_unknown_parameter_problem_lists_the_allowed_parameters() {
         "page",
         "per_page",
     ] {
-        assert!(allowed.split(", ").any(|a| a == p), "{p} in {allowed}");
+        assert!(allowed.contains(&p), "{p} in {allowed:?}");
     }
 }
 
 #[tokio::test]
 async fn an_endpoint_without_query_parameters_says_so_when_given_one() {
     let app = spawn_app().await;
-    for path in ["/api/v1/usage?x=1", "/api/v1/webhooks?limit=5"] {
+    for path in [
+        "/api/v1/usage?x=1",
+        "/api/v1/webhooks?limit=5",
+        "/api/v1/openapi.json?x=1",
+    ] {
         let r = app.get(path).await;
         r.assert_problem(400, "unknown_parameter", None);
+        assert!(r.body.get("allowed").is_none(), "{path}: {}", r.body);
         let detail = r.body["detail"].as_str().unwrap_or("");
         assert!(
             detail.ends_with("it takes no query parameters"),
@@ -102,6 +113,45 @@ async fn an_unknown_path_returns_404() {
         let r = app.get(path).await;
         r.assert_problem(404, "not_found", None);
     }
+}
+
+/// A trailing slash names no endpoint (not an empty id), and a path under `/api/v1` that is
+/// no endpoint is answered with the list of those that are.
+#[tokio::test]
+async fn a_path_under_the_api_that_is_no_endpoint_lists_the_endpoints() {
+    let app = spawn_app().await;
+    let id = app.known.jobs()[0].id;
+    for path in [
+        "/api/v1/jobs/".to_owned(),
+        "/api/v1/webhooks/".to_owned(),
+        "/api/v1/usage/".to_owned(),
+        "/api/v1/JOBS".to_owned(),
+        format!("/api/v1/jobs/{id}/"),
+        format!("/api/v1/jobs/{id}/extra"),
+        "/api/v1//jobs".to_owned(),
+    ] {
+        let r = app.get(&path).await;
+        r.assert_problem(404, "not_found", None);
+        let detail = r.body["detail"].as_str().unwrap_or("");
+        assert!(
+            detail.contains("no trailing slash") && detail.contains("/api/v1/jobs/{id}"),
+            "{path}: {detail}"
+        );
+    }
+    let outside = app.get("/jobs").await;
+    let detail = outside.body["detail"].as_str().unwrap_or("");
+    assert!(detail.contains("lives under /api/v1"), "{detail}");
+}
+
+/// A URL too long for the limit on the request line and headers is a 414 that says to
+/// shorten the URL, not a 431 about headers.
+#[tokio::test]
+async fn a_url_over_the_head_limit_is_414_uri_too_long() {
+    let app = spawn_app().await;
+    let r = app.get_jobs(&format!("q={}", "a".repeat(20_000))).await;
+    r.assert_problem(414, "uri_too_long", None);
+    let detail = r.body["detail"].as_str().unwrap_or("");
+    assert!(detail.contains("shorten the query string"), "{detail}");
 }
 
 #[tokio::test]

@@ -228,6 +228,27 @@ async fn get_jobs_remote_only_false_returns_remote_and_on_site_jobs() {
     assert_eq!(r.total(), app.expected_ids(|_| true).len() as u64);
 }
 
+/// Clients send booleans as they spell them: Python's `requests` sends `True`.
+#[tokio::test]
+async fn get_jobs_remote_only_takes_true_and_false_in_any_case_and_1_and_0() {
+    let app = spawn_app().await;
+    let remote = app.expected_ids(|j| j.remote).len() as u64;
+    let all = app.expected_ids(|_| true).len() as u64;
+    for (value, total) in [
+        ("True", remote),
+        ("TRUE", remote),
+        ("1", remote),
+        ("False", all),
+        ("0", all),
+    ] {
+        let r = app
+            .get_jobs(&format!("remote_only={value}&per_page=1"))
+            .await;
+        assert_eq!(r.status, 200, "{value}: {}", r.body);
+        assert_eq!(r.total(), total, "{value}");
+    }
+}
+
 #[tokio::test]
 async fn get_jobs_company_matches_whole_words_of_the_company_name_in_any_case() {
     let app = spawn_app().await;

@@ -202,6 +202,10 @@ async fn post_webhooks_returns_403_on_the_developer_plan() {
     app.post_webhook(&app.keys.developer.raw, &json!({ "callback_url": HOOK }))
         .await
         .assert_problem(403, "plan_upgrade_required", None);
+    // The plan is what is wrong, whatever the body: a developer learns that first.
+    app.post_webhook_raw(&app.keys.developer.raw, "application/json", b"{".to_vec())
+        .await
+        .assert_problem(403, "plan_upgrade_required", None);
     assert_eq!(
         app.list_webhooks(&app.keys.developer.raw).await.ids(),
         Vec::<String>::new()
