@@ -254,6 +254,7 @@ impl ApiError {
             ApiError::Service(ServiceError::RateLimited {
                 retry_after,
                 per_second,
+                ..
             }) => {
                 let mut a = Answer::new(
                     S::TOO_MANY_REQUESTS,

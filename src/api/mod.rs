@@ -263,6 +263,13 @@ impl Api {
                     },
                 };
                 quota_headers(response.headers_mut(), quota, now);
+                if let ApiError::Service(ServiceError::RateLimited {
+                    per_second, burst, ..
+                }) = &error
+                {
+                    let retry_after = error.answer(now).retry_after.unwrap_or(1);
+                    burst_headers(response.headers_mut(), *per_second, *burst, retry_after);
+                }
                 response
             }
         };
@@ -442,6 +449,32 @@ fn quota_headers(h: &mut HeaderMap, quota: Option<QuotaState>, now: chrono::Date
             seconds.format(window),
         ]),
     );
+}
+
+/// Describes the per-second limit a 429 `rate_limited` hit beside the monthly quota: a bucket
+/// of `burst` requests refilled at `per_second` is a quota of `burst` per the seconds a refill
+/// takes, none of it left for `retry_after` seconds.
+fn burst_headers(h: &mut HeaderMap, per_second: f64, burst: u32, retry_after: u64) {
+    let window = (f64::from(burst) / per_second.max(f64::MIN_POSITIVE))
+        .ceil()
+        .clamp(1.0, u32::MAX.into()) as u64;
+    append_list_item(
+        h,
+        &RATELIMIT_POLICY,
+        &format!("\"burst\";q={burst};w={window}"),
+    );
+    append_list_item(h, &RATELIMIT, &format!("\"burst\";r=0;t={retry_after}"));
+}
+
+/// Adds an item to a header that holds a structured-field list.
+fn append_list_item(h: &mut HeaderMap, name: &HeaderName, item: &str) {
+    let joined = match h.get(name).and_then(|v| v.to_str().ok()) {
+        Some(list) => format!("{list}, {item}"),
+        None => item.to_owned(),
+    };
+    if let Ok(value) = HeaderValue::from_str(&joined) {
+        h.insert(name.clone(), value);
+    }
 }
 
 /// A header value of pieces known to be visible ASCII, built in one allocation (`format!`

@@ -40,6 +40,8 @@ pub enum ServiceError {
         retry_after: std::time::Duration,
         /// The plan's sustained rate.
         per_second: f64,
+        /// The requests the plan allows at once after a quiet spell.
+        burst: u32,
     },
     /// No such resource (or not one this key may see).
     #[error("no {resource} with that id")]

@@ -420,6 +420,7 @@ impl JobListingsService {
             .map_err(|retry_after| ServiceError::RateLimited {
                 retry_after,
                 per_second: limit.per_second,
+                burst: limit.burst,
             })
     }
 

@@ -38,6 +38,16 @@ async fn a_key_over_its_rate_gets_429_rate_limited_with_retry_after() {
         .expect("a numeric Retry-After");
     assert!((1..=5).contains(&retry), "retry-after {retry}");
     assert_eq!(r.body["retry_after"], retry);
+    // The per-second limit it hit is described beside the monthly quota: 3 requests per the
+    // 15 s a refill takes, none left until the retry.
+    let policy = r.header("ratelimit-policy").unwrap_or_default();
+    assert!(policy.starts_with("\"monthly\";q="), "{policy}");
+    assert!(policy.ends_with(", \"burst\";q=3;w=15"), "{policy}");
+    let state = r.header("ratelimit").unwrap_or_default();
+    assert!(
+        state.ends_with(&format!(", \"burst\";r=0;t={retry}")),
+        "{state}"
+    );
     assert!(r
         .header("content-type")
         .is_some_and(|c| c.starts_with("application/problem+json")));
