@@ -131,7 +131,8 @@ impl JobListingsService {
         .await
     }
 
-    /// One active job with its company.
+    /// One job with its company. A closed job is answered too, with its `status`: a client
+    /// that kept its id learns that it closed, where searches only list active jobs.
     pub async fn get_job(&self, key: &ApiKey, id: JobId) -> ServiceResult<Metered<JobDetail>> {
         let store = &self.inner.store;
         self.job_detail(key, id, |id| async move {
@@ -171,11 +172,9 @@ impl JobListingsService {
         Fut: Future<Output = StoreResult<Option<(CompanyId, J)>>>,
     {
         self.metered(key, |_| async move {
-            let not_found = ServiceError::NotFound { resource: "job" };
-            if !self.read_index().contains(id) {
-                return Err(not_found);
-            }
-            let (company_id, job) = fetch(id).await?.ok_or(not_found)?;
+            let (company_id, job) = fetch(id)
+                .await?
+                .ok_or(ServiceError::NotFound { resource: "job" })?;
             let company = self.read_companies().get(&company_id).cloned();
             Ok(JobDetail { job, company })
         })

@@ -568,16 +568,26 @@ async fn get_job_returns_404_for_an_unknown_id() {
         .assert_problem(404, "not_found", None);
 }
 
+/// A closed job is still answered, saying it is closed: a client that kept its id learns
+/// that, rather than that it never existed.
 #[tokio::test]
-async fn get_job_returns_404_for_a_closed_job() {
+async fn get_job_answers_a_closed_job_with_its_status() {
     let app = spawn_app().await;
-    app.get_job(&id_of(&app.known.closed))
+    let closed = &app.known.closed;
+    let r = app.get_job(&id_of(closed)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["status"], "closed");
+    assert_eq!(r.body["id"], id_of(closed));
+    assert_eq!(r.body["company"]["id"], closed.company_id.to_string());
+    assert!(!app
+        .get_jobs("q=zephyrine")
         .await
-        .assert_problem(404, "not_found", None);
+        .ids()
+        .contains(&id_of(closed)));
 }
 
 #[tokio::test]
-async fn get_job_returns_404_once_the_job_is_closed() {
+async fn get_job_says_closed_once_the_job_is_closed() {
     let app = spawn_app().await;
     let id = id_of(&app.known.designer);
     assert_eq!(app.get_job(&id).await.status, StatusCode::OK);
@@ -585,9 +595,9 @@ async fn get_job_returns_404_once_the_job_is_closed() {
         .close_job(app.known.designer.id)
         .await
         .expect("closed");
-    app.get_job(&id)
-        .await
-        .assert_problem(404, "not_found", None);
+    let r = app.get_job(&id).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["status"], "closed");
     assert!(!app.get_jobs("q=marmalade").await.ids().contains(&id));
 }
 
