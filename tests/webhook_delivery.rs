@@ -1168,6 +1168,25 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
         "{problem}"
     );
     assert_eq!(app.deliveries(gone).await.len(), 1, "no ping was queued");
+
+    // Enabled again (same id and secret), it is sent the next new job.
+    let (status, enabled) = app
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/webhooks/{gone}"),
+            &app.raw,
+            Some(json!({ "status": "active" })),
+        )
+        .await;
+    assert_eq!(status, 200, "{enabled}");
+    assert_eq!(enabled["status"], "active");
+    let third = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert_eq!(third.deliveries, 2, "both subscriptions again");
+    assert!(eventually(DEADLINE, || async { rx.hits_to("/gone").len() == 2 }).await);
 }
 
 /// Subscriptions stop with the key that registered them: while it is past due nothing is

@@ -14,9 +14,9 @@ use super::views::{
 use super::{api_key, Api, Reply, OPENAPI_JSON};
 use crate::domain::{
     ApiKey, CallbackUrl, CompanyId, Confidence, DomainError, DomainTag, IdempotencyKey, JobId,
-    Seniority, WebhookId,
+    Seniority, SubscriptionStatus, WebhookId,
 };
-use crate::service::{Metered, NewWebhook, ServiceError, WebhookCreation};
+use crate::service::{Metered, NewWebhook, ServiceError, WebhookChange, WebhookCreation};
 use crate::store::StoreError;
 
 const PREFIX: &str = "/api/v1";
@@ -32,8 +32,8 @@ pub(crate) const ROUTES: &[(&str, &str, &str)] = &[
     ("/api/v1/webhooks", "GET, POST", "GET, HEAD, POST, OPTIONS"),
     (
         "/api/v1/webhooks/{id}",
-        "GET, DELETE",
-        "GET, HEAD, DELETE, OPTIONS",
+        "GET, PATCH, DELETE",
+        "GET, HEAD, PATCH, DELETE, OPTIONS",
     ),
     (
         "/api/v1/webhooks/{id}/deliveries",
@@ -174,6 +174,17 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
                 .collect();
             Ok(Reply::json(&DataList { data: views }, Some(list.quota)))
         }
+        ("/api/v1/webhooks/{id}", &Method::PATCH) => {
+            no_params(req)?;
+            let id = WebhookId::parse(id)?;
+            caller.require_webhooks()?;
+            let change = webhook_change(req)?;
+            let changed = api.service().update_webhook(&key, id, change).await?;
+            Ok(Reply::json(
+                &WebhookView::of(&changed.value, false),
+                Some(changed.quota),
+            ))
+        }
         ("/api/v1/webhooks/{id}", &Method::DELETE) => {
             no_params(req)?;
             let done = api
@@ -293,6 +304,84 @@ struct WebhookBody {
     min_confidence: Option<f64>,
 }
 
+/// The body of `PATCH /webhooks/{id}`, before validation: a field left out stays as it is,
+/// and `null` sets it back to what `POST` leaves it at (`callback_url` has no such default).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebhookPatchBody {
+    #[serde(default, deserialize_with = "present")]
+    callback_url: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    domain_filters: Option<Option<Vec<String>>>,
+    #[serde(default, deserialize_with = "present")]
+    remote_only: Option<Option<bool>>,
+    #[serde(default, deserialize_with = "present")]
+    seniority: Option<Option<Vec<String>>>,
+    #[serde(default, deserialize_with = "present")]
+    q: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    company: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    min_confidence: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "present")]
+    status: Option<Option<SubscriptionStatus>>,
+}
+
+/// A field that is present, `null` or not: serde reads a missing one as `None` by default.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+fn webhook_change(req: &Request<Bytes>) -> Result<WebhookChange, ApiError> {
+    let body: WebhookPatchBody = json_object(
+        req,
+        &format!(
+            "with any of callback_url (string), {FILTER_FIELDS}, status (\"active\" or \"disabled\")"
+        ),
+    )?;
+    let callback_url = match body.callback_url {
+        Some(Some(raw)) => Some(CallbackUrl::parse(&raw)?),
+        Some(None) => return Err(DomainError::new("callback_url", "cannot be null").into()),
+        None => None,
+    };
+    let status = match body.status {
+        Some(None) => return Err(DomainError::new("status", "must be active or disabled").into()),
+        other => other.flatten(),
+    };
+    let min_confidence = body
+        .min_confidence
+        .map(|c| c.map(confidence).transpose())
+        .transpose()?;
+    Ok(WebhookChange {
+        callback_url,
+        domain_filters: body
+            .domain_filters
+            .map(|d| labels("domain_filters", d, DomainTag::parse))
+            .transpose()?,
+        remote_only: body.remote_only.map(|r| r.unwrap_or(false)),
+        seniority: body
+            .seniority
+            .map(|s| labels("seniority", s, Seniority::parse))
+            .transpose()?,
+        q: body.q.map(|q| search_text("q", q)).transpose()?,
+        company: body
+            .company
+            .map(|c| search_text("company", c))
+            .transpose()?,
+        min_confidence,
+        status,
+    })
+}
+
+/// A `min_confidence` body field.
+fn confidence(raw: f64) -> Result<Confidence, DomainError> {
+    Confidence::new(raw).map_err(|e| DomainError::new("min_confidence", e.reason))
+}
+
 /// Parses each label of a list field, naming the field in errors.
 fn labels<T>(
     field: &'static str,
@@ -333,7 +422,11 @@ fn idempotency_key(headers: &http::HeaderMap) -> Result<Option<IdempotencyKey>, 
     Ok(Some(IdempotencyKey::parse(text)?))
 }
 
-fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
+/// A JSON object body read as `T`; `fields` says what it takes, for the error.
+fn json_object<T: serde::de::DeserializeOwned>(
+    req: &Request<Bytes>,
+    fields: &str,
+) -> Result<T, ApiError> {
     let json = req
         .headers()
         .get(http::header::CONTENT_TYPE)
@@ -350,18 +443,22 @@ fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
             "the body must be a JSON object, such as {\"callback_url\": \"https://example.com/hooks\"}".to_owned(),
         ));
     }
-    let body: WebhookBody = serde_json::from_slice(req.body()).map_err(|e| {
-        ApiError::InvalidBody(format!(
-            "the body must be a JSON object with callback_url (string) and optionally domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number): {e}"
-        ))
-    })?;
+    serde_json::from_slice(req.body())
+        .map_err(|e| ApiError::InvalidBody(format!("the body must be a JSON object {fields}: {e}")))
+}
+
+/// The filters a subscription takes, for body errors.
+const FILTER_FIELDS: &str = "domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number)";
+
+fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
+    let body: WebhookBody = json_object(
+        req,
+        &format!("with callback_url (string) and optionally {FILTER_FIELDS}"),
+    )?;
     let raw_url = body
         .callback_url
         .ok_or_else(|| DomainError::new("callback_url", "is required"))?;
-    let min_confidence = body
-        .min_confidence
-        .map(|c| Confidence::new(c).map_err(|e| DomainError::new("min_confidence", e.reason)))
-        .transpose()?;
+    let min_confidence = body.min_confidence.map(confidence).transpose()?;
     Ok(NewWebhook {
         callback_url: CallbackUrl::parse(&raw_url)?,
         domain_filters: labels("domain_filters", body.domain_filters, DomainTag::parse)?,

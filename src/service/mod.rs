@@ -55,7 +55,7 @@ pub use keys::NewKey;
 pub use rate_limit::{RateLimit, RateLimits};
 pub use reads::{CompanyDetail, CompanyPage, CompanyQuery, CompanySummary, JobDetail, JobPage};
 pub use secrets::SecretKey;
-pub use webhooks::{NewWebhook, WebhookCreation};
+pub use webhooks::{NewWebhook, WebhookChange, WebhookCreation};
 
 use crate::domain::{ApiKey, Company, CompanyId, KeyId, Plan, Subscription, WebhookId};
 use crate::query::JobIndex;

@@ -39,6 +39,71 @@ impl NewWebhook {
     }
 }
 
+/// What [`JobListingsService::update_webhook`] changes in a subscription; a field left `None`
+/// stays as it is.
+#[derive(Clone, Debug, Default)]
+pub struct WebhookChange {
+    /// A new callback URL.
+    pub callback_url: Option<CallbackUrl>,
+    /// New domain tags (empty: every domain).
+    pub domain_filters: Option<Vec<DomainTag>>,
+    /// Whether only remote jobs are sent.
+    pub remote_only: Option<bool>,
+    /// New seniority levels (empty: any).
+    pub seniority: Option<Vec<Seniority>>,
+    /// New `q` words; `Some(None)` clears them.
+    pub q: Option<Option<String>>,
+    /// New company words; `Some(None)` clears them.
+    pub company: Option<Option<String>>,
+    /// A new lowest confidence; `Some(None)` clears it.
+    pub min_confidence: Option<Option<Confidence>>,
+    /// `Active` enables a disabled subscription again (its failure streak starts over);
+    /// `Disabled` pauses it until it is enabled.
+    pub status: Option<SubscriptionStatus>,
+}
+
+impl WebhookChange {
+    fn apply_to(self, sub: &mut Subscription) {
+        if let Some(url) = self.callback_url {
+            sub.callback_url = url;
+        }
+        if let Some(mut domains) = self.domain_filters {
+            domains.sort();
+            domains.dedup();
+            sub.domain_filters = domains;
+        }
+        if let Some(remote_only) = self.remote_only {
+            sub.remote_only = remote_only;
+        }
+        if let Some(mut levels) = self.seniority {
+            levels.sort();
+            levels.dedup();
+            sub.seniority = levels;
+        }
+        if let Some(q) = self.q {
+            sub.q = q;
+        }
+        if let Some(company) = self.company {
+            sub.company = company;
+        }
+        if let Some(min_confidence) = self.min_confidence {
+            sub.min_confidence = min_confidence;
+        }
+        match self.status {
+            Some(SubscriptionStatus::Active) if sub.status != SubscriptionStatus::Active => {
+                sub.status = SubscriptionStatus::Active;
+                sub.disabled_reason = None;
+                sub.failing_since = None;
+            }
+            Some(SubscriptionStatus::Disabled) if sub.status != SubscriptionStatus::Disabled => {
+                sub.status = SubscriptionStatus::Disabled;
+                sub.disabled_reason = Some("disabled through the API".to_owned());
+            }
+            _ => {}
+        }
+    }
+}
+
 /// What [`JobListingsService::create_webhook_idempotent`] did.
 #[derive(Clone, Debug)]
 pub struct WebhookCreation {
@@ -226,6 +291,31 @@ impl JobListingsService {
         self.metered(key, |caller| async move {
             self.own_webhook(caller.key_id, id)?;
             Ok(self.inner.store.deliveries_of(id, 100).await?)
+        })
+        .await
+    }
+
+    /// Changes one of the caller's subscriptions (Agent Pro or higher): its callback URL, its
+    /// filters, or its status, which enables a disabled subscription again without a new id or
+    /// secret. Its secret and delivery history stay.
+    pub async fn update_webhook(
+        &self,
+        key: &ApiKey,
+        id: WebhookId,
+        change: WebhookChange,
+    ) -> ServiceResult<Metered<Subscription>> {
+        self.authenticate(key)?.require_webhooks()?;
+        if let Some(url) = &change.callback_url {
+            self.inner.config.callback_policy.check(url)?;
+        }
+        self.metered(key, |caller| async move {
+            let _writer = self.inner.subscription_writes.lock().await;
+            let mut sub = self.own_webhook(caller.key_id, id)?;
+            change.apply_to(&mut sub);
+            self.store_webhook(&sub).await?;
+            self.write_webhooks().insert(sub.id, sub.clone());
+            tracing::info!(webhook_id = %sub.id, status = ?sub.status, "webhook changed");
+            Ok(sub)
         })
         .await
     }

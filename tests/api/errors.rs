@@ -165,9 +165,9 @@ async fn a_wrong_method_returns_405_with_allow() {
         (Method::DELETE, format!("/api/v1/jobs/{id}"), get),
         (Method::PUT, "/api/v1/companies".to_owned(), get),
         (
-            Method::PATCH,
+            Method::PUT,
             format!("/api/v1/webhooks/{id}"),
-            "GET, HEAD, DELETE, OPTIONS",
+            "GET, HEAD, PATCH, DELETE, OPTIONS",
         ),
         (
             Method::DELETE,

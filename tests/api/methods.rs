@@ -87,7 +87,7 @@ async fn options_lists_a_paths_methods_without_a_key_and_is_not_metered() {
         ("/api/v1/webhooks".to_owned(), "GET, HEAD, POST, OPTIONS"),
         (
             format!("/api/v1/webhooks/{id}"),
-            "GET, HEAD, DELETE, OPTIONS",
+            "GET, HEAD, PATCH, DELETE, OPTIONS",
         ),
         (format!("/api/v1/webhooks/{id}/test"), "POST, OPTIONS"),
         ("/api/v1/openapi.json".to_owned(), "GET, HEAD, OPTIONS"),

@@ -615,3 +615,134 @@ async fn post_webhooks_returns_400_naming_a_malformed_idempotency_key() {
     let listed = app.list_webhooks(key).await;
     assert_eq!(listed.body["data"].as_array().map(Vec::len), Some(0));
 }
+
+/// `PATCH /webhooks/{id}` as a client sends it.
+async fn patch(app: &TestApp, key: &str, id: &str, body: &str) -> Resp {
+    app.request(
+        Method::PATCH,
+        &format!("/api/v1/webhooks/{id}"),
+        Auth::XApiKey(key),
+        &[("content-type", "application/json")],
+        Some(body.as_bytes().to_vec()),
+    )
+    .await
+}
+
+/// A field left out stays, `null` sets a filter back to its default, and the answer is the
+/// subscription as stored, without its secret; new jobs are matched against the new filters.
+#[tokio::test]
+async fn patch_webhook_changes_only_the_fields_sent() {
+    let app = spawn_app().await;
+    let key = app.keys.agent_pro.raw.clone();
+    let (id, created) = create(
+        &app,
+        &key,
+        json!({ "callback_url": HOOK, "domain_filters": ["ai"], "q": "rust", "remote_only": true, "min_confidence": 0.5 }),
+    )
+    .await;
+
+    let r = patch(
+        &app,
+        &key,
+        &id,
+        r#"{"domain_filters": ["Design", "design"], "q": null, "callback_url": "https://hooks.example.com/other"}"#,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["domain_filters"], json!(["design"]));
+    assert_eq!(r.body["q"], Value::Null);
+    assert_eq!(r.body["remote_only"], true, "left out, so kept");
+    assert_eq!(r.body["min_confidence"], 0.5);
+    assert_eq!(r.body["callback_url"], "https://hooks.example.com/other");
+    assert!(r.body.get("secret").is_none(), "{}", r.body);
+    let read = app.get_as(&key, &format!("/api/v1/webhooks/{id}")).await;
+    assert_eq!(read.body, r.body);
+    assert_eq!(created.body["id"], read.body["id"]);
+
+    // The new filters decide: a remote design job now matches, an AI one no longer does.
+    let design = app
+        .service
+        .upsert_job(new_job(&app, &["design"], true))
+        .await
+        .expect("ingested");
+    assert_eq!(design.deliveries, 1);
+    let ai = app
+        .service
+        .upsert_job(new_job(&app, &["ai"], true))
+        .await
+        .expect("ingested");
+    assert_eq!(ai.deliveries, 0);
+}
+
+/// `disabled` pauses a subscription and `active` enables it again, with its id and secret.
+#[tokio::test]
+async fn patch_webhook_status_pauses_and_enables_it() {
+    let app = spawn_app().await;
+    let key = app.keys.agent_pro.raw.clone();
+    let (id, _) = create(&app, &key, json!({ "callback_url": HOOK })).await;
+
+    let paused = patch(&app, &key, &id, r#"{"status": "disabled"}"#).await;
+    assert_eq!(paused.status, StatusCode::OK, "{}", paused.text);
+    assert_eq!(paused.body["status"], "disabled");
+    assert_eq!(paused.body["disabled_reason"], "disabled through the API");
+    let skipped = app
+        .service
+        .upsert_job(new_job(&app, &["ai"], true))
+        .await
+        .expect("ingested");
+    assert_eq!(skipped.deliveries, 0, "nothing for a paused subscription");
+
+    let enabled = patch(&app, &key, &id, r#"{"status": "active"}"#).await;
+    assert_eq!(enabled.status, StatusCode::OK, "{}", enabled.text);
+    assert_eq!(enabled.body["status"], "active");
+    assert_eq!(enabled.body["disabled_reason"], Value::Null);
+    let sent = app
+        .service
+        .upsert_job(new_job(&app, &["ai"], true))
+        .await
+        .expect("ingested");
+    assert_eq!(sent.deliveries, 1);
+    assert_eq!(pending_for(&app, &id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn patch_webhook_refuses_what_post_refuses_and_more() {
+    let app = spawn_app().await;
+    let key = app.keys.agent_pro.raw.clone();
+    let (id, _) = create(&app, &key, json!({ "callback_url": HOOK })).await;
+    for (body, code, param) in [
+        (
+            r#"{"callback_url": null}"#,
+            "invalid_parameter",
+            Some("callback_url"),
+        ),
+        (r#"{"status": "paused"}"#, "invalid_body", None),
+        (r#"{"status": null}"#, "invalid_parameter", Some("status")),
+        (r#"{"secret": "whsec_x"}"#, "invalid_body", None),
+        (
+            r#"{"min_confidence": 2}"#,
+            "invalid_parameter",
+            Some("min_confidence"),
+        ),
+        (
+            r#"{"callback_url": "https://127.0.0.1/hook"}"#,
+            "invalid_parameter",
+            Some("callback_url"),
+        ),
+        (r#"[]"#, "invalid_body", None),
+    ] {
+        patch(&app, &key, &id, body)
+            .await
+            .assert_problem(400, code, param);
+    }
+    // Another key's subscription is not found; a developer key may not change webhooks.
+    patch(&app, &app.keys.enterprise.raw, &id, "{}")
+        .await
+        .assert_problem(404, "not_found", None);
+    patch(&app, &app.keys.developer.raw, &id, "{")
+        .await
+        .assert_problem(403, "plan_upgrade_required", None);
+    let unchanged = app.get_as(&key, &format!("/api/v1/webhooks/{id}")).await;
+    assert_eq!(unchanged.body["callback_url"], HOOK);
+    assert_eq!(unchanged.body["status"], "active");
+}
