@@ -344,7 +344,9 @@ impl JobIndex {
 
     /// The number of matches and the first `limit` ids, for callers that want more than a page.
     pub fn search_top(&self, filter: &JobFilter, limit: usize) -> SearchResult {
-        self.search_range(filter, 0, limit)
+        // "Everything" may be asked as `usize::MAX`: room is made for at most every job.
+        let everything = usize::try_from(self.len()).unwrap_or(usize::MAX);
+        self.search_range(filter, 0, limit.min(everything))
     }
 
     /// The number of matches and the ids ranked `offset..want`.
@@ -649,7 +651,7 @@ impl JobIndex {
         let mut numbered = numbered.peekable();
         let mut apart = apart.peekable();
         let mut page = Vec::with_capacity(take);
-        for position in 0..skip + take {
+        for position in 0..skip.saturating_add(take) {
             let next = match (numbered.peek(), apart.peek()) {
                 (Some(&a), Some(&b)) if rank(b) < rank(a) => apart.next(),
                 (Some(_), _) => numbered.next(),
@@ -771,6 +773,34 @@ mod tests {
     use super::*;
     use crate::demo::Dataset;
     use crate::domain::JobStatus;
+
+    /// `usize::MAX` asks for every match, with jobs in and out of order: it is answered,
+    /// not a capacity overflow.
+    #[test]
+    fn the_top_usize_max_is_every_match() {
+        let data = Dataset::generate(3, 10, 600);
+        let (first, rest) = data.jobs.split_at(400);
+        let mut index = JobIndex::new();
+        index.set_auto_compact(false);
+        index.extend(first);
+        index.compact();
+        for job in rest {
+            index.upsert(job);
+        }
+        let active = data.jobs.iter().filter(|j| j.is_active()).count();
+        for filter in [
+            JobFilter::default(),
+            JobFilter::default().with_q(&data.jobs[0].role),
+        ] {
+            let all = index.search_top(&filter, usize::MAX);
+            assert_eq!(all.ids.len() as u64, all.total, "{filter:?}");
+            assert_eq!(all.ids, index.search_top(&filter, active).ids);
+        }
+        assert_eq!(
+            index.search_top(&JobFilter::default(), usize::MAX).total,
+            active as u64
+        );
+    }
 
     /// Every page, at every depth, of an index where many jobs came out of order: the
     /// search for where a deep page starts among them must land on each possible place
