@@ -435,7 +435,10 @@ async fn open_service(
         .secret_key_file
         .clone()
         .unwrap_or_else(|| args.data_dir.join("secret.key"));
-    config.secret_key = Some(load_or_create_secret_key(&key_file)?);
+    config.secret_key = Some(
+        SecretKey::load_or_create(&key_file)
+            .with_context(|| format!("the secret key file {}", key_file.display()))?,
+    );
     let policy = config.callback_policy;
     let builder = JobListingsService::builder().store(store).config(config);
     let builder = match deliver {
@@ -477,52 +480,12 @@ fn describe_store(args: &StoreArgs) -> String {
     }
 }
 
-/// Reads the key that seals webhook secrets at rest, or makes one (readable by its owner
-/// only) on first start. Losing it makes stored webhook secrets unreadable.
-fn load_or_create_secret_key(path: &Path) -> Result<SecretKey> {
-    use base64::Engine;
-    let b64 = base64::engine::general_purpose::STANDARD;
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            let bytes = b64
-                .decode(text.trim())
-                .ok()
-                .and_then(|b| <[u8; 32]>::try_from(b).ok())
-                .ok_or_else(|| {
-                    anyhow!("{} is not a secret key (32 bytes, base64)", path.display())
-                })?;
-            Ok(SecretKey::from_bytes(bytes))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let key = SecretKey::generate();
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut file = options
-                .open(path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            std::io::Write::write_all(
-                &mut file,
-                format!("{}\n", b64.encode(key.to_bytes())).as_bytes(),
-            )?;
-            file.sync_all()?;
-            Ok(key)
-        }
-        Err(e) => Err(anyhow::Error::new(e).context(format!("reading {}", path.display()))),
-    }
-}
-
 /// Adds the webhook sender. It enforces the same address policy as registration, on the
 /// addresses it actually connects to.
 #[cfg(feature = "webhooks")]
 fn with_notifier(builder: ServiceBuilder, policy: CallbackPolicy) -> Result<ServiceBuilder> {
     use job_listings::webhooks::{HttpNotifier, HttpNotifierConfig};
-    let notifier = HttpNotifier::new(policy, HttpNotifierConfig::default())
-        .map_err(|e| anyhow!("setting up the webhook sender: {e}"))?;
+    let notifier = HttpNotifier::new(policy, HttpNotifierConfig::default())?;
     Ok(builder.notifier(Arc::new(notifier)))
 }
 

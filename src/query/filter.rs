@@ -14,15 +14,19 @@ pub struct JobFilter {
     pub seniority: Vec<Seniority>,
     /// Only remote jobs when true.
     pub remote_only: bool,
-    /// Every one of these words is a word of the company name.
+    /// Every one of these words is a word of the company name. Words as the index keeps
+    /// them (lowercased, split as [`search_terms`] splits text): set them from free text
+    /// with [`JobFilter::with_company`].
     pub company_words: Vec<String>,
-    /// Every one of these words is a word of the role, company name or post text.
+    /// Every one of these words is a word of the role, company name or post text. Words as
+    /// the index keeps them (lowercased, split as [`search_terms`] splits text): set them
+    /// from free text with [`JobFilter::with_q`]; `"Python"` set here matches nothing.
     pub q_words: Vec<String>,
     /// Confidence at least this.
     pub min_confidence: Option<Confidence>,
     /// Posted strictly after this instant.
     pub posted_after: Option<DateTime<Utc>>,
-    /// Only this company's jobs (used by the company detail view).
+    /// Only this company's jobs (`GET /jobs?company_id=`, and the company detail view).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub company_id: Option<CompanyId>,
 }

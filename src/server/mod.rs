@@ -132,7 +132,11 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes, then stops accepting, lets open requests finish
-    /// (up to `shutdown_grace`) and flushes usage counters.
+    /// (up to `shutdown_grace`) and shuts the service down
+    /// ([`JobListingsService::shutdown`](crate::service::JobListingsService::shutdown): usage
+    /// counters written, the search index saved, background tasks stopped). Other clones of
+    /// the service still answer afterwards, but nothing writes their usage counts any more:
+    /// stop using them, or call `shutdown` again once done.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> std::io::Result<()> {
         let Server {
             listener,

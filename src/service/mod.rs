@@ -109,6 +109,13 @@ impl Caller {
 }
 
 /// The job-listings service. Cheap to clone; every clone shares one state.
+///
+/// Call [`JobListingsService::shutdown`] before the last clone is dropped (the bundled
+/// [`Server::run`](crate::server::Server::run) does on its way out): calls counted with
+/// in-memory metering since the last background write (every 100 ms) are written then, and the
+/// search index is saved so the next start loads it. Dropping the service without it loses
+/// those counts and makes the next start index again what was written since the last snapshot.
+/// Nothing else is lost: jobs, keys and subscriptions are durable when their call returns.
 #[derive(Clone, Debug)]
 pub struct JobListingsService {
     inner: Arc<Inner>,

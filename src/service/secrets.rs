@@ -35,6 +35,47 @@ impl SecretKey {
         self.0
     }
 
+    /// Reads the key kept in the file at `path`, or, when there is no such file, makes one
+    /// and keeps it there (created readable and writable by its owner only on Unix, and
+    /// flushed to disk before this returns). The file holds the key's 32 bytes in standard
+    /// base64 and a line end, as the bundled server's `secret.key` does, so both can share a
+    /// data folder. Keep the file apart from the database and back it up with it: without
+    /// it, stored webhook secrets cannot be read.
+    pub fn load_or_create(path: &std::path::Path) -> std::io::Result<Self> {
+        use std::io::{Error, ErrorKind, Write};
+        match std::fs::read_to_string(path) {
+            Ok(text) => STANDARD
+                .decode(text.trim())
+                .ok()
+                .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok())
+                .map(Self)
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::InvalidData,
+                        format!(
+                            "{} is not a secret key (32 bytes in base64)",
+                            path.display()
+                        ),
+                    )
+                }),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                let key = Self::generate();
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)?;
+                }
+                let mut options = std::fs::OpenOptions::new();
+                options.write(true).create_new(true);
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+                let mut file = options.open(path)?;
+                file.write_all(format!("{}\n", STANDARD.encode(key.0)).as_bytes())?;
+                file.sync_all()?;
+                Ok(key)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn cipher(&self) -> ChaCha20Poly1305 {
         ChaCha20Poly1305::new(Key::from_slice(&self.0))
     }
@@ -98,6 +139,34 @@ pub(super) fn open(mut sub: Subscription, key: Option<&SecretKey>) -> ServiceRes
 mod tests {
     use super::*;
     use crate::domain::{CallbackUrl, KeyId, SubscriptionStatus, WebhookId};
+
+    /// The first call makes the file (owner-only on Unix), later ones read the same key back,
+    /// and a file that is not a key is an error rather than a new key over it.
+    #[test]
+    fn a_key_file_is_made_once_and_read_back() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("keys").join("secret.key");
+        let made = SecretKey::load_or_create(&path).expect("made");
+        assert_eq!(SecretKey::load_or_create(&path).expect("read"), made);
+        let text = std::fs::read_to_string(&path).expect("the file");
+        assert_eq!(text.trim_end().len(), 44, "{text:?}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path)
+                .expect("metadata")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        std::fs::write(&path, "not a key\n").expect("overwritten");
+        let error = SecretKey::load_or_create(&path).expect_err("not a key");
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+        assert_eq!(
+            std::fs::read_to_string(&path).ok().as_deref(),
+            Some("not a key\n")
+        );
+    }
 
     fn sub() -> Option<Subscription> {
         Some(Subscription {

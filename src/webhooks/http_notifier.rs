@@ -59,9 +59,17 @@ impl Resolve for PolicyResolver {
     }
 }
 
+/// The HTTP client of an [`HttpNotifier`] could not be set up (its TLS backend, say).
+#[derive(Debug, thiserror::Error)]
+#[error("the webhook sender's HTTP client could not be set up: {0}")]
+pub struct NotifierSetupError(#[from] reqwest::Error);
+
 impl HttpNotifier {
     /// A notifier enforcing `policy` with the given timeouts.
-    pub fn new(policy: CallbackPolicy, config: HttpNotifierConfig) -> Result<Self, String> {
+    pub fn new(
+        policy: CallbackPolicy,
+        config: HttpNotifierConfig,
+    ) -> Result<Self, NotifierSetupError> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
@@ -72,8 +80,7 @@ impl HttpNotifier {
             .dns_resolver(Arc::new(PolicyResolver {
                 allow_private: policy.allow_private,
             }))
-            .build()
-            .map_err(|e| e.to_string())?;
+            .build()?;
         Ok(Self { client, policy })
     }
 

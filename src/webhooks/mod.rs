@@ -18,7 +18,7 @@ mod retry;
 mod signature;
 
 #[cfg(feature = "webhooks")]
-pub use http_notifier::{HttpNotifier, HttpNotifierConfig};
+pub use http_notifier::{HttpNotifier, HttpNotifierConfig, NotifierSetupError};
 pub use notifier::{AttemptOutcome, Notifier, WebhookRequest};
 pub use outbox::{new_job_event, subscription_filter, test_event, JOB_NEW, WEBHOOK_TEST};
 pub use payload::{payload, MAX_PAYLOAD_BYTES};
