@@ -101,6 +101,40 @@ pub struct Company {
 }
 
 impl Company {
+    /// A company with what a record must have, no blurb and no enrichment yet, stamped now;
+    /// the caller sets the rest.
+    ///
+    /// ```
+    /// use job_listings::domain::{Company, CompanyId, FundingStage};
+    ///
+    /// let mut company = Company::new(
+    ///     CompanyId::new_random(),
+    ///     "Nimbus Labs",
+    ///     "nimbus.example.com",
+    ///     FundingStage::parse("Series A")?,
+    /// );
+    /// company.blurb = "Weather data for farms.".to_owned();
+    /// company.enrichment.headcount = Some(40);
+    /// assert!(company.validate().is_ok());
+    /// # Ok::<(), job_listings::domain::DomainError>(())
+    /// ```
+    pub fn new(
+        id: CompanyId,
+        name: impl Into<String>,
+        domain: impl Into<String>,
+        funding_stage: FundingStage,
+    ) -> Self {
+        Self {
+            id,
+            name: name.into(),
+            domain: domain.into(),
+            funding_stage,
+            blurb: String::new(),
+            enrichment: Enrichment::default(),
+            updated_at: Utc::now(),
+        }
+    }
+
     /// Checks the invariants that types alone do not carry.
     pub fn validate(&self) -> Result<(), DomainError> {
         if self.name.trim().is_empty() || self.name.len() > 300 {

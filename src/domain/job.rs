@@ -130,6 +130,59 @@ pub struct Job {
 }
 
 impl Job {
+    /// An active listing with what a posting must have; the other fields start empty (no
+    /// tags, on site, no location or salary) for the caller to set. The company's name, and
+    /// the times the service keeps (`activated_at`, `first_seen_at`, `updated_at`), are filled
+    /// in by the service on ingest; until then they are empty and `posted_at`.
+    ///
+    /// ```
+    /// use chrono::Utc;
+    /// use job_listings::domain::{CompanyId, Confidence, DomainTag, Job, JobId};
+    ///
+    /// let mut job = Job::new(
+    ///     JobId::new_random(),
+    ///     "Senior Rust Engineer",
+    ///     CompanyId::new_random(),
+    ///     "Build the search engine.",
+    ///     "https://example.com/jobs/1",
+    ///     Utc::now(),
+    ///     Confidence::new(0.9)?,
+    /// );
+    /// job.remote = true;
+    /// job.domains = vec![DomainTag::parse("engineering")?];
+    /// assert!(job.is_active());
+    /// # Ok::<(), job_listings::domain::DomainError>(())
+    /// ```
+    pub fn new(
+        id: JobId,
+        role: impl Into<String>,
+        company_id: CompanyId,
+        description: impl Into<String>,
+        source_url: impl Into<String>,
+        posted_at: DateTime<Utc>,
+        confidence: Confidence,
+    ) -> Self {
+        Self {
+            id,
+            role: role.into(),
+            company_id,
+            company_name: String::new(),
+            description: description.into(),
+            domains: Vec::new(),
+            seniority: Vec::new(),
+            remote: false,
+            location: None,
+            source_url: source_url.into(),
+            salary: None,
+            posted_at,
+            confidence,
+            status: JobStatus::Active,
+            activated_at: None,
+            first_seen_at: posted_at,
+            updated_at: posted_at,
+        }
+    }
+
     /// Whether the listing is active (searchable).
     pub fn is_active(&self) -> bool {
         self.status == JobStatus::Active

@@ -4,7 +4,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum StoreError {
     /// Another process holds the database (sled is single-process: stop the server first).
-    #[error("the database at {path} is in use by another process")]
+    #[error("the database at {path} is in use by another process, or by another store this process opened on it and still holds")]
     Locked {
         /// The database folder.
         path: String,
