@@ -288,7 +288,7 @@ impl ApiError {
                 "webhook_disabled",
                 "Webhook disabled",
                 format!(
-                    "webhook {webhook} is disabled ({reason}), so nothing is sent to it; fix the receiver, then enable it with PATCH /api/v1/webhooks/{webhook} and {{\"status\": \"active\"}}"
+                    "webhook {webhook} is disabled ({reason}), so nothing is sent to it; once its receiver works, enable it with PATCH /api/v1/webhooks/{webhook} and {{\"status\": \"active\"}}"
                 ),
             ),
             ApiError::Service(ServiceError::LimitReached(why)) => Answer::new(
