@@ -301,6 +301,16 @@ enum KeysCommand {
         #[arg(long, value_enum)]
         status: BillingArg,
     },
+    /// Move a key to another plan: its quota and rate limit follow at once, and its webhook
+    /// subscriptions are sent nothing on a plan without webhooks.
+    Plan {
+        /// The key's id, as `keys list` shows it.
+        #[arg(long, value_name = "UUID")]
+        id: KeyId,
+        /// The new plan.
+        #[arg(long, value_enum)]
+        plan: PlanArg,
+    },
     /// List every key: id, hint, plan, billing, dates and label; never the key itself.
     List,
 }
@@ -736,6 +746,14 @@ async fn keys(service: &JobListingsService, command: KeysCommand) -> Result<()> 
                 "Key {id} ({}) billing is now {}.",
                 record.hint,
                 billing(record.billing_status)
+            );
+        }
+        KeysCommand::Plan { id, plan } => {
+            find_key(service, id)?;
+            let record = service.set_plan(id, plan.into()).await?;
+            println!(
+                "Key {id} ({}) is now on the {} plan.",
+                record.hint, record.plan
             );
         }
         KeysCommand::List => print_keys(&service.list_keys()),

@@ -245,3 +245,51 @@ async fn jobs_piped_in_on_stdin_are_imported_as_from_a_file() {
     let seventh = found.iter().find(|j| j.id == later.id).expect("stored");
     assert_eq!(seventh.role, later.role);
 }
+
+/// `keys create`, `keys plan` and `keys list`, as an operator runs them on a stopped server's
+/// folder: the plan a key is moved to is the one the service then holds it to.
+#[test]
+fn keys_plan_moves_a_key_to_another_plan() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let data = dir.path().join("db");
+    let keys = |args: &[&str]| -> String {
+        let out = Command::new(server_binary())
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("keys")
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("the server example runs");
+        assert!(
+            out.status.success(),
+            "keys {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    keys(&[
+        "create",
+        "--plan",
+        "developer",
+        "--label",
+        "ops@example.com",
+    ]);
+    let listed = keys(&["list"]);
+    let id = listed
+        .lines()
+        .find(|l| l.contains("ops@example.com"))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("the key's row")
+        .to_owned();
+
+    let moved = keys(&["plan", "--id", &id, "--plan", "agent_pro"]);
+    assert!(moved.contains("is now on the agent_pro plan"), "{moved}");
+    let row = keys(&["list"])
+        .lines()
+        .find(|l| l.starts_with(&id))
+        .map(str::to_owned)
+        .expect("the key's row");
+    assert!(row.contains("agent_pro"), "{row}");
+    assert!(!row.contains("developer"), "{row}");
+}

@@ -109,6 +109,7 @@ fn webhook(n: u64) -> Subscription {
         idempotency_key: n
             .is_multiple_of(2)
             .then(|| IdempotencyKey::parse(&format!("request-{n}")).expect("a key")),
+        idempotency_request: n.is_multiple_of(2).then(|| format!("digest-{n}")),
     }
 }
 

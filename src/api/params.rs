@@ -166,7 +166,10 @@ fn parse_bool(field: &'static str, raw: &str) -> Result<bool, DomainError> {
     } else if raw.eq_ignore_ascii_case("false") || raw == "0" {
         Ok(false)
     } else {
-        Err(DomainError::new(field, "must be true or false"))
+        Err(DomainError::new(
+            field,
+            "must be true or false (in any case), or 1 or 0",
+        ))
     }
 }
 

@@ -439,13 +439,44 @@ fn json_object<T: serde::de::DeserializeOwned>(
     }
     // serde would also read a positional array into the struct: only an object is a body.
     if !req.body().trim_ascii_start().starts_with(b"{") {
-        return Err(ApiError::InvalidBody(
-            "the body must be a JSON object, such as {\"callback_url\": \"https://example.com/hooks\"}".to_owned(),
-        ));
+        return Err(ApiError::InvalidBody(format!(
+            "the body must be a JSON object {fields}"
+        )));
     }
-    serde_json::from_slice(req.body())
-        .map_err(|e| ApiError::InvalidBody(format!("the body must be a JSON object {fields}: {e}")))
+    let mut body = serde_json::Deserializer::from_slice(req.body());
+    serde_path_to_error::deserialize(&mut body).map_err(|e| {
+        // A field of the wrong type or an unknown value names the field; whatever else is
+        // wrong (the syntax, a field the endpoint does not take) is the body's.
+        let field = match e.path().iter().next() {
+            Some(serde_path_to_error::Segment::Map { key }) if e.inner().is_data() => {
+                BODY_FIELDS.iter().find(|f| **f == key.as_str())
+            }
+            _ => None,
+        };
+        match field {
+            Some(field) => ApiError::InvalidParameter(DomainError::new(
+                field,
+                format!("has the wrong type or value: {}", e.inner()),
+            )),
+            None => ApiError::InvalidBody(format!(
+                "the body must be a JSON object {fields}: {}",
+                e.inner()
+            )),
+        }
+    })
 }
+
+/// The fields webhook bodies take, to name the one at fault.
+const BODY_FIELDS: [&str; 8] = [
+    "callback_url",
+    "domain_filters",
+    "remote_only",
+    "seniority",
+    "q",
+    "company",
+    "min_confidence",
+    "status",
+];
 
 /// The filters a subscription takes, for body errors.
 const FILTER_FIELDS: &str = "domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number)";

@@ -239,6 +239,10 @@ pub struct Subscription {
     /// API key answer with this subscription for as long as it exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<IdempotencyKey>,
+    /// A digest of the fields first asked for with `idempotency_key`, so that a replay is
+    /// compared with that request rather than with the subscription as changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_request: Option<String>,
 }
 
 /// How far a delivery has got.

@@ -188,6 +188,7 @@ mod tests {
             last_failure_reason: None,
             failing_since: None,
             idempotency_key: None,
+            idempotency_request: None,
         })
     }
 

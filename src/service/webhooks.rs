@@ -58,7 +58,8 @@ pub struct WebhookChange {
     /// A new lowest confidence; `Some(None)` clears it.
     pub min_confidence: Option<Option<Confidence>>,
     /// `Active` enables a disabled subscription again (its failure streak starts over);
-    /// `Disabled` pauses it until it is enabled.
+    /// `Disabled` stops it: meanwhile new jobs are not queued for it and its pending
+    /// deliveries fail.
     pub status: Option<SubscriptionStatus>,
 }
 
@@ -102,6 +103,23 @@ impl WebhookChange {
             _ => {}
         }
     }
+}
+
+/// A digest of the fields a registration asks for (lists sorted and without repeats), to
+/// tell a replay of it from another request under the same idempotency key.
+fn request_digest(sub: &Subscription) -> String {
+    use sha2::{Digest, Sha256};
+    let asked = serde_json::json!([
+        sub.callback_url,
+        sub.domain_filters,
+        sub.remote_only,
+        sub.seniority,
+        sub.q,
+        sub.company,
+        sub.min_confidence,
+    ]);
+    let digest = Sha256::digest(asked.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What [`JobListingsService::create_webhook_idempotent`] did.
@@ -174,11 +192,15 @@ impl JobListingsService {
                 last_failure_reason: None,
                 failing_since: None,
                 idempotency_key,
+                idempotency_request: None,
             };
             asked.domain_filters.sort();
             asked.domain_filters.dedup();
             asked.seniority.sort();
             asked.seniority.dedup();
+            if asked.idempotency_key.is_some() {
+                asked.idempotency_request = Some(request_digest(&asked));
+            }
             if let Some(earlier) = self.registered_with_same_key(&asked)? {
                 return Ok(WebhookCreation {
                     subscription: earlier,
@@ -208,7 +230,8 @@ impl JobListingsService {
     }
 
     /// The caller's subscription registered with `asked`'s idempotency key, if any, when it
-    /// was asked for with the same fields.
+    /// was asked for with the same fields: those of the first request, whatever a `PATCH`
+    /// changed since.
     fn registered_with_same_key(
         &self,
         asked: &Subscription,
@@ -223,13 +246,11 @@ impl JobListingsService {
         else {
             return Ok(None);
         };
-        let same = earlier.callback_url == asked.callback_url
-            && earlier.domain_filters == asked.domain_filters
-            && earlier.remote_only == asked.remote_only
-            && earlier.seniority == asked.seniority
-            && earlier.q == asked.q
-            && earlier.company == asked.company
-            && earlier.min_confidence == asked.min_confidence;
+        let same = match &earlier.idempotency_request {
+            Some(first) => asked.idempotency_request.as_ref() == Some(first),
+            // Registered before the request was kept: its fields are all there is.
+            None => request_digest(earlier) == request_digest(asked),
+        };
         if same {
             Ok(Some(earlier.clone()))
         } else {

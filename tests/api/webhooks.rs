@@ -225,19 +225,36 @@ async fn post_webhooks_returns_400_invalid_body_when_the_body_is_not_json() {
 }
 
 #[tokio::test]
-async fn post_webhooks_returns_400_invalid_body_when_a_field_has_the_wrong_type() {
+async fn post_webhooks_names_the_field_that_has_the_wrong_type() {
     let app = spawn_app().await;
     let key = &app.keys.agent_pro.raw;
-    for body in [
-        json!({ "callback_url": 42 }),
-        json!({ "callback_url": HOOK, "remote_only": "yes" }),
-        json!({ "callback_url": HOOK, "domain_filters": "ai" }),
-        json!(["not", "an", "object"]),
+    for (body, field) in [
+        (json!({ "callback_url": 42 }), "callback_url"),
+        (
+            json!({ "callback_url": HOOK, "remote_only": "yes" }),
+            "remote_only",
+        ),
+        (
+            json!({ "callback_url": HOOK, "domain_filters": "ai" }),
+            "domain_filters",
+        ),
+        (
+            json!({ "callback_url": HOOK, "seniority": [1] }),
+            "seniority",
+        ),
+        (
+            json!({ "callback_url": HOOK, "min_confidence": "0.5" }),
+            "min_confidence",
+        ),
     ] {
-        app.post_webhook(key, &body)
-            .await
-            .assert_problem(400, "invalid_body", None);
+        let r = app.post_webhook(key, &body).await;
+        r.assert_problem(400, "invalid_parameter", Some(field));
+        let detail = r.body["detail"].as_str().unwrap_or("");
+        assert!(detail.contains("wrong type"), "{detail}");
     }
+    app.post_webhook(key, &json!(["not", "an", "object"]))
+        .await
+        .assert_problem(400, "invalid_body", None);
 }
 
 /// serde reads a positional array into a struct; the endpoint must not.
@@ -716,7 +733,16 @@ async fn patch_webhook_refuses_what_post_refuses_and_more() {
             "invalid_parameter",
             Some("callback_url"),
         ),
-        (r#"{"status": "paused"}"#, "invalid_body", None),
+        (
+            r#"{"status": "paused"}"#,
+            "invalid_parameter",
+            Some("status"),
+        ),
+        (
+            r#"{"remote_only": "true"}"#,
+            "invalid_parameter",
+            Some("remote_only"),
+        ),
         (r#"{"status": null}"#, "invalid_parameter", Some("status")),
         (r#"{"secret": "whsec_x"}"#, "invalid_body", None),
         (
@@ -745,4 +771,39 @@ async fn patch_webhook_refuses_what_post_refuses_and_more() {
     let unchanged = app.get_as(&key, &format!("/api/v1/webhooks/{id}")).await;
     assert_eq!(unchanged.body["callback_url"], HOOK);
     assert_eq!(unchanged.body["status"], "active");
+}
+
+/// A replay is compared with the request first sent under its key, not with the subscription
+/// as a `PATCH` left it: the first request still replays, the patched fields do not.
+#[tokio::test]
+async fn an_idempotency_key_replays_the_first_request_after_a_patch() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let body = json!({ "callback_url": HOOK, "domain_filters": ["ai"] });
+    let first = post_webhook_once(&app, key, "k-patch", &body).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text);
+    let id = first.body["id"].as_str().expect("an id").to_owned();
+    let other = "https://hooks.example.com/other";
+    let patched = patch(
+        &app,
+        key,
+        &id,
+        &format!(r#"{{"callback_url": "{other}", "q": "rust"}}"#),
+    )
+    .await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.text);
+
+    let replay = post_webhook_once(&app, key, "k-patch", &body).await;
+    assert_eq!(replay.status, StatusCode::CREATED, "{}", replay.text);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replay.body["id"], id.as_str());
+    assert_eq!(
+        replay.body["callback_url"], other,
+        "the subscription as it is now"
+    );
+
+    let as_patched = json!({ "callback_url": other, "domain_filters": ["ai"], "q": "rust" });
+    post_webhook_once(&app, key, "k-patch", &as_patched)
+        .await
+        .assert_problem(409, "idempotency_key_reused", None);
 }
