@@ -774,12 +774,10 @@ mod tests {
     use crate::demo::Dataset;
     use crate::domain::JobStatus;
 
-    /// `usize::MAX` asks for every match, with jobs in and out of order: it is answered,
-    /// not a capacity overflow.
-    #[test]
-    fn the_top_usize_max_is_every_match() {
-        let data = Dataset::generate(3, 10, 600);
-        let (first, rest) = data.jobs.split_at(400);
+    /// The first `in_order` jobs loaded and compacted, the rest upserted one by one after,
+    /// so that they are kept out of order.
+    fn with_the_rest_out_of_order(jobs: &[Job], in_order: usize) -> JobIndex {
+        let (first, rest) = jobs.split_at(in_order);
         let mut index = JobIndex::new();
         index.set_auto_compact(false);
         index.extend(first);
@@ -787,6 +785,15 @@ mod tests {
         for job in rest {
             index.upsert(job);
         }
+        index
+    }
+
+    /// `usize::MAX` asks for every match, with jobs in and out of order: it is answered,
+    /// not a capacity overflow.
+    #[test]
+    fn the_top_usize_max_is_every_match() {
+        let data = Dataset::generate(3, 10, 600);
+        let index = with_the_rest_out_of_order(&data.jobs, 400);
         let active = data.jobs.iter().filter(|j| j.is_active()).count();
         for filter in [
             JobFilter::default(),
@@ -809,14 +816,7 @@ mod tests {
     fn every_page_is_in_result_order_when_many_jobs_came_out_of_order() {
         use crate::domain::{DomainTag, Page, PerPage};
         let data = Dataset::generate(9, 30, 2_400);
-        let (first, rest) = data.jobs.split_at(1_200);
-        let mut index = JobIndex::new();
-        index.set_auto_compact(false);
-        index.extend(first);
-        index.compact();
-        for job in rest {
-            index.upsert(job);
-        }
+        let index = with_the_rest_out_of_order(&data.jobs, 1_200);
         assert!(index.unordered.cardinality() > WALK_AT_MOST as u64);
 
         let engineering = DomainTag::parse("engineering").ok();
