@@ -173,10 +173,13 @@ fn parse_bool(field: &'static str, raw: &str) -> Result<bool, DomainError> {
     }
 }
 
-/// Reads RFC 3339 (`2026-11-01T09:30:00Z`) or a bare date (its midnight UTC).
+/// Reads RFC 3339 (`2026-11-01T09:30:00Z`), ISO 8601 with an offset written without its colon
+/// (`2026-11-01T09:30:00+0100`), or a bare date (its midnight UTC).
 fn parse_instant(field: &'static str, raw: &str) -> Result<DateTime<Utc>, DomainError> {
     let raw = raw.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
+    let with_offset = DateTime::parse_from_rfc3339(raw)
+        .or_else(|_| DateTime::parse_from_str(raw, "%Y-%m-%dT%H:%M:%S%.f%z"));
+    if let Ok(t) = with_offset {
         return Ok(t.with_timezone(&Utc));
     }
     NaiveDate::parse_from_str(raw, "%Y-%m-%d")
@@ -304,12 +307,16 @@ mod tests {
         assert!(reason("posted_after=2026-10-01T00:00:00+02:00").contains("%2B"));
         assert!(reason("posted_after=2026-10-01T00:00:00").contains("add Z"));
         assert!(reason("posted_after=yesterday").contains("such as 2026-11-01"));
-        let q = jobs("posted_after=2026-10-01T00:00:00%2B02:00").ok();
-        assert_eq!(
-            q.and_then(|q| q.filter.posted_after)
-                .map(|t| t.to_rfc3339()),
-            Some("2026-09-30T22:00:00+00:00".to_owned())
-        );
+        for offset in ["%2B02:00", "%2B0200"] {
+            let q = jobs(&format!("posted_after=2026-10-01T00:00:00{offset}")).ok();
+            assert_eq!(
+                q.and_then(|q| q.filter.posted_after)
+                    .map(|t| t.to_rfc3339()),
+                Some("2026-09-30T22:00:00+00:00".to_owned()),
+                "{offset}"
+            );
+        }
+        assert!(reason("posted_after=2026-10-01T00:00:00%2B25:00").contains("RFC 3339"));
     }
 
     #[test]
