@@ -267,7 +267,12 @@ impl Api {
                     per_second, burst, ..
                 }) = &error
                 {
-                    let retry_after = error.answer(now).retry_after.unwrap_or(1);
+                    // The wait the answer's Retry-After already gives.
+                    let retry_after = response
+                        .headers()
+                        .get(http::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok()?.parse().ok())
+                        .unwrap_or(1);
                     burst_headers(response.headers_mut(), *per_second, *burst, retry_after);
                 }
                 response

@@ -68,18 +68,14 @@ impl WebhookChange {
         if let Some(url) = self.callback_url {
             sub.callback_url = url;
         }
-        if let Some(mut domains) = self.domain_filters {
-            domains.sort();
-            domains.dedup();
-            sub.domain_filters = domains;
+        if let Some(domains) = self.domain_filters {
+            sub.domain_filters = sorted_unique(domains);
         }
         if let Some(remote_only) = self.remote_only {
             sub.remote_only = remote_only;
         }
-        if let Some(mut levels) = self.seniority {
-            levels.sort();
-            levels.dedup();
-            sub.seniority = levels;
+        if let Some(levels) = self.seniority {
+            sub.seniority = sorted_unique(levels);
         }
         if let Some(q) = self.q {
             sub.q = q;
@@ -108,6 +104,7 @@ impl WebhookChange {
 /// A digest of the fields a registration asks for (lists sorted and without repeats), to
 /// tell a replay of it from another request under the same idempotency key.
 fn request_digest(sub: &Subscription) -> String {
+    use base64::Engine;
     use sha2::{Digest, Sha256};
     let asked = serde_json::json!([
         sub.callback_url,
@@ -118,8 +115,15 @@ fn request_digest(sub: &Subscription) -> String {
         sub.company,
         sub.min_confidence,
     ]);
-    let digest = Sha256::digest(asked.to_string().as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    base64::engine::general_purpose::STANDARD.encode(Sha256::digest(asked.to_string().as_bytes()))
+}
+
+/// A subscription's list filters are kept sorted and without repeats, so that equal filters
+/// compare equal.
+fn sorted_unique<T: Ord>(mut labels: Vec<T>) -> Vec<T> {
+    labels.sort();
+    labels.dedup();
+    labels
 }
 
 /// What [`JobListingsService::create_webhook_idempotent`] did.
@@ -194,10 +198,8 @@ impl JobListingsService {
                 idempotency_key,
                 idempotency_request: None,
             };
-            asked.domain_filters.sort();
-            asked.domain_filters.dedup();
-            asked.seniority.sort();
-            asked.seniority.dedup();
+            asked.domain_filters = sorted_unique(asked.domain_filters);
+            asked.seniority = sorted_unique(asked.seniority);
             if asked.idempotency_key.is_some() {
                 asked.idempotency_request = Some(request_digest(&asked));
             }
