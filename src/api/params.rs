@@ -131,6 +131,14 @@ impl Params {
                 field,
                 format!("must be at most {MAX_TEXT} characters"),
             )),
+            // A NUL or a bell in search text is a client's encoding slip, never words; tabs and
+            // line breaks separate words like spaces.
+            Some(t) if t.chars().any(|c| c.is_control() && !c.is_whitespace()) => {
+                Err(DomainError::new(
+                    field,
+                    "must not contain control characters such as %00; send the words only",
+                ))
+            }
             other => Ok(other),
         }
     }
@@ -294,6 +302,19 @@ mod tests {
         assert!(jobs("remote_only=yes").is_err());
         assert!(jobs("posted_after=yesterday").is_err());
         assert!(jobs("q=a&q=b").is_err());
+    }
+
+    #[test]
+    fn search_text_with_control_characters_is_refused_by_name() {
+        for query in ["q=rust%00", "company=acme%07corp", "q=%1B"] {
+            match jobs(query) {
+                Err(ApiError::InvalidParameter(e)) => {
+                    assert!(e.reason.contains("control characters"), "{query}: {e:?}")
+                }
+                other => panic!("{query}: {other:?}"),
+            }
+        }
+        assert!(jobs("q=r%C3%A9sum%C3%A9%20rust%09go%0Ad").is_ok());
     }
 
     /// A date-time that does not parse is answered with what to fix: an offset whose `+`

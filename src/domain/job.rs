@@ -11,10 +11,12 @@ const RANGE: &str = "must be a number from 0 to 1, such as 0.8";
 pub struct Confidence(f64);
 
 impl Confidence {
-    /// Validates a confidence: a finite number from 0 to 1.
+    /// Validates a confidence: a finite number from 0 to 1. `-0.0` is kept as `0.0`, so it is
+    /// never echoed back with its sign.
     pub fn new(value: f64) -> Result<Self, DomainError> {
         if value.is_finite() && (0.0..=1.0).contains(&value) {
-            Ok(Self(value))
+            // Adding zero turns -0.0 into 0.0 and leaves every other value as it is.
+            Ok(Self(value + 0.0))
         } else {
             Err(DomainError::new("confidence", RANGE))
         }
@@ -254,5 +256,13 @@ mod tests {
         assert!(Confidence::parse("-0.1").is_err());
         assert!(Confidence::parse("NaN").is_err());
         assert!(Confidence::parse("high").is_err());
+    }
+
+    #[test]
+    fn negative_zero_confidence_is_kept_as_zero() {
+        let zero = Confidence::parse("-0.0").map(|c| c.get().is_sign_negative());
+        assert_eq!(zero.ok(), Some(false));
+        let json = serde_json::from_str::<Confidence>("-0.0").map(|c| serde_json::json!(c));
+        assert_eq!(json.ok().map(|j| j.to_string()).as_deref(), Some("0.0"));
     }
 }

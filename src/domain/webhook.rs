@@ -30,6 +30,17 @@ impl CallbackUrl {
                 format!("must be at most {} characters", Self::MAX_LEN),
             ));
         }
+        // The URL standard reads `https:///x`, `https:x` and `https:\\x` as if `x` were the
+        // host; a callback is taken only as written in full, `scheme://host/...`.
+        match raw.trim().split_once("://") {
+            None => return Err(bad("is not an absolute URL; use https://host/path")),
+            Some((_, rest)) if rest.starts_with(['/', '\\']) => {
+                return Err(bad(
+                    "has no host; write it in full, such as https://example.com/hooks",
+                ))
+            }
+            Some(_) => {}
+        }
         let url = Url::parse(raw.trim()).map_err(|e| {
             bad(&format!(
                 "is not an absolute URL ({e}); use https://host/path"
@@ -335,6 +346,27 @@ mod tests {
         assert!(CallbackUrl::parse("https://user:pw@example.com/").is_err());
         assert!(CallbackUrl::parse("https://example.com/#x").is_err());
         assert!(CallbackUrl::parse(&format!("https://e.com/{}", "a".repeat(3000))).is_err());
+    }
+
+    #[test]
+    fn callback_urls_must_write_their_host_in_full() {
+        for raw in [
+            "https:///x",
+            "https:x",
+            "https:\\\\x",
+            "http:////x/y",
+            "https:/x",
+        ] {
+            let e = CallbackUrl::parse(raw).err().map(|e| e.reason);
+            assert!(
+                e.as_deref()
+                    .is_some_and(|r| r.contains("host") || r.contains("absolute")),
+                "{raw}: {e:?}"
+            );
+        }
+        let kept =
+            CallbackUrl::parse(" HTTPS://Hooks.Example.com/a ").map(|u| u.as_str().to_owned());
+        assert_eq!(kept.ok().as_deref(), Some("https://hooks.example.com/a"));
     }
 
     #[test]
