@@ -445,6 +445,7 @@ async fn open_service(
         .secret_key_file
         .clone()
         .unwrap_or_else(|| args.data_dir.join("secret.key"));
+    let key_was_there = key_file.exists();
     config.secret_key = Some(
         SecretKey::load_or_create(&key_file)
             .with_context(|| format!("the secret key file {}", key_file.display()))?,
@@ -455,10 +456,23 @@ async fn open_service(
         Deliver::Webhooks => with_notifier(builder, policy)?,
         Deliver::Nothing => builder,
     };
-    builder
-        .build()
-        .await
-        .with_context(|| format!("loading the data from {}", describe_store(args)))
+    match builder.build().await {
+        Ok(service) => Ok(service),
+        Err(e) => {
+            let mut failed = anyhow::Error::new(e)
+                .context(format!("loading the data from {}", describe_store(args)));
+            // A key made just now for data that may need another one would only mislead
+            // the next start.
+            if !key_was_there && std::fs::remove_file(&key_file).is_ok() {
+                failed = failed.context(format!(
+                    "{} was made for this start and removed again; if the data holds webhook \
+                     secrets written with another key, give --secret-key-file that key's file",
+                    key_file.display()
+                ));
+            }
+            Err(failed)
+        }
+    }
 }
 
 /// PostgreSQL when a database URL is given, else the sled folder.

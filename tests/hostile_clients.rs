@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use job_listings::api::Api;
+use job_listings::api::{Api, ApiConfig};
 use job_listings::demo::Dataset;
 use job_listings::domain::Plan;
 use job_listings::server::{Server, ServerConfig};
@@ -25,6 +25,8 @@ use tokio::sync::oneshot;
 
 /// The server's header read timeout in these tests.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(1);
+/// The API's body read timeout in these tests.
+const BODY_TIMEOUT: Duration = Duration::from_secs(1);
 /// A connection the server should close must be closed before this.
 const CLOSE_BOUND: Duration = Duration::from_secs(10);
 /// The body limit of `POST /api/v1/webhooks` (the API's default).
@@ -90,7 +92,13 @@ async fn start_with(config: ServerConfig) -> App {
         .expect("a port");
     let server = Server::new(
         listener,
-        Api::new(service.clone()),
+        Api::with_config(
+            service.clone(),
+            ApiConfig {
+                body_timeout: BODY_TIMEOUT,
+                ..ApiConfig::default()
+            },
+        ),
         ServerConfig {
             header_read_timeout: HEADER_TIMEOUT,
             shutdown_grace: Duration::from_secs(1),
@@ -533,6 +541,47 @@ async fn a_body_over_64_kib_with_content_length_is_refused_with_413() {
             "{}",
             r.head
         );
+    }
+    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_started_and_never_finished_gets_408_and_the_connection_is_closed() {
+    let app = start().await;
+    // A declared length with one byte sent, and a chunked body whose last chunk never comes;
+    // neither carries a key, since the body is read before anything else is looked at.
+    let stalls = [
+        (
+            "POST /api/v1/webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{",
+            "declared length",
+        ),
+        (
+            "POST /api/v1/webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n",
+            "chunked",
+        ),
+    ];
+    for (request, framing) in stalls {
+        let started = Instant::now();
+        let mut stream = app.connect().await;
+        stream
+            .write_all(request.as_bytes())
+            .await
+            .expect("the request sent");
+        let r = read_response(&mut stream, CLOSE_BOUND)
+            .await
+            .unwrap_or_else(|| panic!("{framing}: no answer within {CLOSE_BOUND:?}"));
+        assert_eq!(r.status, 408, "{framing}: {}", r.head);
+        assert_eq!(r.json()["code"], "body_timeout", "{framing}");
+        assert!(
+            r.json()["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("1 s")),
+            "{framing}: {}",
+            r.json()
+        );
+        let closed = wait_for_close(&mut stream, started, CLOSE_BOUND).await;
+        assert!(closed.after.is_some(), "{framing}: still open");
+        eprintln!("{framing}: answered and closed after {:?}", closed.after);
     }
     assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
 }

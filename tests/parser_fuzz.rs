@@ -819,7 +819,10 @@ proptest! {
                     "{what}: {answer}"
                 );
             }
-            400 => prop_assert!(code == "invalid_body" || code == "invalid_parameter", "{what}: {answer}"),
+            400 => prop_assert!(
+                ["invalid_body", "invalid_parameter", "unknown_parameter"].contains(&code),
+                "{what}: {answer}"
+            ),
             403 => prop_assert!(!pro && code == "plan_upgrade_required", "{what}: {answer}"),
             409 => prop_assert_eq!(code, "webhook_limit_reached"),
             415 => prop_assert_eq!(code, "unsupported_media_type"),

@@ -105,6 +105,7 @@ fn webhook(n: u64) -> Subscription {
         last_failure_at: None,
         last_failure_reason: None,
         failing_since: None,
+        enabled_again_at: None,
         // Every other one registered with an idempotency key, which must be kept.
         idempotency_key: n
             .is_multiple_of(2)

@@ -1540,6 +1540,70 @@ async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
     assert_eq!(rx.count(), 1, "only the owner's ping was sent");
 }
 
+/// A delivery pending when its subscription is disabled is not sent once the subscription
+/// is enabled again, however soon: it fails and says why. What comes after is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
+    let app = start_default(&[600; 5]).await;
+    // The first attempt fails; any later one would succeed.
+    let rx = Receiver::start(script(|_, seen| {
+        if seen.nth == 0 {
+            Answer::status(503)
+        } else {
+            Answer::ok()
+        }
+    }))
+    .await;
+    let (hook, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/paused") }))
+        .await;
+    let path = format!("/api/v1/webhooks/{hook}");
+    let (status, queued) = app
+        .call(Method::POST, &format!("{path}/test"), &app.raw, None)
+        .await;
+    assert_eq!(status, 202, "{queued}");
+    assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
+
+    // Disabled and enabled again well before the retry comes due.
+    for status in ["disabled", "active"] {
+        let (code, body) = app
+            .call(
+                Method::PATCH,
+                &path,
+                &app.raw,
+                Some(json!({ "status": status })),
+            )
+            .await;
+        assert_eq!(code, 200, "{body}");
+        assert_eq!(body["status"], status);
+    }
+    assert!(app.settle(&[hook]).await);
+    let missed = app.deliveries_http(hook).await;
+    assert_eq!(missed.len(), 1, "{missed:?}");
+    assert_eq!(missed[0]["status"], "failed", "{missed:?}");
+    assert!(
+        missed[0]["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("disabled while this delivery was pending")),
+        "{missed:?}"
+    );
+    assert_eq!(rx.count(), 1, "the missed delivery was not sent again");
+
+    // A ping after enabling is sent.
+    let (status, _) = app
+        .call(Method::POST, &format!("{path}/test"), &app.raw, None)
+        .await;
+    assert_eq!(status, 202);
+    assert!(eventually(DEADLINE, || async { rx.count() >= 2 }).await);
+    assert!(app.settle(&[hook]).await);
+    let after = app.deliveries_http(hook).await;
+    assert_eq!(
+        after.iter().filter(|d| d["status"] == "succeeded").count(),
+        1,
+        "{after:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_subscription_stops_its_pending_deliveries() {
     let app = start_default(&[150; 20]).await;

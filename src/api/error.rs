@@ -74,6 +74,12 @@ pub enum ApiError {
     /// The body could not be read from the connection.
     #[error("body could not be read: {0}")]
     BodyRead(String),
+    /// The body did not arrive in time ([`crate::api::ApiConfig::body_timeout`]).
+    #[error("body not read within {}s", after.as_secs_f64())]
+    BodyTimeout {
+        /// How long the body was waited for.
+        after: std::time::Duration,
+    },
 }
 
 /// An RFC 9457 problem document, as sent.
@@ -198,6 +204,15 @@ impl ApiError {
                 "invalid_body",
                 "Invalid request body",
                 format!("the body could not be read: {why}"),
+            ),
+            ApiError::BodyTimeout { after } => Answer::new(
+                S::REQUEST_TIMEOUT,
+                "body_timeout",
+                "Request body timed out",
+                format!(
+                    "the body did not arrive within {} s of the headers; send the whole body at once",
+                    after.as_secs_f64()
+                ),
             ),
             ApiError::MissingApiKey => Answer::new(
                 S::UNAUTHORIZED,

@@ -12,6 +12,7 @@ mod tower;
 mod views;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
@@ -36,6 +37,10 @@ pub struct ApiConfig {
     /// 431 problem document. A frontend keeps its own, higher cap on what it reads at all
     /// ([`crate::server::ServerConfig::max_header_bytes`]).
     pub max_header_bytes: usize,
+    /// The longest a request body may take to arrive once its head is read; default 10 s.
+    /// Beyond it the answer is a 408 problem document (`body_timeout`), so a client that
+    /// starts a body and never finishes it cannot hold a connection open.
+    pub body_timeout: Duration,
 }
 
 impl Default for ApiConfig {
@@ -43,6 +48,7 @@ impl Default for ApiConfig {
         Self {
             max_body_bytes: 64 * 1024,
             max_header_bytes: 16 * 1024,
+            body_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -165,8 +171,8 @@ impl Api {
     }
 
     /// Answers a request whose body is still a stream: refuses an oversized head (431), reads
-    /// at most `max_body_bytes` of the body (413 beyond), then answers as [`Api::handle`]
-    /// does. This is what frontends call.
+    /// at most `max_body_bytes` of the body (413 beyond) for at most `body_timeout` (408
+    /// beyond), then answers as [`Api::handle`] does. This is what frontends call.
     pub async fn handle_body<B>(&self, req: Request<B>) -> Response<Bytes>
     where
         B: Body,
@@ -185,12 +191,14 @@ impl Api {
         let read = if declared.is_some_and(|n| n > limit as u64) {
             Err(ApiError::BodyTooLarge { limit })
         } else {
-            match Limited::new(body, limit).collect().await {
-                Ok(collected) => Ok(collected.to_bytes()),
-                Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            let after = self.inner.config.body_timeout;
+            match tokio::time::timeout(after, Limited::new(body, limit).collect()).await {
+                Ok(Ok(collected)) => Ok(collected.to_bytes()),
+                Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
                     Err(ApiError::BodyTooLarge { limit })
                 }
-                Err(e) => Err(ApiError::BodyRead(e.to_string())),
+                Ok(Err(e)) => Err(ApiError::BodyRead(e.to_string())),
+                Err(_) => Err(ApiError::BodyTimeout { after }),
             }
         };
         match read {

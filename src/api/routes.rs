@@ -339,6 +339,7 @@ where
 fn webhook_change(req: &Request<Bytes>) -> Result<WebhookChange, ApiError> {
     let body: WebhookPatchBody = json_object(
         req,
+        WEBHOOK_CHANGE_FIELDS,
         &format!(
             "with any of callback_url (string), {FILTER_FIELDS}, status (\"active\" or \"disabled\")"
         ),
@@ -422,9 +423,11 @@ fn idempotency_key(headers: &http::HeaderMap) -> Result<Option<IdempotencyKey>, 
     Ok(Some(IdempotencyKey::parse(text)?))
 }
 
-/// A JSON object body read as `T`; `fields` says what it takes, for the error.
+/// A JSON object body read as `T`, which takes the fields `takes`; `fields` says what they
+/// are, for the error.
 fn json_object<T: serde::de::DeserializeOwned>(
     req: &Request<Bytes>,
+    takes: &'static [&'static str],
     fields: &str,
 ) -> Result<T, ApiError> {
     let json = req
@@ -445,20 +448,23 @@ fn json_object<T: serde::de::DeserializeOwned>(
     }
     let mut body = serde_json::Deserializer::from_slice(req.body());
     serde_path_to_error::deserialize(&mut body).map_err(|e| {
-        // A field of the wrong type or an unknown value names the field; whatever else is
-        // wrong (the syntax, a field the endpoint does not take) is the body's.
-        let field = match e.path().iter().next() {
+        // A field of the wrong type or value is named, and so is a field the endpoint does
+        // not take, as a query parameter would be; whatever else is wrong (the syntax, the
+        // nesting) is the body's.
+        match e.path().iter().next() {
             Some(serde_path_to_error::Segment::Map { key }) if e.inner().is_data() => {
-                BODY_FIELDS.iter().find(|f| **f == key.as_str())
+                match takes.iter().find(|f| **f == key.as_str()) {
+                    Some(field) => ApiError::InvalidParameter(DomainError::new(
+                        field,
+                        format!("has the wrong type or value: {}", e.inner()),
+                    )),
+                    None => ApiError::UnknownParameter {
+                        param: key.clone(),
+                        allowed: takes,
+                    },
+                }
             }
-            _ => None,
-        };
-        match field {
-            Some(field) => ApiError::InvalidParameter(DomainError::new(
-                field,
-                format!("has the wrong type or value: {}", e.inner()),
-            )),
-            None => ApiError::InvalidBody(format!(
+            _ => ApiError::InvalidBody(format!(
                 "the body must be a JSON object {fields}: {}",
                 e.inner()
             )),
@@ -466,8 +472,19 @@ fn json_object<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// The fields webhook bodies take, to name the one at fault.
-const BODY_FIELDS: [&str; 8] = [
+/// The fields of a `POST /webhooks` body.
+const NEW_WEBHOOK_FIELDS: &[&str] = &[
+    "callback_url",
+    "domain_filters",
+    "remote_only",
+    "seniority",
+    "q",
+    "company",
+    "min_confidence",
+];
+
+/// The fields of a `PATCH /webhooks/{id}` body.
+const WEBHOOK_CHANGE_FIELDS: &[&str] = &[
     "callback_url",
     "domain_filters",
     "remote_only",
@@ -484,6 +501,7 @@ const FILTER_FIELDS: &str = "domain_filters and seniority (arrays of strings), r
 fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
     let body: WebhookBody = json_object(
         req,
+        NEW_WEBHOOK_FIELDS,
         &format!("with callback_url (string) and optionally {FILTER_FIELDS}"),
     )?;
     let raw_url = body

@@ -52,6 +52,9 @@ impl CallbackUrl {
         if url.host().is_none() {
             return Err(bad("has no host"));
         }
+        if url.port() == Some(0) {
+            return Err(bad("has port 0, which nothing can listen on"));
+        }
         if !url.username().is_empty() || url.password().is_some() {
             return Err(bad("must not carry credentials; sign-in data goes in the path or is verified by the signature"));
         }
@@ -246,6 +249,10 @@ pub struct Subscription {
     /// When deliveries started failing without a success since; cleared by a success.
     #[serde(default)]
     pub failing_since: Option<DateTime<Utc>>,
+    /// When it was last enabled again after being disabled. Deliveries of events from before
+    /// then were pending while it was disabled, and fail instead of being sent late.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled_again_at: Option<DateTime<Utc>>,
     /// The `Idempotency-Key` it was registered with: the same key and request from the same
     /// API key answer with this subscription for as long as it exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -349,7 +356,7 @@ mod tests {
     }
 
     #[test]
-    fn callback_urls_must_write_their_host_in_full() {
+    fn callback_urls_must_write_their_host_in_full_with_a_usable_port() {
         for raw in [
             "https:///x",
             "https:x",

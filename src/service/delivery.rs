@@ -166,6 +166,19 @@ impl JobListingsService {
             delivery.last_error = Some("the event is missing from the outbox".to_owned());
             return Ok(self.inner.store.put_delivery(&delivery).await?);
         };
+        // Pending when the subscription was disabled: what was missed stays missed, rather
+        // than arriving late and out of order once it is enabled again.
+        if subscription
+            .enabled_again_at
+            .is_some_and(|enabled| event.created_at < enabled)
+        {
+            delivery.status = DeliveryStatus::Failed;
+            delivery.last_error = Some(
+                "the subscription was disabled while this delivery was pending; it is not sent after the subscription was enabled again"
+                    .to_owned(),
+            );
+            return Ok(self.inner.store.put_delivery(&delivery).await?);
+        }
 
         let started = self.now();
         let body = payload(&event);
@@ -304,12 +317,16 @@ impl JobListingsService {
     }
 
     /// Queues a signed `webhook.test` ping to one of the caller's subscriptions and returns
-    /// its pending delivery; the worker sends it right away.
+    /// its pending delivery; the worker sends it right away. Fails with
+    /// [`ServiceError::PlanUpgradeRequired`] when the caller's plan no longer includes
+    /// webhooks (nothing would be sent), and [`ServiceError::WebhookDisabled`] when the
+    /// subscription is disabled.
     pub async fn test_webhook(
         &self,
         key: &ApiKey,
         id: WebhookId,
     ) -> ServiceResult<Metered<Delivery>> {
+        self.authenticate(key)?.require_webhooks()?;
         self.metered(key, |caller| async move {
             let sub = self.own_webhook(caller.key_id, id)?;
             if sub.status != SubscriptionStatus::Active {

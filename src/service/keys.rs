@@ -292,18 +292,20 @@ impl JobListingsService {
                 .filter(|c| c.period_start == start)
                 .map_or(0, |c| c.calls_used),
             Metering::Off => 0,
-        }
-        .min(quota);
+        };
+        // More than the quota was used when the plan's quota was lowered during the period:
+        // the report says so, and that nothing remains.
+        let remaining = quota.saturating_sub(used);
         let report = UsageReport {
             plan: entry.record.plan,
             calls_used: used,
-            calls_remaining: quota - used,
+            calls_remaining: remaining,
             monthly_quota: quota,
             period_start: start,
         };
         let state = QuotaState {
             limit: quota,
-            remaining: quota - used,
+            remaining,
             resets_at: end,
         };
         Ok((report, state))

@@ -129,7 +129,9 @@ pub(super) fn open(mut sub: Subscription, key: Option<&SecretKey>) -> ServiceRes
     let clear = key
         .cipher()
         .decrypt(Nonce::from_slice(nonce), ciphertext)
-        .map_err(|_| corrupt("does not open with this secret key"))?;
+        .map_err(|_| {
+            corrupt("does not open with this secret key: it was sealed with another one, which the service must be given")
+        })?;
     let clear = String::from_utf8(clear).map_err(|_| corrupt("is not UTF-8"))?;
     sub.secret = WebhookSecret::new(clear);
     Ok(sub)
@@ -187,6 +189,7 @@ mod tests {
             last_failure_at: None,
             last_failure_reason: None,
             failing_since: None,
+            enabled_again_at: None,
             idempotency_key: None,
             idempotency_request: None,
         })

@@ -3,6 +3,7 @@ use crate::domain::{
     ApiKey, CallbackUrl, Confidence, Delivery, DomainTag, IdempotencyKey, Seniority, Subscription,
     SubscriptionStatus, WebhookId, WebhookSecret,
 };
+use chrono::{DateTime, Utc};
 
 /// What a caller asks for when registering a webhook. Besides the spec's `domain_filters` and
 /// `remote_only`, a subscription may carry the other `GET /jobs` filters as a saved search.
@@ -64,7 +65,7 @@ pub struct WebhookChange {
 }
 
 impl WebhookChange {
-    fn apply_to(self, sub: &mut Subscription) {
+    fn apply_to(self, sub: &mut Subscription, now: DateTime<Utc>) {
         if let Some(url) = self.callback_url {
             sub.callback_url = url;
         }
@@ -91,6 +92,7 @@ impl WebhookChange {
                 sub.status = SubscriptionStatus::Active;
                 sub.disabled_reason = None;
                 sub.failing_since = None;
+                sub.enabled_again_at = Some(now);
             }
             Some(SubscriptionStatus::Disabled) if sub.status != SubscriptionStatus::Disabled => {
                 sub.status = SubscriptionStatus::Disabled;
@@ -195,6 +197,7 @@ impl JobListingsService {
                 last_failure_at: None,
                 last_failure_reason: None,
                 failing_since: None,
+                enabled_again_at: None,
                 idempotency_key,
                 idempotency_request: None,
             };
@@ -334,7 +337,7 @@ impl JobListingsService {
         self.metered(key, |caller| async move {
             let _writer = self.inner.subscription_writes.lock().await;
             let mut sub = self.own_webhook(caller.key_id, id)?;
-            change.apply_to(&mut sub);
+            change.apply_to(&mut sub, self.now());
             self.store_webhook(&sub).await?;
             self.write_webhooks().insert(sub.id, sub.clone());
             tracing::info!(webhook_id = %sub.id, status = ?sub.status, "webhook changed");

@@ -242,3 +242,29 @@ async fn concurrent_calls_past_the_quota_succeed_exactly_q_times() {
     assert_eq!(limited, CALLS - QUOTA as usize);
     assert_eq!(used(&app, &app.keys.developer.raw).await, QUOTA);
 }
+
+/// A key moved to a plan whose quota it has already passed this period is told how many
+/// calls it made, that none remain, and is refused from then on.
+#[tokio::test]
+async fn usage_over_a_lowered_quota_reports_every_call_and_none_remaining() {
+    let app = spawn_app_with(with_developer_quota(3)).await;
+    let key = &app.keys.agent_pro;
+    for _ in 0..5 {
+        let r = app.get_as(&key.raw, "/api/v1/jobs?per_page=1").await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    app.service
+        .set_plan(key.id, job_listings::domain::Plan::Developer)
+        .await
+        .expect("the plan changed");
+    let r = app.get_usage(&key.raw).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["plan"], "developer");
+    assert_eq!(r.body["calls_used"], 5, "{}", r.text);
+    assert_eq!(r.body["calls_remaining"], 0, "{}", r.text);
+    assert_eq!(r.body["monthly_quota"], 3, "{}", r.text);
+    assert_eq!(header_u64(&r, "x-ratelimit-remaining"), 0);
+    app.get_as(&key.raw, "/api/v1/jobs?per_page=1")
+        .await
+        .assert_problem(429, "quota_exceeded", None);
+}

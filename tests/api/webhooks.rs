@@ -196,6 +196,41 @@ async fn delete_webhook_returns_204_and_then_404() {
     assert_eq!(app.list_webhooks(key).await.ids(), Vec::<String>::new());
 }
 
+/// A key moved to a plan without webhooks keeps its subscriptions readable, but may neither
+/// change them nor ping them: nothing would be sent.
+#[tokio::test]
+async fn a_key_moved_to_a_plan_without_webhooks_gets_403_on_test() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro;
+    let (id, _) = create(&app, &key.raw, json!({ "callback_url": HOOK })).await;
+    let test_path = format!("/api/v1/webhooks/{id}/test");
+    let ping = app
+        .request(Method::POST, &test_path, Auth::XApiKey(&key.raw), &[], None)
+        .await;
+    assert_eq!(ping.status, StatusCode::ACCEPTED, "{}", ping.text);
+
+    app.service
+        .set_plan(key.id, job_listings::domain::Plan::Developer)
+        .await
+        .expect("the plan changed");
+    app.request(Method::POST, &test_path, Auth::XApiKey(&key.raw), &[], None)
+        .await
+        .assert_problem(403, "plan_upgrade_required", None);
+    // Checked before the id: an unknown subscription gets the same answer.
+    let unknown = format!("/api/v1/webhooks/{}/test", Uuid::new_v4());
+    app.request(Method::POST, &unknown, Auth::XApiKey(&key.raw), &[], None)
+        .await
+        .assert_problem(403, "plan_upgrade_required", None);
+    let seen = app
+        .get_as(&key.raw, &format!("/api/v1/webhooks/{id}"))
+        .await;
+    assert_eq!(seen.status, StatusCode::OK, "{}", seen.text);
+    let deliveries = app
+        .get_as(&key.raw, &format!("/api/v1/webhooks/{id}/deliveries"))
+        .await;
+    assert_eq!(deliveries.body["data"].as_array().map(Vec::len), Some(1));
+}
+
 #[tokio::test]
 async fn post_webhooks_returns_403_on_the_developer_plan() {
     let app = spawn_app().await;
@@ -274,15 +309,28 @@ async fn post_webhooks_returns_400_invalid_body_for_a_json_array_of_the_fields()
     assert_eq!(app.list_webhooks(key).await.ids(), Vec::<String>::new());
 }
 
+/// A field the body does not take is named, as an unknown query parameter is, whether or not
+/// another endpoint takes it (`status` is a `PATCH` field).
 #[tokio::test]
-async fn post_webhooks_returns_400_invalid_body_for_an_unknown_field() {
+async fn post_webhooks_returns_400_unknown_parameter_naming_an_unknown_field() {
     let app = spawn_app().await;
-    app.post_webhook(
-        &app.keys.agent_pro.raw,
-        &json!({ "callback_url": HOOK, "domains": ["ai"] }),
-    )
-    .await
-    .assert_problem(400, "invalid_body", None);
+    for field in ["domains", "status"] {
+        let r = app
+            .post_webhook(
+                &app.keys.agent_pro.raw,
+                &json!({ "callback_url": HOOK, field: ["ai"] }),
+            )
+            .await;
+        r.assert_problem(400, "unknown_parameter", Some(field));
+        let allowed = r.body["allowed"].as_array().cloned().unwrap_or_default();
+        assert!(allowed.contains(&json!("domain_filters")), "{}", r.text);
+        assert!(!allowed.contains(&json!("status")), "{}", r.text);
+    }
+    assert!(app
+        .list_webhooks(&app.keys.agent_pro.raw)
+        .await
+        .ids()
+        .is_empty());
 }
 
 #[tokio::test]
@@ -744,7 +792,11 @@ async fn patch_webhook_refuses_what_post_refuses_and_more() {
             Some("remote_only"),
         ),
         (r#"{"status": null}"#, "invalid_parameter", Some("status")),
-        (r#"{"secret": "whsec_x"}"#, "invalid_body", None),
+        (
+            r#"{"secret": "whsec_x"}"#,
+            "unknown_parameter",
+            Some("secret"),
+        ),
         (
             r#"{"min_confidence": 2}"#,
             "invalid_parameter",
