@@ -402,8 +402,13 @@ fn job(
         .map(|_| FILLER[filler.sample(rng)])
         .collect();
     let remote = rng.gen_bool(0.4);
+    let article = if role.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
+    };
     let description = format!(
-        "{} is hiring a {role}. {}. Skills: {}.",
+        "{} is hiring {article} {role}. {}. Skills: {}.",
         company.name,
         body.join(" "),
         skill_list.join(", ")

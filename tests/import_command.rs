@@ -190,7 +190,29 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
     assert!(said.contains("orphan.jsonl:5001: company_id"), "{said}");
     assert!(said.contains("is unknown"), "{said}");
 
-    // Neither run wrote a job (nor, with a bad line, a company).
+    // Line 12 has a misspelt field, and line 3 a company with a field no company has.
+    let mut lines = json_lines(&data.jobs);
+    lines[11] = lines[11].replacen("\"remote\":", "\"remote_ony\":", 1);
+    let misspelt = dir.path().join("misspelt.jsonl");
+    write_lines(&misspelt, &lines);
+    let mut company_lines = json_lines(&data.companies);
+    company_lines[2] = company_lines[2].replacen('{', "{\"ceo\":\"A. Person\",", 1);
+    let odd_companies = dir.path().join("odd_companies.jsonl");
+    write_lines(&odd_companies, &company_lines);
+    let output = import(&dir.path().join("db"), &odd_companies, &misspelt);
+    let said = text_of(&output.stderr);
+    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    assert!(
+        said.contains("misspelt.jsonl:12: unknown field `remote_ony`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("odd_companies.jsonl:3: unknown field `ceo`"),
+        "{said}"
+    );
+    assert!(said.contains("2 bad lines; nothing was imported"), "{said}");
+
+    // No run wrote a job (nor, with a bad line, a company).
     let service = open(&dir.path().join("db")).await;
     assert!(stored(&service, &data.jobs).await.is_empty());
     let companies_stored = service

@@ -342,10 +342,20 @@ fn parse_line<T: DeserializeOwned>(
         return None;
     }
     // serde would also read a positional array into a struct: only objects are records.
-    Some(match serde_json::from_slice::<T>(text) {
+    let mut unknown = None;
+    let mut json = serde_json::Deserializer::from_slice(text);
+    let parsed = serde_ignored::deserialize(&mut json, |path| {
+        unknown.get_or_insert_with(|| path.to_string());
+    })
+    .and_then(|value: T| json.end().map(|()| value));
+    Some(match parsed {
         Ok(_) if !text.trim_ascii_start().starts_with(b"{") => {
             Err("a record must be a JSON object, one per line".to_owned())
         }
+        Ok(_) if unknown.is_some() => Err(format!(
+            "unknown field `{}`: check its spelling against the record's fields in README (Importing your own data)",
+            unknown.unwrap_or_default()
+        )),
         Ok(value) => validate(&value).map(|()| value).map_err(|e| e.to_string()),
         Err(e) => Err(describe_json_error(&e)),
     })

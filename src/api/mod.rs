@@ -190,6 +190,9 @@ impl Api {
             .and_then(|v| v.parse::<u64>().ok());
         let read = if declared.is_some_and(|n| n > limit as u64) {
             Err(ApiError::BodyTooLarge { limit })
+        } else if body.is_end_stream() {
+            // Most requests (every GET) have no body: no timer to set for them.
+            Ok(Bytes::new())
         } else {
             let after = self.inner.config.body_timeout;
             match tokio::time::timeout(after, Limited::new(body, limit).collect()).await {
