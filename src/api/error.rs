@@ -82,6 +82,17 @@ pub enum ApiError {
     },
 }
 
+impl ApiError {
+    /// A query parameter or body field named `name` that the endpoint does not take; the
+    /// name is cut to 64 characters, as the client may have sent any amount of it.
+    pub(crate) fn unknown_parameter(name: &str, allowed: &'static [&'static str]) -> Self {
+        Self::UnknownParameter {
+            param: name.chars().take(64).collect(),
+            allowed,
+        }
+    }
+}
+
 /// An RFC 9457 problem document, as sent.
 #[derive(Debug, Serialize)]
 pub struct Problem {

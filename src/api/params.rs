@@ -60,12 +60,7 @@ impl Params {
             let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
             let name = match decode(name) {
                 Ok(name) if allowed.contains(&name.as_str()) => name,
-                Ok(name) | Err(name) => {
-                    return Err(ApiError::UnknownParameter {
-                        param: name.chars().take(64).collect(),
-                        allowed,
-                    })
-                }
+                Ok(name) | Err(name) => return Err(ApiError::unknown_parameter(&name, allowed)),
             };
             let Ok(value) = decode(value) else {
                 let field = allowed

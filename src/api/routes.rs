@@ -458,10 +458,7 @@ fn json_object<T: serde::de::DeserializeOwned>(
                         field,
                         format!("has the wrong type or value: {}", e.inner()),
                     )),
-                    None => ApiError::UnknownParameter {
-                        param: key.clone(),
-                        allowed: takes,
-                    },
+                    None => ApiError::unknown_parameter(key, takes),
                 }
             }
             _ => ApiError::InvalidBody(format!(
