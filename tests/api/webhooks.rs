@@ -326,6 +326,14 @@ async fn post_webhooks_returns_400_unknown_parameter_naming_an_unknown_field() {
         assert!(allowed.contains(&json!("domain_filters")), "{}", r.text);
         assert!(!allowed.contains(&json!("status")), "{}", r.text);
     }
+    // A field name of any length is named by its first 64 characters.
+    let long = "x".repeat(1_000);
+    app.post_webhook(
+        &app.keys.agent_pro.raw,
+        &json!({ "callback_url": HOOK, long.as_str(): 1 }),
+    )
+    .await
+    .assert_problem(400, "unknown_parameter", Some(&long[..64]));
     assert!(app
         .list_webhooks(&app.keys.agent_pro.raw)
         .await
