@@ -445,6 +445,21 @@ async fn a_new_job_is_delivered_signed_with_standard_webhooks_headers() {
     assert_eq!(listed[0]["status"], "succeeded");
     assert_eq!(listed[0]["attempts"], 1);
     assert_eq!(listed[0]["event_id"].as_str(), hit.id.as_deref());
+    assert_eq!(listed[0]["event_type"], "job.new");
+    let queued = listed[0]["created_at"]
+        .as_str()
+        .expect("when it was queued");
+    let attempted = listed[0]["history"][0]["at"]
+        .as_str()
+        .expect("an attempt time");
+    let (queued, attempted) = (
+        DateTime::parse_from_rfc3339(queued).expect("RFC 3339"),
+        DateTime::parse_from_rfc3339(attempted).expect("RFC 3339"),
+    );
+    assert!(
+        queued <= attempted,
+        "queued {queued} after the attempt {attempted}"
+    );
     assert_eq!(listed[0]["history"][0]["status_code"], 200);
     assert!(listed[0]["history"][0]["latency_ms"].is_u64());
     assert!(listed[0]["history"][0]["error"].is_null());
@@ -1495,6 +1510,8 @@ async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
     assert_eq!(status, 202, "{queued}");
     assert_eq!(queued["webhook_id"], hook.to_string().as_str());
     assert_eq!(queued["status"], "pending");
+    assert_eq!(queued["event_type"], "webhook.test");
+    assert!(queued["created_at"].is_string(), "{queued}");
     let event = queued["event_id"].as_str().expect("an event id").to_owned();
 
     assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);

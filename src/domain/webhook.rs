@@ -297,6 +297,13 @@ pub struct Delivery {
     /// Every attempt so far, oldest first.
     #[serde(default)]
     pub history: Vec<DeliveryAttempt>,
+    /// The delivered event's type, such as `job.new` (absent on deliveries stored before it
+    /// was kept with them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_type: Option<String>,
+    /// When the delivery was queued, with its event (absent, as `event_type`, on older ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
 }
 
 /// One attempt to deliver.

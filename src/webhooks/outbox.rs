@@ -11,7 +11,7 @@ pub const JOB_NEW: &str = "job.new";
 /// The event type of a test ping (`POST /webhooks/{id}/test`).
 pub const WEBHOOK_TEST: &str = "webhook.test";
 
-fn pending(event: EventId, webhook: WebhookId, now: DateTime<Utc>) -> Delivery {
+fn pending(event: EventId, kind: &str, webhook: WebhookId, now: DateTime<Utc>) -> Delivery {
     Delivery {
         id: DeliveryId::new_random(),
         event_id: event,
@@ -21,6 +21,8 @@ fn pending(event: EventId, webhook: WebhookId, now: DateTime<Utc>) -> Delivery {
         next_attempt_at: now,
         last_error: None,
         history: Vec::new(),
+        event_type: Some(kind.to_owned()),
+        created_at: Some(now),
     }
 }
 
@@ -35,7 +37,7 @@ pub fn test_event(sub: &Subscription, now: DateTime<Utc>) -> OutboxEvent {
             "webhook_id": sub.id,
             "message": "This is a test delivery from job-listings.",
         }),
-        deliveries: vec![pending(id, sub.id, now)],
+        deliveries: vec![pending(id, WEBHOOK_TEST, sub.id, now)],
     }
 }
 
@@ -75,7 +77,7 @@ pub fn new_job_event<'a>(
     // load with no subscriptions made a million of them).
     matching.peek()?;
     let id = EventId::new_random();
-    let deliveries: Vec<Delivery> = matching.map(|s| pending(id, s.id, now)).collect();
+    let deliveries: Vec<Delivery> = matching.map(|s| pending(id, JOB_NEW, s.id, now)).collect();
     Some(OutboxEvent {
         id,
         kind: JOB_NEW.to_owned(),
