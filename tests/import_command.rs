@@ -193,6 +193,11 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
     // Line 12 has a misspelt field, and line 3 a company with a field no company has.
     let mut lines = json_lines(&data.jobs);
     lines[11] = lines[11].replacen("\"remote\":", "\"remote_ony\":", 1);
+    lines[20] = lines[20].replacen(
+        "\"salary\":null",
+        "\"salary\":{\"min\":1,\"currency\":\"EUR\",\"perod\":\"year\"}",
+        1,
+    );
     let misspelt = dir.path().join("misspelt.jsonl");
     write_lines(&misspelt, &lines);
     let mut company_lines = json_lines(&data.companies);
@@ -210,7 +215,11 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
         said.contains("odd_companies.jsonl:3: unknown field `ceo`"),
         "{said}"
     );
-    assert!(said.contains("2 bad lines; nothing was imported"), "{said}");
+    assert!(
+        said.contains("misspelt.jsonl:21: unknown field `salary.perod`"),
+        "{said}"
+    );
+    assert!(said.contains("3 bad lines; nothing was imported"), "{said}");
 
     // No run wrote a job (nor, with a bad line, a company).
     let service = open(&dir.path().join("db")).await;

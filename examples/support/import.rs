@@ -345,7 +345,7 @@ fn parse_line<T: DeserializeOwned>(
     let mut unknown = None;
     let mut json = serde_json::Deserializer::from_slice(text);
     let parsed = serde_ignored::deserialize(&mut json, |path| {
-        unknown.get_or_insert_with(|| path.to_string());
+        unknown.get_or_insert_with(|| field_path(&path));
     })
     .and_then(|value: T| json.end().map(|()| value));
     Some(match parsed {
@@ -359,6 +359,23 @@ fn parse_line<T: DeserializeOwned>(
         Ok(value) => validate(&value).map(|()| value).map_err(|e| e.to_string()),
         Err(e) => Err(describe_json_error(&e)),
     })
+}
+
+/// A field's place in a record as a reader writes it: `salary.period`, `enrichment.investors[2]`
+/// (serde_ignored's own form marks optional values with a `?` level of their own).
+fn field_path(path: &serde_ignored::Path) -> String {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => format!("{}[{index}]", field_path(parent)),
+        Path::Map { parent, key } => match field_path(parent) {
+            above if above.is_empty() => key.clone(),
+            above => format!("{above}.{key}"),
+        },
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => field_path(parent),
+    }
 }
 
 /// serde_json's message, with the column in front instead of a "line 1" that means nothing

@@ -121,21 +121,9 @@ impl Params {
     }
 
     fn text(&self, field: &'static str) -> Result<Option<&str>, DomainError> {
-        match self.filter(field) {
-            Some(t) if t.chars().count() > MAX_TEXT => Err(DomainError::new(
-                field,
-                format!("must be at most {MAX_TEXT} characters"),
-            )),
-            // A NUL or a bell in search text is a client's encoding slip, never words; tabs and
-            // line breaks separate words like spaces.
-            Some(t) if t.chars().any(|c| c.is_control() && !c.is_whitespace()) => {
-                Err(DomainError::new(
-                    field,
-                    "must not contain control characters such as %00; send the words only",
-                ))
-            }
-            other => Ok(other),
-        }
+        let text = self.filter(field);
+        text.map(|t| check_search_text(field, t)).transpose()?;
+        Ok(text)
     }
 
     fn page(&self) -> Result<(Page, PerPage), DomainError> {
@@ -205,6 +193,25 @@ fn instant_advice(raw: &str) -> &'static str {
         }
         _ => "must be an RFC 3339 date-time such as 2026-11-01T09:30:00Z, or a date such as 2026-11-01",
     }
+}
+
+/// Search text, in a query or a saved search: at most 500 characters, and no control
+/// characters but whitespace (a NUL or a bell is a client's encoding slip, never words; tabs
+/// and line breaks separate words like spaces).
+pub(crate) fn check_search_text(field: &'static str, text: &str) -> Result<(), DomainError> {
+    if text.chars().count() > MAX_TEXT {
+        return Err(DomainError::new(
+            field,
+            format!("must be at most {MAX_TEXT} characters"),
+        ));
+    }
+    if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+        return Err(DomainError::new(
+            field,
+            "must not contain control characters (such as %00 or \\u0000) other than tabs and line breaks; send the words only",
+        ));
+    }
+    Ok(())
 }
 
 /// `GET /jobs` parameters into a query.

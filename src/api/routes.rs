@@ -398,14 +398,12 @@ fn labels<T>(
         .collect()
 }
 
-/// A saved-search text field: at most 500 characters; blank means none.
+/// A saved-search text field: checked as search text in a query is; blank means none.
 fn search_text(field: &'static str, raw: Option<String>) -> Result<Option<String>, DomainError> {
     match raw {
-        Some(t) if t.chars().count() > 500 => {
-            Err(DomainError::new(field, "must be at most 500 characters"))
-        }
         Some(t) if t.trim().is_empty() => Ok(None),
-        other => Ok(other),
+        Some(t) => super::params::check_search_text(field, &t).map(|()| Some(t)),
+        None => Ok(None),
     }
 }
 
@@ -450,17 +448,19 @@ fn json_object<T: serde::de::DeserializeOwned>(
     serde_path_to_error::deserialize(&mut body).map_err(|e| {
         // A field of the wrong type or value is named, and so is a field the endpoint does
         // not take, as a query parameter would be; whatever else is wrong (the syntax, the
-        // nesting) is the body's.
-        match e.path().iter().next() {
-            Some(serde_path_to_error::Segment::Map { key }) if e.inner().is_data() => {
-                match takes.iter().find(|f| **f == key.as_str()) {
-                    Some(field) => ApiError::InvalidParameter(DomainError::new(
-                        field,
-                        format!("has the wrong type or value: {}", e.inner()),
-                    )),
-                    None => ApiError::unknown_parameter(key, takes),
-                }
-            }
+        // nesting) is the body's. Within a field's value a syntax error counts as a wrong
+        // value: serde_json reports a number where a word such as `status` belongs as
+        // "expected value", although the JSON itself is sound.
+        let (data, syntax) = (e.inner().is_data(), e.inner().is_syntax());
+        let key = match e.path().iter().next() {
+            Some(serde_path_to_error::Segment::Map { key }) => Some(key.as_str()),
+            _ => None,
+        };
+        match key.map(|k| (k, takes.iter().find(|f| **f == k))) {
+            Some((_, Some(field))) if data || syntax => ApiError::InvalidParameter(
+                DomainError::new(field, format!("has the wrong type or value: {}", e.inner())),
+            ),
+            Some((key, None)) if data => ApiError::unknown_parameter(key, takes),
             _ => ApiError::InvalidBody(format!(
                 "the body must be a JSON object {fields}: {}",
                 e.inner()

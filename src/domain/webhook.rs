@@ -32,9 +32,13 @@ impl CallbackUrl {
         }
         // The URL standard reads `https:///x`, `https:x` and `https:\\x` as if `x` were the
         // host; a callback is taken only as written in full, `scheme://host/...`.
-        match raw.trim().split_once("://") {
+        let after_scheme = raw
+            .trim()
+            .split_once(':')
+            .and_then(|(_, rest)| rest.strip_prefix("//"));
+        match after_scheme {
             None => return Err(bad("is not an absolute URL; use https://host/path")),
-            Some((_, rest)) if rest.starts_with(['/', '\\']) => {
+            Some(rest) if rest.starts_with(['/', '\\']) => {
                 return Err(bad(
                     "has no host; write it in full, such as https://example.com/hooks",
                 ))
@@ -370,17 +374,33 @@ mod tests {
             "https:\\\\x",
             "http:////x/y",
             "https:/x",
+            // A `://` later on does not make up for the missing one.
+            "https:hooks.example.com/a?next=https://b",
+            "https:\\\\hooks.example.com/a?u=://z",
+            "https:/hooks.example.com/://",
+            "https://example.com:0/x",
+            "https://[2001:4860::1]:00/x",
         ] {
             let e = CallbackUrl::parse(raw).err().map(|e| e.reason);
             assert!(
                 e.as_deref()
-                    .is_some_and(|r| r.contains("host") || r.contains("absolute")),
+                    .is_some_and(|r| ["host", "absolute", "port 0"].iter().any(|w| r.contains(w))),
                 "{raw}: {e:?}"
             );
         }
-        let kept =
-            CallbackUrl::parse(" HTTPS://Hooks.Example.com/a ").map(|u| u.as_str().to_owned());
-        assert_eq!(kept.ok().as_deref(), Some("https://hooks.example.com/a"));
+        for (raw, stored) in [
+            (
+                " HTTPS://Hooks.Example.com/a ",
+                "https://hooks.example.com/a",
+            ),
+            (
+                "https://hooks.example.com:8443/a?next=https://b",
+                "https://hooks.example.com:8443/a?next=https://b",
+            ),
+        ] {
+            let kept = CallbackUrl::parse(raw).map(|u| u.as_str().to_owned());
+            assert_eq!(kept.ok().as_deref(), Some(stored), "{raw}");
+        }
     }
 
     #[test]

@@ -800,6 +800,19 @@ async fn patch_webhook_refuses_what_post_refuses_and_more() {
             Some("remote_only"),
         ),
         (r#"{"status": null}"#, "invalid_parameter", Some("status")),
+        (r#"{"status": 5}"#, "invalid_parameter", Some("status")),
+        (r#"{"q": "rust\u0000"}"#, "invalid_parameter", Some("q")),
+        (
+            r#"{"company": "acme\u0007"}"#,
+            "invalid_parameter",
+            Some("company"),
+        ),
+        (
+            r#"{"status": ["active"]}"#,
+            "invalid_parameter",
+            Some("status"),
+        ),
+        (r#"{"status": "active""#, "invalid_body", None),
         (
             r#"{"secret": "whsec_x"}"#,
             "unknown_parameter",
