@@ -469,18 +469,7 @@ fn json_object<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// The fields of a `POST /webhooks` body.
-const NEW_WEBHOOK_FIELDS: &[&str] = &[
-    "callback_url",
-    "domain_filters",
-    "remote_only",
-    "seniority",
-    "q",
-    "company",
-    "min_confidence",
-];
-
-/// The fields of a `PATCH /webhooks/{id}` body.
+/// The fields of a `PATCH /webhooks/{id}` body: those of a `POST`, then `status`.
 const WEBHOOK_CHANGE_FIELDS: &[&str] = &[
     "callback_url",
     "domain_filters",
@@ -491,6 +480,12 @@ const WEBHOOK_CHANGE_FIELDS: &[&str] = &[
     "min_confidence",
     "status",
 ];
+
+/// The fields of a `POST /webhooks` body.
+const NEW_WEBHOOK_FIELDS: &[&str] = match WEBHOOK_CHANGE_FIELDS.split_last() {
+    Some((_status, rest)) => rest,
+    None => &[],
+};
 
 /// The filters a subscription takes, for body errors.
 const FILTER_FIELDS: &str = "domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number)";

@@ -1,9 +1,10 @@
+use chrono::{DateTime, Utc};
+
 use super::{JobListingsService, Metered, ServiceError, ServiceResult};
 use crate::domain::{
     ApiKey, CallbackUrl, Confidence, Delivery, DomainTag, IdempotencyKey, Seniority, Subscription,
     SubscriptionStatus, WebhookId, WebhookSecret,
 };
-use chrono::{DateTime, Utc};
 
 /// What a caller asks for when registering a webhook. Besides the spec's `domain_filters` and
 /// `remote_only`, a subscription may carry the other `GET /jobs` filters as a saved search.
