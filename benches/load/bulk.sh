@@ -25,14 +25,19 @@
 #   4. deletes the snapshot and does the same again: the index rebuilt from every stored job,
 #      as after a crash (jobs written after the last snapshot make it out of date);
 #   5. reads the serving processes' VmRSS and VmHWM from /proc/PID/status and measures the
-#      sled folder and the snapshot.
+#      sled folder and the snapshot;
+#   6. the floor: sled alone writing the same jobs file's lines, as they are, into a fresh
+#      folder in id order and 512-row transactions, one flush, then reading them back in key
+#      order (benches/compare `--bin sled_floor`). No import can be faster than that write,
+#      nor a rebuild than that read.
 # sled's page cache is bounded by --cache-mb (BULK_CACHE_MB, default 256, the server's
 # default); the figure used is printed. Loopback only.
 #
 # Environment: BULK_JOBS (1000000), BULK_CACHE_MB (256), BULK_PORT (18099), BULK_SEED (42),
 # BULK_DIR (a work folder to use instead of a new temporary one; it is emptied first),
 # BULK_KEEP=1 (keep the work folder). Needs about 1.1 KB of disk per job for the JSON Lines and
-# about 3 KB per job for the sled folder, and memory for the import: about 1.2 GiB at 1M jobs.
+# about 3 KB per job for the sled folder (and as much again for the floor's folder while it
+# runs), and memory for the import: about 1.2 GiB at 1M jobs (the floor: about 2 GiB).
 # Builds with cargo into CARGO_TARGET_DIR when set (else ./target and benches/compare/target).
 set -euo pipefail
 
@@ -47,8 +52,10 @@ base="http://127.0.0.1:$port"
 cd "$root"
 cargo build --release --quiet --example server
 cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin job-listings-compare
+cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin sled_floor
 server="${CARGO_TARGET_DIR:-$root/target}/release/examples/server"
 compare="${CARGO_TARGET_DIR:-$root/benches/compare/target}/release/job-listings-compare"
+floor="${CARGO_TARGET_DIR:-$root/benches/compare/target}/release/sled_floor"
 
 if [[ -n "${BULK_DIR:-}" ]]; then
   work="$BULK_DIR"
@@ -156,6 +163,9 @@ rebuilt_total="$(served_total)"
 rss_after_kb="$(awk '/^VmRSS:/ { print $2 }' "/proc/$server_pid/status")"
 stop_server
 
+echo "== 6. the floor: sled alone writing and reading the same jobs' JSON"
+"$floor" --jobs "$work/jsonl/jobs.jsonl" --dir "$work/floor" --cache-mb "$cache_mb" | tee "$work/floor.out"
+
 mib() { awk -v kb="$1" 'BEGIN { printf "%.0f MiB", kb / 1024 }'; }
 echo
 echo "jobs:             $jobs ($companies companies), JSON Lines $(mib $((jsonl_bytes / 1024))), generated in $(secs "$gen_ms") s"
@@ -167,6 +177,7 @@ echo "start-up:         $(secs "$snapshot_ms") s until 'Listening on', index loa
 echo "rebuild start-up: $(secs "$startup_ms") s until 'Listening on' without a snapshot (the server's own figure ${rebuild_said:-?}); active jobs indexed ${active:-?}"
 echo "serving RSS:      VmRSS $(mib "$rss_kb"), VmHWM $(mib "$hwm_kb") after the rebuild; VmRSS $(mib "$rss_after_kb") after one search"
 echo "GET /jobs total:  ${total:-?} (snapshot), ${rebuilt_total:-?} (rebuilt)"
+sed 's/^/sled alone:       /' "$work/floor.out"
 if [[ "${rebuilt_total:-}" != "$jobs" ]]; then
   echo "ERROR: the rebuilt index serves ${rebuilt_total:-?} jobs, expected $jobs" >&2
   exit 1
