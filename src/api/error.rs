@@ -192,7 +192,7 @@ impl ApiError {
                     "unknown_parameter",
                     "Unknown parameter",
                     if allowed.is_empty() {
-                        format!("`{param}` is not a parameter of this endpoint; it takes no query parameters")
+                        format!("`{param}` is not a parameter of this endpoint, which takes none")
                     } else {
                         format!(
                             "`{param}` is not a parameter of this endpoint; it takes: {}",

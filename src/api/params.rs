@@ -171,13 +171,27 @@ fn parse_instant(field: &'static str, raw: &str) -> Result<DateTime<Utc>, Domain
     let with_offset = DateTime::parse_from_rfc3339(raw)
         .or_else(|_| DateTime::parse_from_str(raw, "%Y-%m-%dT%H:%M:%S%.f%z"));
     if let Ok(t) = with_offset {
-        return Ok(t.with_timezone(&Utc));
+        return Ok(within_rfc3339_years(t.with_timezone(&Utc)));
     }
     NaiveDate::parse_from_str(raw, "%Y-%m-%d")
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|t| t.and_utc())
         .ok_or_else(|| DomainError::new(field, instant_advice(raw)))
+}
+
+/// The instant, moved into the years 0000 to 9999 of UTC, which RFC 3339 can write:
+/// `9999-12-31T23:59:59-01:00` is in the year 10000 once in UTC, and the filters echo their
+/// instants in UTC. No job is posted near either end (posting times lie between the years
+/// 1678 and 2261), so the move changes no answer.
+fn within_rfc3339_years(t: DateTime<Utc>) -> DateTime<Utc> {
+    let first = NaiveDate::from_ymd_opt(0, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0));
+    let last = NaiveDate::from_ymd_opt(9999, 12, 31)
+        .and_then(|d| d.and_hms_nano_opt(23, 59, 59, 999_999_999));
+    match (first, last) {
+        (Some(first), Some(last)) => t.clamp(first.and_utc(), last.and_utc()),
+        _ => t,
+    }
 }
 
 /// What to fix in a date-time that did not parse, for the mistakes clients make most.
@@ -366,6 +380,22 @@ mod tests {
                 "expected an unknown parameter, got {:?}",
                 other.map(|q| q.filter)
             ),
+        }
+    }
+
+    #[test]
+    fn instants_outside_the_years_rfc3339_writes_are_moved_inside_them() {
+        for (raw, echoed) in [
+            (
+                "9999-12-31T23:59:59-01:00",
+                "9999-12-31T23:59:59.999999999+00:00",
+            ),
+            ("0000-01-01T00:00:00%2B01:00", "0000-01-01T00:00:00+00:00"),
+        ] {
+            let t = jobs(&format!("posted_after={raw}"))
+                .ok()
+                .and_then(|q| q.filter.posted_after);
+            assert_eq!(t.map(|t| t.to_rfc3339()).as_deref(), Some(echoed), "{raw}");
         }
     }
 

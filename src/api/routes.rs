@@ -1,5 +1,7 @@
 //! Paths and methods to handlers.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 use serde::Deserialize;
@@ -70,6 +72,19 @@ fn no_params(req: &Request<Bytes>) -> Result<(), ApiError> {
     Params::parse(req.uri().query(), &[], &[]).map(drop)
 }
 
+/// An endpoint that takes no body: none, or an empty JSON object, as a client library that
+/// always sends one may.
+fn no_body(req: &Request<Bytes>) -> Result<(), ApiError> {
+    /// An object without fields.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct NoFields {}
+    if req.body().trim_ascii().is_empty() {
+        return Ok(());
+    }
+    json_object::<NoFields>(req, &[], "without fields (or no body at all)").map(drop)
+}
+
 pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiError> {
     let path = req.uri().path();
     let no_route = || ApiError::NoRoute {
@@ -79,7 +94,13 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         .strip_prefix(PREFIX)
         .and_then(|r| r.strip_prefix('/'))
         .ok_or_else(no_route)?;
-    let segments: Vec<&str> = rest.split('/').collect();
+    // Percent-encoded characters in a segment are the characters themselves (RFC 3986
+    // 6.2.2.2): `%7B…%7D` is the braced id `{…}` a client library may have encoded.
+    let decoded: Vec<Cow<'_, str>> = rest
+        .split('/')
+        .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy())
+        .collect();
+    let segments: Vec<&str> = decoded.iter().map(|s| s.as_ref()).collect();
     let (pattern, id) = pattern_of(&segments).ok_or_else(no_route)?;
     let (_, methods, allow) = ROUTES
         .iter()
@@ -217,10 +238,10 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         }
         ("/api/v1/webhooks/{id}/test", _) => {
             no_params(req)?;
-            let queued = api
-                .service()
-                .test_webhook(&key, WebhookId::parse(id)?)
-                .await?;
+            let id = WebhookId::parse(id)?;
+            caller.require_webhooks()?;
+            no_body(req)?;
+            let queued = api.service().test_webhook(&key, id).await?;
             let mut reply = Reply::json(&queued.value, Some(queued.quota));
             reply.status = StatusCode::ACCEPTED;
             Ok(reply)
@@ -445,7 +466,7 @@ fn json_object<T: serde::de::DeserializeOwned>(
         )));
     }
     let mut body = serde_json::Deserializer::from_slice(req.body());
-    serde_path_to_error::deserialize(&mut body).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut body).map_err(|e| {
         // A field of the wrong type or value is named, and so is a field the endpoint does
         // not take, as a query parameter would be; whatever else is wrong (the syntax, the
         // nesting) is the body's. Within a field's value a syntax error counts as a wrong
@@ -466,7 +487,14 @@ fn json_object<T: serde::de::DeserializeOwned>(
                 e.inner()
             )),
         }
-    })
+    })?;
+    // Whatever follows the object would otherwise be dropped unread, a second object too.
+    body.end().map_err(|e| {
+        ApiError::InvalidBody(format!(
+            "the body must be one JSON object {fields}, with nothing after it: {e}"
+        ))
+    })?;
+    Ok(value)
 }
 
 /// The fields of a `PATCH /webhooks/{id}` body: those of a `POST`, then `status`.

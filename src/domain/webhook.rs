@@ -51,7 +51,9 @@ impl CallbackUrl {
             ))
         })?;
         if url.scheme() != "https" && url.scheme() != "http" {
-            return Err(bad("must use https"));
+            return Err(bad(
+                "must use https (or http, which only a server in local-development mode accepts)",
+            ));
         }
         if url.host().is_none() {
             return Err(bad("has no host"));
@@ -359,7 +361,15 @@ mod tests {
     #[test]
     fn callback_urls_need_a_scheme_and_host_and_no_credentials() {
         assert!(CallbackUrl::parse("https://hooks.example.com/jobs").is_ok());
-        assert!(CallbackUrl::parse("ftp://example.com").is_err());
+        let ftp = CallbackUrl::parse("ftp://example.com")
+            .err()
+            .map(|e| e.reason);
+        // Both schemes it may take are named: plain http is one in local-development mode.
+        assert!(
+            ftp.as_deref()
+                .is_some_and(|r| r.contains("https") && r.contains("or http")),
+            "{ftp:?}"
+        );
         assert!(CallbackUrl::parse("not a url").is_err());
         assert!(CallbackUrl::parse("https://user:pw@example.com/").is_err());
         assert!(CallbackUrl::parse("https://example.com/#x").is_err());

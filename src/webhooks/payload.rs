@@ -6,7 +6,7 @@ use crate::domain::OutboxEvent;
 /// The largest delivery body sent. A job whose post text would push its event over this is
 /// sent with the text shortened and `description_truncated: true`; the full job is one
 /// `GET /jobs/{id}` away.
-pub const MAX_PAYLOAD_BYTES: usize = 20 * 1024;
+pub const MAX_PAYLOAD_BYTES: usize = 20_000;
 
 /// The delivery body of an event: `{"type", "timestamp", "data"}`.
 pub fn payload(event: &OutboxEvent) -> Bytes {
@@ -24,18 +24,35 @@ pub fn payload(event: &OutboxEvent) -> Bytes {
     }
     let mut data = event.data.clone();
     if let Some(text) = data.get("description").and_then(Value::as_str) {
-        let over = body.len() - MAX_PAYLOAD_BYTES;
-        // Leave room for the flag and for escapes the shortened text may still carry.
-        let keep = text.len().saturating_sub(over + 256);
+        // Counted as the body writes them, escapes included: a text of quotes or control
+        // characters takes two to six times its length. Room is left for the flag.
+        let room = escaped_len(text).saturating_sub(body.len() - MAX_PAYLOAD_BYTES + 64);
+        let mut used = 0;
         let cut: String = text
-            .char_indices()
-            .take_while(|(i, c)| i + c.len_utf8() <= keep)
-            .map(|(_, c)| c)
+            .chars()
+            .take_while(|&c| {
+                used += escaped_char_len(c);
+                used <= room
+            })
             .collect();
         data["description"] = Value::String(cut);
         data["description_truncated"] = Value::Bool(true);
     }
     Bytes::from(render(&data))
+}
+
+/// Bytes `c` takes inside a JSON string as serde_json writes it.
+fn escaped_char_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{08}' | '\u{0C}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// Bytes `text` takes inside a JSON string as serde_json writes it.
+fn escaped_len(text: &str) -> usize {
+    text.chars().map(escaped_char_len).sum()
 }
 
 #[cfg(test)]
@@ -44,21 +61,42 @@ mod tests {
     use crate::demo::Dataset;
     use crate::domain::EventId;
 
-    #[test]
-    fn long_posts_are_shortened_to_fit() {
+    /// A `job.new` event of a demo job with this post text.
+    fn event_with(description: String) -> OutboxEvent {
         let mut job = Dataset::generate(3, 1, 1).jobs.remove(0);
-        job.description = "ünïcode ".repeat(10_000);
-        let event = OutboxEvent {
+        job.description = description;
+        OutboxEvent {
             id: EventId::new_random(),
             kind: "job.new".into(),
             created_at: job.posted_at,
             data: serde_json::to_value(&job).unwrap_or_default(),
             deliveries: Vec::new(),
-        };
-        let body = payload(&event);
+        }
+    }
+
+    #[test]
+    fn long_posts_are_shortened_to_fit() {
+        let body = payload(&event_with("ünïcode ".repeat(10_000)));
         assert!(body.len() <= MAX_PAYLOAD_BYTES, "{}", body.len());
         let v: Value = serde_json::from_slice(&body).unwrap_or_default();
         assert_eq!(v["data"]["description_truncated"], true);
         assert_eq!(v["type"], "job.new");
+    }
+
+    #[test]
+    fn posts_written_with_escapes_keep_as_much_text_as_fits() {
+        for unit in ["\u{1}", "\"\\", "é\n", "plain "] {
+            let body = payload(&event_with(unit.repeat(30_000)));
+            assert!(body.len() <= MAX_PAYLOAD_BYTES, "{unit:?}: {}", body.len());
+            assert!(
+                body.len() > MAX_PAYLOAD_BYTES - 200,
+                "{unit:?}: {} bytes, cut shorter than it had to be",
+                body.len()
+            );
+            let v: Value = serde_json::from_slice(&body).unwrap_or_default();
+            assert_eq!(v["data"]["description_truncated"], true, "{unit:?}");
+            let kept = v["data"]["description"].as_str().unwrap_or("");
+            assert!(kept.starts_with(unit), "{unit:?}: {kept:.40}");
+        }
     }
 }

@@ -675,3 +675,21 @@ async fn get_jobs_with_a_q_or_company_of_no_words_matches_nothing_and_blank_mean
         assert_eq!(app.get_jobs(blank).await.total(), every, "{blank}");
     }
 }
+
+/// Percent-encoded characters in a path are the characters themselves (RFC 3986 6.2.2.2),
+/// as a client library that encodes the braces of a braced id sends them.
+#[tokio::test]
+async fn percent_encoded_characters_in_the_path_are_the_characters_themselves() {
+    let app = spawn_app().await;
+    let id = id_of(&app.all_jobs()[0]);
+    for path in [format!("%7B{id}%7D"), id.replacen('-', "%2D", 1)] {
+        let r = app.get_job(&path).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+        assert_eq!(r.body["id"], id.as_str(), "{path}");
+    }
+    let listed = app.get("/api/v1/%6Aobs?per_page=1").await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
+    let bad = app.get_job("%3Cjob-id%3E").await;
+    bad.assert_problem(400, "invalid_parameter", Some("id"));
+    assert!(bad.text.contains("<job-id>"), "{}", bad.text);
+}

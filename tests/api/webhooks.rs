@@ -341,6 +341,78 @@ async fn post_webhooks_returns_400_unknown_parameter_naming_an_unknown_field() {
         .is_empty());
 }
 
+/// Whatever follows a body's object would be dropped unread, a second object too.
+#[tokio::test]
+async fn a_webhook_body_with_anything_after_its_object_is_refused_and_changes_nothing() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    for tail in [" trailing", r#"{"x":1}"#, "]]", "\nmore"] {
+        let body = format!(r#"{{"callback_url":"{HOOK}"}}{tail}"#);
+        app.post_webhook_raw(key, "application/json", body.into_bytes())
+            .await
+            .assert_problem(400, "invalid_body", None);
+    }
+    assert!(app.list_webhooks(key).await.ids().is_empty());
+    // White space after the object is no content.
+    let spaced = format!("{{\"callback_url\":\"{HOOK}\"}} \r\n");
+    let created = app
+        .post_webhook_raw(key, "application/json", spaced.into_bytes())
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    let id = created.body["id"].as_str().unwrap_or_default().to_owned();
+    app.request(
+        Method::PATCH,
+        &format!("/api/v1/webhooks/{id}"),
+        Auth::XApiKey(key),
+        &[("content-type", "application/json")],
+        Some(br#"{"status":"disabled"}{"status":"active"}"#.to_vec()),
+    )
+    .await
+    .assert_problem(400, "invalid_body", None);
+    assert_eq!(app.get_webhook(key, &id).await.body["status"], "active");
+}
+
+/// A ping takes no body; a client library that always sends one may send `{}`.
+#[tokio::test]
+async fn test_takes_no_body_or_an_empty_json_object_and_refuses_anything_else() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let (id, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
+    let path = format!("/api/v1/webhooks/{id}/test");
+    let ping = |content_type: &'static str, body: &'static [u8]| {
+        let headers = [("content-type", content_type)];
+        let app = &app;
+        let path = &path;
+        async move {
+            app.request(
+                Method::POST,
+                path,
+                Auth::XApiKey(key),
+                &headers,
+                Some(body.to_vec()),
+            )
+            .await
+        }
+    };
+    ping("text/plain", b"garbage")
+        .await
+        .assert_problem(415, "unsupported_media_type", None);
+    ping("application/json", br#"{"unknown":1}"#)
+        .await
+        .assert_problem(400, "unknown_parameter", Some("unknown"));
+    ping("application/json", b"{} x")
+        .await
+        .assert_problem(400, "invalid_body", None);
+    for (content_type, body) in [("application/json", &b" {} "[..]), ("text/plain", &b""[..])] {
+        let r = ping(content_type, body).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{body:?}: {}", r.text);
+    }
+    let deliveries = app
+        .get_as(key, &format!("/api/v1/webhooks/{id}/deliveries"))
+        .await;
+    assert_eq!(deliveries.body["data"].as_array().map(Vec::len), Some(2));
+}
+
 #[tokio::test]
 async fn post_webhooks_returns_400_naming_callback_url_when_it_is_missing() {
     let app = spawn_app().await;
