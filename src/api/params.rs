@@ -176,7 +176,7 @@ fn parse_instant(field: &'static str, raw: &str) -> Result<DateTime<Utc>, Domain
     NaiveDate::parse_from_str(raw, "%Y-%m-%d")
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc())
+        .map(|t| within_rfc3339_years(t.and_utc()))
         .ok_or_else(|| DomainError::new(field, instant_advice(raw)))
 }
 
@@ -391,6 +391,9 @@ mod tests {
                 "9999-12-31T23:59:59.999999999+00:00",
             ),
             ("0000-01-01T00:00:00%2B01:00", "0000-01-01T00:00:00+00:00"),
+            // chrono reads a bare date's year with a sign and any number of digits.
+            ("-0001-01-01", "0000-01-01T00:00:00+00:00"),
+            ("%2B10000-01-01", "9999-12-31T23:59:59.999999999+00:00"),
         ] {
             let t = jobs(&format!("posted_after={raw}"))
                 .ok()

@@ -206,6 +206,19 @@ impl Job {
             ));
         }
         non_empty("source_url", &self.source_url, 2_000)?;
+        // Every field but the post text is bounded, so that a webhook body can always be
+        // made to fit by shortening the post text alone.
+        if self.location.as_ref().is_some_and(|l| l.len() > 300) {
+            return Err(DomainError::new("location", "must be at most 300 bytes"));
+        }
+        if let Some(s) = &self.salary {
+            if s.currency.len() > 16 || s.period.len() > 32 {
+                return Err(DomainError::new(
+                    "salary",
+                    "currency must be at most 16 bytes and period at most 32",
+                ));
+            }
+        }
         if self.domains.len() > 32 || self.seniority.len() > 16 {
             return Err(DomainError::new(
                 "domains",
@@ -256,6 +269,24 @@ mod tests {
         assert!(Confidence::parse("-0.1").is_err());
         assert!(Confidence::parse("NaN").is_err());
         assert!(Confidence::parse("high").is_err());
+    }
+
+    #[test]
+    fn every_field_but_the_post_text_is_bounded() {
+        let job = crate::demo::Dataset::generate(1, 1, 1).jobs.remove(0);
+        assert!(job.validate().is_ok());
+        let long = "x".repeat(301);
+        let mut placed = job.clone();
+        placed.location = Some(long.clone());
+        assert_eq!(placed.validate().err().map(|e| e.field), Some("location"));
+        let mut paid = job;
+        paid.salary = Some(SalaryRange {
+            min: None,
+            max: None,
+            currency: long,
+            period: "year".into(),
+        });
+        assert_eq!(paid.validate().err().map(|e| e.field), Some("salary"));
     }
 
     #[test]

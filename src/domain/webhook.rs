@@ -52,7 +52,7 @@ impl CallbackUrl {
         })?;
         if url.scheme() != "https" && url.scheme() != "http" {
             return Err(bad(
-                "must use https (or http, which only a server in local-development mode accepts)",
+                "must use https (or plain http, where the server allows it: local-development mode)",
             ));
         }
         if url.host().is_none() {
@@ -367,7 +367,7 @@ mod tests {
         // Both schemes it may take are named: plain http is one in local-development mode.
         assert!(
             ftp.as_deref()
-                .is_some_and(|r| r.contains("https") && r.contains("or http")),
+                .is_some_and(|r| r.contains("https") && r.contains("or plain http")),
             "{ftp:?}"
         );
         assert!(CallbackUrl::parse("not a url").is_err());

@@ -35,8 +35,10 @@ pub fn payload(event: &OutboxEvent) -> Bytes {
                 used <= room
             })
             .collect();
-        data["description"] = Value::String(cut);
-        data["description_truncated"] = Value::Bool(true);
+        if cut.len() < text.len() {
+            data["description"] = Value::String(cut);
+            data["description_truncated"] = Value::Bool(true);
+        }
     }
     Bytes::from(render(&data))
 }
