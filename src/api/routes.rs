@@ -94,8 +94,9 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         .strip_prefix(PREFIX)
         .and_then(|r| r.strip_prefix('/'))
         .ok_or_else(no_route)?;
-    // Percent-encoded characters in a segment are the characters themselves (RFC 3986
-    // 6.2.2.2): `%7B…%7D` is the braced id `{…}` a client library may have encoded.
+    // A segment is read percent-decoded: RFC 3986 (6.2.2.2) makes an encoded unreserved
+    // character the character itself, and a client library may encode more, such as the
+    // braces of a braced id (`%7B…%7D`). Bytes that are not UTF-8 match no path or id.
     let decoded: Vec<Cow<'_, str>> = rest
         .split('/')
         .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy())
