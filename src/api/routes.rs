@@ -96,10 +96,15 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Result<Reply, ApiE
         .ok_or_else(no_route)?;
     // A segment is read percent-decoded: RFC 3986 (6.2.2.2) makes an encoded unreserved
     // character the character itself, and a client library may encode more, such as the
-    // braces of a braced id (`%7B…%7D`). Bytes that are not UTF-8 match no path or id.
+    // braces of a braced id (`%7B…%7D`). One whose bytes are not UTF-8 stays as sent, which
+    // matches no path and is no id, and so is named as sent.
     let decoded: Vec<Cow<'_, str>> = rest
         .split('/')
-        .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy())
+        .map(|s| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8()
+                .unwrap_or(Cow::Borrowed(s))
+        })
         .collect();
     let segments: Vec<&str> = decoded.iter().map(|s| s.as_ref()).collect();
     let (pattern, id) = pattern_of(&segments).ok_or_else(no_route)?;

@@ -692,4 +692,8 @@ async fn percent_encoded_characters_in_the_path_are_the_characters_themselves() 
     let bad = app.get_job("%3Cjob-id%3E").await;
     bad.assert_problem(400, "invalid_parameter", Some("id"));
     assert!(bad.text.contains("<job-id>"), "{}", bad.text);
+    // Bytes that are not UTF-8 are named as they were sent.
+    let bad = app.get_job("%FF").await;
+    bad.assert_problem(400, "invalid_parameter", Some("id"));
+    assert!(bad.text.contains("`%FF`"), "{}", bad.text);
 }
