@@ -282,7 +282,8 @@ enum KeysCommand {
         /// A free-form label, such as the customer's e-mail.
         #[arg(long, default_value = "")]
         label: String,
-        /// When monthly periods start counting, e.g. 2026-01-15T00:00:00Z [default: now].
+        /// When monthly periods start counting, now or earlier, e.g. 2026-01-15T00:00:00Z
+        /// [default: now].
         #[arg(long, value_name = "RFC3339", value_parser = parse_rfc3339)]
         anchor: Option<DateTime<Utc>>,
     },
@@ -559,19 +560,20 @@ async fn serve(
     let first_start =
         service.list_keys().is_empty() && service.store().scan_companies(None, 1).await?.is_empty();
 
-    // 2. On a first start, load the demo dataset and issue one key per plan.
+    // 2. Install the signal handlers before binding, so a stop request is never lost, then
+    //    bind: port 0 lets the system pick a free port. Before the demo keys are issued, so
+    //    a port in use stops the start before it makes keys it could never show.
+    let shutdown = shutdown_signal()?;
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("listening on {}", args.addr))?;
+
+    // 3. On a first start, load the demo dataset and issue one key per plan.
     let demo_keys = if first_start && !args.no_demo {
         Some(seed_demo(service).await?)
     } else {
         None
     };
-
-    // 3. Install the signal handlers before binding, so a stop request is never lost, then
-    //    bind: port 0 lets the system pick a free port.
-    let shutdown = shutdown_signal()?;
-    let listener = tokio::net::TcpListener::bind(args.addr)
-        .await
-        .with_context(|| format!("listening on {}", args.addr))?;
     let server = Server::new(listener, Api::new(service.clone()), ServerConfig::default())?;
     let base = base_url(server.local_addr());
 

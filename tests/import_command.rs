@@ -232,6 +232,53 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
     assert!(companies_stored.is_empty(), "{companies_stored:?}");
 }
 
+/// One run reports every kind of bad line: a value of the wrong kind names its field, a line
+/// that is not an object says so, and a job whose company is unknown is reported beside them,
+/// not only once the other lines are fixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_run_reports_every_bad_line_and_names_the_field_of_a_bad_value() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = Dataset::generate(34, 5, 200);
+    let companies = dir.path().join("companies.jsonl");
+    write_lines(&companies, &json_lines(&data.companies));
+    let mut lines = json_lines(&data.jobs);
+    let record = |line: usize| -> serde_json::Value {
+        serde_json::from_str(&lines[line]).expect("a job's JSON")
+    };
+    let mut salary = record(3);
+    salary["salary"] = serde_json::json!({"min": -5, "currency": "USD", "period": "year"});
+    let mut posted = record(6);
+    posted["posted_at"] = "not a date".into();
+    let mut domains = record(9);
+    domains["domains"] = serde_json::json!(["ai", 5]);
+    let mut orphan = record(12);
+    orphan["company_id"] = uuid::Uuid::from_u128(99).to_string().into();
+    for (line, value) in [(3, salary), (6, posted), (9, domains), (12, orphan)] {
+        lines[line] = value.to_string();
+    }
+    lines[15] = "[\"an array\"]".to_owned();
+    let jobs = dir.path().join("jobs.jsonl");
+    write_lines(&jobs, &lines);
+
+    let output = import(&dir.path().join("db"), &companies, &jobs);
+    let said = text_of(&output.stderr);
+    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    for expected in [
+        "jobs.jsonl:4: column",
+        "not a valid record: salary.min: invalid value: integer `-5`",
+        "jobs.jsonl:7: column",
+        "not a valid record: posted_at: ",
+        "not a valid record: domains[1]: invalid type: integer `5`, expected a string",
+        "jobs.jsonl:13: company_id: company 00000000-0000-0000-0000-000000000063 is unknown",
+        "jobs.jsonl:16: a record must be a JSON object, one per line",
+        "5 bad lines; nothing was imported",
+    ] {
+        assert!(said.contains(expected), "missing {expected:?} in:\n{said}");
+    }
+    let service = open(&dir.path().join("db")).await;
+    assert!(stored(&service, &data.jobs).await.is_empty());
+}
+
 /// Jobs piped in (`--jobs /dev/stdin`) cannot be read twice: the command keeps a copy of what
 /// it read and reads the lines again from that.
 #[cfg(target_os = "linux")]
@@ -323,4 +370,47 @@ fn keys_plan_moves_a_key_to_another_plan() {
         .expect("the key's row");
     assert!(row.contains("agent_pro"), "{row}");
     assert!(!row.contains("developer"), "{row}");
+}
+
+/// `keys create --anchor` takes a time now or earlier, and refuses a later one with a message
+/// that says why, issuing nothing: the key's first calls would fall in no period yet.
+#[test]
+fn keys_create_refuses_a_billing_anchor_in_the_future() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let data = dir.path().join("db");
+    let keys = |args: &[&str]| -> Output {
+        Command::new(server_binary())
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("keys")
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("the server example runs")
+    };
+    let later = (chrono::Utc::now() + chrono::Duration::days(30))
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let refused = keys(&["create", "--plan", "developer", "--anchor", &later]);
+    let said = text_of(&refused.stderr);
+    assert!(!refused.status.success(), "{}", text_of(&refused.stdout));
+    assert!(said.contains("billing_anchor"), "{said}");
+    assert!(said.contains("is in the future"), "{said}");
+    assert!(text_of(&refused.stdout).is_empty(), "no key is printed");
+
+    let earlier = keys(&[
+        "create",
+        "--plan",
+        "developer",
+        "--anchor",
+        "2026-01-31T10:00:00Z",
+    ]);
+    assert!(earlier.status.success(), "{}", text_of(&earlier.stderr));
+    let listed = keys(&["list"]);
+    let rows: Vec<String> = text_of(&listed.stdout)
+        .lines()
+        .filter(|l| l.contains("developer"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(rows.len(), 1, "only the key anchored in the past: {rows:?}");
 }

@@ -144,12 +144,16 @@ impl<T> Source<T> {
     }
 }
 
-/// The checked contents of the files to import.
+/// The checked contents of the files to import, and the bad lines found in them.
 #[derive(Debug)]
 pub struct ImportInput {
     /// Each company with its line number.
     companies: Source<(usize, Company)>,
     jobs: Source<JobLine>,
+    problems: Problems,
+    /// Every line of the companies file was a company, so a job's company that is in neither
+    /// that file nor the store is surely unknown.
+    companies_complete: bool,
 }
 
 /// Bad lines, printed as they are found, up to `MAX_REPORTED_ERRORS`.
@@ -183,7 +187,9 @@ impl Problems {
     }
 }
 
-/// Reads and checks every line of the files given; imports nothing.
+/// Reads and checks every line of the files given, reporting the bad ones; imports nothing.
+/// [`import`] then checks the jobs' companies against the store before it refuses the import
+/// for any bad line, so that one run reports every kind of problem.
 pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
     if args.companies.is_none() && args.jobs.is_none() {
         bail!("nothing to import: give --companies FILE, --jobs FILE or both");
@@ -193,6 +199,7 @@ pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
         Some(path) => read_jsonl(path, Company::validate, |c, l| (l.number, c), &mut problems)?,
         None => Source::empty(),
     };
+    let companies_complete = problems.count == 0;
     let jobs = match &args.jobs {
         Some(path) if !problems.full() => {
             let keep = |job: Job, line| JobLine {
@@ -204,8 +211,12 @@ pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
         }
         _ => Source::empty(),
     };
-    problems.check()?;
-    Ok(ImportInput { companies, jobs })
+    Ok(ImportInput {
+        companies,
+        jobs,
+        problems,
+        companies_complete,
+    })
 }
 
 /// Parses a JSON Lines file: one `T` per non-blank line, each checked with `validate`, of
@@ -342,22 +353,32 @@ fn parse_line<T: DeserializeOwned>(
         return None;
     }
     // serde would also read a positional array into a struct: only objects are records.
+    if !text.trim_ascii_start().starts_with(b"{") {
+        return Some(Err(
+            "a record must be a JSON object, one per line".to_owned()
+        ));
+    }
     let mut unknown = None;
     let mut json = serde_json::Deserializer::from_slice(text);
-    let parsed = serde_ignored::deserialize(&mut json, |path| {
+    let mut note_unknown = |path: serde_ignored::Path| {
         unknown.get_or_insert_with(|| field_path(&path));
+    };
+    let parsed = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(
+        &mut json,
+        &mut note_unknown,
+    ))
+    .map_err(|e| {
+        let field = e.path().to_string();
+        (field, e.into_inner())
     })
-    .and_then(|value: T| json.end().map(|()| value));
+    .and_then(|value: T| json.end().map(|()| value).map_err(|e| (String::new(), e)));
     Some(match parsed {
-        Ok(_) if !text.trim_ascii_start().starts_with(b"{") => {
-            Err("a record must be a JSON object, one per line".to_owned())
-        }
         Ok(_) if unknown.is_some() => Err(format!(
             "unknown field `{}`: check its spelling against the record's fields in README (Importing your own data)",
             unknown.unwrap_or_default()
         )),
         Ok(value) => validate(&value).map(|()| value).map_err(|e| e.to_string()),
-        Err(e) => Err(describe_json_error(&e)),
+        Err((field, e)) => Err(describe_json_error(&field, &e)),
     })
 }
 
@@ -379,8 +400,9 @@ fn field_path(path: &serde_ignored::Path) -> String {
 }
 
 /// serde_json's message, with the column in front instead of a "line 1" that means nothing
-/// for a single line.
-fn describe_json_error(e: &serde_json::Error) -> String {
+/// for a single line, and the field the bad value is in (`field`, as serde_path_to_error
+/// writes it: `.` for the record itself).
+fn describe_json_error(field: &str, e: &serde_json::Error) -> String {
     let text = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let message = text.strip_suffix(&suffix).unwrap_or(&text);
@@ -389,7 +411,10 @@ fn describe_json_error(e: &serde_json::Error) -> String {
         serde_json::error::Category::Data => "not a valid record",
         serde_json::error::Category::Io => "unreadable",
     };
-    format!("column {}: {kind}: {message}", e.column())
+    match field {
+        "" | "." => format!("column {}: {kind}: {message}", e.column()),
+        field => format!("column {}: {kind}: {field}: {message}", e.column()),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -505,34 +530,18 @@ fn read_exact_at(file: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Resul
 /// Imports what `read_import` checked: companies first, then the jobs in id order.
 pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> {
     let started = Instant::now();
-    let ImportInput { companies, jobs } = input;
+    let ImportInput {
+        companies,
+        jobs,
+        mut problems,
+        companies_complete,
+    } = input;
 
     // 1. Every job's company must be in the companies file or already in the store; check
-    //    them all now so a missing one stops the import before anything is written.
-    let mut problems = Problems::default();
-    let mut known: HashMap<CompanyId, bool> = companies
-        .records
-        .iter()
-        .map(|(_, c)| (c.id, true))
-        .collect();
-    for job in &jobs.records {
-        let id = job.company_id;
-        let exists = match known.get(&id) {
-            Some(&exists) => exists,
-            None => {
-                let exists = service.store().get_company(id).await?.is_some();
-                known.insert(id, exists);
-                exists
-            }
-        };
-        if !exists {
-            let what = format!(
-                "company_id: company {id} is unknown; add it to --companies or import it first"
-            );
-            if !problems.report(&jobs.path, job.line.number, what) {
-                break;
-            }
-        }
+    //    them all now so a missing one stops the import before anything is written. (With
+    //    a bad line in the companies file, the company it held would be reported as unknown.)
+    if companies_complete && !problems.full() {
+        report_unknown_companies(service, &companies, &jobs, &mut problems).await?;
     }
     problems.check()?;
 
@@ -593,6 +602,40 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
         );
     }
     println!("Start the server again to serve the new data.");
+    Ok(())
+}
+
+/// Reports each checked job whose company is in neither the companies file nor the store.
+async fn report_unknown_companies(
+    service: &JobListingsService,
+    companies: &Source<(usize, Company)>,
+    jobs: &Source<JobLine>,
+    problems: &mut Problems,
+) -> Result<()> {
+    let mut known: HashMap<CompanyId, bool> = companies
+        .records
+        .iter()
+        .map(|(_, c)| (c.id, true))
+        .collect();
+    for job in &jobs.records {
+        let id = job.company_id;
+        let exists = match known.get(&id) {
+            Some(&exists) => exists,
+            None => {
+                let exists = service.store().get_company(id).await?.is_some();
+                known.insert(id, exists);
+                exists
+            }
+        };
+        if !exists {
+            let what = format!(
+                "company_id: company {id} is unknown; add it to --companies or import it first"
+            );
+            if !problems.report(&jobs.path, job.line.number, what) {
+                break;
+            }
+        }
+    }
     Ok(())
 }
 

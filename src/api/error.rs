@@ -71,6 +71,13 @@ pub enum ApiError {
     /// The body is not `application/json`.
     #[error("unsupported media type")]
     UnsupportedMediaType,
+    /// The body was sent compressed (`Content-Encoding` other than `identity`), which the API
+    /// does not read.
+    #[error("unsupported content coding {coding}")]
+    UnsupportedContentEncoding {
+        /// The `Content-Encoding` sent, cut to 64 characters.
+        coding: String,
+    },
     /// The body could not be read from the connection.
     #[error("body could not be read: {0}")]
     BodyRead(String),
@@ -92,6 +99,10 @@ impl ApiError {
         }
     }
 }
+
+/// The code of [`ApiError::UnsupportedContentEncoding`], whose answer also says, in
+/// `Accept-Encoding`, which coding a body may have (RFC 9110, 15.5.16).
+pub(crate) const UNSUPPORTED_CONTENT_ENCODING: &str = "unsupported_content_encoding";
 
 /// An RFC 9457 problem document, as sent.
 #[derive(Debug, Serialize)]
@@ -385,6 +396,14 @@ impl ApiError {
                 "unsupported_media_type",
                 "Unsupported media type",
                 "send the body as JSON with Content-Type: application/json".into(),
+            ),
+            ApiError::UnsupportedContentEncoding { coding } => Answer::new(
+                S::UNSUPPORTED_MEDIA_TYPE,
+                UNSUPPORTED_CONTENT_ENCODING,
+                "Unsupported content encoding",
+                format!(
+                    "the body was sent with Content-Encoding: {coding}, which this API does not read; send it uncompressed, without a Content-Encoding header"
+                ),
             ),
         }
     }

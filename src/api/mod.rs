@@ -318,6 +318,7 @@ impl Api {
         let status = answer.status;
         let allow = answer.allow;
         let retry_after = answer.retry_after;
+        let answer_code = answer.code;
         let problem = answer.into_problem(request_id);
         let mut response = response_with_room(Bytes::from(
             serde_json::to_vec(&problem).unwrap_or_default(),
@@ -337,6 +338,12 @@ impl Api {
         }
         if let Some(secs) = retry_after {
             h.insert(http::header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if answer_code == error::UNSUPPORTED_CONTENT_ENCODING {
+            h.insert(
+                http::header::ACCEPT_ENCODING,
+                HeaderValue::from_static("identity"),
+            );
         }
         if status == StatusCode::UNAUTHORIZED {
             h.insert(
@@ -540,6 +547,8 @@ pub(crate) fn api_key(headers: &HeaderMap) -> Result<ApiKey, ApiError> {
     if in_header.any(|other| Some(other) != from_header) {
         return Err(two_keys());
     }
+    // An empty `X-API-Key:`, as a script with an unset variable sends, is no key sent.
+    let from_header = from_header.filter(|v| !v.as_bytes().trim_ascii().is_empty());
     let bearer = headers.get(http::header::AUTHORIZATION).map(|v| {
         let v = v.to_str().unwrap_or("");
         let (scheme, token) = v.trim().split_once(' ').unwrap_or((v, ""));

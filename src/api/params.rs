@@ -1,7 +1,7 @@
 //! Query strings into typed queries. Unknown parameters are refused so a typo never silently
 //! widens a search.
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, Timelike, Utc};
 
 use super::error::ApiError;
 use crate::domain::{
@@ -171,13 +171,29 @@ fn parse_instant(field: &'static str, raw: &str) -> Result<DateTime<Utc>, Domain
     let with_offset = DateTime::parse_from_rfc3339(raw)
         .or_else(|_| DateTime::parse_from_str(raw, "%Y-%m-%dT%H:%M:%S%.f%z"));
     if let Ok(t) = with_offset {
-        return Ok(within_rfc3339_years(t.with_timezone(&Utc)));
+        return Ok(within_rfc3339_years(after_leap_second(
+            t.with_timezone(&Utc),
+        )));
     }
     NaiveDate::parse_from_str(raw, "%Y-%m-%d")
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|t| within_rfc3339_years(t.and_utc()))
         .ok_or_else(|| DomainError::new(field, instant_advice(raw)))
+}
+
+/// A second written as `:60` read as the start of the next minute. chrono takes `:60` in any
+/// minute, as a leap second, and would echo it as sent, which most date-time parsers refuse
+/// (and none has been inserted since the end of 2016).
+fn after_leap_second(t: DateTime<Utc>) -> DateTime<Utc> {
+    const SECOND: u32 = 1_000_000_000;
+    match t.nanosecond().checked_sub(SECOND) {
+        Some(within) => t
+            .with_nanosecond(within)
+            .and_then(|t| t.checked_add_signed(chrono::TimeDelta::seconds(1)))
+            .unwrap_or(t),
+        None => t,
+    }
 }
 
 /// The instant, moved into the years 0000 to 9999 of UTC, which RFC 3339 can write:
@@ -394,6 +410,26 @@ mod tests {
             // chrono reads a bare date's year with a sign and any number of digits.
             ("-0001-01-01", "0000-01-01T00:00:00+00:00"),
             ("%2B10000-01-01", "9999-12-31T23:59:59.999999999+00:00"),
+        ] {
+            let t = jobs(&format!("posted_after={raw}"))
+                .ok()
+                .and_then(|q| q.filter.posted_after);
+            assert_eq!(t.map(|t| t.to_rfc3339()).as_deref(), Some(echoed), "{raw}");
+        }
+    }
+
+    /// chrono reads `:60` in any minute as a leap second; it is echoed as the next minute's
+    /// start, which every date-time parser reads.
+    #[test]
+    fn a_leap_second_is_read_as_the_start_of_the_next_minute() {
+        for (raw, echoed) in [
+            ("2026-10-01T00:00:60Z", "2026-10-01T00:01:00+00:00"),
+            ("2016-12-31T23:59:60.5Z", "2017-01-01T00:00:00.500+00:00"),
+            ("2026-10-01T01:59:60%2B02:00", "2026-10-01T00:00:00+00:00"),
+            (
+                "9999-12-31T23:59:60Z",
+                "9999-12-31T23:59:59.999999999+00:00",
+            ),
         ] {
             let t = jobs(&format!("posted_after={raw}"))
                 .ok()

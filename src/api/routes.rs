@@ -455,6 +455,18 @@ fn json_object<T: serde::de::DeserializeOwned>(
     takes: &'static [&'static str],
     fields: &str,
 ) -> Result<T, ApiError> {
+    let compressed = req
+        .headers()
+        .get_all(http::header::CONTENT_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii)
+        .find(|coding| !coding.is_empty() && !coding.eq_ignore_ascii_case(b"identity"));
+    if let Some(coding) = compressed {
+        return Err(ApiError::UnsupportedContentEncoding {
+            coding: String::from_utf8_lossy(coding).chars().take(64).collect(),
+        });
+    }
     let json = req
         .headers()
         .get(http::header::CONTENT_TYPE)

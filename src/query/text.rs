@@ -1,10 +1,17 @@
+use std::borrow::Cow;
+
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Splits text into lowercased search words.
 ///
-/// Words are found at Unicode word boundaries (UAX #29) and then split again at any character
-/// that is not a letter or digit, so `node.js` is the words `node` and `js` and `C++` is `c`.
-/// Queries and documents go through this one function, so they always agree.
+/// Text is first composed (Unicode NFC), so a letter typed as a base letter and a combining
+/// accent (`e` + U+0301, as macOS and some keyboards send it) is the same letter as its
+/// precomposed form (`é`). Words are then found at Unicode word boundaries (UAX #29) and split
+/// again at any character that is not a letter, a digit or a combining mark, so `node.js` is
+/// the words `node` and `js` and `C++` is `c`. Queries and documents go through this one
+/// function, so they always agree.
 pub fn words(text: &str) -> impl Iterator<Item = String> {
     let mut all = Vec::new();
     for_each_word(text, &mut String::new(), |w| all.push(w.to_owned()));
@@ -36,9 +43,12 @@ pub(crate) fn for_each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str
             .position(u8::is_ascii_whitespace)
             .map_or(bytes.len(), |p| at + p);
         ascii_lowercase_words(&text[from..start], buf, &mut f);
+        // No composition reaches across ASCII whitespace, so composing each piece on its own
+        // composes the whole text.
+        let piece = composed(&text[start..end]);
         // Whole-word lowercasing: it is context-sensitive (a capital sigma at the end of a
         // word becomes `ς`, elsewhere `σ`), character by character is not.
-        unicode_words(&text[start..end]).for_each(|w| f(&w.to_lowercase()));
+        unicode_words(&piece).for_each(|w| f(&w.to_lowercase()));
         from = end;
     }
     ascii_lowercase_words(&text[from..], buf, &mut f);
@@ -57,10 +67,20 @@ fn ascii_lowercase_words(text: &str, buf: &mut String, f: &mut impl FnMut(&str))
     }
 }
 
-/// Words by UAX #29, split again at every character that is not a letter or digit.
+/// `text` in Unicode NFC; borrowed when it already is, as nearly all text is.
+fn composed(text: &str) -> Cow<'_, str> {
+    match is_nfc_quick(text.chars()) {
+        IsNormalized::Yes => Cow::Borrowed(text),
+        IsNormalized::No | IsNormalized::Maybe => Cow::Owned(text.nfc().collect()),
+    }
+}
+
+/// Words by UAX #29, split again at every character that is not a letter, a digit or a
+/// combining mark (an accent without a precomposed letter, a vowel sign, a virama, which are
+/// parts of words).
 fn unicode_words(text: &str) -> impl Iterator<Item = &str> {
     text.unicode_words()
-        .flat_map(|w| w.split(|c: char| !c.is_alphanumeric()))
+        .flat_map(|w| w.split(|c: char| !c.is_alphanumeric() && !is_combining_mark(c)))
         .filter(|w| !w.is_empty())
 }
 
@@ -121,7 +141,7 @@ mod tests {
         fn cutting_at_whitespace_first_splits_as_unicode_segmentation_does(
             text in "(\\PC|[ \t\r\n]|[\u{0300}-\u{036F}\u{093E}\u{200D}\u{200B}\u{00AD}]){0,60}"
         ) {
-            let whole: Vec<String> = unicode_words(&text).map(str::to_lowercase).collect();
+            let whole: Vec<String> = unicode_words(&composed(&text)).map(str::to_lowercase).collect();
             proptest::prop_assert_eq!(collected(&text), whole.clone());
             proptest::prop_assert_eq!(words(&text).collect::<Vec<_>>(), whole);
         }
@@ -134,9 +154,28 @@ mod tests {
         fn mostly_ascii_text_splits_as_unicode_segmentation_does(
             text in "([a-zA-Z0-9.,:'()+#/-]{1,9}|[ \t\r\n]{1,2}|[éüßΣΟ—’•\u{0301}\u{200D}]|\\PC){0,80}"
         ) {
-            let whole: Vec<String> = unicode_words(&text).map(str::to_lowercase).collect();
+            let whole: Vec<String> = unicode_words(&composed(&text)).map(str::to_lowercase).collect();
             proptest::prop_assert_eq!(collected(&text), whole);
         }
+    }
+
+    /// Text typed decomposed (a base letter and a combining accent) is the same words as
+    /// text typed precomposed, and a combining mark without a precomposed form (a Devanagari
+    /// virama, a tilde on q) stays inside its word.
+    #[test]
+    fn decomposed_and_precomposed_text_split_into_the_same_words() {
+        assert_eq!(collected("e\u{301}mojis"), ["\u{e9}mojis"]);
+        assert_eq!(collected("\u{e9}mojis"), ["\u{e9}mojis"]);
+        assert_eq!(
+            words("A\u{30a}ngstro\u{308}m Zu\u{308}rich").collect::<Vec<_>>(),
+            ["\u{e5}ngstr\u{f6}m", "z\u{fc}rich"]
+        );
+        assert_eq!(
+            collected("Hindi: \u{939}\u{93f}\u{928}\u{94d}\u{926}\u{940}"),
+            ["hindi", "\u{939}\u{93f}\u{928}\u{94d}\u{926}\u{940}"]
+        );
+        assert_eq!(collected("q\u{303}uery"), ["q\u{303}uery"]);
+        assert_eq!(composed("plain \u{e9}"), Cow::Borrowed("plain \u{e9}"));
     }
 
     #[test]

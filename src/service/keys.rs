@@ -7,7 +7,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::metering::{period_at, period_start, Meter};
 use super::rate_limit::TokenBucket;
 use super::{JobListingsService, Metering, QuotaState, ServiceError, ServiceResult};
-use crate::domain::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash, KeyId, Plan, UsageReport};
+use crate::domain::{
+    ApiKey, ApiKeyRecord, BillingStatus, DomainError, KeyHash, KeyId, Plan, UsageReport,
+};
 use crate::store::{Store, UsageCounter};
 
 /// What is needed to issue a key.
@@ -185,9 +187,23 @@ impl KeyRegistry {
 
 impl JobListingsService {
     /// Issues a key. The key itself is returned only here; the service keeps its hash.
+    ///
+    /// A billing anchor after now is refused: the key's first calls would fall in no period
+    /// that has begun.
     pub async fn create_key(&self, new: NewKey) -> ServiceResult<(ApiKey, ApiKeyRecord)> {
-        let key = ApiKey::generate();
         let now = self.now();
+        if let Some(anchor) = new.billing_anchor.filter(|&anchor| anchor > now) {
+            return Err(DomainError::new(
+                "billing_anchor",
+                format!(
+                    "{} is in the future: the anchor is when the key's monthly periods begin, \
+                     so it must be now or earlier (leave it out to begin now)",
+                    anchor.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+                ),
+            )
+            .into());
+        }
+        let key = ApiKey::generate();
         let record = ApiKeyRecord {
             id: KeyId::new_random(),
             hash: key.hash(),

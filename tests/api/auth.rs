@@ -82,6 +82,28 @@ async fn get_jobs_returns_401_when_the_key_is_missing() {
     assert_unauthorized(&jobs_with(&app, Auth::None).await, "missing_api_key");
 }
 
+/// An empty `X-API-Key`, as a script with an unset variable sends, is a key not sent; with
+/// a bearer token beside it, the token is the key.
+#[tokio::test]
+async fn an_empty_x_api_key_header_is_a_missing_key() {
+    let app = spawn_app().await;
+    for empty in ["", "   "] {
+        let r = jobs_with(&app, Auth::XApiKey(empty)).await;
+        assert_unauthorized(&r, "missing_api_key");
+    }
+    let bearer = format!("Bearer {}", app.keys.developer.raw);
+    let r = app
+        .request(
+            Method::GET,
+            "/api/v1/jobs?per_page=1",
+            Auth::Authorization(&bearer),
+            &[("x-api-key", "")],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+}
+
 #[tokio::test]
 async fn get_jobs_returns_401_when_the_key_is_missing_even_with_a_bad_parameter() {
     let app = spawn_app().await;

@@ -462,6 +462,51 @@ async fn post_webhooks_returns_415_when_the_body_is_not_declared_json() {
     .assert_problem(415, "unsupported_media_type", None);
 }
 
+/// A compressed body is not read: 415 with its own code, and `Accept-Encoding: identity`
+/// (RFC 9110, 15.5.16); `identity` itself is no compression.
+#[tokio::test]
+async fn post_webhooks_returns_415_naming_the_coding_of_a_compressed_body() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let body = serde_json::to_vec(&json!({ "callback_url": HOOK })).expect("JSON");
+    let post = |encoding: &'static str| {
+        let body = body.clone();
+        let app = &app;
+        async move {
+            let headers = [
+                ("content-type", "application/json"),
+                ("content-encoding", encoding),
+            ];
+            app.request(
+                Method::POST,
+                "/api/v1/webhooks",
+                Auth::XApiKey(key),
+                &headers,
+                Some(body),
+            )
+            .await
+        }
+    };
+    for (encoding, named) in [
+        ("gzip", "gzip"),
+        ("identity, br", "br"),
+        ("DEFLATE", "DEFLATE"),
+    ] {
+        let refused = post(encoding).await;
+        refused.assert_problem(415, "unsupported_content_encoding", None);
+        assert_eq!(refused.header("accept-encoding"), Some("identity"));
+        let detail = refused.body["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains(&format!("Content-Encoding: {named},")),
+            "{detail}"
+        );
+    }
+    let listed = app.list_webhooks(key).await;
+    assert_eq!(listed.body["data"].as_array().map(Vec::len), Some(0));
+    let accepted = post("identity").await;
+    assert_eq!(accepted.status.as_u16(), 201, "{}", accepted.text);
+}
+
 #[tokio::test]
 async fn post_webhooks_accepts_json_with_a_charset() {
     let app = spawn_app().await;
