@@ -414,3 +414,37 @@ fn keys_create_refuses_a_billing_anchor_in_the_future() {
         .collect();
     assert_eq!(rows.len(), 1, "only the key anchored in the past: {rows:?}");
 }
+
+/// A first start on a port already in use stops before it issues the demo keys, which it
+/// could never show: the folder holds no key, so the next start is a first start again.
+#[test]
+fn a_first_start_on_a_port_in_use_issues_no_demo_keys() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let data = dir.path().join("db");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let addr = taken.local_addr().expect("its address").to_string();
+    let output = Command::new(server_binary())
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["serve", "--addr", &addr])
+        .env("RUST_LOG", "warn")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("the server example runs");
+    let said = text_of(&output.stderr);
+    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    assert!(said.contains(&format!("listening on {addr}")), "{said}");
+    assert!(text_of(&output.stdout).is_empty(), "nothing is printed");
+    let listed = Command::new(server_binary())
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["keys", "list"])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the server example runs");
+    assert!(
+        text_of(&listed.stdout).contains("No keys yet"),
+        "{}",
+        text_of(&listed.stdout)
+    );
+}
