@@ -401,8 +401,13 @@ async fn main() -> Result<()> {
         Command::Import(args) => {
             init_logging("warn");
             // Read and check the files before taking the store's lock.
-            let input = import::read_import(&args)?;
-            let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
+            let mut input = import::read_import(&args)?;
+            if store.database_url.is_none() && !store.data_dir.exists() {
+                input = import::checked_for_a_new_store(input)?;
+            }
+            let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing)
+                .await
+                .map_err(|e| import::refuse_unopened(&input, e))?;
             let outcome = import::import(&service, input).await;
             close(&service, outcome).await
         }
@@ -568,7 +573,10 @@ async fn serve(
         .await
         .with_context(|| format!("listening on {}", args.addr))?;
 
-    // 3. On a first start, load the demo dataset and issue one key per plan.
+    // 3. On a first start, load the demo dataset and issue one key per plan. A stop request
+    //    meanwhile lets the load finish, so that the keys it made are shown, then stops: cut
+    //    short, it would leave demo data without keys, and the next start would not be a
+    //    first start.
     let demo_keys = if first_start && !args.no_demo {
         Some(seed_demo(service).await?)
     } else {

@@ -275,8 +275,48 @@ async fn one_run_reports_every_bad_line_and_names_the_field_of_a_bad_value() {
     ] {
         assert!(said.contains(expected), "missing {expected:?} in:\n{said}");
     }
-    let service = open(&dir.path().join("db")).await;
-    assert!(stored(&service, &data.jobs).await.is_empty());
+    // A refused import into a folder that did not exist leaves none behind, even when the
+    // only bad line is a job whose company is unknown.
+    assert!(!dir.path().join("db").exists());
+    let orphan_only = dir.path().join("orphan-only.jsonl");
+    write_lines(&orphan_only, &[lines[0].clone(), lines[12].clone()]);
+    let output = import(&dir.path().join("db"), &companies, &orphan_only);
+    let said = text_of(&output.stderr);
+    assert!(said.contains("orphan-only.jsonl:2: company_id"), "{said}");
+    assert!(said.contains("1 bad line; nothing was imported"), "{said}");
+    assert!(!dir.path().join("db").exists());
+
+    // Into a store that holds the company (imported with the first line), the same lines
+    // but for that company's job are told, the store checked for the rest.
+    let existing = dir.path().join("existing");
+    write_lines(&jobs, &[lines[0].clone()]);
+    let output = import(&existing, &companies, &jobs);
+    assert!(output.status.success(), "{}", text_of(&output.stderr));
+    let only_jobs = dir.path().join("no-companies.jsonl");
+    write_lines(&only_jobs, &[]);
+    write_lines(&jobs, &lines);
+    let output = import(&existing, &only_jobs, &jobs);
+    let said = text_of(&output.stderr);
+    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    assert!(
+        said.contains("jobs.jsonl:13: company_id: company"),
+        "{said}"
+    );
+    assert!(said.contains("5 bad lines; nothing was imported"), "{said}");
+
+    // A store that cannot be opened (the server has it) still gets the bad lines told, and
+    // why the companies were not checked.
+    let service = open(&existing).await;
+    let output = import(&existing, &only_jobs, &jobs);
+    let said = text_of(&output.stderr);
+    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    assert!(said.contains("jobs.jsonl:4: column"), "{said}");
+    assert!(!said.contains("jobs.jsonl:13:"), "{said}");
+    assert!(
+        said.contains("4 bad lines; nothing was imported. Fix them and run again. The jobs' companies were not checked against the store, which could not be opened"),
+        "{said}"
+    );
+    assert_eq!(stored(&service, &data.jobs).await.len(), 1);
 }
 
 /// Jobs piped in (`--jobs /dev/stdin`) cannot be read twice: the command keeps a copy of what

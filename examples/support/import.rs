@@ -7,7 +7,7 @@
 //! memory holds a few batches of jobs instead of all of them (fresh memory was a large part
 //! of an import's time).
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
@@ -188,8 +188,8 @@ impl Problems {
 }
 
 /// Reads and checks every line of the files given, reporting the bad ones; imports nothing.
-/// [`import`] then checks the jobs' companies against the store before it refuses the import
-/// for any bad line, so that one run reports every kind of problem.
+/// [`import`] (or [`refuse_bad_lines`]) then checks the jobs' companies too before it refuses
+/// the import for any bad line, so that one run reports every kind of problem.
 pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
     if args.companies.is_none() && args.jobs.is_none() {
         bail!("nothing to import: give --companies FILE, --jobs FILE or both");
@@ -541,7 +541,13 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
     //    them all now so a missing one stops the import before anything is written. (With
     //    a bad line in the companies file, the company it held would be reported as unknown.)
     if companies_complete && !problems.full() {
-        report_unknown_companies(service, &companies, &jobs, &mut problems).await?;
+        let mut unknown = companies_not_in_file(&companies, &jobs);
+        for id in unknown.clone() {
+            if service.store().get_company(id).await?.is_some() {
+                unknown.remove(&id);
+            }
+        }
+        report_unknown_companies(&jobs, &unknown, &mut problems);
     }
     problems.check()?;
 
@@ -605,38 +611,62 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
     Ok(())
 }
 
-/// Reports each checked job whose company is in neither the companies file nor the store.
-async fn report_unknown_companies(
-    service: &JobListingsService,
+/// The input checked as for a store that holds no company yet (a new folder), where every
+/// company the companies file lacks is unknown: refused with every bad line told, without
+/// making the store for an import that cannot be.
+pub fn checked_for_a_new_store(mut input: ImportInput) -> Result<ImportInput> {
+    if input.companies_complete && !input.problems.full() {
+        let unknown = companies_not_in_file(&input.companies, &input.jobs);
+        report_unknown_companies(&input.jobs, &unknown, &mut input.problems);
+    }
+    input.problems.check()?;
+    Ok(input)
+}
+
+/// Refuses an import with bad lines whose store could not be opened (`unopened` says why), so
+/// that the jobs' companies could not be checked.
+pub fn refuse_unopened(input: &ImportInput, unopened: anyhow::Error) -> anyhow::Error {
+    match input.problems.check() {
+        Ok(()) => unopened,
+        Err(bad) => anyhow!(
+            "{bad} The jobs' companies were not checked against the store, which could not be \
+             opened: {unopened:#}"
+        ),
+    }
+}
+
+/// The companies the checked jobs name that the companies file does not hold.
+fn companies_not_in_file(
     companies: &Source<(usize, Company)>,
     jobs: &Source<JobLine>,
+) -> HashSet<CompanyId> {
+    let in_file: HashSet<CompanyId> = companies.records.iter().map(|(_, c)| c.id).collect();
+    jobs.records
+        .iter()
+        .map(|job| job.company_id)
+        .filter(|id| !in_file.contains(id))
+        .collect()
+}
+
+/// Reports each checked job whose company is `unknown`, in the order of the file.
+fn report_unknown_companies(
+    jobs: &Source<JobLine>,
+    unknown: &HashSet<CompanyId>,
     problems: &mut Problems,
-) -> Result<()> {
-    let mut known: HashMap<CompanyId, bool> = companies
+) {
+    for job in jobs
         .records
         .iter()
-        .map(|(_, c)| (c.id, true))
-        .collect();
-    for job in &jobs.records {
-        let id = job.company_id;
-        let exists = match known.get(&id) {
-            Some(&exists) => exists,
-            None => {
-                let exists = service.store().get_company(id).await?.is_some();
-                known.insert(id, exists);
-                exists
-            }
-        };
-        if !exists {
-            let what = format!(
-                "company_id: company {id} is unknown; add it to --companies or import it first"
-            );
-            if !problems.report(&jobs.path, job.line.number, what) {
-                break;
-            }
+        .filter(|j| unknown.contains(&j.company_id))
+    {
+        let what = format!(
+            "company_id: company {} is unknown; add it to --companies or import it first",
+            job.company_id
+        );
+        if !problems.report(&jobs.path, job.line.number, what) {
+            break;
         }
     }
-    Ok(())
 }
 
 /// Says which lines a refused batch of companies held, and what was stored before.

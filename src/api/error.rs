@@ -100,10 +100,6 @@ impl ApiError {
     }
 }
 
-/// The code of [`ApiError::UnsupportedContentEncoding`], whose answer also says, in
-/// `Accept-Encoding`, which coding a body may have (RFC 9110, 15.5.16).
-pub(crate) const UNSUPPORTED_CONTENT_ENCODING: &str = "unsupported_content_encoding";
-
 /// An RFC 9457 problem document, as sent.
 #[derive(Debug, Serialize)]
 pub struct Problem {
@@ -142,6 +138,9 @@ pub(crate) struct Answer {
     pub allowed: Option<&'static [&'static str]>,
     pub retry_after: Option<u64>,
     pub allow: Option<&'static str>,
+    /// The content codings a body may have, for an `Accept-Encoding` header (RFC 9110,
+    /// 15.5.16).
+    pub accept_encoding: Option<&'static str>,
 }
 
 impl Answer {
@@ -155,6 +154,7 @@ impl Answer {
             allowed: None,
             retry_after: None,
             allow: None,
+            accept_encoding: None,
         }
     }
 
@@ -397,14 +397,18 @@ impl ApiError {
                 "Unsupported media type",
                 "send the body as JSON with Content-Type: application/json".into(),
             ),
-            ApiError::UnsupportedContentEncoding { coding } => Answer::new(
-                S::UNSUPPORTED_MEDIA_TYPE,
-                UNSUPPORTED_CONTENT_ENCODING,
-                "Unsupported content encoding",
-                format!(
-                    "the body was sent with Content-Encoding: {coding}, which this API does not read; send it uncompressed, without a Content-Encoding header"
-                ),
-            ),
+            ApiError::UnsupportedContentEncoding { coding } => {
+                let mut a = Answer::new(
+                    S::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported_content_encoding",
+                    "Unsupported content encoding",
+                    format!(
+                        "the body was sent with Content-Encoding: {coding}, which this API does not read; send it uncompressed, without a Content-Encoding header"
+                    ),
+                );
+                a.accept_encoding = Some("identity");
+                a
+            }
         }
     }
 }

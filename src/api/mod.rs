@@ -318,7 +318,7 @@ impl Api {
         let status = answer.status;
         let allow = answer.allow;
         let retry_after = answer.retry_after;
-        let answer_code = answer.code;
+        let accept_encoding = answer.accept_encoding;
         let problem = answer.into_problem(request_id);
         let mut response = response_with_room(Bytes::from(
             serde_json::to_vec(&problem).unwrap_or_default(),
@@ -339,10 +339,10 @@ impl Api {
         if let Some(secs) = retry_after {
             h.insert(http::header::RETRY_AFTER, HeaderValue::from(secs));
         }
-        if answer_code == error::UNSUPPORTED_CONTENT_ENCODING {
+        if let Some(codings) = accept_encoding {
             h.insert(
                 http::header::ACCEPT_ENCODING,
-                HeaderValue::from_static("identity"),
+                HeaderValue::from_static(codings),
             );
         }
         if status == StatusCode::UNAUTHORIZED {

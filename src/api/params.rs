@@ -1,11 +1,12 @@
 //! Query strings into typed queries. Unknown parameters are refused so a typo never silently
 //! widens a search.
 
-use chrono::{DateTime, NaiveDate, Timelike, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 
 use super::error::ApiError;
 use crate::domain::{
-    CompanyId, Confidence, DomainError, DomainTag, FundingStage, Page, PerPage, Seniority,
+    after_leap_second, CompanyId, Confidence, DomainError, DomainTag, FundingStage, Page, PerPage,
+    Seniority,
 };
 use crate::query::{JobFilter, JobQuery};
 use crate::service::CompanyQuery;
@@ -180,20 +181,6 @@ fn parse_instant(field: &'static str, raw: &str) -> Result<DateTime<Utc>, Domain
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|t| within_rfc3339_years(t.and_utc()))
         .ok_or_else(|| DomainError::new(field, instant_advice(raw)))
-}
-
-/// A second written as `:60` read as the start of the next minute. chrono takes `:60` in any
-/// minute, as a leap second, and would echo it as sent, which most date-time parsers refuse
-/// (and none has been inserted since the end of 2016).
-fn after_leap_second(t: DateTime<Utc>) -> DateTime<Utc> {
-    const SECOND: u32 = 1_000_000_000;
-    match t.nanosecond().checked_sub(SECOND) {
-        Some(within) => t
-            .with_nanosecond(within)
-            .and_then(|t| t.checked_add_signed(chrono::TimeDelta::seconds(1)))
-            .unwrap_or(t),
-        None => t,
-    }
 }
 
 /// The instant, moved into the years 0000 to 9999 of UTC, which RFC 3339 can write:

@@ -23,6 +23,7 @@ pub use key::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash};
 pub use paging::{Page, PerPage};
 pub use plan::{Plan, UsageReport};
 pub use tags::{DomainTag, Seniority};
+pub(crate) use timestamp::after_leap_second;
 pub use webhook::{
     CallbackUrl, Delivery, DeliveryAttempt, DeliveryStatus, IdempotencyKey, OutboxEvent,
     Subscription, SubscriptionStatus, WebhookSecret,

@@ -4,18 +4,33 @@
 //!
 //! RFC 3339 (what every timestamp is written as) takes chrono's dedicated RFC 3339 parser;
 //! anything else still goes to the relaxed parser, so the same strings are accepted, with the
-//! same values and (for strings) the same errors, as with chrono's `Deserialize`.
+//! same values and (for strings) the same errors, as with chrono's `Deserialize`, but for a
+//! second written `:60`, which is read as the next minute's start ([`after_leap_second`]).
 
 use std::fmt;
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, FixedOffset, TimeDelta, Timelike, Utc};
 use serde::de::{Deserializer, Error, Visitor};
 
-/// Parses as chrono's `Deserialize` for `DateTime<Utc>` does.
+/// Parses as chrono's `Deserialize` for `DateTime<Utc>` does, then moves a leap second on.
 fn parse(s: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
     DateTime::parse_from_rfc3339(s)
         .or_else(|_| s.parse::<DateTime<FixedOffset>>())
-        .map(|t| t.with_timezone(&Utc))
+        .map(|t| after_leap_second(t.with_timezone(&Utc)))
+}
+
+/// A second written as `:60` read as the start of the next minute. chrono takes `:60` in any
+/// minute, as a leap second, and writes it back as `:60`, which most date-time parsers refuse
+/// (and no leap second has been inserted since the end of 2016).
+pub(crate) fn after_leap_second(t: DateTime<Utc>) -> DateTime<Utc> {
+    const SECOND: u32 = 1_000_000_000;
+    match t.nanosecond().checked_sub(SECOND) {
+        Some(within) => t
+            .with_nanosecond(within)
+            .and_then(|t| t.checked_add_signed(TimeDelta::seconds(1)))
+            .unwrap_or(t),
+        None => t,
+    }
 }
 
 struct TimestampVisitor;
@@ -86,7 +101,8 @@ mod tests {
     }
 
     /// The same strings are accepted, with the same values, as by chrono's `Deserialize`:
-    /// strict RFC 3339, the relaxed forms, offsets and fractions; and the same are refused.
+    /// strict RFC 3339, the relaxed forms, offsets and fractions; and the same are refused. A
+    /// leap second is the one value that differs: it is moved on to the next minute.
     #[test]
     fn reads_what_chrono_reads_and_refuses_what_it_refuses() {
         let inputs = [
@@ -112,7 +128,11 @@ mod tests {
                 let ours = serde_json::from_str::<Stamps>(&json);
                 let chrono = serde_json::from_str::<ChronoStamps>(&json);
                 match (ours, chrono) {
-                    (Ok(a), Ok(b)) => assert_eq!((a.at, a.maybe), (b.at, b.maybe), "{json}"),
+                    (Ok(a), Ok(b)) => assert_eq!(
+                        (a.at, a.maybe),
+                        (after_leap_second(b.at), b.maybe.map(after_leap_second)),
+                        "{json}"
+                    ),
                     (Err(_), Err(_)) => {}
                     (a, b) => panic!("{json}: ours {a:?}, chrono {b:?}"),
                 }
@@ -122,5 +142,8 @@ mod tests {
         assert_eq!(read.at.to_rfc3339(), "2026-11-01T09:30:00+00:00");
         assert_eq!(read.maybe, None);
         assert!(serde_json::from_str::<Stamps>(r#"{"at":5}"#).is_err());
+        let leap: Stamps =
+            serde_json::from_str(r#"{"at":"2026-11-01T09:30:60.25+01:00"}"#).unwrap();
+        assert_eq!(leap.at.to_rfc3339(), "2026-11-01T08:31:00.250+00:00");
     }
 }

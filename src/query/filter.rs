@@ -95,7 +95,8 @@ impl JobFilter {
 /// The terms a search text asks for: its [`words`], sorted and once each.
 ///
 /// Text that is not blank but has no word in it (`!!!`, `++`, an emoji) is kept whole as its
-/// one term. No job has that term, since every indexed word is letters and digits only, so
+/// one term. No job has that term, since every indexed word holds a letter or digit and such
+/// text holds none, so
 /// the search matches nothing, as Elasticsearch's `match` does by default, instead of
 /// dropping the condition and matching every job. Blank text gives no terms: no condition.
 pub fn search_terms(text: &str) -> Vec<String> {
@@ -159,7 +160,11 @@ mod tests {
         assert_eq!(search_terms("🦘"), ["🦘"]);
         assert!(search_terms(" \t ").is_empty());
         assert!(search_terms("").is_empty());
-        // A wordless term can never be a word: words are letters and digits only.
+        // A wordless term can never be a word: every word holds a letter or digit.
         assert!(words("!!!").next().is_none());
+        assert_eq!(search_terms("\u{301}"), ["\u{301}"]);
+        assert!(
+            words("a_\u{301}_b 5\u{fe0f}\u{20e3}").all(|w| w.chars().any(char::is_alphanumeric))
+        );
     }
 }

@@ -1,9 +1,10 @@
 //! An index saved as bytes and loaded back, so a program restarts without indexing every job
 //! again: loading is reading bitmaps, where indexing is splitting and posting every word.
 //!
-//! The bytes name the version of this crate that wrote them (a new version may split words
-//! or number documents differently, so its index must be rebuilt) and end with a CRC32 of
-//! the rest, so a torn or damaged file is refused rather than answering wrongly.
+//! The bytes name the version of this crate that wrote them, and of its rule for splitting
+//! text into words (a new version may split words or number documents differently, so its
+//! index must be rebuilt), and end with a CRC32 of the rest, so a torn or damaged file is
+//! refused rather than answering wrongly.
 
 use std::collections::BTreeMap;
 
@@ -16,11 +17,16 @@ use super::ids::DocsById;
 use super::index::{JobIndex, Slot};
 use crate::domain::CompanyId;
 
+/// The version a snapshot is written with and must have to load: the crate's, and that of
+/// its rule for splitting words, which changes when the rule does (`words-2` composes text
+/// before splitting it), whether or not a release follows.
+const SNAPSHOT_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+words-2");
+
 /// Why saved bytes could not be loaded as an index; rebuild it from the jobs instead.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
     /// Another version of this crate wrote it.
-    #[error("the index snapshot was written by job-listings {found}, not {}", env!("CARGO_PKG_VERSION"))]
+    #[error("the index snapshot was written by job-listings {found}, not {SNAPSHOT_VERSION}")]
     OtherVersion {
         /// The version that wrote it.
         found: String,
@@ -94,7 +100,7 @@ impl JobIndex {
     /// memory. Whether it compacts itself is not saved (it is the loader's choice).
     pub fn to_snapshot(&self) -> Vec<u8> {
         let parts = SnapshotRef {
-            version: env!("CARGO_PKG_VERSION"),
+            version: SNAPSHOT_VERSION,
             slots: &self.slots,
             confidences: &self.confidences,
             live: &self.live,
@@ -129,7 +135,7 @@ impl JobIndex {
             return Err(damaged("its checksum does not match"));
         }
         let header: Header = postcard::from_bytes(body).map_err(|e| damaged(&e.to_string()))?;
-        if header.version != env!("CARGO_PKG_VERSION") {
+        if header.version != SNAPSHOT_VERSION {
             return Err(SnapshotError::OtherVersion {
                 found: header.version,
             });
@@ -259,5 +265,21 @@ mod tests {
             panic!("another version's snapshot was not refused as such");
         };
         assert_eq!(found, "0.0.1-elsewhere");
+
+        // The same crate version with the rule for words before it.
+        let mut older_words = bytes[..bytes.len() - 4].to_vec();
+        let version = env!("CARGO_PKG_VERSION");
+        let mut earlier = postcard::to_stdvec(&version).unwrap();
+        let written = postcard::to_stdvec(&SNAPSHOT_VERSION).unwrap();
+        assert!(older_words.starts_with(&written));
+        earlier.extend_from_slice(&older_words[written.len()..]);
+        older_words = earlier;
+        let crc = crc32fast::hash(&older_words);
+        older_words.extend_from_slice(&crc.to_le_bytes());
+        let Err(SnapshotError::OtherVersion { found }) = JobIndex::from_snapshot(&older_words)
+        else {
+            panic!("a snapshot of the earlier rule for words was not refused");
+        };
+        assert_eq!(found, version);
     }
 }

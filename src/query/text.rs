@@ -75,13 +75,33 @@ fn composed(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// Words by UAX #29, split again at every character that is not a letter, a digit or a
-/// combining mark (an accent without a precomposed letter, a vowel sign, a virama, which are
-/// parts of words).
+/// Words by UAX #29, split again at every character that is neither a letter, a digit nor a
+/// [mark within a word](is_mark_within_a_word); a piece without a letter or digit (marks
+/// alone) is no word.
 fn unicode_words(text: &str) -> impl Iterator<Item = &str> {
     text.unicode_words()
-        .flat_map(|w| w.split(|c: char| !c.is_alphanumeric() && !is_combining_mark(c)))
-        .filter(|w| !w.is_empty())
+        .flat_map(|w| w.split(|c: char| !c.is_alphanumeric() && !is_mark_within_a_word(c)))
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+}
+
+/// A combining mark that is part of the letter before it: an accent with no precomposed
+/// letter, a vowel sign, a virama. Not a variation selector, which picks a glyph (U+FE0F, the
+/// emoji form of `ℹ`), nor an enclosing mark, which draws around it (U+20E3, the keycap of
+/// `5⃣`): they leave the letter what it is.
+fn is_mark_within_a_word(c: char) -> bool {
+    let picks_a_glyph = matches!(
+        c,
+        '\u{180B}'..='\u{180D}' | '\u{180F}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}'
+    );
+    let encloses = matches!(
+        c,
+        '\u{0488}'..='\u{0489}'
+            | '\u{1ABE}'
+            | '\u{20DD}'..='\u{20E0}'
+            | '\u{20E2}'..='\u{20E4}'
+            | '\u{A670}'..='\u{A672}'
+    );
+    is_combining_mark(c) && !picks_a_glyph && !encloses
 }
 
 /// The same for ASCII text, where it comes down to splitting at every character that is not
@@ -175,7 +195,14 @@ mod tests {
             ["hindi", "\u{939}\u{93f}\u{928}\u{94d}\u{926}\u{940}"]
         );
         assert_eq!(collected("q\u{303}uery"), ["q\u{303}uery"]);
-        assert_eq!(composed("plain \u{e9}"), Cow::Borrowed("plain \u{e9}"));
+        // Marks that leave a letter what it is, or stand alone, make no word of their own.
+        assert_eq!(
+            collected("5\u{fe0f}\u{20e3} \u{2139}\u{fe0f} info"),
+            ["5", "\u{2139}", "info"]
+        );
+        assert_eq!(collected("a_\u{301}_b"), ["a", "b"]);
+        assert!(matches!(composed("plain \u{e9}"), Cow::Borrowed(_)));
+        assert!(matches!(composed("e\u{301}"), Cow::Owned(_)));
     }
 
     #[test]

@@ -8,7 +8,8 @@ use super::metering::{period_at, period_start, Meter};
 use super::rate_limit::TokenBucket;
 use super::{JobListingsService, Metering, QuotaState, ServiceError, ServiceResult};
 use crate::domain::{
-    ApiKey, ApiKeyRecord, BillingStatus, DomainError, KeyHash, KeyId, Plan, UsageReport,
+    after_leap_second, ApiKey, ApiKeyRecord, BillingStatus, DomainError, KeyHash, KeyId, Plan,
+    UsageReport,
 };
 use crate::store::{Store, UsageCounter};
 
@@ -17,7 +18,8 @@ use crate::store::{Store, UsageCounter};
 pub struct NewKey {
     /// The plan bought.
     pub plan: Plan,
-    /// When monthly periods start counting (default: now).
+    /// When monthly periods start counting: now (the default) or earlier; a later time is
+    /// refused. A second written `:60` is the next minute's start.
     pub billing_anchor: Option<DateTime<Utc>>,
     /// A free-form label, such as the customer's e-mail.
     pub label: String,
@@ -192,7 +194,8 @@ impl JobListingsService {
     /// that has begun.
     pub async fn create_key(&self, new: NewKey) -> ServiceResult<(ApiKey, ApiKeyRecord)> {
         let now = self.now();
-        if let Some(anchor) = new.billing_anchor.filter(|&anchor| anchor > now) {
+        let anchor = new.billing_anchor.map(after_leap_second);
+        if let Some(anchor) = anchor.filter(|&anchor| anchor > now) {
             return Err(DomainError::new(
                 "billing_anchor",
                 format!(
@@ -213,7 +216,7 @@ impl JobListingsService {
             billing_status: BillingStatus::Active,
             // Whole seconds: every store keeps them exactly (PostgreSQL keeps microseconds),
             // so period starts computed from the anchor compare equal to stored ones.
-            billing_anchor: new.billing_anchor.unwrap_or(now).trunc_subsecs(0),
+            billing_anchor: anchor.unwrap_or(now).trunc_subsecs(0),
             created_at: now,
             revoked_at: None,
         };
