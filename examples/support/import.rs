@@ -188,8 +188,9 @@ impl Problems {
 }
 
 /// Reads and checks every line of the files given, reporting the bad ones; imports nothing.
-/// [`import`] (or [`refuse_bad_lines`]) then checks the jobs' companies too before it refuses
-/// the import for any bad line, so that one run reports every kind of problem.
+/// [`import`] (or, for a new folder, [`checked_for_a_new_store`]) then checks the jobs'
+/// companies too before it refuses the import for any bad line, so that one run reports every
+/// kind of problem.
 pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
     if args.companies.is_none() && args.jobs.is_none() {
         bail!("nothing to import: give --companies FILE, --jobs FILE or both");

@@ -96,9 +96,9 @@ impl JobFilter {
 ///
 /// Text that is not blank but has no word in it (`!!!`, `++`, an emoji) is kept whole as its
 /// one term. No job has that term, since every indexed word holds a letter or digit and such
-/// text holds none, so
-/// the search matches nothing, as Elasticsearch's `match` does by default, instead of
-/// dropping the condition and matching every job. Blank text gives no terms: no condition.
+/// text holds none, so the search matches nothing, as Elasticsearch's `match` does by
+/// default, instead of dropping the condition and matching every job. Blank text gives no
+/// terms: no condition.
 pub fn search_terms(text: &str) -> Vec<String> {
     let terms = dedup(words(text).collect());
     match text.trim() {

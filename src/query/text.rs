@@ -9,9 +9,9 @@ use unicode_segmentation::UnicodeSegmentation;
 /// Text is first composed (Unicode NFC), so a letter typed as a base letter and a combining
 /// accent (`e` + U+0301, as macOS and some keyboards send it) is the same letter as its
 /// precomposed form (`é`). Words are then found at Unicode word boundaries (UAX #29) and split
-/// again at any character that is not a letter, a digit or a combining mark, so `node.js` is
-/// the words `node` and `js` and `C++` is `c`. Queries and documents go through this one
-/// function, so they always agree.
+/// again at any character that is not a letter, a digit or a mark within a word (an accent, a
+/// vowel sign), so `node.js` is the words `node` and `js` and `C++` is `c`. Queries and
+/// documents go through this one function, so they always agree.
 pub fn words(text: &str) -> impl Iterator<Item = String> {
     let mut all = Vec::new();
     for_each_word(text, &mut String::new(), |w| all.push(w.to_owned()));
