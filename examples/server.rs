@@ -62,7 +62,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
@@ -405,14 +405,26 @@ async fn main() -> Result<()> {
             if store.database_url.is_none() && !store.data_dir.exists() {
                 input = import::checked_for_a_new_store(input)?;
             }
-            let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing)
-                .await
-                .map_err(|e| import::refuse_unopened(&input, e))?;
+            let service =
+                match open_service(&store, ServiceConfig::default(), Deliver::Nothing).await {
+                    Ok(service) => service,
+                    Err(e) => return Err(import::refuse_unopened(input, e)),
+                };
             let outcome = import::import(&service, input).await;
             close(&service, outcome).await
         }
         Command::Keys(command) => {
             init_logging("warn");
+            // Only `create` may make the folder: one that lists or changes keys in a folder
+            // that is not there was given the wrong one.
+            let creates = matches!(command, KeysCommand::Create { .. });
+            if !creates && store.database_url.is_none() && !store.data_dir.exists() {
+                bail!(
+                    "there is no data folder at {}: give the server's --data-dir (or \
+                     JOB_LISTINGS_DATA); `keys create` makes a new one",
+                    store.data_dir.display()
+                );
+            }
             let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
             let outcome = keys(&service, command).await;
             close(&service, outcome).await

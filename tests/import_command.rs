@@ -313,7 +313,7 @@ async fn one_run_reports_every_bad_line_and_names_the_field_of_a_bad_value() {
     assert!(said.contains("jobs.jsonl:4: column"), "{said}");
     assert!(!said.contains("jobs.jsonl:13:"), "{said}");
     assert!(
-        said.contains("4 bad lines; nothing was imported. Fix them and run again. The jobs' companies were not checked against the store, which could not be opened"),
+        said.contains("4 bad lines; nothing was imported. Fix them and run again. The jobs' companies were not checked, as the store could not be opened: "),
         "{said}"
     );
     assert_eq!(stored(&service, &data.jobs).await.len(), 1);
@@ -487,4 +487,76 @@ fn a_first_start_on_a_port_in_use_issues_no_demo_keys() {
         "{}",
         text_of(&listed.stdout)
     );
+}
+
+/// `import --companies FILE` alone imports the companies; a companies file with a bad line
+/// refuses the import and says the jobs' companies were not checked against it (a company on
+/// the bad line would have been taken for an unknown one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn companies_alone_import_and_a_bad_companies_file_says_what_was_not_checked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = Dataset::generate(35, 6, 40);
+    let companies = dir.path().join("companies.jsonl");
+    write_lines(&companies, &json_lines(&data.companies));
+    let only_companies = Command::new(server_binary())
+        .arg("--data-dir")
+        .arg(dir.path().join("db"))
+        .arg("import")
+        .arg("--companies")
+        .arg(&companies)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the server example runs");
+    let said = text_of(&only_companies.stdout);
+    assert!(
+        only_companies.status.success(),
+        "{said}{}",
+        text_of(&only_companies.stderr)
+    );
+    assert!(
+        said.contains("Imported 6 companies (6 new, 0 updated)"),
+        "{said}"
+    );
+
+    let mut company_lines = json_lines(&data.companies);
+    company_lines[1] = "{\"id\": 7}".to_owned();
+    let bad_companies = dir.path().join("bad-companies.jsonl");
+    write_lines(&bad_companies, &company_lines);
+    let mut jobs = data.jobs.clone();
+    jobs[3].company_id = CompanyId(uuid::Uuid::from_u128(98));
+    let jobs_file = dir.path().join("jobs.jsonl");
+    write_lines(&jobs_file, &json_lines(&jobs));
+    let output = import(&dir.path().join("fresh"), &bad_companies, &jobs_file);
+    let said = text_of(&output.stderr);
+    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    assert!(said.contains("bad-companies.jsonl:2: column"), "{said}");
+    assert!(!said.contains("jobs.jsonl:4:"), "{said}");
+    assert!(
+        said.contains(
+            "1 bad line; nothing was imported. Fix it and run again. The jobs' companies were not checked, as the companies file has bad lines."
+        ),
+        "{said}"
+    );
+    assert!(!dir.path().join("fresh").exists());
+}
+
+/// `keys list` (or any `keys` command but `create`) on a folder that is not there says so,
+/// and makes none: a mistyped `--data-dir` is not an empty store.
+#[test]
+fn keys_commands_other_than_create_do_not_make_a_missing_folder() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let missing = dir.path().join("mistyped");
+    let listed = Command::new(server_binary())
+        .arg("--data-dir")
+        .arg(&missing)
+        .args(["keys", "list"])
+        .env("RUST_LOG", "warn")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("the server example runs");
+    let said = text_of(&listed.stderr);
+    assert!(!listed.status.success(), "{}", text_of(&listed.stdout));
+    assert!(said.contains("there is no data folder at"), "{said}");
+    assert!(said.contains("`keys create` makes a new one"), "{said}");
+    assert!(!missing.exists());
 }

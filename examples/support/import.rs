@@ -151,15 +151,15 @@ pub struct ImportInput {
     companies: Source<(usize, Company)>,
     jobs: Source<JobLine>,
     problems: Problems,
-    /// Every line of the companies file was a company, so a job's company that is in neither
-    /// that file nor the store is surely unknown.
-    companies_complete: bool,
 }
 
 /// Bad lines, printed as they are found, up to `MAX_REPORTED_ERRORS`.
 #[derive(Debug, Default)]
 struct Problems {
     count: usize,
+    /// Why the jobs' companies could not be checked, when they could not: said with the
+    /// count, so that nobody takes the lines told for all there are.
+    companies_unchecked: Option<String>,
 }
 
 impl Problems {
@@ -176,13 +176,21 @@ impl Problems {
 
     /// Fails when any line was bad, saying that nothing was imported.
     fn check(&self) -> Result<()> {
-        match self.count {
-            0 => Ok(()),
+        let said = match self.count {
+            0 => return Ok(()),
             n if self.full() => {
-                bail!("stopped after {n} bad lines; nothing was imported. Fix them and run again.")
+                format!(
+                    "stopped after {n} bad lines; nothing was imported. Fix them and run again."
+                )
             }
-            1 => bail!("1 bad line; nothing was imported. Fix it and run again."),
-            n => bail!("{n} bad lines; nothing was imported. Fix them and run again."),
+            1 => "1 bad line; nothing was imported. Fix it and run again.".to_owned(),
+            n => format!("{n} bad lines; nothing was imported. Fix them and run again."),
+        };
+        match &self.companies_unchecked {
+            Some(why) if !self.full() => {
+                bail!("{said} The jobs' companies were not checked, {why}.")
+            }
+            _ => bail!("{said}"),
         }
     }
 }
@@ -200,7 +208,10 @@ pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
         Some(path) => read_jsonl(path, Company::validate, |c, l| (l.number, c), &mut problems)?,
         None => Source::empty(),
     };
-    let companies_complete = problems.count == 0;
+    if problems.count > 0 {
+        // A company on a bad line would be taken for an unknown one.
+        problems.companies_unchecked = Some("as the companies file has bad lines".to_owned());
+    }
     let jobs = match &args.jobs {
         Some(path) if !problems.full() => {
             let keep = |job: Job, line| JobLine {
@@ -216,7 +227,6 @@ pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
         companies,
         jobs,
         problems,
-        companies_complete,
     })
 }
 
@@ -460,6 +470,8 @@ fn jobs_in_id_order(
     } = source;
     let reread = match copy {
         Some(bytes) => Reread::Copy(bytes),
+        // No jobs file, or one without a job: nothing to read again.
+        None if lines.is_empty() => Reread::Copy(Vec::new()),
         None => Reread::File(
             File::open(&path).with_context(|| format!("opening {} again", path.display()))?,
         ),
@@ -535,13 +547,11 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
         companies,
         jobs,
         mut problems,
-        companies_complete,
     } = input;
 
     // 1. Every job's company must be in the companies file or already in the store; check
-    //    them all now so a missing one stops the import before anything is written. (With
-    //    a bad line in the companies file, the company it held would be reported as unknown.)
-    if companies_complete && !problems.full() {
+    //    them all now so a missing one stops the import before anything is written.
+    if problems.companies_unchecked.is_none() && !problems.full() {
         let mut unknown = companies_not_in_file(&companies, &jobs);
         for id in unknown.clone() {
             if service.store().get_company(id).await?.is_some() {
@@ -616,7 +626,7 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
 /// company the companies file lacks is unknown: refused with every bad line told, without
 /// making the store for an import that cannot be.
 pub fn checked_for_a_new_store(mut input: ImportInput) -> Result<ImportInput> {
-    if input.companies_complete && !input.problems.full() {
+    if input.problems.companies_unchecked.is_none() && !input.problems.full() {
         let unknown = companies_not_in_file(&input.companies, &input.jobs);
         report_unknown_companies(&input.jobs, &unknown, &mut input.problems);
     }
@@ -626,14 +636,12 @@ pub fn checked_for_a_new_store(mut input: ImportInput) -> Result<ImportInput> {
 
 /// Refuses an import with bad lines whose store could not be opened (`unopened` says why), so
 /// that the jobs' companies could not be checked.
-pub fn refuse_unopened(input: &ImportInput, unopened: anyhow::Error) -> anyhow::Error {
-    match input.problems.check() {
-        Ok(()) => unopened,
-        Err(bad) => anyhow!(
-            "{bad} The jobs' companies were not checked against the store, which could not be \
-             opened: {unopened:#}"
-        ),
-    }
+pub fn refuse_unopened(input: ImportInput, unopened: anyhow::Error) -> anyhow::Error {
+    let mut problems = input.problems;
+    problems
+        .companies_unchecked
+        .get_or_insert_with(|| format!("as the store could not be opened: {unopened:#}"));
+    problems.check().err().unwrap_or(unopened)
 }
 
 /// The companies the checked jobs name that the companies file does not hold.

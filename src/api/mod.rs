@@ -547,9 +547,12 @@ pub(crate) fn api_key(headers: &HeaderMap) -> Result<ApiKey, ApiError> {
     if in_header.any(|other| Some(other) != from_header) {
         return Err(two_keys());
     }
-    // An empty `X-API-Key:`, as a script with an unset variable sends, is no key sent.
-    let from_header = from_header.filter(|v| !v.as_bytes().trim_ascii().is_empty());
-    let bearer = headers.get(http::header::AUTHORIZATION).map(|v| {
+    // An empty `X-API-Key:` or `Authorization:`, as a script with an unset variable sends,
+    // is no key sent.
+    let sent = |v: &&HeaderValue| !v.as_bytes().trim_ascii().is_empty();
+    let from_header = from_header.filter(sent);
+    let authorization = headers.get(http::header::AUTHORIZATION).filter(sent);
+    let bearer = authorization.map(|v| {
         let v = v.to_str().unwrap_or("");
         let (scheme, token) = v.trim().split_once(' ').unwrap_or((v, ""));
         (scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()).then(|| token.trim())

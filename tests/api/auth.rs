@@ -82,15 +82,19 @@ async fn get_jobs_returns_401_when_the_key_is_missing() {
     assert_unauthorized(&jobs_with(&app, Auth::None).await, "missing_api_key");
 }
 
-/// An empty `X-API-Key`, as a script with an unset variable sends, is a key not sent; with
-/// a bearer token beside it, the token is the key.
+/// An empty `X-API-Key` or `Authorization`, as a script with an unset variable sends, is a
+/// key not sent; with a bearer token beside an empty `X-API-Key`, the token is the key.
 #[tokio::test]
-async fn an_empty_x_api_key_header_is_a_missing_key() {
+async fn an_empty_x_api_key_or_authorization_header_is_a_missing_key() {
     let app = spawn_app().await;
     for empty in ["", "   "] {
         let r = jobs_with(&app, Auth::XApiKey(empty)).await;
         assert_unauthorized(&r, "missing_api_key");
+        let r = jobs_with(&app, Auth::Authorization(empty)).await;
+        assert_unauthorized(&r, "missing_api_key");
     }
+    let r = jobs_with(&app, Auth::Authorization("Bearer")).await;
+    assert_unauthorized(&r, "invalid_api_key");
     let bearer = format!("Bearer {}", app.keys.developer.raw);
     let r = app
         .request(
