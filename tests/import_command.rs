@@ -54,6 +54,25 @@ fn import(data: &Path, companies: &Path, jobs: &Path) -> Output {
         .expect("the server example runs")
 }
 
+/// Runs `server --data-dir DIR ARGS…`, quiet but for warnings.
+fn server(data: &Path, args: &[&str]) -> Output {
+    Command::new(server_binary())
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("the server example runs")
+}
+
+/// What a command that must have failed said on stderr.
+#[track_caller]
+fn refused(output: &Output) -> String {
+    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    text_of(&output.stderr)
+}
+
 fn write_lines(path: &Path, lines: &[String]) {
     let mut text = lines.join("\n");
     text.push('\n');
@@ -173,8 +192,7 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
     let broken = dir.path().join("broken.jsonl");
     write_lines(&broken, &lines);
     let output = import(&dir.path().join("db"), &companies, &broken);
-    let said = text_of(&output.stderr);
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    let said = refused(&output);
     assert!(said.contains("broken.jsonl:4500: column"), "{said}");
     assert!(said.contains("not valid JSON"), "{said}");
     assert!(said.contains("nothing was imported"), "{said}");
@@ -185,8 +203,7 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
     let orphan = dir.path().join("orphan.jsonl");
     write_lines(&orphan, &json_lines(&jobs));
     let output = import(&dir.path().join("db"), &companies, &orphan);
-    let said = text_of(&output.stderr);
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    let said = refused(&output);
     assert!(said.contains("orphan.jsonl:5001: company_id"), "{said}");
     assert!(said.contains("is unknown"), "{said}");
 
@@ -205,8 +222,7 @@ async fn a_bad_line_or_an_unknown_company_imports_nothing_and_names_the_line() {
     let odd_companies = dir.path().join("odd_companies.jsonl");
     write_lines(&odd_companies, &company_lines);
     let output = import(&dir.path().join("db"), &odd_companies, &misspelt);
-    let said = text_of(&output.stderr);
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    let said = refused(&output);
     assert!(
         said.contains("misspelt.jsonl:12: unknown field `remote_ony`"),
         "{said}"
@@ -261,8 +277,7 @@ async fn one_run_reports_every_bad_line_and_names_the_field_of_a_bad_value() {
     write_lines(&jobs, &lines);
 
     let output = import(&dir.path().join("db"), &companies, &jobs);
-    let said = text_of(&output.stderr);
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    let said = refused(&output);
     for expected in [
         "jobs.jsonl:4: column",
         "not a valid record: salary.min: invalid value: integer `-5`",
@@ -296,8 +311,7 @@ async fn one_run_reports_every_bad_line_and_names_the_field_of_a_bad_value() {
     write_lines(&only_jobs, &[]);
     write_lines(&jobs, &lines);
     let output = import(&existing, &only_jobs, &jobs);
-    let said = text_of(&output.stderr);
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    let said = refused(&output);
     assert!(
         said.contains("jobs.jsonl:13: company_id: company"),
         "{said}"
@@ -308,8 +322,7 @@ async fn one_run_reports_every_bad_line_and_names_the_field_of_a_bad_value() {
     // why the companies were not checked.
     let service = open(&existing).await;
     let output = import(&existing, &only_jobs, &jobs);
-    let said = text_of(&output.stderr);
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    let said = refused(&output);
     assert!(said.contains("jobs.jsonl:4: column"), "{said}");
     assert!(!said.contains("jobs.jsonl:13:"), "{said}");
     assert!(
@@ -418,35 +431,31 @@ fn keys_plan_moves_a_key_to_another_plan() {
 fn keys_create_refuses_a_billing_anchor_in_the_future() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let data = dir.path().join("db");
-    let keys = |args: &[&str]| -> Output {
-        Command::new(server_binary())
-            .arg("--data-dir")
-            .arg(&data)
-            .arg("keys")
-            .args(args)
-            .env("RUST_LOG", "warn")
-            .output()
-            .expect("the server example runs")
-    };
     let later = (chrono::Utc::now() + chrono::Duration::days(30))
         .format("%Y-%m-%dT%H:%M:%SZ")
         .to_string();
-    let refused = keys(&["create", "--plan", "developer", "--anchor", &later]);
-    let said = text_of(&refused.stderr);
-    assert!(!refused.status.success(), "{}", text_of(&refused.stdout));
+    let future = server(
+        &data,
+        &["keys", "create", "--plan", "developer", "--anchor", &later],
+    );
+    let said = refused(&future);
     assert!(said.contains("billing_anchor"), "{said}");
     assert!(said.contains("is in the future"), "{said}");
-    assert!(text_of(&refused.stdout).is_empty(), "no key is printed");
+    assert!(text_of(&future.stdout).is_empty(), "no key is printed");
 
-    let earlier = keys(&[
-        "create",
-        "--plan",
-        "developer",
-        "--anchor",
-        "2026-01-31T10:00:00Z",
-    ]);
+    let earlier = server(
+        &data,
+        &[
+            "keys",
+            "create",
+            "--plan",
+            "developer",
+            "--anchor",
+            "2026-01-31T10:00:00Z",
+        ],
+    );
     assert!(earlier.status.success(), "{}", text_of(&earlier.stderr));
-    let listed = keys(&["list"]);
+    let listed = server(&data, &["keys", "list"]);
     let rows: Vec<String> = text_of(&listed.stdout)
         .lines()
         .filter(|l| l.contains("developer"))
@@ -463,25 +472,11 @@ fn a_first_start_on_a_port_in_use_issues_no_demo_keys() {
     let data = dir.path().join("db");
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let addr = taken.local_addr().expect("its address").to_string();
-    let output = Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(&data)
-        .args(["serve", "--addr", &addr])
-        .env("RUST_LOG", "warn")
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("the server example runs");
-    let said = text_of(&output.stderr);
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    let output = server(&data, &["serve", "--addr", &addr]);
+    let said = refused(&output);
     assert!(said.contains(&format!("listening on {addr}")), "{said}");
     assert!(text_of(&output.stdout).is_empty(), "nothing is printed");
-    let listed = Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(&data)
-        .args(["keys", "list"])
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("the server example runs");
+    let listed = server(&data, &["keys", "list"]);
     assert!(
         text_of(&listed.stdout).contains("No keys yet"),
         "{}",
@@ -498,15 +493,11 @@ async fn companies_alone_import_and_a_bad_companies_file_says_what_was_not_check
     let data = Dataset::generate(35, 6, 40);
     let companies = dir.path().join("companies.jsonl");
     write_lines(&companies, &json_lines(&data.companies));
-    let only_companies = Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(dir.path().join("db"))
-        .arg("import")
-        .arg("--companies")
-        .arg(&companies)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("the server example runs");
+    let companies_arg = companies.to_str().expect("a UTF-8 path");
+    let only_companies = server(
+        &dir.path().join("db"),
+        &["import", "--companies", companies_arg],
+    );
     let said = text_of(&only_companies.stdout);
     assert!(
         only_companies.status.success(),
@@ -527,8 +518,7 @@ async fn companies_alone_import_and_a_bad_companies_file_says_what_was_not_check
     let jobs_file = dir.path().join("jobs.jsonl");
     write_lines(&jobs_file, &json_lines(&jobs));
     let output = import(&dir.path().join("fresh"), &bad_companies, &jobs_file);
-    let said = text_of(&output.stderr);
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
+    let said = refused(&output);
     assert!(said.contains("bad-companies.jsonl:2: column"), "{said}");
     assert!(!said.contains("jobs.jsonl:4:"), "{said}");
     assert!(
@@ -546,16 +536,7 @@ async fn companies_alone_import_and_a_bad_companies_file_says_what_was_not_check
 fn keys_commands_other_than_create_do_not_make_a_missing_folder() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let missing = dir.path().join("mistyped");
-    let listed = Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(&missing)
-        .args(["keys", "list"])
-        .env("RUST_LOG", "warn")
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("the server example runs");
-    let said = text_of(&listed.stderr);
-    assert!(!listed.status.success(), "{}", text_of(&listed.stdout));
+    let said = refused(&server(&missing, &["keys", "list"]));
     assert!(said.contains("there is no data folder at"), "{said}");
     assert!(said.contains("`keys create` makes a new one"), "{said}");
     assert!(!missing.exists());

@@ -386,6 +386,12 @@ mod tests {
         }
     }
 
+    /// The instant a `posted_after` value is read as, in RFC 3339.
+    fn posted_after(raw: &str) -> Option<String> {
+        let query = jobs(&format!("posted_after={raw}")).ok()?;
+        query.filter.posted_after.map(|t| t.to_rfc3339())
+    }
+
     #[test]
     fn instants_outside_the_years_rfc3339_writes_are_moved_inside_them() {
         for (raw, echoed) in [
@@ -398,10 +404,7 @@ mod tests {
             ("-0001-01-01", "0000-01-01T00:00:00+00:00"),
             ("%2B10000-01-01", "9999-12-31T23:59:59.999999999+00:00"),
         ] {
-            let t = jobs(&format!("posted_after={raw}"))
-                .ok()
-                .and_then(|q| q.filter.posted_after);
-            assert_eq!(t.map(|t| t.to_rfc3339()).as_deref(), Some(echoed), "{raw}");
+            assert_eq!(posted_after(raw).as_deref(), Some(echoed), "{raw}");
         }
     }
 
@@ -418,17 +421,15 @@ mod tests {
                 "9999-12-31T23:59:59.999999999+00:00",
             ),
         ] {
-            let t = jobs(&format!("posted_after={raw}"))
-                .ok()
-                .and_then(|q| q.filter.posted_after);
-            assert_eq!(t.map(|t| t.to_rfc3339()).as_deref(), Some(echoed), "{raw}");
+            assert_eq!(posted_after(raw).as_deref(), Some(echoed), "{raw}");
         }
     }
 
     #[test]
     fn bare_dates_mean_midnight_utc() {
-        let f = jobs("posted_after=2026-10-01").ok().map(|q| q.filter);
-        let t = f.and_then(|f| f.posted_after).map(|t| t.to_rfc3339());
-        assert_eq!(t.as_deref(), Some("2026-10-01T00:00:00+00:00"));
+        assert_eq!(
+            posted_after("2026-10-01").as_deref(),
+            Some("2026-10-01T00:00:00+00:00")
+        );
     }
 }
