@@ -14,7 +14,7 @@ use job_listings::domain::{ApiKey, Plan};
 use job_listings::service::{JobListingsService, NewKey};
 use job_listings::store::MemoryStore;
 
-/// The bundled server's allocator, so the figures are the server's (see examples/server.rs).
+/// The bundled server's allocator, so the figures are the server's (the `job-listings` binary's).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

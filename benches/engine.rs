@@ -13,7 +13,7 @@ use job_listings::demo::{self, Dataset};
 use job_listings::domain::{Confidence, DomainTag, Page, PerPage, Seniority};
 use job_listings::query::{JobFilter, JobIndex, JobQuery};
 
-/// The bundled server's allocator, so the figures are the server's (see examples/server.rs).
+/// The bundled server's allocator, so the figures are the server's (the `job-listings` binary's).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

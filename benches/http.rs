@@ -16,7 +16,7 @@ use job_listings::domain::Plan;
 use job_listings::service::{JobListingsService, NewKey, Quotas, ServiceConfig};
 use job_listings::store::{SledConfig, SledStore};
 
-/// The bundled server's allocator, so the figures are the server's (see examples/server.rs).
+/// The bundled server's allocator, so the figures are the server's (the `job-listings` binary's).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

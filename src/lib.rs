@@ -50,6 +50,7 @@
 //! ```
 
 pub mod api;
+#[cfg(any(test, feature = "demo"))]
 pub mod demo;
 pub mod domain;
 pub mod query;

@@ -38,7 +38,7 @@
 # BULK_KEEP=1 (keep the work folder). Needs about 1.1 KB of disk per job for the JSON Lines and
 # about 3 KB per job for the sled folder (and as much again for the floor's folder while it
 # runs), and memory for the import: about 1.2 GiB at 1M jobs (the floor: about 2 GiB).
-# Builds with cargo into CARGO_TARGET_DIR when set (else ./target and benches/compare/target).
+# Builds with cargo into CARGO_TARGET_DIR when set (else ./target).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,12 +50,12 @@ seed="${BULK_SEED:-42}"
 base="http://127.0.0.1:$port"
 
 cd "$root"
-cargo build --release --quiet --example server
-cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin job-listings-compare
-cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin sled_floor
-server="${CARGO_TARGET_DIR:-$root/target}/release/examples/server"
-compare="${CARGO_TARGET_DIR:-$root/benches/compare/target}/release/job-listings-compare"
-floor="${CARGO_TARGET_DIR:-$root/benches/compare/target}/release/sled_floor"
+cargo build --release --quiet -p job-listings-server
+cargo build --release --quiet -p job-listings-compare --bin job-listings-compare
+cargo build --release --quiet -p job-listings-compare --bin sled_floor
+server="${CARGO_TARGET_DIR:-$root/target}/release/job-listings"
+compare="${CARGO_TARGET_DIR:-$root/target}/release/job-listings-compare"
+floor="${CARGO_TARGET_DIR:-$root/target}/release/sled_floor"
 
 if [[ -n "${BULK_DIR:-}" ]]; then
   work="$BULK_DIR"

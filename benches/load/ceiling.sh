@@ -8,7 +8,7 @@
 # size, GET /jobs/{id} at >= 70%, no errors, every request authenticated and metered as in
 # production.
 #
-# 1. Builds (release) the bundled server (examples/server.rs) and the bare hyper reference
+# 1. Builds (release) the bundled server (the job-listings binary) and the bare hyper reference
 #    server (benches/compare, `--bin bare_hyper`); CARGO_TARGET_DIR is honoured.
 # 2. Starts our server on a fresh folder with the demo data on 127.0.0.1: keys checked and calls
 #    counted as in production (in-memory metering, the default), with the per-key rate limits
@@ -44,10 +44,10 @@ base="http://127.0.0.1:$port"
 source "$here/common.sh"
 require wrk curl python3
 cd "$root"
-cargo build --release --quiet --example server
-cargo build --release --quiet --manifest-path benches/compare/Cargo.toml --bin bare_hyper
-server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
-bare_bin="${CARGO_TARGET_DIR:-benches/compare/target}/release/bare_hyper"
+cargo build --release --quiet -p job-listings-server
+cargo build --release --quiet -p job-listings-compare --bin bare_hyper
+server_bin="${CARGO_TARGET_DIR:-target}/release/job-listings"
+bare_bin="${CARGO_TARGET_DIR:-target}/release/bare_hyper"
 
 median_rps() { for f in "$work/$1".run*.txt; do rps "$f"; done | median; }
 # Non-200 answers plus socket errors over every run of NAME, warm-up included (answers.lua).
@@ -73,7 +73,7 @@ body_sizes() {
               END { if (bad || n == 0) exit 1; printf "%.0f %d %d\n", s / n, lo, hi }'
 }
 
-echo "== our server (examples/server.rs), demo data, in-memory metering, wrk -t1 -c32 -d${seconds}s"
+echo "== our server (the job-listings binary), demo data, in-memory metering, wrk -t1 -c32 -d${seconds}s"
 RUST_LOG=warn "$server_bin" --data-dir "$work/db" serve --addr "127.0.0.1:$port" --no-rate-limits \
   --enterprise-quota 1000000000 --developer-quota 1000000000 --agent-pro-quota 1000000000 \
   >"$work/server.out" 2>"$work/server.out.err" &

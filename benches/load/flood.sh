@@ -6,7 +6,7 @@
 #
 # Starts the bundled release server on a fresh folder on 127.0.0.1 with the per-key rate limits
 # ON (the default: developer 10/s with bursts of 50), then measures the enterprise demo key at a
-# constant 100 requests/s over the GET /jobs mix with the open-loop load tool (examples/load.rs):
+# constant 100 requests/s over the GET /jobs mix with the open-loop load tool (benches/compare/src/bin/load.rs):
 #   1. alone (the unloaded p99);
 #   2. while wrk floods the developer demo key with 32 connections as fast as it can.
 # Prints both p99s and their ratio, and how many of the flooding key's requests were throttled
@@ -22,7 +22,7 @@ base="http://127.0.0.1:$port"
 
 command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 1; }
 cd "$root"
-cargo build --release --quiet --example server --example load
+cargo build --release --quiet -p job-listings-server -p job-listings-compare --bin job-listings --bin load
 
 data="$(mktemp -d)"
 out="$data/server.out"
@@ -32,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-RUST_LOG=warn target/release/examples/server --data-dir "$data/db" serve \
+RUST_LOG=warn target/release/job-listings --data-dir "$data/db" serve \
   --addr "127.0.0.1:$port" --enterprise-quota 100000000 --developer-quota 100000000 >"$out" &
 server_pid=$!
 for _ in $(seq 1 600); do
@@ -44,7 +44,7 @@ flooder="$(awk '$1 == "developer" { print $2 }' "$out")"
 victim="$(awk '$1 == "enterprise" { print $2 }' "$out")"
 
 measure() {
-  target/release/examples/load --url "$base" --key "$victim" --rate "$rate" \
+  target/release/load --url "$base" --key "$victim" --rate "$rate" \
     --duration "${seconds}s" --connections 16 --mix jobs
 }
 p99_of() { awk '/^latency:/ { for (i = 1; i <= NF; i++) if ($i == "p99") print $(i + 1) }' "$1" | head -1; }

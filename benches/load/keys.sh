@@ -6,7 +6,7 @@
 #
 # Goal: throughput with 64 keys and with 1 key within 10% of each other and of an unmetered run.
 #
-# 1. Builds the bundled release server (examples/server.rs; CARGO_TARGET_DIR is honoured),
+# 1. Builds the bundled release server (the job-listings binary; CARGO_TARGET_DIR is honoured),
 #    starts it once on a fresh folder so it loads the demo data, and stops it. (`keys create` on
 #    an empty folder would make the server skip the demo data: it loads it only into a store
 #    with no company and no key.)
@@ -36,8 +36,8 @@ base="http://127.0.0.1:$port"
 source "$here/common.sh"
 require wrk curl python3
 cd "$root"
-cargo build --release --quiet --example server
-server_bin="${CARGO_TARGET_DIR:-target}/release/examples/server"
+cargo build --release --quiet -p job-listings-server
+server_bin="${CARGO_TARGET_DIR:-target}/release/job-listings"
 
 data="$work/db"
 

@@ -16,7 +16,7 @@ seconds="${REPLICAS_SECONDS:-10}"
 schema="jl_bench_$$"
 command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 1; }
 cd "$root"
-cargo build --release --quiet --example server
+cargo build --release --quiet -p job-listings-server
 
 work="$(mktemp -d)"
 pids=()
@@ -30,7 +30,7 @@ trap cleanup EXIT
 
 start() { # start NAME PORT [extra args]
   local name="$1" port="$2"; shift 2
-  RUST_LOG=warn target/release/examples/server --data-dir "$work/keys" \
+  RUST_LOG=warn target/release/job-listings --data-dir "$work/keys" \
     --database-url "$DATABASE_URL" --database-schema "$schema" serve \
     --addr "127.0.0.1:$port" --no-rate-limits --enterprise-quota 100000000 "$@" >"$work/$name.out" &
   pids+=($!)

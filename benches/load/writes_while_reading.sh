@@ -7,11 +7,11 @@
 # Goal: ingesting 1,000 jobs/s while serving the GET /jobs mix moves read p99 by < 2x.
 #
 # Jobs enter only through the library (JobListingsService::upsert_job; there is no HTTP ingest
-# endpoint), so the server here is examples/ingest_while_serving.rs: the hyper server and a
+# endpoint), so the server here is benches/compare/src/bin/ingest_while_serving.rs: the hyper server and a
 # writer task in one process, on a fresh sled folder loaded with the demo data (plus WWR_JOBS
 # generated jobs). Each phase starts it afresh on its own folder, on 127.0.0.1 only:
 #   1. --ingest-rate 0: the GET /jobs mix at WWR_RATE req/s for WWR_SECONDS with the open-loop
-#      load tool (examples/load.rs) -> read p99 alone;
+#      load tool (benches/compare/src/bin/load.rs) -> read p99 alone;
 #   2. --ingest-rate WWR_INGEST_RATE (one new job per upsert_job call, open-loop): the same
 #      measurement -> read p99 while writing.
 # Prints both p99s, their ratio, the jobs ingested and the upsert_job latency, and exits non-zero
@@ -37,8 +37,8 @@ base="http://127.0.0.1:$port"
 target="${CARGO_TARGET_DIR:-$root/target}"
 
 cd "$root"
-cargo build --release --quiet --example ingest_while_serving --example load
-bin="$target/release/examples"
+cargo build --release --quiet -p job-listings-compare --bin ingest_while_serving --bin load
+bin="$target/release"
 
 work="$(mktemp -d)"
 cleanup() {

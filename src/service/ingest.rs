@@ -47,6 +47,17 @@ impl JobListingsService {
         self.upsert_companies(vec![company]).await
     }
 
+    /// Whether a company with this id is stored: for loaders that report what they created and
+    /// what they updated. Not metered (an operator's call, not a customer's).
+    pub fn has_company(&self, id: CompanyId) -> bool {
+        self.read_companies().contains_key(&id)
+    }
+
+    /// How many companies are stored. Not metered.
+    pub fn company_count(&self) -> usize {
+        self.read_companies().len()
+    }
+
     /// Adds or updates one job; see [`JobListingsService::upsert_jobs`].
     pub async fn upsert_job(&self, job: Job) -> ServiceResult<IngestOutcome> {
         let mut outcomes = self.upsert_jobs(vec![job]).await?;

@@ -2,7 +2,7 @@
 //!
 //! Every request, whatever its method and path, gets `200`, `content-type: application/json`
 //! and the same valid JSON body of exactly `--body-bytes` bytes, served on the runtime shape of
-//! `examples/server.rs`: a multi-thread tokio runtime, HTTP/1.1 keep-alive, `TCP_NODELAY`. No
+//! the `job-listings` binary: a multi-thread tokio runtime, HTTP/1.1 keep-alive, `TCP_NODELAY`. No
 //! routing, auth, metering, timeouts or limits: what our server costs beyond this is what the
 //! script reports.
 //!

@@ -8,7 +8,7 @@
 //! that rebuilds the index from sled does first.
 //!
 //! ```text
-//! cargo run --release --manifest-path benches/compare/Cargo.toml --bin sled_floor -- \
+//! cargo run --release -p job-listings-compare --bin sled_floor -- \
 //!     --jobs /tmp/bulk/jsonl/jobs.jsonl --dir /tmp/sled-floor
 //! ```
 //!

@@ -20,9 +20,9 @@ use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 
 use job_listings::domain::{Company, CompanyId, DomainError, Job, JobId};
-use job_listings::service::{ImportError, JobListingsService, ServiceError, ServiceResult};
+use job_listings::service::{ImportError, JobListingsService, ServiceError};
 
-use super::ImportArgs;
+use crate::cli::ImportArgs;
 
 /// Companies written per store transaction.
 const COMPANY_BATCH: usize = 1_000;
@@ -66,7 +66,7 @@ pub async fn load_companies(
         let batch: Vec<Company> = rest.by_ref().take(COMPANY_BATCH).collect();
         let len = batch.len();
         let refused = |error| CompaniesRefused { first, len, error };
-        let known = count_known(service, &batch).await.map_err(refused)?;
+        let known = count_known(service, &batch);
         service.upsert_companies(batch).await.map_err(refused)?;
         loaded.created += len - known;
         loaded.updated += known;
@@ -76,14 +76,11 @@ pub async fn load_companies(
 }
 
 /// How many of these companies the store already holds.
-async fn count_known(service: &JobListingsService, companies: &[Company]) -> ServiceResult<usize> {
-    let mut known = 0;
-    for c in companies {
-        if service.store().get_company(c.id).await?.is_some() {
-            known += 1;
-        }
-    }
-    Ok(known)
+fn count_known(service: &JobListingsService, companies: &[Company]) -> usize {
+    companies
+        .iter()
+        .filter(|c| service.has_company(c.id))
+        .count()
 }
 
 /// A progress bar on stderr, hidden when stderr is not a terminal.
@@ -553,11 +550,7 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
     //    them all now so a missing one stops the import before anything is written.
     if problems.companies_unchecked.is_none() && !problems.full() {
         let mut unknown = companies_not_in_file(&companies, &jobs);
-        for id in unknown.clone() {
-            if service.store().get_company(id).await?.is_some() {
-                unknown.remove(&id);
-            }
-        }
+        unknown.retain(|id| !service.has_company(*id));
         report_unknown_companies(&jobs, &unknown, &mut problems);
     }
     problems.check()?;

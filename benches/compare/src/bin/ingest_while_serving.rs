@@ -1,20 +1,20 @@
 //! # Ingest jobs at a constant rate while serving the API
 //!
 //! ```text
-//! cargo build --release --example ingest_while_serving --example load
-//! target/release/examples/ingest_while_serving --data-dir "$(mktemp -d)/db" \
+//! cargo build --release -p job-listings-compare --bin ingest_while_serving --bin load
+//! target/release/ingest_while_serving --data-dir "$(mktemp -d)/db" \
 //!     --addr 127.0.0.1:18098 --ingest-rate 1000 --duration 60s
 //! #   enterprise  jl_live_...        <- the key to load it with
-//! target/release/examples/load --url http://127.0.0.1:18098 --key jl_live_... \
+//! target/release/load --url http://127.0.0.1:18098 --key jl_live_... \
 //!     --rate 1000 --duration 20s --mix jobs
 //! ```
 //!
 //! Measures the goal "writes while reading": jobs reach the service only through the library
-//! ([`JobListingsService::upsert_job`]; there is no HTTP ingest endpoint), so this example runs
+//! ([`JobListingsService::upsert_job`]; there is no HTTP ingest endpoint), so this program runs
 //! the writer in the same process as the hyper [`Server`]. It
 //!
-//! 1. opens (or creates) a sled folder and builds the service on it, as `examples/server.rs`
-//!    does, with no per-key rate limit and a large enterprise quota (for load tests);
+//! 1. opens (or creates) a sled folder and builds the service on it, as the `job-listings`
+//!    binary does, with no per-key rate limit and a large enterprise quota (for load tests);
 //! 2. when the store is empty, loads the demo dataset ([`Dataset::generate`] with the server's
 //!    seed and sizes: 600 companies, 6,000 jobs) plus `--jobs N` more jobs from the same
 //!    generator, for a bigger index; a folder that already holds data is served as it is;
@@ -35,7 +35,7 @@
 //! writer's rate is bounded by the disk's flush latency; the summary says when the writer fell
 //! behind its schedule.
 
-#[path = "support/duration.rs"]
+#[path = "../duration.rs"]
 mod duration;
 
 use std::net::SocketAddr;
@@ -57,9 +57,9 @@ use job_listings::server::{Server, ServerConfig};
 use job_listings::service::{JobListingsService, NewKey, Quotas, SecretKey, ServiceConfig};
 use job_listings::store::{SledConfig, SledStore};
 
-/// The demo dataset of `examples/server.rs`: seed, companies, jobs.
+/// The demo dataset of the `job-listings` binary: seed, companies, jobs.
 const DEMO: (u64, usize, usize) = (42, 600, 6_000);
-/// Records per store write when loading the initial data, as `examples/server.rs` does.
+/// Records per store write when loading the initial data, as the `job-listings` binary does.
 const BATCH: usize = 1_000;
 /// Generated jobs the writer cycles through as templates (each gets a new id and time).
 const TEMPLATES: usize = 10_000;
@@ -88,7 +88,7 @@ struct Cli {
     /// SIGTERM].
     #[arg(long, value_parser = duration::parse_duration)]
     duration: Option<Duration>,
-    /// Monthly calls of the enterprise key this example issues.
+    /// Monthly calls of the enterprise key this program issues.
     #[arg(long, default_value_t = 1_000_000_000, value_name = "CALLS")]
     enterprise_quota: u64,
 }
@@ -168,7 +168,7 @@ async fn main() -> Result<ExitCode> {
     Ok(ExitCode::from(u8::from(failed)))
 }
 
-/// Opens the sled folder and builds the service on it, as `examples/server.rs` does.
+/// Opens the sled folder and builds the service on it, as the `job-listings` binary does.
 async fn open_service(cli: &Cli) -> Result<JobListingsService> {
     let sled = SledConfig {
         cache_bytes: cli.cache_mb.saturating_mul(1024 * 1024),
@@ -200,30 +200,17 @@ async fn open_service(cli: &Cli) -> Result<JobListingsService> {
     Ok(service)
 }
 
-/// The key sealing webhook secrets: the server's `DIR/secret.key` when the folder has one
-/// (so a server's folder opens), else a new key kept in memory (this example registers no
-/// webhooks, so nothing is sealed with it).
+/// The key sealing webhook secrets: the server's `DIR/secret.key`, made when missing, so a
+/// server's folder opens and this one opens in a server later.
 fn secret_key(path: &Path) -> Result<SecretKey> {
-    use base64::Engine;
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(text.trim())
-                .ok()
-                .and_then(|b| <[u8; 32]>::try_from(b).ok())
-                .with_context(|| format!("{} is not a secret key", path.display()))?;
-            Ok(SecretKey::from_bytes(bytes))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SecretKey::generate()),
-        Err(e) => Err(anyhow::Error::new(e).context(format!("reading {}", path.display()))),
-    }
+    SecretKey::load_or_create(path).with_context(|| format!("the secret key {}", path.display()))
 }
 
 /// Loads the demo dataset plus `extra` generated jobs into an empty store; makes sure the demo
 /// companies exist in any case. Returns the jobs the writer uses as templates.
 async fn load_data(service: &JobListingsService, extra: usize) -> Result<Vec<Job>> {
     let (seed, companies, jobs) = DEMO;
-    let empty = service.store().scan_companies(None, 1).await?.is_empty();
+    let empty = service.company_count() == 0;
     let started = Instant::now();
     // The generator draws jobs one after another from one random stream, so the first 6,000
     // of a longer run are exactly the server's demo jobs, and the rest are more of the same.
@@ -233,7 +220,7 @@ async fn load_data(service: &JobListingsService, extra: usize) -> Result<Vec<Job
 
     let mut missing: Vec<Company> = Vec::new();
     for c in data.companies {
-        if service.store().get_company(c.id).await?.is_none() {
+        if !service.has_company(c.id) {
             missing.push(c);
         }
     }

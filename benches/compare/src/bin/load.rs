@@ -3,15 +3,15 @@
 //! ```text
 //! # 1. Start the bundled server on a fresh folder, without per-key rate limits and with a
 //! #    quota large enough for the run. It prints one demo key per plan on stdout.
-//! cargo build --release --examples
-//! target/release/examples/server --data-dir "$(mktemp -d)" serve --addr 127.0.0.1:18090 \
+//! cargo build --release -p job-listings-server -p job-listings-compare --bin job-listings --bin load
+//! target/release/job-listings --data-dir "$(mktemp -d)" serve --addr 127.0.0.1:18090 \
 //!     --no-rate-limits --enterprise-quota 100000000
 //! #      enterprise  jl_live_...        <- copy this key
 //!
 //! # 2. In another terminal, drive it at a fixed rate.
-//! cargo run --release --example load -- --url http://127.0.0.1:18090 --key jl_live_... \
+//! cargo run --release -p job-listings-compare --bin load -- --url http://127.0.0.1:18090 --key jl_live_... \
 //!     --rate 2000 --duration 60s --connections 64 --mix jobs
-//! cargo run --release --example load -- --url http://127.0.0.1:18090 --key jl_live_... \
+//! cargo run --release -p job-listings-compare --bin load -- --url http://127.0.0.1:18090 --key jl_live_... \
 //!     --rate 10000 --duration 60s --mix detail
 //! ```
 //!
@@ -30,7 +30,7 @@
 //! It only ever targets loopback: the host must be in 127.0.0.0/8, `::1` or `localhost`
 //! (pinned to 127.0.0.1); proxies are ignored and redirects are not followed.
 
-#[path = "support/duration.rs"]
+#[path = "../duration.rs"]
 mod duration;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -46,7 +46,7 @@ use url::{Host, Url};
 
 /// The searches of `benches/load/jobs_mix.lua`, in the same order: the quoted paths of the one
 /// list both read.
-const JOBS_QUERIES_LUA: &str = include_str!("../benches/load/jobs_queries.lua");
+const JOBS_QUERIES_LUA: &str = include_str!("../../../load/jobs_queries.lua");
 
 fn jobs_mix() -> Vec<&'static str> {
     JOBS_QUERIES_LUA

@@ -1,10 +1,9 @@
-//! The bundled server's `import` command, run as a user runs it: JSON Lines files in, a sled
+//! The `job-listings` binary's `import` command, run as a user runs it: JSON Lines files in, a sled
 //! folder out. Every line is checked before anything is written; the jobs are then read again
 //! in id order, a batch at a time, and a later line with the same id wins.
 //!
-//! The command is the `server` example, which `cargo test` builds beside the tests.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;
 
@@ -14,22 +13,9 @@ use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{JobListingsService, NewKey};
 use job_listings::store::{SledConfig, SledStore};
 
-/// The `server` example beside this test's binary (`target/<profile>/examples/server`).
-fn server_binary() -> PathBuf {
-    let test = std::env::current_exe().expect("the test's path");
-    let profile = test
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps");
-    let server = profile
-        .join("examples")
-        .join(format!("server{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        server.exists(),
-        "{} is missing: `cargo test` builds it; with a filter, run `cargo build --example server` first",
-        server.display()
-    );
-    server
+/// The `job-listings` binary this package builds, which `cargo test` builds beside the tests.
+fn server_binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_job-listings"))
 }
 
 /// `server --data-dir DIR import --companies C --jobs J`.
@@ -51,7 +37,7 @@ fn import_command(data: &Path, companies: &Path, jobs: &Path) -> Command {
 fn import(data: &Path, companies: &Path, jobs: &Path) -> Output {
     import_command(data, companies, jobs)
         .output()
-        .expect("the server example runs")
+        .expect("the job-listings binary runs")
 }
 
 /// Runs `server --data-dir DIR ARGS…`, quiet but for warnings.
@@ -63,7 +49,7 @@ fn server(data: &Path, args: &[&str]) -> Output {
         .env("RUST_LOG", "warn")
         .env("RUST_BACKTRACE", "0")
         .output()
-        .expect("the server example runs")
+        .expect("the job-listings binary runs")
 }
 
 /// What a command that must have failed said on stderr.
@@ -357,7 +343,7 @@ async fn jobs_piped_in_on_stdin_are_imported_as_from_a_file() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the server example starts");
+        .expect("the job-listings binary starts");
     let mut stdin = child.stdin.take().expect("stdin");
     // Written from a thread of its own: the command reads while it is written.
     let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
@@ -391,7 +377,7 @@ fn keys_plan_moves_a_key_to_another_plan() {
             .args(args)
             .env("RUST_LOG", "warn")
             .output()
-            .expect("the server example runs");
+            .expect("the job-listings binary runs");
         assert!(
             out.status.success(),
             "keys {args:?}: {}",

@@ -1,0 +1,300 @@
+//! The command line: `serve` (the default), `import` and `keys`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+use job_listings::domain::{BillingStatus, KeyId, Plan};
+use job_listings::service::{Metering, Quotas, RateLimits, ServiceConfig};
+use job_listings::webhooks::CallbackPolicy;
+
+/// The job-listings API server, and the tools to administer its data folder.
+#[derive(Debug, Parser)]
+#[command(
+    name = "job-listings",
+    version,
+    after_help = "Without a command, `serve` runs. sled lets only one process open a data \
+                  folder: stop the server before running `import` or `keys` on its folder."
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+    /// Options of `serve`, accepted here too since it is the default command.
+    #[command(flatten)]
+    pub(crate) serve: ServeArgs,
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+/// Where the data lives; shared by every command.
+#[derive(Debug, Args)]
+pub(crate) struct StoreArgs {
+    /// The sled database folder; created when missing. One process at a time may open it.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_DATA",
+        default_value = "./data",
+        value_name = "DIR"
+    )]
+    pub(crate) data_dir: PathBuf,
+    /// Page cache sled may use, in MiB.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_CACHE_MB",
+        default_value_t = 256,
+        value_name = "MIB"
+    )]
+    pub(crate) cache_mb: u64,
+    /// Stored job JSON kept in memory in front of sled for search pages and job details,
+    /// in MiB (0: off).
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_JOB_CACHE_MB",
+        default_value_t = 64,
+        value_name = "MIB"
+    )]
+    pub(crate) job_cache_mb: u64,
+    /// The key that seals webhook secrets at rest [default: DIR/secret.key]; made on first
+    /// start. Back it up with the data: without it, stored webhook secrets cannot be read.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_SECRET_KEY_FILE",
+        value_name = "FILE"
+    )]
+    pub(crate) secret_key_file: Option<PathBuf>,
+    /// Keep the state in PostgreSQL instead of the sled folder, e.g.
+    /// postgres://jobs@127.0.0.1:5432/jobs, so several replicas can share it (each replica
+    /// then needs the same --secret-key-file). Migrations are applied at start-up.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub(crate) database_url: Option<String>,
+    /// The PostgreSQL schema to use; created when missing.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_DATABASE_SCHEMA",
+        default_value = "public",
+        value_name = "NAME"
+    )]
+    pub(crate) database_schema: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve the API (the default command).
+    Serve(ServeArgs),
+    /// Import companies and jobs from JSON Lines files. Stop the server first.
+    Import(ImportArgs),
+    /// Issue, revoke and list API keys. Stop the server first.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The address to listen on.
+    #[arg(
+        long,
+        env = "JOB_LISTINGS_ADDR",
+        default_value = "127.0.0.1:8080",
+        value_name = "IP:PORT"
+    )]
+    pub(crate) addr: SocketAddr,
+    /// Do not load the demo dataset into an empty store.
+    #[arg(long)]
+    pub(crate) no_demo: bool,
+    /// Let webhooks call plain-http, loopback and private addresses (local development only).
+    #[arg(long)]
+    pub(crate) allow_local_webhooks: bool,
+    /// Monthly calls of the developer plan [default: 10000].
+    #[arg(long, value_name = "CALLS")]
+    pub(crate) developer_quota: Option<u64>,
+    /// Monthly calls of the agent_pro plan [default: 100000].
+    #[arg(long, value_name = "CALLS")]
+    pub(crate) agent_pro_quota: Option<u64>,
+    /// Monthly calls of the enterprise plan [default: 1000000].
+    #[arg(long, value_name = "CALLS")]
+    pub(crate) enterprise_quota: Option<u64>,
+    /// Turn off the per-key request rate limits (developer 10/s, agent_pro 50/s, enterprise
+    /// 200/s, with bursts of 50/200/1000), e.g. for load tests. The monthly quota still applies.
+    #[arg(long)]
+    pub(crate) no_rate_limits: bool,
+    /// Where calls are counted. `in-memory`: written every 100 ms, fastest; a crash of the
+    /// process loses at most the last 100 ms of counting. `in-store`: written durably before
+    /// each answer; nothing is lost in a crash, at the cost of one disk flush per call.
+    /// `off`: not counted and no quota enforced (to meter elsewhere, or to measure what
+    /// metering costs).
+    #[arg(long, value_enum, default_value = "in-memory")]
+    pub(crate) metering: MeteringArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MeteringArg {
+    InMemory,
+    InStore,
+    Off,
+}
+
+impl ServeArgs {
+    pub(crate) fn service_config(&self) -> ServiceConfig {
+        let defaults = Quotas::default();
+        let mut config = ServiceConfig {
+            quotas: Quotas {
+                developer: self.developer_quota.unwrap_or(defaults.developer),
+                agent_pro: self.agent_pro_quota.unwrap_or(defaults.agent_pro),
+                enterprise: self.enterprise_quota.unwrap_or(defaults.enterprise),
+            },
+            rate_limits: (!self.no_rate_limits).then(RateLimits::default),
+            metering: match self.metering {
+                MeteringArg::InMemory => Metering::default(),
+                MeteringArg::InStore => Metering::InStore,
+                MeteringArg::Off => Metering::Off,
+            },
+            ..ServiceConfig::default()
+        };
+        if self.allow_local_webhooks {
+            config.callback_policy = CallbackPolicy::local_development();
+        }
+        config
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(
+    arg_required_else_help = true,
+    after_help = "One JSON object per line, in the serde form of job_listings::domain::Company \
+                  or Job; blank lines are skipped. first_seen_at, updated_at and status may be \
+                  left out. Every line is checked first: if any is bad, nothing is imported. \
+                  Companies are imported before jobs, and every job's company_id must name a \
+                  company in --companies or already in the store."
+)]
+pub(crate) struct ImportArgs {
+    /// Companies, one JSON object per line.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) companies: Option<PathBuf>,
+    /// Jobs, one JSON object per line.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) jobs: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeysCommand {
+    /// Issue a key. It is printed once, alone on the first line; only its hash is kept.
+    Create {
+        /// The plan bought.
+        #[arg(long, value_enum)]
+        plan: PlanArg,
+        /// A free-form label, such as the customer's e-mail.
+        #[arg(long, default_value = "")]
+        label: String,
+        /// When monthly periods start counting, now or earlier, e.g. 2026-01-15T00:00:00Z
+        /// [default: now].
+        #[arg(long, value_name = "RFC3339", value_parser = parse_rfc3339)]
+        anchor: Option<DateTime<Utc>>,
+    },
+    /// Revoke a key for good.
+    Revoke {
+        /// The key's id, as `keys list` shows it.
+        #[arg(long, value_name = "UUID")]
+        id: KeyId,
+    },
+    /// Set a key's billing status; only `active` keys are accepted by the API.
+    Billing {
+        /// The key's id, as `keys list` shows it.
+        #[arg(long, value_name = "UUID")]
+        id: KeyId,
+        /// The new status.
+        #[arg(long, value_enum)]
+        status: BillingArg,
+    },
+    /// Move a key to another plan: its quota and rate limit follow at once, and its webhook
+    /// subscriptions are sent nothing on a plan without webhooks.
+    Plan {
+        /// The key's id, as `keys list` shows it.
+        #[arg(long, value_name = "UUID")]
+        id: KeyId,
+        /// The new plan.
+        #[arg(long, value_enum)]
+        plan: PlanArg,
+    },
+    /// List every key: id, hint, plan, billing, dates and label; never the key itself.
+    List,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub(crate) enum PlanArg {
+    Developer,
+    AgentPro,
+    Enterprise,
+}
+
+impl From<PlanArg> for Plan {
+    fn from(p: PlanArg) -> Plan {
+        match p {
+            PlanArg::Developer => Plan::Developer,
+            PlanArg::AgentPro => Plan::AgentPro,
+            PlanArg::Enterprise => Plan::Enterprise,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub(crate) enum BillingArg {
+    Active,
+    PastDue,
+    Canceled,
+}
+
+impl From<BillingArg> for BillingStatus {
+    fn from(b: BillingArg) -> BillingStatus {
+        match b {
+            BillingArg::Active => BillingStatus::Active,
+            BillingArg::PastDue => BillingStatus::PastDue,
+            BillingArg::Canceled => BillingStatus::Canceled,
+        }
+    }
+}
+
+/// Parses the command line. `serve`'s options may come without the word `serve` (it is the
+/// default command) but not before another command, where they would mean nothing.
+pub(crate) fn parse_command_line() -> Cli {
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Some(command) = &cli.command {
+        let serve_options = ServeArgs::augment_args(clap::Command::new("serve"));
+        let misplaced = serve_options.get_arguments().find(|arg| {
+            matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
+        });
+        if let Some(arg) = misplaced {
+            let name = arg.get_long().unwrap_or_default();
+            let message = match command {
+                Command::Serve(_) => format!("put --{name} after `serve`, not before it"),
+                _ => format!("--{name} is an option of `serve` only"),
+            };
+            Cli::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, message)
+                .exit();
+        }
+    }
+    cli
+}
+
+pub(crate) fn parse_rfc3339(raw: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(raw)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| format!("{e}; expected a time such as 2026-01-15T00:00:00Z"))
+}

@@ -1,0 +1,145 @@
+//! # job-listings: the operator's server
+//!
+//! ```text
+//! job-listings         # serve on 127.0.0.1:8080, data in ./data
+//! job-listings --help  # every option
+//! job-listings --data-dir /srv/jl serve --addr 127.0.0.1:9000
+//! job-listings import --companies companies.jsonl --jobs jobs.jsonl
+//! job-listings keys create --plan developer --label alice@example.com
+//! job-listings keys list
+//! ```
+//!
+//! The operator's program beside the `job-listings` library: it runs the whole API on the
+//! library's default parts — a `SledStore` on disk, the `JobListingsService`, the
+//! framework-agnostic `Api` and the hyper `Server` — and administers the same data from the
+//! command line. Install it with `cargo install --path job-listings-server`.
+//!
+//! ## `serve` (the default command)
+//!
+//! 1. opens (or creates) the sled folder and loads it into the service: companies, active jobs
+//!    into the search index, keys, usage counters and webhooks;
+//! 2. when the store is empty, loads the deterministic demo dataset (600 companies, 6,000
+//!    jobs) and issues one demo key per plan, printing each key once on stdout with a `curl`
+//!    command to try (use `--no-demo` to start empty);
+//! 3. starts the webhook delivery worker, which sends the
+//!    `job.new` events queued in the outbox to subscribers' callback URLs;
+//! 4. installs Ctrl-C and SIGTERM handlers, binds the address and serves until one fires; open
+//!    requests then get up to ten seconds to finish and usage counters are written.
+//!
+//! Keys are stored as hashes only, so a key is shown when it is created and never again; the
+//! logs name keys by id, never by value. Logs go to stderr at `info` (`RUST_LOG` overrides,
+//! e.g. `RUST_LOG=job_listings=debug`); stdout carries only what a person needs to copy.
+//!
+//! ## `import` and `keys`
+//!
+//! `import` loads companies and jobs from JSON Lines files, one record per line in the serde
+//! form of `job_listings::domain::Company` and `Job`; `first_seen_at`, `updated_at` and `status` may be left out.
+//! Every line is checked before anything is written, so a file with a bad line imports nothing.
+//! Webhook deliveries an import queues are sent by the server when it next runs. `keys` issues,
+//! revokes and lists API keys and sets their billing status.
+//!
+//! sled allows one process per folder: stop the server before running `import` or `keys` on
+//! its folder, and start it again afterwards to serve the new data.
+//!
+//! ## Several replicas on PostgreSQL
+//!
+//! With `--database-url postgres://...` (or `JOB_LISTINGS_DATABASE_URL`) the state lives in
+//! PostgreSQL instead of the sled folder, and any number of servers may share it: each keeps
+//! its own search index, fed by the database's change feed, counts calls in the database and
+//! claims webhook deliveries with a lease. `import` and `keys` then run while the servers do.
+//! Give every replica the same `--secret-key-file`.
+//!
+//! ## Environment
+//!
+//! `JOB_LISTINGS_DATA` (`--data-dir`), `JOB_LISTINGS_CACHE_MB` (`--cache-mb`),
+//! `JOB_LISTINGS_JOB_CACHE_MB` (`--job-cache-mb`) and `JOB_LISTINGS_ADDR` (`--addr`) stand in
+//! for the options of the same meaning.
+
+mod cli;
+mod import;
+mod keys;
+mod open;
+mod serve;
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use job_listings::service::{JobListingsService, ServiceConfig};
+
+use cli::{Command, KeysCommand};
+use open::{open_service, Deliver};
+
+/// mimalloc for everything, C's `malloc` included (its `override` feature): the query index's
+/// CRoaring bitmaps allocate through `malloc` on every search, and glibc's took a fifth of a
+/// filtered text search at a million jobs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let started = Instant::now();
+    let cli = cli::parse_command_line();
+    let store = cli.store;
+    match cli.command.unwrap_or(Command::Serve(cli.serve)) {
+        Command::Serve(args) => {
+            init_logging("info");
+            let service = open_service(&store, args.service_config(), Deliver::Webhooks).await?;
+            let outcome = serve::serve(&service, &store, &args, started).await;
+            close(&service, outcome).await
+        }
+        Command::Import(args) => {
+            init_logging("warn");
+            // Read and check the files before taking the store's lock.
+            let mut input = import::read_import(&args)?;
+            if store.database_url.is_none() && !store.data_dir.exists() {
+                input = import::checked_for_a_new_store(input)?;
+            }
+            let service =
+                match open_service(&store, ServiceConfig::default(), Deliver::Nothing).await {
+                    Ok(service) => service,
+                    Err(e) => return Err(import::refuse_unopened(input, e)),
+                };
+            let outcome = import::import(&service, input).await;
+            close(&service, outcome).await
+        }
+        Command::Keys(command) => {
+            init_logging("warn");
+            // Only `create` may make the folder: one that lists or changes keys in a folder
+            // that is not there was given the wrong one.
+            let creates = matches!(command, KeysCommand::Create { .. });
+            if !creates && store.database_url.is_none() && !store.data_dir.exists() {
+                bail!(
+                    "there is no data folder at {}: give the server's --data-dir (or \
+                     JOB_LISTINGS_DATA); `keys create` makes a new one",
+                    store.data_dir.display()
+                );
+            }
+            let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
+            let outcome = keys::keys(&service, command).await;
+            close(&service, outcome).await
+        }
+    }
+}
+
+/// Logs to stderr; `RUST_LOG` overrides the default level.
+fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+/// Every path that opened the service ends here: stop the usage writer and write the usage
+/// counters one last time, then report the command's own outcome first.
+async fn close(service: &JobListingsService, outcome: Result<()>) -> Result<()> {
+    let flushed = service
+        .shutdown()
+        .await
+        .context("writing usage counters on the way out");
+    outcome.and(flushed)
+}
