@@ -23,6 +23,7 @@ use rustc_hash::FxHashMap;
 
 pub use error::{ApiError, Problem};
 pub use openapi::OPENAPI_JSON;
+pub use params::{COMPANY_PARAMS, JOB_PARAMS};
 
 use crate::domain::{ApiKey, Company, CompanyId};
 use crate::service::{JobListingsService, QuotaState, ServiceError};

@@ -11,8 +11,9 @@ use crate::domain::{
 use crate::query::{JobFilter, JobQuery};
 use crate::service::CompanyQuery;
 
-/// The parameters of `GET /jobs`.
-pub(crate) const JOB_PARAMS: &[&str] = &[
+/// The query parameters `GET /jobs` takes; any other is refused as `unknown_parameter`.
+/// Public so that tests and fuzz targets generate queries from this list, not a copy of it.
+pub const JOB_PARAMS: &[&str] = &[
     "domain",
     "seniority",
     "remote_only",
@@ -25,8 +26,8 @@ pub(crate) const JOB_PARAMS: &[&str] = &[
     "per_page",
 ];
 
-/// The parameters of `GET /companies`.
-pub(crate) const COMPANY_PARAMS: &[&str] = &["funding_stage", "page", "per_page"];
+/// The query parameters `GET /companies` takes; any other is refused as `unknown_parameter`.
+pub const COMPANY_PARAMS: &[&str] = &["funding_stage", "page", "per_page"];
 
 /// Longest free-text value accepted, in characters.
 const MAX_TEXT: usize = 500;
