@@ -27,25 +27,34 @@
 //! `JL_CRASH_CYCLES=200 cargo test --release --test crash_safety -- --nocapture`), and
 //! `JL_CRASH_SEED` replays a run.
 
+// The helpers of the `it` binary; these tests use a few of them.
+#[allow(dead_code, unused_imports)]
+#[path = "it/support/mod.rs"]
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Stdio;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use job_listings::api::Api;
 use job_listings::demo::Dataset;
-use job_listings::domain::{Confidence, DomainTag, Job, JobId, JobStatus, Plan, Seniority};
-use job_listings::server::{Server, ServerConfig};
+use job_listings::domain::{Job, JobId, JobStatus, Plan};
+use job_listings::server::ServerConfig;
 use job_listings::service::{JobListingsService, Metering, NewKey, ServiceConfig};
-use job_listings::store::{SledConfig, SledStore, StoreError};
 use rand::{Rng, SeedableRng};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
+
+use support::child::{child_var, re_exec};
+use support::data;
+use support::server::RunningServer;
+use support::store::open_sled;
 
 const CHILD_TEST: &str = "crash_safety_child_process_entry_point";
 const CHILD_ENV: &str = "JL_CRASH_SAFETY_CHILD";
@@ -69,59 +78,25 @@ const RECENT: Duration = Duration::from_millis(1_500);
 
 /// A deterministic job: start `start`, number `i`.
 fn crash_job(companies: &[job_listings::domain::Company], start: u64, i: u64) -> Job {
-    let company = &companies[(i % companies.len() as u64) as usize];
-    let id = JobId(Uuid::from_u128(
-        (0xC5AF_u128 << 96) | (u128::from(start) << 32) | u128::from(i),
-    ));
-    let posted_at = job_listings::demo::reference_time();
-    let remote = i.is_multiple_of(2);
-    Job {
-        id,
-        role: format!("Crash Safety Engineer {start}-{i}"),
-        company_id: company.id,
-        company_name: company.name.clone(),
-        description: "Survives kill -9 of the whole process.".to_owned(),
-        domains: vec![DomainTag::parse("engineering").expect("a tag")],
-        seniority: vec![Seniority::parse("mid").expect("a level")],
-        remote,
-        location: (!remote).then(|| "Hobart, Australia".to_owned()),
-        source_url: format!("https://{}/jobs/{id}", company.domain),
-        salary: None,
-        posted_at,
-        confidence: Confidence::new(0.9).expect("a confidence"),
-        status: JobStatus::Active,
-        activated_at: None,
-        first_seen_at: posted_at,
-        updated_at: posted_at,
-    }
+    data::job(
+        JobId(Uuid::from_u128(
+            (0xC5AF_u128 << 96) | (u128::from(start) << 32) | u128::from(i),
+        )),
+        &companies[(i % companies.len() as u64) as usize],
+        &format!("Crash Safety Engineer {start}-{i}"),
+        "Survives kill -9 of the whole process.",
+        &["engineering"],
+        &["mid"],
+        i.is_multiple_of(2),
+        job_listings::demo::reference_time(),
+        0.9,
+        JobStatus::Active,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
 // The child
 // ---------------------------------------------------------------------------------------------
-
-fn var(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is set for the child"))
-}
-
-/// Opens the store, retrying only while the lock is still held (bounded); any other error is
-/// returned, for the parent to count as a reopen failure.
-async fn open_store(path: &str) -> Result<SledStore, StoreError> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        match SledStore::open(&SledConfig {
-            path: path.into(),
-            cache_bytes: 16 * 1024 * 1024,
-            job_cache_bytes: 4 * 1024 * 1024,
-        }) {
-            Ok(store) => return Ok(store),
-            Err(StoreError::Locked { .. }) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
 
 /// Not a test of its own: the body of the child process the crash loop starts. Without
 /// `JL_CRASH_SAFETY_CHILD` it returns at once.
@@ -130,8 +105,10 @@ async fn crash_safety_child_process_entry_point() {
     let Ok(mode) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let start: u64 = var("JL_CRASH_SAFETY_START").parse().expect("a number");
-    let store = match open_store(&var("JL_CRASH_SAFETY_DB")).await {
+    let start: u64 = child_var("JL_CRASH_SAFETY_START")
+        .parse()
+        .expect("a number");
+    let store = match open_sled(Path::new(&child_var("JL_CRASH_SAFETY_DB"))).await {
         Ok(store) => store,
         Err(e) => {
             println!("@@OPEN_FAILED the sled store: {e}");
@@ -141,7 +118,7 @@ async fn crash_safety_child_process_entry_point() {
     let service = match JobListingsService::builder()
         .store(Arc::new(store))
         .config(ServiceConfig {
-            metering: Counting::from_name(&var("JL_CRASH_SAFETY_METERING")).metering(),
+            metering: Counting::from_name(&child_var("JL_CRASH_SAFETY_METERING")).metering(),
             // Saved often, so most restarts load a snapshot that misses the last jobs and
             // index those again; the active count checked after each restart covers them.
             index_snapshot_interval: Some(Duration::from_millis(300)),
@@ -156,15 +133,9 @@ async fn crash_safety_child_process_entry_point() {
             return;
         }
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port on 127.0.0.1");
-    let server = Server::new(listener, Api::new(service.clone()), ServerConfig::default())
-        .expect("the server");
-    let addr = server.local_addr();
-    // Never shut down gracefully: the only way out is SIGKILL (or the lifetime bound).
-    tokio::spawn(server.run(std::future::pending::<()>()));
-    println!("@@LISTEN {addr}");
+    // Never stopped: the only way out is SIGKILL (or the lifetime bound).
+    let server = RunningServer::start(Api::new(service.clone()), ServerConfig::default()).await;
+    println!("@@LISTEN {}", server.addr);
 
     let companies = Dataset::generate(COMPANY_SEED, 3, 0).companies;
     if start == 0 {
@@ -253,20 +224,15 @@ fn spawn_child(
     start: u64,
     metering: Counting,
 ) -> (Child, JoinHandle<()>, mpsc::UnboundedReceiver<String>) {
-    let exe = std::env::current_exe().expect("the test binary");
-    let mut child = Command::new(exe)
-        .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, mode)
-        .env("JL_CRASH_SAFETY_DB", dir.join("db"))
-        .env("JL_CRASH_SAFETY_START", start.to_string())
-        .env("JL_CRASH_SAFETY_METERING", metering.name())
-        .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the child process");
+    let mut child = re_exec(
+        CHILD_TEST,
+        [
+            (CHILD_ENV, mode.into()),
+            ("JL_CRASH_SAFETY_DB", dir.join("db").into()),
+            ("JL_CRASH_SAFETY_START", start.to_string().into()),
+            ("JL_CRASH_SAFETY_METERING", metering.name().into()),
+        ],
+    );
     let stdout = child.stdout.take().expect("the child's stdout");
     let (tx, rx) = mpsc::unbounded_channel();
     let reader = tokio::spawn(async move {

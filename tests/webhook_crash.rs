@@ -9,30 +9,34 @@
 //! moment, several times, then starts a last child that only delivers, and counts losses (must
 //! be 0) and duplicates (reported).
 
-mod webhook_support;
+// The helpers of the `it` binary; these tests use a few of them.
+#[allow(dead_code, unused_imports)]
+#[path = "it/support/mod.rs"]
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Stdio;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use job_listings::demo::Dataset;
-use job_listings::domain::{
-    CallbackUrl, Confidence, DomainTag, Job, JobId, JobStatus, Plan, Seniority,
-};
+use job_listings::domain::{CallbackUrl, DomainTag, Job, JobId, JobStatus, Plan};
 use job_listings::service::{
     DeliveryConfig, JobListingsService, NewKey, NewWebhook, ServiceConfig,
 };
-use job_listings::store::{SledConfig, SledStore, Store};
+use job_listings::store::Store;
 use job_listings::webhooks::{
     verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, RetryPolicy,
 };
 use rand::{Rng, SeedableRng};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdout, Command};
+use tokio::process::{Child, ChildStdout};
 use uuid::Uuid;
 
-use webhook_support::{script, Answer, Receiver};
+use support::child::{child_var, re_exec};
+use support::data;
+use support::store::open_sled;
+use support::{script, Answer, Receiver};
 
 const CHILD_TEST: &str = "crash_child_process_entry_point";
 /// Ingest-and-kill cycles before the final drain.
@@ -44,34 +48,23 @@ const PATHS: [&str; 3] = ["/all", "/ai", "/remote"];
 
 /// A deterministic job per index: every third is tagged `ai`, every second is remote.
 fn crash_job(companies: &[job_listings::domain::Company], i: u64) -> Job {
-    let company = &companies[(i % 2) as usize];
-    let id = JobId(Uuid::from_u128(0xC4A5_0000_0000_0000_u128 + u128::from(i)));
-    let posted_at = job_listings::demo::reference_time();
-    let remote = i.is_multiple_of(2);
-    Job {
-        id,
-        role: format!("Crash Test Engineer {i}"),
-        company_id: company.id,
-        company_name: company.name.clone(),
-        description: "Keeps going after kill -9.".to_owned(),
-        domains: vec![DomainTag::parse(if i.is_multiple_of(3) {
-            "ai"
-        } else {
-            "engineering"
-        })
-        .expect("a tag")],
-        seniority: vec![Seniority::parse("mid").expect("a level")],
-        remote,
-        location: (!remote).then(|| "Hobart, Australia".to_owned()),
-        source_url: format!("https://{}/jobs/{id}", company.domain),
-        salary: None,
-        posted_at,
-        confidence: Confidence::new(0.9).expect("a confidence"),
-        status: JobStatus::Active,
-        activated_at: None,
-        first_seen_at: posted_at,
-        updated_at: posted_at,
-    }
+    let domain = if i.is_multiple_of(3) {
+        "ai"
+    } else {
+        "engineering"
+    };
+    data::job(
+        JobId(Uuid::from_u128(0xC4A5_0000_0000_0000_u128 + u128::from(i))),
+        &companies[(i % 2) as usize],
+        &format!("Crash Test Engineer {i}"),
+        "Keeps going after kill -9.",
+        &[domain],
+        &["mid"],
+        i.is_multiple_of(2),
+        job_listings::demo::reference_time(),
+        0.9,
+        JobStatus::Active,
+    )
 }
 
 /// The subscriptions a job must reach, decided here without the crate's matcher.
@@ -90,29 +83,6 @@ fn expected_paths(i: u64) -> Vec<&'static str> {
 // The child
 // ---------------------------------------------------------------------------------------------
 
-fn var(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is set for the child"))
-}
-
-async fn open_store(path: &str) -> SledStore {
-    // The previous child was killed and reaped, so its lock is gone; still, retry briefly.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        match SledStore::open(&SledConfig {
-            path: path.into(),
-            cache_bytes: 16 * 1024 * 1024,
-            job_cache_bytes: 4 * 1024 * 1024,
-        }) {
-            Ok(store) => return store,
-            Err(e) if Instant::now() < deadline => {
-                let _ = e;
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Err(e) => panic!("the sled store could not be opened: {e}"),
-        }
-    }
-}
-
 /// Not a test of its own: the body of the child process the crash test starts. Without
 /// `JL_CRASH_CHILD` it returns at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,9 +90,14 @@ async fn crash_child_process_entry_point() {
     let Ok(mode) = std::env::var("JL_CRASH_CHILD") else {
         return;
     };
-    let store = Arc::new(open_store(&var("JL_CRASH_DIR")).await);
-    let receiver = var("JL_CRASH_RECEIVER");
-    let first: u64 = var("JL_CRASH_FIRST").parse().expect("a number");
+    // The previous child was killed and reaped, so its lock is gone; still, a locked folder
+    // is tried again for a while.
+    let store = open_sled(Path::new(&child_var("JL_CRASH_DIR")))
+        .await
+        .unwrap_or_else(|e| panic!("the sled store could not be opened: {e}"));
+    let store = Arc::new(store);
+    let receiver = child_var("JL_CRASH_RECEIVER");
+    let first: u64 = child_var("JL_CRASH_FIRST").parse().expect("a number");
 
     let config = ServiceConfig {
         callback_policy: CallbackPolicy::local_development(),
@@ -222,20 +197,15 @@ struct Spawned {
 }
 
 fn spawn_child(mode: &str, dir: &std::path::Path, receiver: &str, first: u64) -> Spawned {
-    let exe = std::env::current_exe().expect("the test binary");
-    let mut child = Command::new(exe)
-        .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
-        .env("JL_CRASH_CHILD", mode)
-        .env("JL_CRASH_DIR", dir.join("db"))
-        .env("JL_CRASH_RECEIVER", receiver)
-        .env("JL_CRASH_FIRST", first.to_string())
-        .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the child process");
+    let mut child = re_exec(
+        CHILD_TEST,
+        [
+            ("JL_CRASH_CHILD", mode.into()),
+            ("JL_CRASH_DIR", dir.join("db").into()),
+            ("JL_CRASH_RECEIVER", receiver.into()),
+            ("JL_CRASH_FIRST", first.to_string().into()),
+        ],
+    );
     let stdout = child.stdout.take().expect("the child's stdout");
     Spawned {
         child,

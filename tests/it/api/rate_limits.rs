@@ -3,7 +3,7 @@
 use job_listings::service::{RateLimit, RateLimits, ServiceConfig};
 use reqwest::StatusCode;
 
-use crate::helpers::spawn_app_with;
+use super::spawn_app_with;
 
 fn tight(per_second: f64, burst: u32) -> ServiceConfig {
     let limit = RateLimit { per_second, burst };

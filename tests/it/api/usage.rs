@@ -7,7 +7,9 @@ use job_listings::service::{Quotas, ServiceConfig};
 use reqwest::StatusCode;
 use uuid::Uuid;
 
-use crate::helpers::{spawn_app, spawn_app_with, Resp, TestApp};
+use super::{spawn_app, spawn_app_with};
+use crate::support::data::known;
+use crate::support::{Resp, TestApp};
 
 fn header_u64(r: &Resp, name: &str) -> u64 {
     r.header(name)
@@ -37,16 +39,8 @@ async fn get_usage_reports_exactly_the_spec_fields() {
     let app = spawn_app().await;
     let r = app.get_usage(&app.keys.developer.raw).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    let mut fields: Vec<&str> = r
-        .body
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
-    fields.sort_unstable();
     assert_eq!(
-        fields,
+        Resp::keys(&r.body),
         [
             "calls_remaining",
             "calls_used",
@@ -91,7 +85,7 @@ async fn get_usage_reports_each_plans_quota() {
 async fn successful_calls_are_counted_and_errors_and_usage_are_not() {
     let app = spawn_app().await;
     let key = app.keys.developer.raw.clone();
-    let job = app.known.designer.id.to_string();
+    let job = known().designer.id.to_string();
     for path in [
         "/api/v1/jobs".to_owned(),
         format!("/api/v1/jobs/{job}"),

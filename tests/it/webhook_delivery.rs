@@ -3,39 +3,32 @@
 //! checked with the crate's own verifier. Status, history and test pings go through the real
 //! hyper server. Every wait is a bounded poll; nothing asserts on speed.
 
-mod webhook_support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{
-    ApiKey, ApiKeyRecord, BillingStatus, CallbackUrl, Company, CompanyId, Confidence, Delivery,
-    DeliveryId, DeliveryStatus, DomainTag, EventId, Job, JobId, JobStatus, KeyId, OutboxEvent,
-    Plan, Seniority, Subscription, WebhookId,
+    ApiKeyRecord, BillingStatus, CallbackUrl, Company, CompanyId, Confidence, Delivery, DeliveryId,
+    DeliveryStatus, DomainTag, EventId, Job, JobId, JobStatus, KeyId, OutboxEvent, Plan, Seniority,
+    Subscription, WebhookId,
 };
 use job_listings::query::{JobFilter, JobQuery};
-use job_listings::server::{Server, ServerConfig};
-use job_listings::service::{
-    DeliveryConfig, JobListingsService, NewKey, NewWebhook, ServiceConfig,
-};
-use job_listings::store::{
-    JobWrite, MemoryStore, SledConfig, SledStore, Store, StoreResult, UsageCounter,
-};
+use job_listings::server::ServerConfig;
+use job_listings::service::{DeliveryConfig, IngestOutcome, NewWebhook, ServiceConfig};
+use job_listings::store::{JobWrite, MemoryStore, Store, StoreResult, UsageCounter};
 use job_listings::webhooks::{
     sign, verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, Notifier, RetryPolicy,
     WebhookRequest,
 };
 use reqwest::Method;
 use serde_json::{json, Value};
-use tempfile::TempDir;
-use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use webhook_support::{always_ok, eventually, free_port, script, Answer, Hit, Receiver};
+use crate::support::data;
+use crate::support::receiver::{free_port, Hit};
+use crate::support::{always_ok, eventually, script, Answer, Receiver, StoreKind, TestApp};
 
 /// The longest any single wait in these tests may take.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -85,109 +78,30 @@ fn config(delays_ms: &[u64]) -> ServiceConfig {
     }
 }
 
-#[derive(Clone)]
-enum StoreKind {
-    Memory,
-    Sled,
-    Given(Arc<dyn Store>),
-}
-
-/// A service with the real notifier, served over HTTP on 127.0.0.1, with two Agent Pro keys
-/// and two companies ("Quokka Frobnitz" and "Wombat Zephyr Works").
-struct App {
-    service: JobListingsService,
-    base: String,
-    client: reqwest::Client,
-    key: ApiKey,
-    raw: String,
-    other_raw: String,
-    companies: Vec<Company>,
-    _dir: TempDir,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for App {
-    fn drop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-    }
-}
-
-async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig, kind: StoreKind) -> App {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let store: Arc<dyn Store> = match kind {
-        StoreKind::Memory => Arc::new(MemoryStore::new()),
-        StoreKind::Given(store) => store,
-        StoreKind::Sled => Arc::new(
-            SledStore::open(&SledConfig {
-                path: dir.path().join("db"),
-                cache_bytes: 16 * 1024 * 1024,
-                job_cache_bytes: 4 * 1024 * 1024,
-            })
-            .expect("a sled store"),
-        ),
-    };
+/// A service with the real notifier, served over HTTP on 127.0.0.1, with two companies
+/// ("Quokka Frobnitz" and "Wombat Zephyr Works"); the tests use its Agent Pro key.
+async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig, store: StoreKind) -> TestApp {
     let notifier = HttpNotifier::new(config.callback_policy, timeouts).expect("the HTTP notifier");
-    let service = JobListingsService::builder()
-        .store(store)
-        .notifier(Arc::new(notifier))
-        .config(config)
-        .build()
-        .await
-        .expect("the service");
-
     let mut companies = Dataset::generate(7, 2, 0).companies;
     companies[0].name = "Quokka Frobnitz".to_owned();
     companies[1].name = "Wombat Zephyr Works".to_owned();
-    service
-        .upsert_companies(companies.clone())
-        .await
-        .expect("companies");
-
-    let (key, _) = service
-        .create_key(NewKey::new(Plan::AgentPro))
-        .await
-        .expect("a key");
-    let (other, _) = service
-        .create_key(NewKey::new(Plan::AgentPro))
-        .await
-        .expect("another key");
-
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port");
-    let server = Server::new(
-        listener,
-        Api::new(service.clone()),
-        ServerConfig {
+    TestApp::builder()
+        .store(store)
+        .config(config)
+        .notifier(Arc::new(notifier))
+        .server_config(ServerConfig {
             shutdown_grace: Duration::from_secs(1),
             ..ServerConfig::default()
-        },
-    )
-    .expect("the server");
-    let base = format!("http://{}", server.local_addr());
-    let (tx, rx) = oneshot::channel::<()>();
-    tokio::spawn(server.run(async move {
-        let _ = rx.await;
-    }));
-    App {
-        service,
-        base,
-        client: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("a client"),
-        raw: key.expose().to_owned(),
-        key,
-        other_raw: other.expose().to_owned(),
-        companies,
-        _dir: dir,
-        stop: Some(tx),
-    }
+        })
+        .seed(Dataset {
+            companies,
+            jobs: Vec::new(),
+        })
+        .spawn()
+        .await
 }
 
-async fn start_default(delays_ms: &[u64]) -> App {
+async fn start_default(delays_ms: &[u64]) -> TestApp {
     start(config(delays_ms), FAST_TIMEOUTS, StoreKind::Memory).await
 }
 
@@ -220,42 +134,44 @@ impl Default for Spec {
     }
 }
 
-impl App {
+/// What these tests do with an app.
+trait WebhookApp {
+    fn job(&self, spec: &Spec) -> Job;
+    async fn ingest_new_job(&self) -> IngestOutcome;
+    async fn subscribe(&self, url: &str, edit: impl FnOnce(&mut NewWebhook)) -> Subscription;
+    async fn subscribe_http(&self, body: Value) -> (WebhookId, String);
+    async fn webhook_http(&self, id: WebhookId) -> Value;
+    async fn deliveries_http(&self, id: WebhookId) -> Vec<Value>;
+    async fn deliveries(&self, id: WebhookId) -> Vec<Delivery>;
+    async fn settle(&self, ids: &[WebhookId]) -> bool;
+}
+
+impl WebhookApp for TestApp {
     fn job(&self, spec: &Spec) -> Job {
-        let company = &self.companies[spec.company];
-        let id = JobId(Uuid::new_v4());
-        let posted_at = Utc::now() - chrono::Duration::hours(1);
-        Job {
-            id,
-            role: spec.role.to_owned(),
-            company_id: company.id,
-            company_name: company.name.clone(),
-            description: spec.text.to_owned(),
-            domains: spec
-                .domains
-                .iter()
-                .map(|d| DomainTag::parse(d).expect("a tag"))
-                .collect(),
-            seniority: spec
-                .seniority
-                .iter()
-                .map(|s| Seniority::parse(s).expect("a level"))
-                .collect(),
-            remote: spec.remote,
-            location: (!spec.remote).then(|| "Hobart, Australia".to_owned()),
-            source_url: format!("https://{}/jobs/{id}", company.domain),
-            salary: None,
-            posted_at,
-            confidence: Confidence::new(spec.confidence).expect("a confidence"),
-            status: if spec.active {
-                JobStatus::Active
-            } else {
-                JobStatus::Closed
-            },
-            activated_at: None,
-            first_seen_at: posted_at,
-            updated_at: posted_at,
-        }
+        let status = match spec.active {
+            true => JobStatus::Active,
+            false => JobStatus::Closed,
+        };
+        data::job(
+            JobId(Uuid::new_v4()),
+            &self.dataset.companies[spec.company],
+            spec.role,
+            spec.text,
+            spec.domains,
+            spec.seniority,
+            spec.remote,
+            Utc::now() - chrono::Duration::hours(1),
+            spec.confidence,
+            status,
+        )
+    }
+
+    /// Ingests a new job of the default [`Spec`].
+    async fn ingest_new_job(&self) -> IngestOutcome {
+        self.service
+            .upsert_job(self.job(&Spec::default()))
+            .await
+            .expect("ingested")
     }
 
     /// A subscription made through the service, with the saved-search fields `edit` sets.
@@ -263,39 +179,22 @@ impl App {
         let mut new = NewWebhook::new(CallbackUrl::parse(url).expect("a callback URL"));
         edit(&mut new);
         self.service
-            .create_webhook(&self.key, new)
+            .create_webhook(&self.keys.agent_pro.key, new)
             .await
             .expect("a subscription")
             .value
     }
 
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        key: &str,
-        body: Option<Value>,
-    ) -> (u16, Value) {
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .header("X-API-Key", key);
-        if let Some(body) = body {
-            req = req
-                .header("content-type", "application/json")
-                .body(serde_json::to_vec(&body).expect("JSON"));
-        }
-        let response = req.send().await.expect("the API answered");
-        let status = response.status().as_u16();
-        let text = response.text().await.expect("a body");
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
     /// `POST /api/v1/webhooks`: (id, secret).
     async fn subscribe_http(&self, body: Value) -> (WebhookId, String) {
-        let (status, v) = self
-            .call(Method::POST, "/api/v1/webhooks", &self.raw, Some(body))
-            .await;
+        let (status, v) = call(
+            self,
+            Method::POST,
+            "/api/v1/webhooks",
+            &self.keys.agent_pro.raw,
+            Some(body),
+        )
+        .await;
         assert_eq!(status, 201, "{v}");
         (
             WebhookId::parse(v["id"].as_str().expect("an id")).expect("a uuid"),
@@ -305,28 +204,28 @@ impl App {
 
     /// `GET /api/v1/webhooks/{id}`.
     async fn webhook_http(&self, id: WebhookId) -> Value {
-        let (status, v) = self
-            .call(
-                Method::GET,
-                &format!("/api/v1/webhooks/{id}"),
-                &self.raw,
-                None,
-            )
-            .await;
+        let (status, v) = call(
+            self,
+            Method::GET,
+            &format!("/api/v1/webhooks/{id}"),
+            &self.keys.agent_pro.raw,
+            None,
+        )
+        .await;
         assert_eq!(status, 200, "{v}");
         v
     }
 
     /// `GET /api/v1/webhooks/{id}/deliveries`: the `data` list.
     async fn deliveries_http(&self, id: WebhookId) -> Vec<Value> {
-        let (status, v) = self
-            .call(
-                Method::GET,
-                &format!("/api/v1/webhooks/{id}/deliveries"),
-                &self.raw,
-                None,
-            )
-            .await;
+        let (status, v) = call(
+            self,
+            Method::GET,
+            &format!("/api/v1/webhooks/{id}/deliveries"),
+            &self.keys.agent_pro.raw,
+            None,
+        )
+        .await;
         assert_eq!(status, 200, "{v}");
         v["data"].as_array().expect("a data list").clone()
     }
@@ -357,6 +256,18 @@ impl App {
         })
         .await
     }
+}
+
+/// A call with the Agent Pro key or another, a JSON body or none: the status and the body.
+async fn call(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    key: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let r = app.call(method, path, key, body.as_ref()).await;
+    (r.status.as_u16(), r.body)
 }
 
 /// Asserts the Standard Webhooks headers are present and the signature verifies with the
@@ -919,10 +830,7 @@ async fn retries_keep_the_webhook_id_and_re_sign_every_attempt() {
     }))
     .await;
     let sub = app.subscribe(&rx.url("/hook"), |_| {}).await;
-    app.service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    app.ingest_new_job().await;
     assert!(eventually(DEADLINE, || async { rx.count() >= 3 }).await);
     assert!(app.settle(&[sub.id]).await);
 
@@ -968,10 +876,7 @@ async fn status_429_and_5xx_are_retried_and_429_honours_retry_after() {
     .await;
     let throttled = app.subscribe(&rx.url("/throttled"), |_| {}).await;
     let flaky = app.subscribe(&rx.url("/flaky"), |_| {}).await;
-    app.service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    app.ingest_new_job().await;
     assert!(app.settle(&[throttled.id, flaky.id]).await);
 
     let t = rx.hits_to("/throttled");
@@ -1020,10 +925,7 @@ async fn retry_after_given_as_an_http_date_is_honoured() {
     }))
     .await;
     let sub = app.subscribe(&rx.url("/hook"), |_| {}).await;
-    app.service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    app.ingest_new_job().await;
     assert!(app.settle(&[sub.id]).await);
     let hits = rx.hits();
     assert_eq!(hits.len(), 2, "{hits:?}");
@@ -1041,10 +943,7 @@ async fn exhausted_attempts_fail_the_delivery_and_the_history_shows_every_attemp
     let (hook, secret) = app
         .subscribe_http(json!({ "callback_url": rx.url("/down") }))
         .await;
-    app.service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    app.ingest_new_job().await;
     assert!(app.settle(&[hook]).await);
 
     let hits = rx.hits();
@@ -1087,10 +986,7 @@ async fn a_subscription_failing_longer_than_disable_after_is_disabled_and_shows_
     let (hook, _) = app
         .subscribe_http(json!({ "callback_url": rx.url("/down") }))
         .await;
-    app.service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    app.ingest_new_job().await;
     let disabled = eventually(DEADLINE, || async {
         app.webhook_http(hook).await["status"] == "disabled"
     })
@@ -1103,11 +999,7 @@ async fn a_subscription_failing_longer_than_disable_after_is_disabled_and_shows_
 
     assert!(app.settle(&[hook]).await);
     let before = rx.count();
-    let later = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let later = app.ingest_new_job().await;
     assert_eq!(later.deliveries, 0, "a disabled subscription gets nothing");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(rx.count(), before);
@@ -1134,11 +1026,7 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
     let (live, _) = app
         .subscribe_http(json!({ "callback_url": rx.url("/live") }))
         .await;
-    let first = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let first = app.ingest_new_job().await;
     assert_eq!(first.deliveries, 2);
     assert!(app.settle(&[gone, live]).await);
 
@@ -1152,11 +1040,7 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
     assert_eq!(listed[0]["history"][0]["status_code"], 410);
     assert_eq!(rx.hits_to("/gone").len(), 1);
 
-    let second = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let second = app.ingest_new_job().await;
     assert_eq!(second.deliveries, 1, "only the live subscription");
     assert!(eventually(DEADLINE, || async { rx.hits_to("/live").len() >= 2 }).await);
     assert!(app.settle(&[gone, live]).await);
@@ -1168,14 +1052,14 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
     assert_eq!(app.webhook_http(live).await["status"], "active");
 
     // A test ping to the disabled subscription is refused, not queued to fail.
-    let (status, problem) = app
-        .call(
-            Method::POST,
-            &format!("/api/v1/webhooks/{gone}/test"),
-            &app.raw,
-            None,
-        )
-        .await;
+    let (status, problem) = call(
+        &app,
+        Method::POST,
+        &format!("/api/v1/webhooks/{gone}/test"),
+        &app.keys.agent_pro.raw,
+        None,
+    )
+    .await;
     assert_eq!(status, 409, "{problem}");
     assert_eq!(problem["code"], "webhook_disabled");
     assert!(
@@ -1185,21 +1069,17 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
     assert_eq!(app.deliveries(gone).await.len(), 1, "no ping was queued");
 
     // Enabled again (same id and secret), it is sent the next new job.
-    let (status, enabled) = app
-        .call(
-            Method::PATCH,
-            &format!("/api/v1/webhooks/{gone}"),
-            &app.raw,
-            Some(json!({ "status": "active" })),
-        )
-        .await;
+    let (status, enabled) = call(
+        &app,
+        Method::PATCH,
+        &format!("/api/v1/webhooks/{gone}"),
+        &app.keys.agent_pro.raw,
+        Some(json!({ "status": "active" })),
+    )
+    .await;
     assert_eq!(status, 200, "{enabled}");
     assert_eq!(enabled["status"], "active");
-    let third = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let third = app.ingest_new_job().await;
     assert_eq!(third.deliveries, 2, "both subscriptions again");
     assert!(eventually(DEADLINE, || async { rx.hits_to("/gone").len() == 2 }).await);
 }
@@ -1224,7 +1104,7 @@ async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
         .await;
     let key_id = app
         .service
-        .authenticate(&app.key)
+        .authenticate(&app.keys.agent_pro.key)
         .expect("a valid key")
         .key_id;
 
@@ -1232,31 +1112,19 @@ async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
         .set_billing_status(key_id, BillingStatus::PastDue)
         .await
         .expect("past due");
-    let while_past_due = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let while_past_due = app.ingest_new_job().await;
     assert_eq!(while_past_due.deliveries, 0, "nothing for a past-due key");
 
     app.service
         .set_billing_status(key_id, BillingStatus::Active)
         .await
         .expect("active again");
-    let paid = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let paid = app.ingest_new_job().await;
     assert_eq!(paid.deliveries, 1);
     assert!(eventually(DEADLINE, || async { rx.count() == 1 }).await);
 
     // Answered 503 first; the key is revoked before the retry comes due.
-    let failing = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let failing = app.ingest_new_job().await;
     assert_eq!(failing.deliveries, 1);
     assert!(eventually(DEADLINE, || async { rx.count() == 2 }).await);
     app.service.revoke_key(key_id).await.expect("revoked");
@@ -1270,11 +1138,7 @@ async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
     let why = failed[0].last_error.as_deref().unwrap_or("");
     assert!(why.contains("revoked"), "{why:?}");
     assert_eq!(rx.count(), 2, "the retry was not sent");
-    let after_revoking = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let after_revoking = app.ingest_new_job().await;
     assert_eq!(after_revoking.deliveries, 0, "nothing for a revoked key");
 }
 
@@ -1310,11 +1174,7 @@ async fn a_410_is_not_undone_by_a_success_recorded_after_it() {
         w["status"], "disabled",
         "the receiver answered 410 Gone; a success of a delivery that was already in flight must not re-enable the subscription: {w}"
     );
-    let later = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let later = app.ingest_new_job().await;
     assert_eq!(later.deliveries, 0);
 }
 
@@ -1330,10 +1190,7 @@ async fn redirects_are_not_followed_and_count_as_failures() {
     let (hook, secret) = app
         .subscribe_http(json!({ "callback_url": rx.url("/moved") }))
         .await;
-    app.service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    app.ingest_new_job().await;
     assert!(app.settle(&[hook]).await);
 
     assert_eq!(target.count(), 0, "the redirect target received nothing");
@@ -1366,10 +1223,7 @@ async fn a_slow_receiver_times_out_while_a_fast_one_gets_its_delivery() {
     let (fast, fast_secret) = app
         .subscribe_http(json!({ "callback_url": fast_rx.url("/fast") }))
         .await;
-    app.service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    app.ingest_new_job().await;
 
     assert!(eventually(DEADLINE, || async { fast_rx.count() >= 1 }).await);
     assert!(
@@ -1456,22 +1310,16 @@ async fn ingest_and_search_do_not_wait_on_a_delivery_in_flight() {
     let app = start(config(&[2_000]), timeouts, StoreKind::Sled).await;
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(6)))).await;
     let slow = app.subscribe(&slow_rx.url("/slow"), |_| {}).await;
-    app.service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    app.ingest_new_job().await;
     assert!(eventually(DEADLINE, || async { slow_rx.count() >= 1 }).await);
 
     // With that delivery in flight, ingest and search still answer.
     for _ in 0..20 {
-        app.service
-            .upsert_job(app.job(&Spec::default()))
-            .await
-            .expect("ingested");
+        app.ingest_new_job().await;
     }
     let page = app
         .service
-        .search_jobs(&app.key, JobQuery::new(JobFilter::default()))
+        .search_jobs(&app.keys.agent_pro.key, JobQuery::new(JobFilter::default()))
         .await
         .expect("a search");
     assert_eq!(page.value.total, 21);
@@ -1494,19 +1342,20 @@ async fn ingest_and_search_do_not_wait_on_a_delivery_in_flight() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
     let app = start_default(&[10, 20, 40]).await;
+    let other = app.issue(Plan::AgentPro).await;
     let rx = Receiver::start(always_ok()).await;
     let (hook, secret) = app
         .subscribe_http(json!({ "callback_url": rx.url("/ping") }))
         .await;
 
-    let (status, queued) = app
-        .call(
-            Method::POST,
-            &format!("/api/v1/webhooks/{hook}/test"),
-            &app.raw,
-            None,
-        )
-        .await;
+    let (status, queued) = call(
+        &app,
+        Method::POST,
+        &format!("/api/v1/webhooks/{hook}/test"),
+        &app.keys.agent_pro.raw,
+        None,
+    )
+    .await;
     assert_eq!(status, 202, "{queued}");
     assert_eq!(queued["webhook_id"], hook.to_string().as_str());
     assert_eq!(queued["status"], "pending");
@@ -1525,33 +1374,33 @@ async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
     let listed = app.deliveries_http(hook).await;
     assert_eq!(listed[0]["status"], "succeeded", "{listed:?}");
 
-    let (status, problem) = app
-        .call(
-            Method::POST,
-            &format!("/api/v1/webhooks/{hook}/test"),
-            &app.other_raw,
-            None,
-        )
-        .await;
+    let (status, problem) = call(
+        &app,
+        Method::POST,
+        &format!("/api/v1/webhooks/{hook}/test"),
+        &other.raw,
+        None,
+    )
+    .await;
     assert_eq!(status, 404, "{problem}");
     assert_eq!(problem["code"], "not_found");
-    let (status, _) = app
-        .call(
-            Method::GET,
-            &format!("/api/v1/webhooks/{hook}/deliveries"),
-            &app.other_raw,
-            None,
-        )
-        .await;
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("/api/v1/webhooks/{hook}/deliveries"),
+        &other.raw,
+        None,
+    )
+    .await;
     assert_eq!(status, 404);
-    let (status, _) = app
-        .call(
-            Method::POST,
-            &format!("/api/v1/webhooks/{}/test", Uuid::new_v4()),
-            &app.raw,
-            None,
-        )
-        .await;
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/api/v1/webhooks/{}/test", Uuid::new_v4()),
+        &app.keys.agent_pro.raw,
+        None,
+    )
+    .await;
     assert_eq!(status, 404);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(rx.count(), 1, "only the owner's ping was sent");
@@ -1575,22 +1424,27 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
         .subscribe_http(json!({ "callback_url": rx.url("/paused") }))
         .await;
     let path = format!("/api/v1/webhooks/{hook}");
-    let (status, queued) = app
-        .call(Method::POST, &format!("{path}/test"), &app.raw, None)
-        .await;
+    let (status, queued) = call(
+        &app,
+        Method::POST,
+        &format!("{path}/test"),
+        &app.keys.agent_pro.raw,
+        None,
+    )
+    .await;
     assert_eq!(status, 202, "{queued}");
     assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
 
     // Disabled and enabled again well before the retry comes due.
     for status in ["disabled", "active"] {
-        let (code, body) = app
-            .call(
-                Method::PATCH,
-                &path,
-                &app.raw,
-                Some(json!({ "status": status })),
-            )
-            .await;
+        let (code, body) = call(
+            &app,
+            Method::PATCH,
+            &path,
+            &app.keys.agent_pro.raw,
+            Some(json!({ "status": status })),
+        )
+        .await;
         assert_eq!(code, 200, "{body}");
         assert_eq!(body["status"], status);
     }
@@ -1607,9 +1461,14 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
     assert_eq!(rx.count(), 1, "the missed delivery was not sent again");
 
     // A ping after enabling is sent.
-    let (status, _) = app
-        .call(Method::POST, &format!("{path}/test"), &app.raw, None)
-        .await;
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("{path}/test"),
+        &app.keys.agent_pro.raw,
+        None,
+    )
+    .await;
     assert_eq!(status, 202);
     assert!(eventually(DEADLINE, || async { rx.count() >= 2 }).await);
     assert!(app.settle(&[hook]).await);
@@ -1634,14 +1493,14 @@ async fn deleting_a_subscription_stops_its_pending_deliveries() {
         .expect("ingested");
     assert!(eventually(DEADLINE, || async { rx.count() >= 2 }).await);
 
-    let (status, _) = app
-        .call(
-            Method::DELETE,
-            &format!("/api/v1/webhooks/{hook}"),
-            &app.raw,
-            None,
-        )
-        .await;
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/api/v1/webhooks/{hook}"),
+        &app.keys.agent_pro.raw,
+        None,
+    )
+    .await;
     assert_eq!(status, 204);
     let at_delete = rx.count();
     // An attempt already past its check of the subscription may still land, and is recorded
@@ -1787,10 +1646,7 @@ async fn a_delivery_is_not_sent_twice_without_a_failure_or_a_restart() {
     let rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_millis(30)))).await;
     let sub = app.subscribe(&rx.url("/once"), |_| {}).await;
     for _ in 0..5 {
-        app.service
-            .upsert_job(app.job(&Spec::default()))
-            .await
-            .expect("ingested");
+        app.ingest_new_job().await;
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
     assert!(eventually(DEADLINE, || async { rx.count() >= 5 }).await);
@@ -1964,14 +1820,14 @@ async fn ssrf_table_registration_is_refused_by_a_server_on_the_default_policy() 
     let mut refused = 0;
     let mut accepted = Vec::new();
     for url in &urls {
-        let (status, body) = app
-            .call(
-                Method::POST,
-                "/api/v1/webhooks",
-                &app.raw,
-                Some(json!({ "callback_url": url })),
-            )
-            .await;
+        let (status, body) = call(
+            &app,
+            Method::POST,
+            "/api/v1/webhooks",
+            &app.keys.agent_pro.raw,
+            Some(json!({ "callback_url": url })),
+        )
+        .await;
         if status == 400 && body["param"] == "callback_url" {
             refused += 1;
         } else {
@@ -1980,9 +1836,14 @@ async fn ssrf_table_registration_is_refused_by_a_server_on_the_default_policy() 
     }
     eprintln!("ssrf: {refused}/{} refused at registration", urls.len());
     assert!(accepted.is_empty(), "accepted: {accepted:#?}");
-    let (status, list) = app
-        .call(Method::GET, "/api/v1/webhooks", &app.raw, None)
-        .await;
+    let (status, list) = call(
+        &app,
+        Method::GET,
+        "/api/v1/webhooks",
+        &app.keys.agent_pro.raw,
+        None,
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(list["data"].as_array().map(Vec::len), Some(0));
     // A public https name is accepted (names are resolved only at delivery).

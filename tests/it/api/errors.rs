@@ -2,7 +2,9 @@
 
 use reqwest::{Method, StatusCode};
 
-use crate::helpers::{spawn_app, Auth};
+use super::spawn_app;
+use crate::support::data::known;
+use crate::support::Auth;
 
 /// One test per refused `GET /jobs` query: 400, `application/problem+json`, the code and the
 /// parameter at fault.
@@ -117,7 +119,7 @@ async fn an_unknown_path_returns_404() {
 #[tokio::test]
 async fn a_path_under_the_api_that_is_no_endpoint_lists_the_endpoints() {
     let app = spawn_app().await;
-    let id = app.known.jobs()[0].id;
+    let id = known().jobs()[0].id;
     for path in [
         "/api/v1/jobs/".to_owned(),
         "/api/v1/webhooks/".to_owned(),

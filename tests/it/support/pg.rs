@@ -1,8 +1,23 @@
-//! A throwaway PostgreSQL schema per test on the server `DATABASE_URL` names (these tests are
-//! compiled only when it is set; see build.rs). The schema is dropped when the value is.
+//! A throwaway PostgreSQL schema per test, on the server `DATABASE_URL` names (by default
+//! [`DEFAULT_DATABASE_URL`]). The schema is dropped when the value is.
+//!
+//! The tests that need a server always compile and are ignored by default, each marked
+//! `#[ignore = "needs PostgreSQL: ..."]`, so `cargo test` lists them as ignored; run them
+//! with `cargo test --test it -- --ignored` once a server is there.
 
 use job_listings::store::PgConfig;
 use tokio_postgres::NoTls;
+
+/// The server of the PostgreSQL tests when `DATABASE_URL` is not set.
+pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// `DATABASE_URL`, or [`DEFAULT_DATABASE_URL`] when it is not set or empty.
+pub fn database_url() -> String {
+    std::env::var("DATABASE_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+        .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned())
+}
 
 /// A schema with a random name, created on the server and dropped on drop.
 pub struct TestSchema {
@@ -11,17 +26,16 @@ pub struct TestSchema {
 }
 
 impl TestSchema {
-    /// Creates `jl_test_<random>` on the `DATABASE_URL` server.
+    /// Creates `jl_test_<random>` on the [`database_url`] server.
     pub async fn create() -> Self {
-        let url = std::env::var("DATABASE_URL")
-            .expect("DATABASE_URL names the PostgreSQL server for these tests");
+        let url = database_url();
         let name = format!(
             "jl_test_{}",
             &uuid::Uuid::new_v4().simple().to_string()[..16]
         );
         let (client, connection) = tokio_postgres::connect(&url, NoTls)
             .await
-            .unwrap_or_else(|e| panic!("cannot connect to DATABASE_URL: {e}"));
+            .unwrap_or_else(|e| panic!("cannot connect to the server of DATABASE_URL: {e}"));
         tokio::spawn(connection);
         client
             .batch_execute(&format!("CREATE SCHEMA {name}"))

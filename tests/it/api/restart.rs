@@ -1,13 +1,14 @@
 //! Everything written survives a graceful stop and a restart on the same folder.
 
-use chrono::Utc;
-use job_listings::domain::{JobId, Plan, WebhookId};
+use job_listings::domain::{JobId, Plan};
 use job_listings::service::NewKey;
 use reqwest::StatusCode;
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::helpers::{at, spawn_app};
+use super::spawn_app;
+use crate::support::at;
+use crate::support::data::known;
 
 #[tokio::test]
 async fn data_keys_webhooks_and_usage_survive_a_restart_on_the_same_folder() {
@@ -38,7 +39,7 @@ async fn data_keys_webhooks_and_usage_survive_a_restart_on_the_same_folder() {
     }
 
     // Written through the service: a new job (queuing a delivery), a closed job, a revoked key.
-    let mut fresh = app.known.designer.clone();
+    let mut fresh = known().designer.clone();
     fresh.id = JobId(Uuid::new_v4());
     fresh.role = "Restart Survivor Designer".to_owned();
     fresh.posted_at = at(2026, 12, 24, 0, 0, 0);
@@ -49,7 +50,7 @@ async fn data_keys_webhooks_and_usage_survive_a_restart_on_the_same_folder() {
         .expect("ingested");
     assert_eq!(outcome.deliveries, 1);
     app.service
-        .close_job(app.known.rust_staff.id)
+        .close_job(known().rust_staff.id)
         .await
         .expect("closed");
     let (revoked, record) = app
@@ -89,9 +90,9 @@ async fn data_keys_webhooks_and_usage_survive_a_restart_on_the_same_folder() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.body["role"], "Restart Survivor Designer");
     assert_eq!(r.body["company"]["name"], "Quokka Frobnitz");
-    let closed = app.get_job(&app.known.rust_staff.id.to_string()).await;
+    let closed = app.get_job(&known().rust_staff.id.to_string()).await;
     assert_eq!(closed.body["status"], "closed", "{}", closed.text);
-    assert!(!after.ids().contains(&app.known.rust_staff.id.to_string()));
+    assert!(!after.ids().contains(&known().rust_staff.id.to_string()));
 
     for key in [&app.keys.enterprise.raw, &dev, &pro] {
         assert_eq!(
@@ -103,16 +104,7 @@ async fn data_keys_webhooks_and_usage_survive_a_restart_on_the_same_folder() {
         .await
         .assert_problem(401, "invalid_api_key", None);
 
-    let hook_id = WebhookId::parse(&hook).expect("an id");
-    let pending: Vec<_> = app
-        .service
-        .store()
-        .pending_deliveries(Utc::now(), 100)
-        .await
-        .expect("the outbox")
-        .into_iter()
-        .filter(|d| d.webhook_id == hook_id)
-        .collect();
+    let pending = app.pending_deliveries(&hook).await;
     assert_eq!(pending.len(), 1, "the queued delivery survived");
     assert_eq!(app.get_usage(&pro).await.body["calls_used"], 7);
 }

@@ -1,7 +1,8 @@
 //! One suite of `Store` checks, written once and run against every implementation: the
-//! in-memory store, the sled store (in a temporary folder) and, when `DATABASE_URL` names a
-//! PostgreSQL server at build time, the PostgreSQL store (in a schema of its own). A new store joins by adding one
-//! line to the `store_suite!` invocations at the bottom.
+//! in-memory store, the sled store (in a temporary folder) and the PostgreSQL store (in a
+//! schema of its own, on the server `DATABASE_URL` names; ignored unless asked for with
+//! `--ignored`). A new store joins by adding one line to the `store_suite!` invocations at the
+//! bottom.
 
 use std::sync::Arc;
 
@@ -13,9 +14,12 @@ use job_listings::domain::{
     SubscriptionStatus, WebhookId, WebhookSecret,
 };
 use job_listings::store::{
-    IndexSnapshot, JobWrite, MemoryStore, SledConfig, SledStore, Store, UsageCounter,
+    IndexSnapshot, JobWrite, MemoryStore, PgStore, SledStore, Store, UsageCounter,
 };
 use uuid::Uuid;
+
+use crate::support::pg::TestSchema;
+use crate::support::store::sled_config;
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0)
@@ -1008,31 +1012,38 @@ impl Fixture for Memory {
 
 struct Sled(#[allow(dead_code)] tempfile::TempDir);
 
-fn sled_config(dir: &std::path::Path) -> SledConfig {
-    SledConfig {
-        path: dir.join("db"),
-        cache_bytes: 8 * 1024 * 1024,
-        job_cache_bytes: 1024 * 1024,
-    }
-}
-
 impl Fixture for Sled {
     async fn open() -> (Arc<dyn Store>, Self) {
         let dir = tempfile::tempdir().expect("a temporary folder");
-        let store = SledStore::open(&sled_config(dir.path())).expect("sled opens");
+        let store = SledStore::open(&sled_config(&dir.path().join("db"))).expect("sled opens");
         (Arc::new(store), Sled(dir))
     }
 }
 
-/// Generates one `#[tokio::test]` per check for one store.
+/// A PostgreSQL store on a schema of its own, dropped afterwards.
+struct Pg(#[allow(dead_code)] TestSchema);
+
+impl Fixture for Pg {
+    async fn open() -> (Arc<dyn Store>, Self) {
+        let schema = TestSchema::create().await;
+        let store = PgStore::open(&schema.config(4))
+            .await
+            .expect("the PostgreSQL store opens");
+        (Arc::new(store), Pg(schema))
+    }
+}
+
+/// Generates one `#[tokio::test]` per check for one store, each with the attributes given
+/// after the fixture.
 macro_rules! store_suite {
-    ($module:ident, $fixture:ty) => {
+    ($module:ident, $fixture:ty $(, #[$attr:meta])*) => {
         mod $module {
             use super::*;
 
             macro_rules! check {
                 ($name:ident) => {
                     #[tokio::test]
+                    $(#[$attr])*
                     async fn $name() {
                         let (store, _keep) = <$fixture as Fixture>::open().await;
                         super::$name(store.as_ref()).await;
@@ -1045,6 +1056,7 @@ macro_rules! store_suite {
             check!(a_job_write_replaces_the_previous_version);
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            $(#[$attr])*
             async fn reads_racing_rewrites_never_go_back() {
                 let (store, _keep) = <$fixture as Fixture>::open().await;
                 super::reads_racing_rewrites_never_go_back(store).await;
@@ -1074,26 +1086,11 @@ macro_rules! store_suite {
 
 store_suite!(memory_store, Memory);
 store_suite!(sled_store, Sled);
-#[cfg(postgres_tests)]
-store_suite!(postgres_store, Pg);
-
-#[cfg(postgres_tests)]
-mod pg_support;
-
-/// A PostgreSQL store on a schema of its own, dropped afterwards.
-#[cfg(postgres_tests)]
-struct Pg(#[allow(dead_code)] pg_support::TestSchema);
-
-#[cfg(postgres_tests)]
-impl Fixture for Pg {
-    async fn open() -> (Arc<dyn Store>, Self) {
-        let schema = pg_support::TestSchema::create().await;
-        let store = job_listings::store::PgStore::open(&schema.config(4))
-            .await
-            .expect("the PostgreSQL store opens");
-        (Arc::new(store), Pg(schema))
-    }
-}
+store_suite!(
+    postgres_store,
+    Pg,
+    #[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
+);
 
 /// Search pages are served from the stored JSON as it is, so a folder whose jobs were written
 /// in another form (an earlier version: fields missing, in another order) is brought to this
@@ -1101,7 +1098,7 @@ impl Fixture for Pg {
 #[tokio::test]
 async fn sled_store_re_encodes_jobs_stored_in_an_earlier_form_when_it_opens() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let config = sled_config(dir.path());
+    let config = sled_config(&dir.path().join("db"));
     let j = job(7);
     {
         let db = sled::open(&config.path).expect("sled opens");
@@ -1133,7 +1130,7 @@ async fn sled_store_re_encodes_jobs_stored_in_an_earlier_form_when_it_opens() {
 #[tokio::test]
 async fn sled_store_keeps_everything_after_the_folder_is_closed_and_reopened() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let config = sled_config(dir.path());
+    let config = sled_config(&dir.path().join("db"));
     let (j, c, k, w) = {
         let store = SledStore::open(&config).expect("sled opens");
         write_one_of_everything(&store).await
@@ -1169,7 +1166,7 @@ async fn sled_store_keeps_everything_after_the_folder_is_closed_and_reopened() {
 #[tokio::test]
 async fn sled_store_names_the_jobs_written_after_a_version_until_a_snapshot_covers_them() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let config = sled_config(dir.path());
+    let config = sled_config(&dir.path().join("db"));
     let ids = |ns: &[u64]| {
         let mut ids: Vec<JobId> = ns.iter().map(|&n| job(n).id).collect();
         ids.sort();

@@ -1,8 +1,5 @@
-//! Shared by the webhook test binaries: scripted HTTP receivers on 127.0.0.1 that record every
-//! request (headers, body, arrival time) and answer what a script tells them, plus a bounded
-//! "eventually" poller.
-
-#![allow(dead_code)]
+//! Scripted webhook receivers on 127.0.0.1 that record every request (headers, body, arrival
+//! time) and answer what a script tells them, plus a bounded "eventually" poller.
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -3,7 +3,8 @@
 
 use reqwest::{Method, StatusCode};
 
-use crate::helpers::{spawn_app, Auth, Resp, TestApp};
+use super::spawn_app;
+use crate::support::{Auth, Resp, TestApp};
 
 async fn used(app: &TestApp, key: &str) -> u64 {
     let r = app.get_usage(key).await;

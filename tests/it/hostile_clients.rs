@@ -5,23 +5,18 @@
 //!
 //! Nothing here asserts on speed: a closed connection must close before a generous bound (ten
 //! times the timeout), and the measured times, the normal client's latencies and the peak RSS
-//! are only reported with `eprintln!` (`cargo test --test hostile_clients -- --nocapture`).
+//! are only reported with `eprintln!` (`cargo test --test it hostile_clients -- --nocapture`).
 
-use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use job_listings::api::{Api, ApiConfig};
+use job_listings::api::ApiConfig;
 use job_listings::demo::Dataset;
-use job_listings::domain::Plan;
-use job_listings::server::{Server, ServerConfig};
-use job_listings::service::{JobListingsService, NewKey, ServiceConfig};
-use job_listings::store::{SledConfig, SledStore};
+use job_listings::server::ServerConfig;
 use serde_json::Value;
-use tempfile::TempDir;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
+
+use crate::support::TestApp;
 
 /// The server's header read timeout in these tests.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(1);
@@ -38,122 +33,57 @@ const FLOOD: usize = 500;
 // Harness
 // ---------------------------------------------------------------------------------------------
 
-/// The real server over sled in a temporary folder, with a few demo jobs and one key.
-struct App {
-    addr: SocketAddr,
-    base: String,
-    key: String,
-    client: reqwest::Client,
-    stop: Option<oneshot::Sender<()>>,
-    _service: JobListingsService,
-    _dir: TempDir,
-}
-
-impl Drop for App {
-    fn drop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-    }
-}
-
-async fn start() -> App {
+/// The real server over sled in a temporary folder, with a few demo jobs, its header and
+/// body read timeouts at [`HEADER_TIMEOUT`] and [`BODY_TIMEOUT`].
+async fn start() -> TestApp {
     start_with(ServerConfig::default()).await
 }
 
 /// [`start`] with these server limits; the header timeout and shutdown grace are the tests'.
-async fn start_with(config: ServerConfig) -> App {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let store = SledStore::open(&SledConfig {
-        path: dir.path().join("db"),
-        cache_bytes: 16 * 1024 * 1024,
-        job_cache_bytes: 4 * 1024 * 1024,
-    })
-    .expect("a sled store");
-    let service = JobListingsService::builder()
-        .store(Arc::new(store))
-        .config(ServiceConfig::default())
-        .build()
-        .await
-        .expect("the service");
-    let data = Dataset::generate(11, 5, 60);
-    service
-        .upsert_companies(data.companies)
-        .await
-        .expect("demo companies");
-    service.upsert_jobs(data.jobs).await.expect("demo jobs");
-    let (key, _) = service
-        .create_key(NewKey::new(Plan::Enterprise))
-        .await
-        .expect("a key");
-
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port");
-    let server = Server::new(
-        listener,
-        Api::with_config(
-            service.clone(),
-            ApiConfig {
-                body_timeout: BODY_TIMEOUT,
-                ..ApiConfig::default()
-            },
-        ),
-        ServerConfig {
+async fn start_with(config: ServerConfig) -> TestApp {
+    TestApp::builder()
+        .seed(Dataset::generate(11, 5, 60))
+        .api_config(ApiConfig {
+            body_timeout: BODY_TIMEOUT,
+            ..ApiConfig::default()
+        })
+        .server_config(ServerConfig {
             header_read_timeout: HEADER_TIMEOUT,
             shutdown_grace: Duration::from_secs(1),
             ..config
-        },
-    )
-    .expect("the server");
-    let addr = server.local_addr();
-    let (tx, rx) = oneshot::channel::<()>();
-    tokio::spawn(server.run(async move {
-        let _ = rx.await;
-    }));
-    App {
-        addr,
-        base: format!("http://{addr}"),
-        key: key.expose().to_owned(),
-        client: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("an HTTP client"),
-        stop: Some(tx),
-        _service: service,
-        _dir: dir,
-    }
+        })
+        .spawn()
+        .await
 }
 
-impl App {
-    async fn connect(&self) -> TcpStream {
-        TcpStream::connect(self.addr)
-            .await
-            .expect("a connection to the server")
-    }
+async fn connect(app: &TestApp) -> TcpStream {
+    TcpStream::connect(app.addr())
+        .await
+        .expect("a connection to the server")
+}
 
-    /// A normal `GET` with the key; the status.
-    async fn get(&self, path: &str) -> u16 {
-        self.client
-            .get(format!("{}{path}", self.base))
-            .header("X-API-Key", &self.key)
-            .send()
-            .await
-            .map_or(0, |r| r.status().as_u16())
-    }
+/// A normal `GET` with the enterprise key: the status, or 0 when there was no answer.
+async fn status_of(app: &TestApp, path: &str) -> u16 {
+    app.client
+        .get(app.url(path))
+        .header("X-API-Key", &app.keys.enterprise.raw)
+        .send()
+        .await
+        .map_or(0, |r| r.status().as_u16())
+}
 
-    /// `POST /api/v1/webhooks` head for a body of `len` bytes (or chunked when `None`).
-    fn webhook_head(&self, len: Option<usize>) -> String {
-        let framing = match len {
-            Some(n) => format!("Content-Length: {n}\r\n"),
-            None => "Transfer-Encoding: chunked\r\n".to_owned(),
-        };
-        format!(
-            "POST /api/v1/webhooks HTTP/1.1\r\nHost: {}\r\nX-API-Key: {}\r\n\
-             Content-Type: application/json\r\n{framing}\r\n",
-            self.addr, self.key
-        )
-    }
+/// `POST /api/v1/webhooks` head for a body of `len` bytes (or chunked when `None`).
+fn webhook_head(app: &TestApp, len: Option<usize>) -> String {
+    let framing = match len {
+        Some(n) => format!("Content-Length: {n}\r\n"),
+        None => "Transfer-Encoding: chunked\r\n".to_owned(),
+    };
+    format!(
+        "POST /api/v1/webhooks HTTP/1.1\r\nHost: {}\r\nX-API-Key: {}\r\n\
+         Content-Type: application/json\r\n{framing}\r\n",
+        app.addr(),
+        app.keys.enterprise.raw
+    )
 }
 
 /// An answer read off a raw connection.
@@ -259,10 +189,10 @@ async fn wait_for_close(stream: &mut TcpStream, started: Instant, limit: Duratio
 }
 
 /// Opens `n` connections and sends `first` on each (nothing when empty).
-async fn open_many(app: &App, n: usize, first: &[u8]) -> Vec<TcpStream> {
+async fn open_many(app: &TestApp, n: usize, first: &[u8]) -> Vec<TcpStream> {
     let mut streams = Vec::with_capacity(n);
     for _ in 0..n {
-        let mut s = app.connect().await;
+        let mut s = connect(app).await;
         if !first.is_empty() {
             s.write_all(first).await.expect("the first bytes sent");
         }
@@ -324,7 +254,7 @@ fn memory_report() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partial_header_section_followed_by_silence_is_closed_after_the_header_timeout() {
     let app = start().await;
-    let mut s = app.connect().await;
+    let mut s = connect(&app).await;
     s.write_all(b"GET /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
         .await
         .expect("the partial head sent");
@@ -343,13 +273,13 @@ async fn a_partial_header_section_followed_by_silence_is_closed_after_the_header
         "a half-sent request was answered as if complete"
     );
     // The server still serves everyone else.
-    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_header_section_trickled_one_byte_every_300_ms_is_closed() {
     let app = start().await;
-    let mut s = app.connect().await;
+    let mut s = connect(&app).await;
     s.write_all(b"GET /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\n")
         .await
         .expect("the request line sent");
@@ -390,17 +320,14 @@ async fn a_header_section_trickled_one_byte_every_300_ms_is_closed() {
         !received.starts_with(b"HTTP/1.1 200"),
         "a trickled, unfinished request was answered as if complete"
     );
-    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_keep_alive_connection_is_closed_after_one_complete_request() {
     let app = start().await;
-    let mut s = app.connect().await;
-    let request = format!(
-        "GET /api/v1/jobs?per_page=1 HTTP/1.1\r\nHost: {}\r\nX-API-Key: {}\r\n\r\n",
-        app.addr, app.key
-    );
+    let mut s = connect(&app).await;
+    let request = get_head(&app, "");
     s.write_all(request.as_bytes())
         .await
         .expect("the request sent");
@@ -435,7 +362,7 @@ async fn an_idle_keep_alive_connection_is_closed_after_one_complete_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_never_sends_a_byte_is_closed() {
     let app = start().await;
-    let mut s = app.connect().await;
+    let mut s = connect(&app).await;
     let started = Instant::now();
     let closed = wait_for_close(&mut s, started, CLOSE_BOUND).await;
     eprintln!(
@@ -453,12 +380,12 @@ async fn a_connection_that_never_sends_a_byte_is_closed() {
 async fn a_stalled_http2_preface_is_closed() {
     let app = start().await;
     // Part of the HTTP/2 connection preface, then silence.
-    let mut part = app.connect().await;
+    let mut part = connect(&app).await;
     part.write_all(b"PRI * HTTP/2.0\r\n")
         .await
         .expect("half a preface sent");
     // The whole preface, then silence: no SETTINGS frame ever comes.
-    let mut whole = app.connect().await;
+    let mut whole = connect(&app).await;
     whole
         .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
         .await
@@ -497,8 +424,8 @@ fn padded_webhook_body(len: usize) -> Vec<u8> {
 
 /// Sends a head and a body on a fresh connection, the body from a separate task so a server
 /// that answers early cannot block the writer, and reads the answer.
-async fn send_raw(app: &App, head: String, body: Vec<u8>) -> Option<RawResponse> {
-    let (mut read, mut write) = app.connect().await.into_split();
+async fn send_raw(app: &TestApp, head: String, body: Vec<u8>) -> Option<RawResponse> {
+    let (mut read, mut write) = connect(app).await.into_split();
     let writer = tokio::spawn(async move {
         let _ = write.write_all(head.as_bytes()).await;
         let _ = write.write_all(&body).await;
@@ -515,7 +442,7 @@ async fn a_body_over_64_kib_with_content_length_is_refused_with_413() {
 
     // Exactly at the limit: read and served (a valid registration, padded with spaces).
     let at_limit = padded_webhook_body(BODY_LIMIT);
-    let r = send_raw(&app, app.webhook_head(Some(at_limit.len())), at_limit)
+    let r = send_raw(&app, webhook_head(&app, Some(at_limit.len())), at_limit)
         .await
         .expect("an answer at the limit");
     assert_eq!(
@@ -529,7 +456,7 @@ async fn a_body_over_64_kib_with_content_length_is_refused_with_413() {
     // One byte over, and far over: 413 body_too_large.
     for len in [BODY_LIMIT + 1, 1024 * 1024] {
         let body = padded_webhook_body(len);
-        let r = send_raw(&app, app.webhook_head(Some(body.len())), body)
+        let r = send_raw(&app, webhook_head(&app, Some(body.len())), body)
             .await
             .expect("an answer to an oversized body");
         assert_eq!(r.status, 413, "{len} bytes: {}", r.head);
@@ -542,7 +469,7 @@ async fn a_body_over_64_kib_with_content_length_is_refused_with_413() {
             r.head
         );
     }
-    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -562,7 +489,7 @@ async fn a_body_started_and_never_finished_gets_408_and_the_connection_is_closed
     ];
     for (request, framing) in stalls {
         let started = Instant::now();
-        let mut stream = app.connect().await;
+        let mut stream = connect(&app).await;
         stream
             .write_all(request.as_bytes())
             .await
@@ -583,7 +510,7 @@ async fn a_body_started_and_never_finished_gets_408_and_the_connection_is_closed
         assert!(closed.after.is_some(), "{framing}: still open");
         eprintln!("{framing}: answered and closed after {:?}", closed.after);
     }
-    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
 }
 
 /// `body` as HTTP/1.1 chunks of 4 KiB and the last chunk.
@@ -605,7 +532,7 @@ async fn a_chunked_body_over_64_kib_is_refused_with_413() {
     // At the limit, chunked: served.
     let r = send_raw(
         &app,
-        app.webhook_head(None),
+        webhook_head(&app, None),
         chunked(&padded_webhook_body(BODY_LIMIT)),
     )
     .await
@@ -622,7 +549,7 @@ async fn a_chunked_body_over_64_kib_is_refused_with_413() {
     for len in [BODY_LIMIT + 1, 1024 * 1024] {
         let r = send_raw(
             &app,
-            app.webhook_head(None),
+            webhook_head(&app, None),
             chunked(&padded_webhook_body(len)),
         )
         .await
@@ -630,14 +557,15 @@ async fn a_chunked_body_over_64_kib_is_refused_with_413() {
         assert_eq!(r.status, 413, "{len} bytes chunked: {}", r.head);
         assert_eq!(r.json()["code"], "body_too_large", "{len} bytes chunked");
     }
-    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
 }
 
 /// A `GET /api/v1/jobs` head with the key and `extra` header lines.
-fn get_head(app: &App, extra: &str) -> String {
+fn get_head(app: &TestApp, extra: &str) -> String {
     format!(
         "GET /api/v1/jobs?per_page=1 HTTP/1.1\r\nHost: {}\r\nX-API-Key: {}\r\n{extra}\r\n",
-        app.addr, app.key
+        app.addr(),
+        app.keys.enterprise.raw
     )
 }
 
@@ -679,11 +607,11 @@ async fn a_header_section_over_16_kib_is_refused_with_431_and_a_problem_document
         .await
         .expect("an answer to a 256 KiB head");
     assert_eq!(r.status, 431, "{}", r.head);
-    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
 }
 
 /// `limit` header fields are served, one more is refused with 431, and the server goes on.
-async fn assert_header_field_limit(app: &App, limit: usize) {
+async fn assert_header_field_limit(app: &TestApp, limit: usize) {
     let fields = |n: usize| -> String { (0..n).map(|i| format!("X-Field-{i}: {i}\r\n")).collect() };
 
     // Host and X-API-Key are two fields: `limit - 2` more make exactly `limit`.
@@ -698,7 +626,7 @@ async fn assert_header_field_limit(app: &App, limit: usize) {
             .expect("an answer to too many fields");
         assert_eq!(r.status, 431, "{} fields: {}", extra + 2, r.head);
     }
-    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(status_of(app, "/api/v1/jobs?per_page=1").await, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -740,7 +668,7 @@ async fn a_normal_client_is_served_while_500_idle_connections_are_held_open() {
     for i in 0..CALLS {
         let path = paths[i % paths.len()];
         let t = Instant::now();
-        let status = app.get(path).await;
+        let status = status_of(&app, path).await;
         latencies.push(t.elapsed());
         if status != 200 {
             failures.push((i, path, status));
@@ -785,7 +713,7 @@ async fn five_hundred_half_sent_requests_are_shed_within_the_timeout() {
         open, 0,
         "connections with a half-sent head outlived the header timeout ({HEADER_TIMEOUT:?}) tenfold"
     );
-    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -801,7 +729,7 @@ async fn five_hundred_silent_connections_are_shed_within_the_timeout() {
         closed.last(),
         memory_report()
     );
-    assert_eq!(app.get("/api/v1/jobs?per_page=1").await, 200);
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
     assert_eq!(
         open, 0,
         "{open} of {FLOOD} connections that never sent a byte were still open after \

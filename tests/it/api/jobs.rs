@@ -3,7 +3,9 @@
 use reqwest::StatusCode;
 use uuid::Uuid;
 
-use crate::helpers::{at, has_domain, has_level, id_of, ids, q_matches, spawn_app, word_set};
+use super::spawn_app;
+use crate::support::data::{has_domain, has_level, id_of, ids, known, q_matches, word_set};
+use crate::support::{at, Resp};
 
 /// Hand-made jobs are the only ones posted after 2026-12-01; restricting a search to them
 /// lets a test name the exact answer.
@@ -15,23 +17,11 @@ async fn get_jobs_answers_with_the_list_envelope() {
     let r = app.get_jobs("").await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.header("content-type"), Some("application/json"));
-    let mut keys: Vec<&str> = r
-        .body
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
-    keys.sort_unstable();
-    assert_eq!(keys, ["data", "links", "meta", "pagination"]);
-    let mut pkeys: Vec<&str> = r.body["pagination"]
-        .as_object()
-        .expect("pagination")
-        .keys()
-        .map(String::as_str)
-        .collect();
-    pkeys.sort_unstable();
-    assert_eq!(pkeys, ["page", "per_page", "total", "total_pages"]);
+    assert_eq!(Resp::keys(&r.body), ["data", "links", "meta", "pagination"]);
+    assert_eq!(
+        Resp::keys(&r.body["pagination"]),
+        ["page", "per_page", "total", "total_pages"]
+    );
     assert!(r.body["links"].get("next").is_some() && r.body["links"].get("prev").is_some());
     assert!(r.body["meta"]["filters"].is_object());
     let first = &r.body["data"][0];
@@ -81,14 +71,14 @@ async fn get_jobs_lists_only_active_jobs_newest_first_with_ties_by_id_across_all
     let expected = app.expected_ids(|_| true);
     assert!(expected.len() > 300, "the dataset has many active jobs");
     assert_eq!(app.all_job_ids("").await, expected);
-    let closed = id_of(&app.known.closed);
+    let closed = id_of(&known().closed);
     assert!(!expected.contains(&closed));
 }
 
 #[tokio::test]
 async fn get_jobs_breaks_a_posted_at_tie_by_id_ascending() {
     let app = spawn_app().await;
-    let k = &app.known;
+    let k = known();
     assert_eq!(k.tie_first.posted_at, k.tie_second.posted_at);
     assert!(k.tie_first.id < k.tie_second.id);
     let r = app
@@ -166,7 +156,7 @@ async fn get_jobs_domain_is_or_within_the_list_and_case_insensitive() {
     let app = spawn_app().await;
     let expected = app.expected_ids(|j| has_domain(j, "design") || has_domain(j, "research"));
     assert_eq!(app.all_job_ids("domain=Design,RESEARCH").await, expected);
-    let k = &app.known;
+    let k = known();
     let december = app
         .get_jobs(&format!("domain=design,research&{DECEMBER}"))
         .await;
@@ -184,7 +174,7 @@ async fn get_jobs_parameters_are_anded() {
             .await,
         expected
     );
-    let k = &app.known;
+    let k = known();
     let r = app
         .get_jobs(&format!("domain=engineering&seniority=junior&{DECEMBER}"))
         .await;
@@ -196,7 +186,7 @@ async fn get_jobs_seniority_is_or_within_the_list_and_case_insensitive() {
     let app = spawn_app().await;
     let expected = app.expected_ids(|j| has_level(j, "lead") || has_level(j, "principal"));
     assert_eq!(app.all_job_ids("seniority=LEAD,Principal").await, expected);
-    let k = &app.known;
+    let k = known();
     let r = app
         .get_jobs(&format!("seniority=lead,principal&{DECEMBER}"))
         .await;
@@ -213,7 +203,7 @@ async fn get_jobs_remote_only_true_returns_only_remote_jobs() {
         app.all_job_ids("remote_only=true").await,
         app.expected_ids(|j| j.remote)
     );
-    let k = &app.known;
+    let k = known();
     let r = app.get_jobs(&format!("remote_only=true&{DECEMBER}")).await;
     assert_eq!(
         r.ids(),
@@ -252,7 +242,7 @@ async fn get_jobs_remote_only_takes_true_and_false_in_any_case_and_1_and_0() {
 #[tokio::test]
 async fn get_jobs_company_matches_whole_words_of_the_company_name_in_any_case() {
     let app = spawn_app().await;
-    let k = &app.known;
+    let k = known();
     let quokka_jobs = ids(&[
         &k.rust_staff,
         &k.designer,
@@ -284,7 +274,7 @@ async fn get_jobs_company_matches_whole_words_of_the_company_name_in_any_case() 
 #[tokio::test]
 async fn get_jobs_q_needs_every_word_in_role_company_or_post_text() {
     let app = spawn_app().await;
-    let k = &app.known;
+    let k = known();
     assert_eq!(
         app.get_jobs("q=zephyrine").await.ids(),
         ids(&[&k.rust_staff, &k.tie_first, &k.wombat_job])
@@ -304,7 +294,7 @@ async fn get_jobs_q_needs_every_word_in_role_company_or_post_text() {
 #[tokio::test]
 async fn get_jobs_q_matches_whole_words_only() {
     let app = spawn_app().await;
-    let k = &app.known;
+    let k = known();
     // "zephyr" is a word of Wombat Zephyr Works, never a prefix of "zephyrine".
     assert_eq!(
         app.get_jobs("q=zephyr").await.ids(),
@@ -319,7 +309,7 @@ async fn get_jobs_q_matches_whole_words_only() {
 async fn get_jobs_q_node_js_means_the_words_node_and_js() {
     let app = spawn_app().await;
     let expected = app.expected_ids(|j| q_matches(j, "node js"));
-    assert!(expected.contains(&id_of(&app.known.rust_staff)));
+    assert!(expected.contains(&id_of(&known().rust_staff)));
     assert!(expected.len() > 1, "demo jobs mention node.js too");
     assert_eq!(app.all_job_ids("q=node.js").await, expected);
     assert_eq!(app.all_job_ids("q=Node.JS").await, expected);
@@ -342,7 +332,7 @@ async fn get_jobs_q_over_the_demo_data_matches_an_independent_computation() {
 #[tokio::test]
 async fn get_jobs_min_confidence_keeps_jobs_at_or_above_the_exact_value() {
     let app = spawn_app().await;
-    let k = &app.known;
+    let k = known();
     // The designer's confidence is exactly 0.7 (not representable in f32 either).
     assert_eq!(
         app.get_jobs(&format!("min_confidence=0.7&{DECEMBER}"))
@@ -363,7 +353,7 @@ async fn get_jobs_min_confidence_keeps_jobs_at_or_above_the_exact_value() {
 #[tokio::test]
 async fn get_jobs_posted_after_is_strictly_after_and_a_bare_date_means_midnight_utc() {
     let app = spawn_app().await;
-    let k = &app.known;
+    let k = known();
     let after_midnight = ids(&[
         &k.rust_staff,
         &k.designer,
@@ -450,7 +440,7 @@ async fn get_jobs_echoes_the_filters_as_it_read_them() {
 #[tokio::test]
 async fn get_job_returns_the_job_with_its_company_enrichment() {
     let app = spawn_app().await;
-    let k = &app.known;
+    let k = known();
     let r = app.get_job(&id_of(&k.rust_staff)).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.body["id"], id_of(&k.rust_staff));
@@ -495,7 +485,7 @@ async fn get_job_returns_the_job_with_its_company_enrichment() {
 #[tokio::test]
 async fn get_job_shows_the_company_as_last_updated() {
     let app = spawn_app().await;
-    let k = &app.known;
+    let k = known();
     let before = app.get_job(&id_of(&k.rust_staff)).await;
     assert_eq!(
         before.body["company"]["blurb"],
@@ -522,7 +512,7 @@ async fn get_job_shows_the_company_as_last_updated() {
 #[tokio::test]
 async fn a_job_read_before_an_update_is_served_as_updated_afterwards() {
     let app = spawn_app().await;
-    let job = app.known.rust_staff.clone();
+    let job = known().rust_staff.clone();
     let id = id_of(&job);
     // Read it both ways first, so whatever keeps read jobs has the old version.
     let before = app.get_job(&id).await;
@@ -573,7 +563,7 @@ async fn get_job_returns_404_for_an_unknown_id() {
 #[tokio::test]
 async fn get_job_answers_a_closed_job_with_its_status() {
     let app = spawn_app().await;
-    let closed = &app.known.closed;
+    let closed = &known().closed;
     let r = app.get_job(&id_of(closed)).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.body["status"], "closed");
@@ -589,10 +579,10 @@ async fn get_job_answers_a_closed_job_with_its_status() {
 #[tokio::test]
 async fn get_job_says_closed_once_the_job_is_closed() {
     let app = spawn_app().await;
-    let id = id_of(&app.known.designer);
+    let id = id_of(&known().designer);
     assert_eq!(app.get_job(&id).await.status, StatusCode::OK);
     app.service
-        .close_job(app.known.designer.id)
+        .close_job(known().designer.id)
         .await
         .expect("closed");
     let r = app.get_job(&id).await;
@@ -604,7 +594,7 @@ async fn get_job_says_closed_once_the_job_is_closed() {
 #[tokio::test]
 async fn get_job_returns_the_confidence_exactly_as_ingested() {
     let app = spawn_app().await;
-    let mut job = app.known.designer.clone();
+    let mut job = known().designer.clone();
     job.id = job_listings::domain::JobId(Uuid::new_v4());
     // The largest f64 below 1: a classifier output, not a short decimal.
     let exact = 0.999_999_999_999_999_9_f64;
@@ -628,9 +618,9 @@ async fn a_job_is_served_over_http2_to_a_client_with_prior_knowledge() {
         .http2_prior_knowledge()
         .build()
         .expect("an HTTP/2 client");
-    let id = app.known.rust_staff.id;
+    let id = known().rust_staff.id;
     let r = h2
-        .get(format!("{}/api/v1/jobs/{id}", app.base))
+        .get(format!("{}/api/v1/jobs/{id}", app.base()))
         .header("x-api-key", &app.keys.enterprise.raw)
         .send()
         .await
@@ -642,7 +632,7 @@ async fn a_job_is_served_over_http2_to_a_client_with_prior_knowledge() {
     assert_eq!(body["id"], id.to_string());
     assert_eq!(
         body["company"]["id"],
-        app.known.rust_staff.company_id.to_string()
+        known().rust_staff.company_id.to_string()
     );
 }
 

@@ -4,7 +4,8 @@ use std::collections::BTreeSet;
 
 use reqwest::{Method, StatusCode};
 
-use crate::helpers::{spawn_app, Auth};
+use super::spawn_app;
+use crate::support::{Auth, TestApp};
 
 /// Every route the router serves, with its methods, as the tests know them.
 const ROUTES: &[(&str, &[&str])] = &[
@@ -20,7 +21,7 @@ const ROUTES: &[(&str, &[&str])] = &[
     ("/api/v1/openapi.json", &["GET"]),
 ];
 
-async fn document(app: &crate::helpers::TestApp) -> serde_json::Value {
+async fn document(app: &TestApp) -> serde_json::Value {
     let r = app
         .request(Method::GET, "/api/v1/openapi.json", Auth::None, &[], None)
         .await;

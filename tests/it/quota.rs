@@ -14,25 +14,20 @@
 //!
 //! No timing assertions: every loop is bounded and every check is on answers.
 
-mod common;
-
-use common::{open_sled, release, RunningServer};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use job_listings::demo::Dataset;
-use job_listings::domain::{ApiKeyRecord, JobStatus, Plan};
-use job_listings::service::{
-    Clock, JobListingsService, ManualClock, Metering, NewKey, Quotas, ServiceConfig,
-};
-use reqwest::header::HeaderMap;
+use job_listings::domain::{Job, JobStatus, Plan};
+use job_listings::service::{ManualClock, Metering, Quotas, ServiceConfig};
 use reqwest::Method;
 use serde_json::{json, Value};
-use tempfile::TempDir;
 use uuid::Uuid;
+
+use crate::support::{at, Auth, Resp, TestApp};
 
 // ---------------------------------------------------------------------------------------------
 // The app under test
@@ -44,12 +39,6 @@ const COMPANIES: usize = 6;
 const JOBS: usize = 40;
 const HOOK: &str = "https://hooks.example.com/quota";
 
-fn at(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(y, mo, d, h, mi, s)
-        .single()
-        .expect("a valid UTC time")
-}
-
 fn quotas(developer: u64, agent_pro: u64) -> ServiceConfig {
     ServiceConfig {
         quotas: Quotas {
@@ -58,59 +47,6 @@ fn quotas(developer: u64, agent_pro: u64) -> ServiceConfig {
             enterprise: 1_000_000,
         },
         ..ServiceConfig::default()
-    }
-}
-
-/// An answer, body parsed as JSON when it is JSON.
-#[derive(Debug)]
-struct Resp {
-    status: u16,
-    headers: HeaderMap,
-    text: String,
-    body: Value,
-}
-
-impl Resp {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    #[track_caller]
-    fn header_u64(&self, name: &str) -> u64 {
-        self.header(name)
-            .unwrap_or_else(|| panic!("header {name} missing: {:?} {}", self.headers, self.text))
-            .parse()
-            .unwrap_or_else(|_| panic!("header {name} is not an integer: {:?}", self.headers))
-    }
-
-    fn code(&self) -> &str {
-        self.body["code"].as_str().unwrap_or("")
-    }
-
-    /// Asserts a `429 quota_exceeded` problem with a positive `Retry-After` that the body
-    /// repeats, and the quota headers with nothing remaining; returns `Retry-After`.
-    #[track_caller]
-    fn assert_quota_exceeded(&self, quota: u64) -> u64 {
-        assert_eq!(self.status, 429, "{}", self.text);
-        assert_eq!(self.code(), "quota_exceeded", "{}", self.text);
-        assert_eq!(
-            self.header("content-type"),
-            Some("application/problem+json"),
-            "{}",
-            self.text
-        );
-        assert_eq!(self.body["status"].as_u64(), Some(429), "{}", self.text);
-        let retry_after = self.header_u64("retry-after");
-        assert!(retry_after > 0, "Retry-After must be positive");
-        assert_eq!(
-            self.body["retry_after"].as_u64(),
-            Some(retry_after),
-            "the body repeats Retry-After: {}",
-            self.text
-        );
-        assert_eq!(self.header_u64("x-ratelimit-limit"), quota);
-        assert_eq!(self.header_u64("x-ratelimit-remaining"), 0);
-        retry_after
     }
 }
 
@@ -124,214 +60,98 @@ struct Usage {
     period_start: DateTime<Utc>,
 }
 
-struct App {
-    base: String,
-    client: reqwest::Client,
-    service: JobListingsService,
-    config: ServiceConfig,
-    clock: Option<Arc<ManualClock>>,
-    dataset: Dataset,
-    dir: TempDir,
-    server: RunningServer,
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        // A hang fails the test instead of blocking it; no answer is expected to be slow.
-        .timeout(Duration::from_secs(60))
-        .build()
-        .expect("an HTTP client")
-}
-
-async fn open_service(
-    dir: &TempDir,
-    config: &ServiceConfig,
-    clock: Option<Arc<ManualClock>>,
-) -> JobListingsService {
-    let store = open_sled(&dir.path().join("db")).await;
-    let mut builder = JobListingsService::builder()
-        .store(Arc::new(store))
-        .config(config.clone());
+/// A served app with the small dataset, the given configuration and, optionally, a manual
+/// clock.
+async fn start(config: ServiceConfig, clock: Option<Arc<ManualClock>>) -> TestApp {
+    let mut app = TestApp::builder()
+        .config(config)
+        .seed(Dataset::generate(SEED, COMPANIES, JOBS));
     if let Some(clock) = clock {
-        builder = builder.clock(clock as Arc<dyn Clock>);
+        app = app.clock(clock);
     }
-    builder.build().await.expect("the service")
+    app.spawn().await
 }
 
-impl App {
-    /// A seeded app with the given configuration and, optionally, a manual clock.
-    async fn start(config: ServiceConfig, clock: Option<Arc<ManualClock>>) -> App {
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let service = open_service(&dir, &config, clock.clone()).await;
-        let dataset = Dataset::generate(SEED, COMPANIES, JOBS);
-        service
-            .upsert_companies(dataset.companies.clone())
+/// One call of a load, with `key`.
+async fn send(app: &TestApp, key: &str, call: &Call) -> Resp {
+    let body = call.body.as_ref().map(|(ct, b)| (ct.as_str(), b.clone()));
+    match body {
+        Some((content_type, bytes)) => {
+            let headers = [("content-type", content_type)];
+            app.request(
+                call.method.clone(),
+                &call.path,
+                Auth::XApiKey(key),
+                &headers,
+                Some(bytes),
+            )
             .await
-            .expect("companies");
-        service
-            .upsert_jobs(dataset.jobs.clone())
+        }
+        None => {
+            app.request(
+                call.method.clone(),
+                &call.path,
+                Auth::XApiKey(key),
+                &[],
+                None,
+            )
             .await
-            .expect("jobs");
-        Self::serve(dir, service, config, clock, dataset, client()).await
-    }
-
-    async fn serve(
-        dir: TempDir,
-        service: JobListingsService,
-        config: ServiceConfig,
-        clock: Option<Arc<ManualClock>>,
-        dataset: Dataset,
-        client: reqwest::Client,
-    ) -> App {
-        let server = RunningServer::start(&service).await;
-        App {
-            base: server.base.clone(),
-            client,
-            service,
-            config,
-            clock,
-            dataset,
-            dir,
-            server,
         }
     }
+}
 
-    /// Stops the server gracefully and waits until it has returned (usage is flushed then).
-    async fn stop(&mut self) {
-        // Let go of the client's pooled connections first, as departing clients do.
-        self.client = client();
-        self.server.stop().await;
-    }
+/// `GET /usage` with `key`, which must answer 200.
+async fn read_usage(app: &TestApp, key: &str) -> Usage {
+    let r = app.get_usage(key).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    usage_of(&r)
+}
 
-    /// Graceful stop, wait until the sled database is released, start again on the same folder
-    /// (without seeding) with the same configuration and clock.
-    async fn restart(mut self) -> App {
-        self.stop().await;
-        let App {
-            dir,
-            config,
-            clock,
-            dataset,
-            client,
-            service,
-            ..
-        } = self;
-        release(service).await;
-        let service = open_service(&dir, &config, clock.clone()).await;
-        Self::serve(dir, service, config, clock, dataset, client).await
-    }
+/// The seeded active jobs.
+fn active_jobs(app: &TestApp) -> Vec<&Job> {
+    let active: Vec<&Job> = app
+        .all_jobs()
+        .iter()
+        .filter(|j| j.status == JobStatus::Active)
+        .collect();
+    assert!(!active.is_empty(), "the dataset has active jobs");
+    active
+}
 
-    /// Issues a key, anchored now unless `anchor` says otherwise.
-    async fn key(&self, plan: Plan, anchor: Option<DateTime<Utc>>) -> String {
-        self.key_and_record(plan, anchor).await.0
-    }
+/// An active job's id.
+fn active_job(app: &TestApp, n: usize) -> String {
+    let active = active_jobs(app);
+    active[n % active.len()].id.to_string()
+}
 
-    async fn key_and_record(
-        &self,
-        plan: Plan,
-        anchor: Option<DateTime<Utc>>,
-    ) -> (String, ApiKeyRecord) {
-        let mut new = NewKey::new(plan);
-        new.billing_anchor = anchor;
-        let (key, record) = self.service.create_key(new).await.expect("a key");
-        (key.expose().to_owned(), record)
-    }
+/// A company with an active job.
+fn company(app: &TestApp, n: usize) -> String {
+    let active = active_jobs(app);
+    active[n % active.len()].company_id.to_string()
+}
 
-    fn set_time(&self, to: DateTime<Utc>) {
-        self.clock.as_ref().expect("a manual clock").set(to);
+/// Metered `GET`s that answer 200 for any key: every list and detail endpoint with a mix of
+/// parameters (webhook paths only when `webhooks`).
+fn ok_paths(app: &TestApp, webhooks: bool) -> Vec<String> {
+    let mut paths = vec![
+        "/api/v1/jobs".to_owned(),
+        "/api/v1/jobs?per_page=5&page=2".to_owned(),
+        "/api/v1/jobs?remote_only=true&min_confidence=0.5".to_owned(),
+        "/api/v1/jobs?q=engineer&per_page=50".to_owned(),
+        "/api/v1/jobs?domain=engineering,ai&seniority=senior,staff".to_owned(),
+        "/api/v1/jobs?posted_after=2026-09-01&page=1000".to_owned(),
+        "/api/v1/jobs?company=zzzzunknown".to_owned(),
+        format!("/api/v1/jobs/{}", active_job(app, 0)),
+        format!("/api/v1/jobs/{}", active_job(app, 3)),
+        "/api/v1/companies".to_owned(),
+        "/api/v1/companies?per_page=2&page=2".to_owned(),
+        "/api/v1/companies?funding_stage=series_a".to_owned(),
+        format!("/api/v1/companies/{}", company(app, 1)),
+    ];
+    if webhooks {
+        paths.push("/api/v1/webhooks".to_owned());
     }
-
-    async fn request(
-        &self,
-        method: Method,
-        key: &str,
-        path: &str,
-        body: Option<(&str, Vec<u8>)>,
-    ) -> Resp {
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .header("X-API-Key", key);
-        if let Some((content_type, bytes)) = body {
-            req = req.header("content-type", content_type).body(bytes);
-        }
-        let response = req.send().await.expect("the request was answered");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let text = response.text().await.expect("a body");
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Resp {
-            status,
-            headers,
-            text,
-            body,
-        }
-    }
-
-    async fn get(&self, key: &str, path: &str) -> Resp {
-        self.request(Method::GET, key, path, None).await
-    }
-
-    async fn call(&self, key: &str, call: &Call) -> Resp {
-        let body = call.body.as_ref().map(|(ct, b)| (ct.as_str(), b.clone()));
-        self.request(call.method.clone(), key, &call.path, body)
-            .await
-    }
-
-    async fn usage(&self, key: &str) -> Usage {
-        let r = self.get(key, "/api/v1/usage").await;
-        assert_eq!(r.status, 200, "{}", r.text);
-        usage_of(&r)
-    }
-
-    /// An active job's id.
-    fn active_job(&self, n: usize) -> String {
-        let active: Vec<_> = self
-            .dataset
-            .jobs
-            .iter()
-            .filter(|j| j.status == JobStatus::Active)
-            .collect();
-        assert!(!active.is_empty(), "the dataset has active jobs");
-        active[n % active.len()].id.to_string()
-    }
-
-    /// A company with an active job.
-    fn company(&self, n: usize) -> String {
-        let active: Vec<_> = self
-            .dataset
-            .jobs
-            .iter()
-            .filter(|j| j.status == JobStatus::Active)
-            .map(|j| j.company_id)
-            .collect();
-        active[n % active.len()].to_string()
-    }
-
-    /// Metered `GET`s that answer 200 for any key: every list and detail endpoint with a mix of
-    /// parameters (webhook paths only when `webhooks`).
-    fn ok_paths(&self, webhooks: bool) -> Vec<String> {
-        let mut paths = vec![
-            "/api/v1/jobs".to_owned(),
-            "/api/v1/jobs?per_page=5&page=2".to_owned(),
-            "/api/v1/jobs?remote_only=true&min_confidence=0.5".to_owned(),
-            "/api/v1/jobs?q=engineer&per_page=50".to_owned(),
-            "/api/v1/jobs?domain=engineering,ai&seniority=senior,staff".to_owned(),
-            "/api/v1/jobs?posted_after=2026-09-01&page=1000".to_owned(),
-            "/api/v1/jobs?company=zzzzunknown".to_owned(),
-            format!("/api/v1/jobs/{}", self.active_job(0)),
-            format!("/api/v1/jobs/{}", self.active_job(3)),
-            "/api/v1/companies".to_owned(),
-            "/api/v1/companies?per_page=2&page=2".to_owned(),
-            "/api/v1/companies?funding_stage=series_a".to_owned(),
-            format!("/api/v1/companies/{}", self.company(1)),
-        ];
-        if webhooks {
-            paths.push("/api/v1/webhooks".to_owned());
-        }
-        paths
-    }
+    paths
 }
 
 #[track_caller]
@@ -377,7 +197,7 @@ impl Call {
 
 /// Sends `plan.len()` requests (key and call per index) from `tasks` concurrent tasks; returns
 /// every answer by index.
-async fn hammer(app: &Arc<App>, plan: Vec<(String, Call)>, tasks: usize) -> Vec<Resp> {
+async fn hammer(app: &Arc<TestApp>, plan: Vec<(String, Call)>, tasks: usize) -> Vec<Resp> {
     let plan = Arc::new(plan);
     let next = Arc::new(AtomicUsize::new(0));
     let mut set = tokio::task::JoinSet::new();
@@ -391,7 +211,7 @@ async fn hammer(app: &Arc<App>, plan: Vec<(String, Call)>, tasks: usize) -> Vec<
                 let Some((key, call)) = plan.get(i) else {
                     break;
                 };
-                got.push((i, app.call(key, call).await));
+                got.push((i, send(&app, key, call).await));
             }
             got
         });
@@ -414,7 +234,7 @@ async fn hammer(app: &Arc<App>, plan: Vec<(String, Call)>, tasks: usize) -> Vec<
 fn assert_exactly_quota(answers: &[&Resp], quota: u64) {
     let mut remaining = Vec::new();
     for r in answers {
-        match r.status {
+        match r.status.as_u16() {
             200..=299 => {
                 assert_eq!(r.header_u64("x-ratelimit-limit"), quota);
                 let left = r.header_u64("x-ratelimit-remaining");
@@ -462,9 +282,9 @@ async fn one_key_600_concurrent_calls(metering: Metering) {
         metering,
         ..quotas(10_000, QUOTA)
     };
-    let app = Arc::new(App::start(config, None).await);
-    let key = app.key(Plan::AgentPro, None).await;
-    let paths = app.ok_paths(true);
+    let app = Arc::new(start(config, None).await);
+    let key = app.issue(Plan::AgentPro).await.raw;
+    let paths = ok_paths(&app, true);
     let plan: Vec<(String, Call)> = (0..CALLS)
         .map(|i| (key.clone(), Call::get(paths[i % paths.len()].clone())))
         .collect();
@@ -482,16 +302,16 @@ async fn one_key_600_concurrent_calls(metering: Metering) {
         .collect();
     assert!(ok_paths.len() > 1, "successes spread over the endpoints");
 
-    let usage = app.usage(&key).await;
+    let usage = read_usage(&app, &key).await;
     assert_eq!(usage.calls_used, QUOTA);
     assert_eq!(usage.calls_remaining, 0);
     assert_eq!(usage.monthly_quota, QUOTA);
     assert_eq!(usage.plan, "agent_pro");
     // Still refused afterwards, on every endpoint, and /usage stays readable.
     for path in &paths {
-        app.get(&key, path).await.assert_quota_exceeded(QUOTA);
+        app.get_as(&key, path).await.assert_quota_exceeded(QUOTA);
     }
-    assert_eq!(app.usage(&key).await.calls_used, QUOTA);
+    assert_eq!(read_usage(&app, &key).await.calls_used, QUOTA);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -501,15 +321,15 @@ async fn with_metering_off_calls_past_the_quota_succeed_and_usage_reads_zero() {
         metering: Metering::Off,
         ..quotas(10_000, QUOTA)
     };
-    let app = Arc::new(App::start(config, None).await);
-    let key = app.key(Plan::AgentPro, None).await;
-    let paths = app.ok_paths(true);
+    let app = Arc::new(start(config, None).await);
+    let key = app.issue(Plan::AgentPro).await.raw;
+    let paths = ok_paths(&app, true);
     for i in 0..(QUOTA as usize * 4) {
-        let r = app.get(&key, &paths[i % paths.len()]).await;
+        let r = app.get_as(&key, &paths[i % paths.len()]).await;
         assert_eq!(r.status, 200, "call {i}: {}", r.text);
         assert_eq!(r.header_u64("x-ratelimit-remaining"), QUOTA);
     }
-    let usage = app.usage(&key).await;
+    let usage = read_usage(&app, &key).await;
     assert_eq!(usage.calls_used, 0);
     assert_eq!(usage.calls_remaining, QUOTA);
 }
@@ -536,12 +356,12 @@ async fn twenty_keys_hit_at_once(metering: Metering) {
         metering,
         ..quotas(QUOTA, 10_000)
     };
-    let app = Arc::new(App::start(config, None).await);
+    let app = Arc::new(start(config, None).await);
     let mut keys = Vec::new();
     for _ in 0..KEYS {
-        keys.push(app.key(Plan::Developer, None).await);
+        keys.push(app.issue(Plan::Developer).await.raw);
     }
-    let paths = app.ok_paths(false);
+    let paths = ok_paths(&app, false);
     // Interleaved: consecutive requests go to different keys.
     let plan: Vec<(String, Call)> = (0..KEYS * PER_KEY)
         .map(|i| {
@@ -563,7 +383,7 @@ async fn twenty_keys_hit_at_once(metering: Metering) {
             .collect();
         assert_eq!(mine.len(), PER_KEY);
         assert_exactly_quota(&mine, QUOTA);
-        let usage = app.usage(key).await;
+        let usage = read_usage(&app, key).await;
         assert_eq!(
             (usage.calls_used, usage.calls_remaining, usage.monthly_quota),
             (QUOTA, 0, QUOTA),
@@ -571,8 +391,8 @@ async fn twenty_keys_hit_at_once(metering: Metering) {
         );
     }
     // An untouched key of the same plan still has its whole quota.
-    let fresh = app.key(Plan::Developer, None).await;
-    let r = app.get(&fresh, "/api/v1/jobs").await;
+    let fresh = app.issue(Plan::Developer).await.raw;
+    let r = app.get_as(&fresh, "/api/v1/jobs").await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header_u64("x-ratelimit-remaining"), QUOTA - 1);
 }
@@ -585,10 +405,10 @@ async fn twenty_keys_hit_at_once(metering: Metering) {
 async fn usage_sampled_during_the_load_always_adds_up_and_never_goes_down() {
     const QUOTA: u64 = 200;
     const CALLS: usize = 600;
-    let app = Arc::new(App::start(quotas(10_000, QUOTA), None).await);
-    let key = app.key(Plan::AgentPro, None).await;
-    let start = app.usage(&key).await;
-    let paths = app.ok_paths(true);
+    let app = Arc::new(start(quotas(10_000, QUOTA), None).await);
+    let key = app.issue(Plan::AgentPro).await.raw;
+    let start = read_usage(&app, &key).await;
+    let paths = ok_paths(&app, true);
     let plan: Vec<(String, Call)> = (0..CALLS)
         .map(|i| (key.clone(), Call::get(paths[i % paths.len()].clone())))
         .collect();
@@ -603,7 +423,7 @@ async fn usage_sampled_during_the_load_always_adds_up_and_never_goes_down() {
                 if done.load(Ordering::Acquire) {
                     break;
                 }
-                let r = app.get(&key, "/api/v1/usage").await;
+                let r = app.get_as(&key, "/api/v1/usage").await;
                 assert_eq!(r.status, 200, "{}", r.text);
                 samples.push(usage_of(&r));
             }
@@ -613,7 +433,7 @@ async fn usage_sampled_during_the_load_always_adds_up_and_never_goes_down() {
     let answers = hammer(&app, plan, 32).await;
     done.store(true, Ordering::Release);
     let mut samples = poller.await.expect("the poller did not panic");
-    samples.push(app.usage(&key).await);
+    samples.push(read_usage(&app, &key).await);
 
     assert!(samples.len() >= 2, "the poller took samples");
     let mut last_used = 0;
@@ -658,12 +478,12 @@ async fn usage_sampled_during_the_load_always_adds_up_and_never_goes_down() {
 async fn a_usage_answer_under_load_carries_headers_that_agree_with_its_body() {
     const QUOTA: u64 = 1_500;
     const ROUNDS: usize = 6;
-    let app = Arc::new(App::start(quotas(10_000, QUOTA), None).await);
+    let app = Arc::new(start(quotas(10_000, QUOTA), None).await);
     let mut samples = 0;
     let mut mismatches = Vec::new();
     for _ in 0..ROUNDS {
         // A fresh key per round: each round uses one key's whole quota.
-        let key = app.key(Plan::AgentPro, None).await;
+        let key = app.issue(Plan::AgentPro).await.raw;
         let plan: Vec<(String, Call)> = (0..QUOTA as usize)
             .map(|i| {
                 let path = if i % 2 == 0 {
@@ -684,7 +504,7 @@ async fn a_usage_answer_under_load_carries_headers_that_agree_with_its_body() {
                     if done.load(Ordering::Acquire) {
                         break;
                     }
-                    let r = app.get(&key, "/api/v1/usage").await;
+                    let r = app.get_as(&key, "/api/v1/usage").await;
                     n += 1;
                     let body = usage_of(&r);
                     let header = r.header_u64("x-ratelimit-remaining");
@@ -730,11 +550,11 @@ enum Expect {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_interleaved_with_successes_are_never_counted() {
     const CALLS: usize = 720;
-    let app = Arc::new(App::start(quotas(10_000, 10_000), None).await);
-    let pro = app.key(Plan::AgentPro, None).await;
-    let dev = app.key(Plan::Developer, None).await;
-    let job = app.active_job(1);
-    let company = app.company(2);
+    let app = Arc::new(start(quotas(10_000, 10_000), None).await);
+    let pro = app.issue(Plan::AgentPro).await.raw;
+    let dev = app.issue(Plan::Developer).await.raw;
+    let job = active_job(&app, 1);
+    let company = company(&app, 2);
     let hook = json!({ "callback_url": HOOK, "domain_filters": ["ai"] });
     let missing = Uuid::new_v4();
     let mixes: Vec<(bool, Call, Expect)> = vec![
@@ -892,7 +712,7 @@ async fn errors_interleaved_with_successes_are_never_counted() {
                 );
                 assert_eq!(r.code(), *code, "{}", r.text);
             }
-            Expect::CreateOr409 => match r.status {
+            Expect::CreateOr409 => match r.status.as_u16() {
                 201 => created += 1,
                 409 => {
                     assert_eq!(r.code(), "webhook_limit_reached");
@@ -901,7 +721,7 @@ async fn errors_interleaved_with_successes_are_never_counted() {
                 other => panic!("POST /webhooks answered {other}: {}", r.text),
             },
         }
-        if (200..300).contains(&r.status) {
+        if (200..300).contains(&r.status.as_u16()) {
             if *is_pro {
                 pro_ok += 1;
             } else {
@@ -912,8 +732,8 @@ async fn errors_interleaved_with_successes_are_never_counted() {
     assert_eq!(created, 25, "the webhook limit is 25 per key");
     assert_eq!(created + refused, creates);
 
-    let pro_usage = app.usage(&pro).await;
-    let dev_usage = app.usage(&dev).await;
+    let pro_usage = read_usage(&app, &pro).await;
+    let dev_usage = read_usage(&app, &dev).await;
     assert_eq!(
         pro_usage.calls_used, pro_ok,
         "only the key's 2xx answers count"
@@ -930,9 +750,9 @@ async fn errors_interleaved_with_successes_are_never_counted() {
 async fn with_errors_racing_for_the_last_units_exactly_q_calls_still_succeed() {
     const QUOTA: u64 = 60;
     const CALLS: usize = 480;
-    let app = Arc::new(App::start(quotas(QUOTA, 10_000), None).await);
-    let key = app.key(Plan::Developer, None).await;
-    let job = app.active_job(2);
+    let app = Arc::new(start(quotas(QUOTA, 10_000), None).await);
+    let key = app.issue(Plan::Developer).await.raw;
+    let job = active_job(&app, 2);
     let missing = Uuid::new_v4();
     // Even indexes valid, odd ones 404 (metered, given back) or 400 (refused before metering).
     let plan: Vec<(String, Call)> = (0..CALLS)
@@ -954,14 +774,14 @@ async fn with_errors_racing_for_the_last_units_exactly_q_calls_still_succeed() {
     let mut ok = 0;
     for (i, r) in answers.iter().enumerate() {
         match i % 6 {
-            0 | 2 | 4 => match r.status {
+            0 | 2 | 4 => match r.status.as_u16() {
                 200 => ok += 1,
                 429 => {
                     r.assert_quota_exceeded(QUOTA);
                 }
                 other => panic!("valid call {i} answered {other}: {}", r.text),
             },
-            1 | 3 => match r.status {
+            1 | 3 => match r.status.as_u16() {
                 404 => assert_eq!(r.code(), "not_found"),
                 429 => {
                     r.assert_quota_exceeded(QUOTA);
@@ -972,7 +792,7 @@ async fn with_errors_racing_for_the_last_units_exactly_q_calls_still_succeed() {
         }
     }
     assert_eq!(ok, QUOTA, "exactly Q valid calls succeed");
-    let usage = app.usage(&key).await;
+    let usage = read_usage(&app, &key).await;
     assert_eq!((usage.calls_used, usage.calls_remaining), (QUOTA, 0));
 }
 
@@ -985,12 +805,12 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
     const QUOTA: u64 = 3;
     let anchor = at(2026, 1, 31, 10, 0, 0);
     let clock = Arc::new(ManualClock::new(anchor));
-    let app = App::start(quotas(QUOTA, 10_000), Some(clock)).await;
-    let key = app.key(Plan::Developer, Some(anchor)).await;
+    let app = start(quotas(QUOTA, 10_000), Some(clock)).await;
+    let key = app.issue_anchored(Plan::Developer, anchor).await.raw;
     let feb_end = at(2026, 2, 28, 10, 0, 0);
     let mar_end = at(2026, 3, 31, 10, 0, 0);
 
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!(
         u.period_start, anchor,
         "the first period starts at the anchor"
@@ -999,7 +819,7 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
 
     // Use the period up.
     for left in (0..QUOTA).rev() {
-        let r = app.get(&key, "/api/v1/jobs?per_page=1").await;
+        let r = app.get_as(&key, "/api/v1/jobs?per_page=1").await;
         assert_eq!(r.status, 200, "{}", r.text);
         assert_eq!(r.header_u64("x-ratelimit-remaining"), left);
         assert_eq!(
@@ -1007,7 +827,7 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
             feb_end.timestamp() as u64
         );
     }
-    let r = app.get(&key, "/api/v1/jobs").await;
+    let r = app.get_as(&key, "/api/v1/jobs").await;
     let retry = r.assert_quota_exceeded(QUOTA);
     assert_eq!(
         retry,
@@ -1022,7 +842,7 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
     // Midway: Retry-After still counts down to the clamped period end.
     let mid = at(2026, 2, 14, 3, 30, 15);
     app.set_time(mid);
-    let r = app.get(&key, "/api/v1/companies").await;
+    let r = app.get_as(&key, "/api/v1/companies").await;
     assert_eq!(
         r.assert_quota_exceeded(QUOTA),
         (feb_end - mid).num_seconds() as u64
@@ -1030,7 +850,7 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
 
     // One second before the anchor-based end: still the first period.
     app.set_time(at(2026, 2, 28, 9, 59, 59));
-    let r = app.get(&key, "/api/v1/jobs").await;
+    let r = app.get_as(&key, "/api/v1/jobs").await;
     assert_eq!(
         r.assert_quota_exceeded(QUOTA),
         1,
@@ -1040,19 +860,19 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
         r.header_u64("x-ratelimit-reset"),
         feb_end.timestamp() as u64
     );
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!(u.period_start, anchor);
     assert_eq!((u.calls_used, u.calls_remaining), (QUOTA, 0));
 
     // At the clamped anchor (Feb has no 31st): a new period, counting from zero.
     app.set_time(feb_end);
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!(
         u.period_start, feb_end,
         "period_start is 2026-02-28T10:00:00Z"
     );
     assert_eq!((u.calls_used, u.calls_remaining), (0, QUOTA));
-    let r = app.get(&key, "/api/v1/jobs").await;
+    let r = app.get_as(&key, "/api/v1/jobs").await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header_u64("x-ratelimit-remaining"), QUOTA - 1);
     assert_eq!(
@@ -1060,39 +880,39 @@ async fn periods_roll_over_at_the_billing_anchor_clamped_to_month_end() {
         mar_end.timestamp() as u64,
         "the next period starts on the anchor's day again, not a month after the 28th"
     );
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!((u.calls_used, u.period_start), (1, feb_end));
 
     // A month after the clamped start is not a new period: the anchor is the 31st.
     app.set_time(at(2026, 3, 28, 10, 0, 0));
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!((u.calls_used, u.period_start), (1, feb_end));
     for _ in 1..QUOTA {
-        assert_eq!(app.get(&key, "/api/v1/companies").await.status, 200);
+        assert_eq!(app.get_as(&key, "/api/v1/companies").await.status, 200);
     }
-    let r = app.get(&key, "/api/v1/jobs").await;
+    let r = app.get_as(&key, "/api/v1/jobs").await;
     assert_eq!(r.assert_quota_exceeded(QUOTA), 3 * 86_400);
 
     app.set_time(mar_end);
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!((u.calls_used, u.period_start), (0, mar_end));
-    assert_eq!(app.get(&key, "/api/v1/jobs").await.status, 200);
+    assert_eq!(app.get_as(&key, "/api/v1/jobs").await.status, 200);
 
     // April has 30 days; a leap February has 29.
     app.set_time(at(2026, 4, 30, 10, 0, 0));
     assert_eq!(
-        app.usage(&key).await.period_start,
+        read_usage(&app, &key).await.period_start,
         at(2026, 4, 30, 10, 0, 0)
     );
     app.set_time(at(2028, 2, 29, 9, 59, 59));
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!(
         (u.calls_used, u.period_start),
         (0, at(2028, 1, 31, 10, 0, 0))
     );
     app.set_time(at(2028, 2, 29, 10, 0, 0));
     assert_eq!(
-        app.usage(&key).await.period_start,
+        read_usage(&app, &key).await.period_start,
         at(2028, 2, 29, 10, 0, 0)
     );
 }
@@ -1112,20 +932,20 @@ async fn a_failed_call_that_read_the_old_period_is_not_counted_in_the_new_one() 
     let anchor = at(2026, 1, 31, 10, 0, 0);
     let feb_end = at(2026, 2, 28, 10, 0, 0);
     let clock = Arc::new(ManualClock::new(feb_end));
-    let app = App::start(quotas(QUOTA, 10_000), Some(clock)).await;
-    let key = app.key(Plan::Developer, Some(anchor)).await;
+    let app = start(quotas(QUOTA, 10_000), Some(clock)).await;
+    let key = app.issue_anchored(Plan::Developer, anchor).await.raw;
     let missing = Uuid::new_v4();
 
     // One call counted in the new period.
-    assert_eq!(app.get(&key, "/api/v1/jobs").await.status, 200);
+    assert_eq!(app.get_as(&key, "/api/v1/jobs").await.status, 200);
     // A request whose clock read is one second older: it fails, so it must not count.
     app.set_time(at(2026, 2, 28, 9, 59, 59));
     for _ in 0..3 {
-        let r = app.get(&key, &format!("/api/v1/jobs/{missing}")).await;
+        let r = app.get_as(&key, &format!("/api/v1/jobs/{missing}")).await;
         assert_eq!(r.status, 404, "{}", r.text);
     }
     app.set_time(at(2026, 2, 28, 10, 0, 1));
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!(u.period_start, feb_end);
     assert_eq!(
         (u.calls_used, u.calls_remaining),
@@ -1147,13 +967,13 @@ async fn usage_survives_a_graceful_restart_exactly() {
         },
         ..quotas(5, 10_000)
     };
-    let app = Arc::new(App::start(config, None).await);
-    let full = app.key(Plan::Developer, None).await;
-    let some = app.key(Plan::Developer, None).await;
-    let pro = app.key(Plan::AgentPro, None).await;
-    let idle = app.key(Plan::Developer, None).await;
+    let app = Arc::new(start(config, None).await);
+    let full = app.issue(Plan::Developer).await.raw;
+    let some = app.issue(Plan::Developer).await.raw;
+    let pro = app.issue(Plan::AgentPro).await.raw;
+    let idle = app.issue(Plan::Developer).await.raw;
     let missing = Uuid::new_v4();
-    let paths = app.ok_paths(true);
+    let paths = ok_paths(&app, true);
     let mut plan: Vec<(String, Call)> = Vec::new();
     for i in 0..9 {
         plan.push((full.clone(), Call::get(paths[i % 13].clone())));
@@ -1173,17 +993,17 @@ async fn usage_survives_a_graceful_restart_exactly() {
     let count = |key: &str| {
         plan.iter()
             .zip(&answers)
-            .filter(|((k, _), r)| k == key && (200..300).contains(&r.status))
+            .filter(|((k, _), r)| k == key && (200..300).contains(&r.status.as_u16()))
             .count() as u64
     };
     assert_eq!(count(&full), 5);
     assert_eq!(count(&some), 2);
     assert_eq!(count(&pro), 38);
     let before: BTreeMap<&str, Usage> = [
-        ("full", app.usage(&full).await),
-        ("some", app.usage(&some).await),
-        ("pro", app.usage(&pro).await),
-        ("idle", app.usage(&idle).await),
+        ("full", read_usage(&app, &full).await),
+        ("some", read_usage(&app, &some).await),
+        ("pro", read_usage(&app, &pro).await),
+        ("idle", read_usage(&app, &idle).await),
     ]
     .into_iter()
     .collect();
@@ -1197,36 +1017,36 @@ async fn usage_survives_a_graceful_restart_exactly() {
         .await;
 
     let after: BTreeMap<&str, Usage> = [
-        ("full", app.usage(&full).await),
-        ("some", app.usage(&some).await),
-        ("pro", app.usage(&pro).await),
-        ("idle", app.usage(&idle).await),
+        ("full", read_usage(&app, &full).await),
+        ("some", read_usage(&app, &some).await),
+        ("pro", read_usage(&app, &pro).await),
+        ("idle", read_usage(&app, &idle).await),
     ]
     .into_iter()
     .collect();
     assert_eq!(after, before, "usage is exactly what it was");
-    app.get(&full, "/api/v1/jobs")
+    app.get_as(&full, "/api/v1/jobs")
         .await
         .assert_quota_exceeded(5);
-    let r = app.get(&some, "/api/v1/jobs").await;
+    let r = app.get_as(&some, "/api/v1/jobs").await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
         r.header_u64("x-ratelimit-remaining"),
         2,
         "counting goes on from 2"
     );
-    let r = app.get(&pro, "/api/v1/companies").await;
+    let r = app.get_as(&pro, "/api/v1/companies").await;
     assert_eq!(r.header_u64("x-ratelimit-remaining"), 10_000 - 39);
 
     // A restart with nothing new to write keeps everything; a new call is kept too.
     let app = app.restart().await;
-    assert_eq!(app.usage(&some).await.calls_used, 3);
-    assert_eq!(app.usage(&pro).await.calls_used, 39);
+    assert_eq!(read_usage(&app, &some).await.calls_used, 3);
+    assert_eq!(read_usage(&app, &pro).await.calls_used, 39);
     let app = app.restart().await;
-    assert_eq!(app.usage(&full).await.calls_used, 5);
-    assert_eq!(app.usage(&some).await.calls_used, 3);
-    assert_eq!(app.usage(&pro).await.calls_used, 39);
-    assert_eq!(app.usage(&idle).await.calls_used, 0);
+    assert_eq!(read_usage(&app, &full).await.calls_used, 5);
+    assert_eq!(read_usage(&app, &some).await.calls_used, 3);
+    assert_eq!(read_usage(&app, &pro).await.calls_used, 39);
+    assert_eq!(read_usage(&app, &idle).await.calls_used, 0);
 }
 
 /// README: "Counters are written to the store every second" — without any shutdown. Checked by
@@ -1241,12 +1061,13 @@ async fn the_periodic_writer_stores_counted_usage_without_a_shutdown() {
         },
         ..quotas(100, 10_000)
     };
-    let app = App::start(config, Some(clock)).await;
-    let (key, record) = app.key_and_record(Plan::Developer, Some(anchor)).await;
+    let app = start(config, Some(clock)).await;
+    let issued = app.issue_anchored(Plan::Developer, anchor).await;
+    let (key, record) = (issued.raw, issued.id);
     for _ in 0..7 {
-        assert_eq!(app.get(&key, "/api/v1/companies").await.status, 200);
+        assert_eq!(app.get_as(&key, "/api/v1/companies").await.status, 200);
     }
-    assert_eq!(app.get(&key, "/api/v1/nowhere").await.status, 404);
+    assert_eq!(app.get_as(&key, "/api/v1/nowhere").await.status, 404);
     let mut stored = None;
     for _ in 0..400 {
         stored = app
@@ -1256,7 +1077,7 @@ async fn the_periodic_writer_stores_counted_usage_without_a_shutdown() {
             .await
             .expect("the usage tree")
             .into_iter()
-            .find(|u| u.key_id == record.id);
+            .find(|u| u.key_id == record);
         if stored.is_some_and(|u| u.calls_used == 7) {
             break;
         }
@@ -1277,18 +1098,19 @@ async fn calls_counted_in_the_store_are_stored_before_they_are_answered() {
         metering: Metering::InStore,
         ..quotas(5, 10_000)
     };
-    let app = App::start(config, Some(clock)).await;
-    let (key, record) = app.key_and_record(Plan::Developer, Some(anchor)).await;
+    let app = start(config, Some(clock)).await;
+    let issued = app.issue_anchored(Plan::Developer, anchor).await;
+    let (key, record) = (issued.raw, issued.id);
     let stored = || async {
         app.service
             .store()
-            .get_usage(record.id)
+            .get_usage(record)
             .await
             .expect("the usage record")
     };
     let missing = Uuid::new_v4();
     for n in 1..=5 {
-        let r = app.get(&key, "/api/v1/companies").await;
+        let r = app.get_as(&key, "/api/v1/companies").await;
         assert_eq!(r.status, 200, "{}", r.text);
         assert_eq!(r.header_u64("x-ratelimit-remaining"), 5 - n);
         let counter = stored().await.expect("a stored counter");
@@ -1298,7 +1120,7 @@ async fn calls_counted_in_the_store_are_stored_before_they_are_answered() {
         }
         // A failed call is given back before it is answered.
         assert_eq!(
-            app.get(&key, &format!("/api/v1/jobs/{missing}"))
+            app.get_as(&key, &format!("/api/v1/jobs/{missing}"))
                 .await
                 .status,
             404
@@ -1306,10 +1128,10 @@ async fn calls_counted_in_the_store_are_stored_before_they_are_answered() {
         let counter = stored().await.expect("a stored counter");
         assert_eq!(counter.calls_used, n, "the 404 is not counted");
     }
-    app.get(&key, "/api/v1/companies")
+    app.get_as(&key, "/api/v1/companies")
         .await
         .assert_quota_exceeded(5);
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!((u.calls_used, u.calls_remaining), (5, 0));
 }
 
@@ -1325,49 +1147,49 @@ async fn an_old_periods_usage_is_not_carried_into_a_new_period_across_restarts()
         },
         ..quotas(QUOTA, 10_000)
     };
-    let app = App::start(config, Some(clock)).await;
-    let key = app.key(Plan::Developer, Some(anchor)).await;
+    let app = start(config, Some(clock)).await;
+    let key = app.issue_anchored(Plan::Developer, anchor).await.raw;
     // Written in the old period but only flushed after the clock has moved on.
-    let late = app.key(Plan::Developer, Some(anchor)).await;
+    let late = app.issue_anchored(Plan::Developer, anchor).await.raw;
     for _ in 0..QUOTA {
-        assert_eq!(app.get(&key, "/api/v1/jobs").await.status, 200);
+        assert_eq!(app.get_as(&key, "/api/v1/jobs").await.status, 200);
     }
-    assert_eq!(app.get(&late, "/api/v1/jobs").await.status, 200);
-    app.get(&key, "/api/v1/jobs")
+    assert_eq!(app.get_as(&late, "/api/v1/jobs").await.status, 200);
+    app.get_as(&key, "/api/v1/jobs")
         .await
         .assert_quota_exceeded(QUOTA);
 
     // Restart inside the old period: still used up.
     let app = app.restart().await;
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!((u.calls_used, u.period_start), (QUOTA, anchor));
-    assert_eq!(app.usage(&late).await.calls_used, 1);
-    let r = app.get(&key, "/api/v1/jobs").await;
+    assert_eq!(read_usage(&app, &late).await.calls_used, 1);
+    let r = app.get_as(&key, "/api/v1/jobs").await;
     assert_eq!(
         r.assert_quota_exceeded(QUOTA),
         (feb_end - at(2026, 2, 10, 0, 0, 0)).num_seconds() as u64
     );
-    assert_eq!(app.get(&late, "/api/v1/jobs").await.status, 200);
+    assert_eq!(app.get_as(&late, "/api/v1/jobs").await.status, 200);
 
     // `late`'s second call is counted only in memory when the clock crosses the anchor.
     app.set_time(feb_end);
     let app = app.restart().await;
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!(
         (u.calls_used, u.calls_remaining, u.period_start),
         (0, QUOTA, feb_end),
         "the new period starts from zero after a restart"
     );
-    let u = app.usage(&late).await;
+    let u = read_usage(&app, &late).await;
     assert_eq!((u.calls_used, u.period_start), (0, feb_end));
-    let r = app.get(&key, "/api/v1/jobs").await;
+    let r = app.get_as(&key, "/api/v1/jobs").await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header_u64("x-ratelimit-remaining"), QUOTA - 1);
 
     // The new period's count is what is persisted from now on.
     let app = app.restart().await;
-    assert_eq!(app.usage(&key).await.calls_used, 1);
-    assert_eq!(app.usage(&late).await.calls_used, 0);
+    assert_eq!(read_usage(&app, &key).await.calls_used, 1);
+    assert_eq!(read_usage(&app, &late).await.calls_used, 0);
 
     // Far later (a year on), restarted while stopped: nothing is carried.
     let much_later = at(2027, 3, 1, 0, 0, 0);
@@ -1375,7 +1197,7 @@ async fn an_old_periods_usage_is_not_carried_into_a_new_period_across_restarts()
     app.stop().await;
     app.set_time(much_later);
     let app = app.restart().await;
-    let u = app.usage(&key).await;
+    let u = read_usage(&app, &key).await;
     assert_eq!(
         (u.calls_used, u.period_start),
         (0, at(2027, 2, 28, 10, 0, 0))

@@ -5,6 +5,7 @@
 //! jobs written after it, or rebuilt. A bulk import stores, indexes and announces jobs as
 //! one-batch ingest does. Real sled store.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use chrono::Duration;
@@ -13,17 +14,20 @@ use job_listings::domain::{ApiKey, Job, JobId, Page, PerPage, Plan};
 use job_listings::domain::{CallbackUrl, CompanyId, JobStatus};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{
-    Clock, ImportError, IndexOrigin, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas,
-    ServiceConfig, SystemClock,
+    ImportError, IndexOrigin, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas,
+    ServiceConfig,
 };
-use job_listings::store::{SledConfig, SledStore};
 
-async fn service(dir: &std::path::Path) -> JobListingsService {
-    service_on_clock(dir, Arc::new(SystemClock)).await
+use crate::support::store::open_sled;
+use crate::support::{StoreKind, TestApp};
+
+/// A service on the sled folder `dir` whose enterprise quota does not run out.
+async fn open_service(dir: &Path) -> JobListingsService {
+    service_on_clock(dir, None).await
 }
 
-async fn service_on_clock(dir: &std::path::Path, clock: Arc<dyn Clock>) -> JobListingsService {
-    let store = SledStore::open(&SledConfig::new(dir)).expect("sled opens");
+/// [`open_service`], on a clock stopped where the test says when `clock` is given.
+async fn service_on_clock(dir: &Path, clock: Option<Arc<ManualClock>>) -> JobListingsService {
     let config = ServiceConfig {
         quotas: Quotas {
             enterprise: 1 << 30,
@@ -31,24 +35,24 @@ async fn service_on_clock(dir: &std::path::Path, clock: Arc<dyn Clock>) -> JobLi
         },
         ..ServiceConfig::default()
     };
-    JobListingsService::builder()
-        .store(Arc::new(store))
-        .clock(clock)
-        .config(config)
-        .build()
-        .await
-        .expect("service builds")
+    let mut builder = TestApp::builder()
+        .store(StoreKind::SledAt(dir.to_owned()))
+        .config(config);
+    if let Some(clock) = clock {
+        builder = builder.clock(clock);
+    }
+    builder.service().await
 }
 
 /// A service on a sled folder with the companies of a demo dataset of `jobs` jobs, an
 /// enterprise key, and the dataset's active jobs in the order [`oldest_first`] gives them
 /// (not ingested yet).
 async fn with_jobs_oldest_first(
-    dir: &std::path::Path,
+    dir: &Path,
     seed: u64,
     jobs: usize,
 ) -> (JobListingsService, ApiKey, Vec<Job>) {
-    let service = service(dir).await;
+    let service = open_service(dir).await;
     let data = Dataset::generate(seed, 40, jobs);
     let key = with_companies_and_key(&service, &data).await;
     (service, key, oldest_first(&data))
@@ -155,20 +159,11 @@ async fn jobs_arriving_out_of_order_one_at_a_time_are_found_exactly_through_comp
     assert_searches_exact(&service, &key, &jobs).await;
 }
 
-/// The same service reopened on the same folder, once the last one has let go of it.
-async fn reopen(dir: &std::path::Path, last: JobListingsService) -> JobListingsService {
+/// The same service reopened on the same folder, once the last one has let go of it
+/// (background tasks hold the store until they see the stop signal or their handle drops).
+async fn reopen(dir: &Path, last: JobListingsService) -> JobListingsService {
     drop(last);
-    // Background tasks hold the store until they see the stop signal or their handle drops.
-    for _ in 0..200 {
-        match SledStore::open(&SledConfig::new(dir)) {
-            Ok(store) => {
-                drop(store);
-                return service(dir).await;
-            }
-            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(25)).await,
-        }
-    }
-    panic!("the folder stayed locked after the service was dropped");
+    open_service(dir).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -258,7 +253,7 @@ async fn an_unreadable_record_of_later_writes_makes_the_start_rebuild_the_index(
     db.flush().expect("flushed");
     drop((changes, db));
 
-    let service = crate::service(dir.path()).await;
+    let service = open_service(dir.path()).await;
     assert_eq!(service.index_origin(), IndexOrigin::Rebuilt);
     assert_searches_exact(&service, &key, &jobs).await;
 }
@@ -283,7 +278,7 @@ async fn a_stored_job_that_cannot_be_read_fails_the_rebuild_and_is_named() {
     db.flush().expect("flushed");
     drop((stored, db));
 
-    let store = SledStore::open(&SledConfig::new(dir.path())).expect("sled opens");
+    let store = open_sled(dir.path()).await.expect("sled opens");
     let started = JobListingsService::builder()
         .store(Arc::new(store))
         .build()
@@ -317,7 +312,7 @@ async fn assert_word_finds_exactly(
 }
 
 /// The sled database in `dir`, once the service that held it has let go of it.
-async fn open_when_free(dir: &std::path::Path) -> sled::Db {
+async fn open_when_free(dir: &Path) -> sled::Db {
     for _ in 0..200 {
         if let Ok(opened) = sled::open(dir) {
             return opened;
@@ -327,20 +322,16 @@ async fn open_when_free(dir: &std::path::Path) -> sled::Db {
     panic!("the folder at {} was not let go of", dir.display());
 }
 
-/// A service on `dir` that saves its index every `interval_ms`; `None` while another one
-/// still holds the folder.
-async fn saving_every(dir: &std::path::Path, interval_ms: u64) -> Option<JobListingsService> {
-    let store = SledStore::open(&SledConfig::new(dir)).ok()?;
-    let service = JobListingsService::builder()
-        .store(Arc::new(store))
+/// A service on `dir` that saves its index every `interval_ms`.
+async fn saving_every(dir: &Path, interval_ms: u64) -> JobListingsService {
+    TestApp::builder()
+        .store(StoreKind::SledAt(dir.to_owned()))
         .config(ServiceConfig {
             index_snapshot_interval: Some(std::time::Duration::from_millis(interval_ms)),
             ..ServiceConfig::default()
         })
-        .build()
+        .service()
         .await
-        .expect("service builds");
-    Some(service)
 }
 
 /// The service saves its index every `index_snapshot_interval` on its own, so a crash long
@@ -348,9 +339,7 @@ async fn saving_every(dir: &std::path::Path, interval_ms: u64) -> Option<JobList
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_index_is_saved_on_an_interval_and_a_start_after_a_crash_loads_it() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let service = saving_every(dir.path(), 100)
-        .await
-        .expect("an unused folder");
+    let service = saving_every(dir.path(), 100).await;
     assert_eq!(service.index_origin(), IndexOrigin::Rebuilt, "a new folder");
     let data = Dataset::generate(14, 20, 800);
     let key = with_companies_and_key(&service, &data).await;
@@ -376,26 +365,18 @@ async fn the_index_is_saved_on_an_interval_and_a_start_after_a_crash_loads_it() 
 
     // No shutdown, as in a crash; saving only at shutdown from now on.
     drop(service);
-    let mut reopened = None;
-    for _ in 0..200 {
-        reopened = saving_every(dir.path(), 3_600_000).await;
-        if reopened.is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    let service = reopened.expect("the folder was let go of");
+    let service = saving_every(dir.path(), 3_600_000).await;
     assert_eq!(service.index_origin(), IndexOrigin::Snapshot);
     assert_searches_exact(&service, &key, &jobs).await;
 }
 /// A service with the dataset's companies, an enterprise key and a subscription to every new
 /// job, on a clock stopped at `now`.
 async fn subscribed(
-    dir: &std::path::Path,
+    dir: &Path,
     data: &Dataset,
     now: chrono::DateTime<chrono::Utc>,
 ) -> (JobListingsService, ApiKey) {
-    let service = service_on_clock(dir, Arc::new(ManualClock::new(now))).await;
+    let service = service_on_clock(dir, Some(Arc::new(ManualClock::new(now)))).await;
     let key = with_companies_and_key(&service, data).await;
     let url = CallbackUrl::parse("https://hooks.example.com/jobs").expect("a callback URL");
     service

@@ -4,7 +4,8 @@ use job_listings::domain::{ApiKey, BillingStatus, Plan};
 use job_listings::service::NewKey;
 use reqwest::{Method, StatusCode};
 
-use crate::helpers::{spawn_app, Auth, Resp, TestApp};
+use super::spawn_app;
+use crate::support::{Auth, Resp, TestApp};
 
 async fn jobs_with(app: &TestApp, auth: Auth<'_>) -> Resp {
     app.request(Method::GET, "/api/v1/jobs?per_page=1", auth, &[], None)

@@ -1,8 +1,7 @@
 //! POST/GET/DELETE /webhooks and the outbox deliveries a new job queues.
 
-use chrono::Utc;
 use job_listings::domain::{
-    Confidence, DeliveryStatus, DomainTag, Job, JobId, JobStatus, Seniority, WebhookId,
+    Confidence, DeliveryStatus, DomainTag, Job, JobId, JobStatus, Seniority,
 };
 use job_listings::service::ServiceConfig;
 use job_listings::webhooks::CallbackPolicy;
@@ -10,7 +9,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::{at, spawn_app, spawn_app_with, Auth, Resp, TestApp};
+use super::{spawn_app, spawn_app_with};
+use crate::support::data::known;
+use crate::support::{at, Auth, Resp, TestApp};
 
 const HOOK: &str = "https://hooks.example.com/jobs";
 
@@ -22,8 +23,8 @@ async fn create(app: &TestApp, key: &str, body: Value) -> (String, Resp) {
 }
 
 /// A new job for Quokka with the given tags and remote flag.
-fn new_job(app: &TestApp, domains: &[&str], remote: bool) -> Job {
-    let mut job = app.known.designer.clone();
+fn new_job(domains: &[&str], remote: bool) -> Job {
+    let mut job = known().designer.clone();
     job.id = JobId(Uuid::new_v4());
     job.role = "Webhook Test Role".to_owned();
     job.domains = domains
@@ -36,19 +37,6 @@ fn new_job(app: &TestApp, domains: &[&str], remote: bool) -> Job {
     job.confidence = Confidence::new(0.9).expect("a confidence");
     job.status = JobStatus::Active;
     job
-}
-
-/// Pending deliveries due now for one subscription.
-async fn pending_for(app: &TestApp, webhook: &str) -> Vec<job_listings::domain::Delivery> {
-    let id = WebhookId::parse(webhook).expect("a webhook id");
-    app.service
-        .store()
-        .pending_deliveries(Utc::now(), 100)
-        .await
-        .expect("the outbox")
-        .into_iter()
-        .filter(|d| d.webhook_id == id)
-        .collect()
 }
 
 #[tokio::test]
@@ -606,14 +594,14 @@ async fn a_new_matching_job_queues_a_pending_delivery_for_the_webhook() {
         json!({ "callback_url": HOOK, "domain_filters": ["design"], "remote_only": true }),
     )
     .await;
-    assert!(pending_for(&app, &hook).await.is_empty());
+    assert!(app.pending_deliveries(&hook).await.is_empty());
 
-    let job = new_job(&app, &["design"], true);
+    let job = new_job(&["design"], true);
     let outcome = app.service.upsert_job(job.clone()).await.expect("ingested");
     assert!(outcome.created);
     assert_eq!(outcome.deliveries, 1);
 
-    let pending = pending_for(&app, &hook).await;
+    let pending = app.pending_deliveries(&hook).await;
     assert_eq!(pending.len(), 1, "{pending:?}");
     let d = &pending[0];
     assert_eq!(d.status, DeliveryStatus::Pending);
@@ -631,7 +619,7 @@ async fn a_new_matching_job_queues_a_pending_delivery_for_the_webhook() {
     // The same job ingested again is not new.
     let again = app.service.upsert_job(job).await.expect("ingested");
     assert!(!again.created);
-    assert_eq!(pending_for(&app, &hook).await.len(), 1);
+    assert_eq!(app.pending_deliveries(&hook).await.len(), 1);
 }
 
 #[tokio::test]
@@ -643,14 +631,14 @@ async fn a_new_job_outside_the_webhooks_filters_queues_nothing() {
         json!({ "callback_url": HOOK, "domain_filters": ["design"], "remote_only": true }),
     )
     .await;
-    let on_site = new_job(&app, &["design"], false);
-    let other_domain = new_job(&app, &["sales"], true);
+    let on_site = new_job(&["design"], false);
+    let other_domain = new_job(&["sales"], true);
     for job in [on_site, other_domain] {
         let outcome = app.service.upsert_job(job).await.expect("ingested");
         assert!(outcome.created);
         assert_eq!(outcome.deliveries, 0);
     }
-    assert!(pending_for(&app, &hook).await.is_empty());
+    assert!(app.pending_deliveries(&hook).await.is_empty());
 }
 
 #[tokio::test]
@@ -659,7 +647,7 @@ async fn get_webhook_deliveries_lists_the_queued_delivery() {
     let key = &app.keys.agent_pro.raw;
     let (hook, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
     app.service
-        .upsert_job(new_job(&app, &["ai"], false))
+        .upsert_job(new_job(&["ai"], false))
         .await
         .expect("ingested");
     let r = app
@@ -678,19 +666,19 @@ async fn deleting_a_webhook_drops_its_pending_deliveries() {
     let key = &app.keys.agent_pro.raw;
     let (hook, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
     app.service
-        .upsert_job(new_job(&app, &["ai"], false))
+        .upsert_job(new_job(&["ai"], false))
         .await
         .expect("ingested");
-    assert_eq!(pending_for(&app, &hook).await.len(), 1);
+    assert_eq!(app.pending_deliveries(&hook).await.len(), 1);
     assert_eq!(
         app.delete_webhook(key, &hook).await.status,
         StatusCode::NO_CONTENT
     );
-    assert!(pending_for(&app, &hook).await.is_empty());
+    assert!(app.pending_deliveries(&hook).await.is_empty());
     // A job after the delete goes nowhere.
     let outcome = app
         .service
-        .upsert_job(new_job(&app, &["ai"], false))
+        .upsert_job(new_job(&["ai"], false))
         .await
         .expect("ingested");
     assert_eq!(outcome.deliveries, 0);
@@ -852,13 +840,13 @@ async fn patch_webhook_changes_only_the_fields_sent() {
     // The new filters decide: a remote design job now matches, an AI one no longer does.
     let design = app
         .service
-        .upsert_job(new_job(&app, &["design"], true))
+        .upsert_job(new_job(&["design"], true))
         .await
         .expect("ingested");
     assert_eq!(design.deliveries, 1);
     let ai = app
         .service
-        .upsert_job(new_job(&app, &["ai"], true))
+        .upsert_job(new_job(&["ai"], true))
         .await
         .expect("ingested");
     assert_eq!(ai.deliveries, 0);
@@ -877,7 +865,7 @@ async fn patch_webhook_status_pauses_and_enables_it() {
     assert_eq!(paused.body["disabled_reason"], "disabled through the API");
     let skipped = app
         .service
-        .upsert_job(new_job(&app, &["ai"], true))
+        .upsert_job(new_job(&["ai"], true))
         .await
         .expect("ingested");
     assert_eq!(skipped.deliveries, 0, "nothing for a paused subscription");
@@ -888,11 +876,11 @@ async fn patch_webhook_status_pauses_and_enables_it() {
     assert_eq!(enabled.body["disabled_reason"], Value::Null);
     let sent = app
         .service
-        .upsert_job(new_job(&app, &["ai"], true))
+        .upsert_job(new_job(&["ai"], true))
         .await
         .expect("ingested");
     assert_eq!(sent.deliveries, 1);
-    assert_eq!(pending_for(&app, &id).await.len(), 1);
+    assert_eq!(app.pending_deliveries(&id).await.len(), 1);
 }
 
 #[tokio::test]

@@ -1,46 +1,36 @@
 //! Several server replicas on one PostgreSQL database, each a real hyper server on its own
 //! loopback port with its own `PgStore` (its own pool and LISTEN connection), as separate
-//! processes would be. Compiled only when `DATABASE_URL` names a server at build time (see
-//! build.rs); each test works in a schema of its own, dropped afterwards.
+//! processes would be. They need a server: `DATABASE_URL`, by default
+//! `postgres://postgres@127.0.0.1:5432/test`; ignored unless asked for with `--ignored`. Each
+//! test works in a schema of its own, dropped afterwards.
 //!
 //! Checked: what one replica writes (keys, revocations, companies, jobs, subscriptions) is
 //! served by the others within a bounded time (printed: run with `--nocapture`); with quota Q
 //! and calls spread over three replicas exactly Q succeed; each new job is delivered once
 //! although every replica runs a delivery worker; a replica that dies mid-delivery delays the
 //! delivery by its lease and loses nothing.
-#![cfg(postgres_tests)]
-
-#[allow(dead_code)]
-mod common;
-mod pg_support;
-mod webhook_support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use job_listings::demo::Dataset;
 use job_listings::domain::{Company, Job, JobId, JobStatus, Plan};
-use job_listings::service::{
-    DeliveryConfig, JobListingsService, NewKey, Quotas, SecretKey, ServiceConfig,
-};
-use job_listings::store::PgStore;
+use job_listings::service::{DeliveryConfig, NewKey, Quotas, SecretKey, ServiceConfig};
 use job_listings::webhooks::{CallbackPolicy, HttpNotifier, HttpNotifierConfig, RetryPolicy};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use common::RunningServer;
-use pg_support::TestSchema;
-use webhook_support::{always_ok, eventually, script, Answer, Receiver};
+use crate::support::pg::TestSchema;
+use crate::support::wire::client;
+use crate::support::{always_ok, eventually, script, Answer, Receiver, StoreKind, TestApp};
 
 /// How long a write may take to reach another replica before the test fails; the measured
 /// times are printed, and are normally a few milliseconds (a NOTIFY wakes the followers).
 const PROPAGATION_LIMIT: Duration = Duration::from_secs(5);
 
-struct Replica {
-    service: JobListingsService,
-    server: RunningServer,
-}
+/// A replica: an app of its own on the shared schema.
+type Replica = TestApp;
 
 /// What every replica of one test shares: the schema, the sealing key and the settings.
 struct Cluster {
@@ -58,19 +48,12 @@ impl Cluster {
             secret: SecretKey::generate().to_bytes(),
             quota,
             lease,
-            client: reqwest::Client::builder()
-                .no_proxy()
-                .timeout(Duration::from_secs(30))
-                .build()
-                .expect("a client"),
+            client: client(),
         }
     }
 
     /// A replica; with `send_timeout`, it also delivers webhooks.
     async fn replica(&self, send_timeout: Option<Duration>) -> Replica {
-        let store = PgStore::open(&self.schema.config(8))
-            .await
-            .expect("the PostgreSQL store");
         let config = ServiceConfig {
             quotas: Quotas {
                 developer: self.quota,
@@ -91,8 +74,8 @@ impl Cluster {
             follow_poll_interval: Duration::from_millis(500),
             ..ServiceConfig::default()
         };
-        let mut builder = JobListingsService::builder()
-            .store(Arc::new(store))
+        let mut builder = TestApp::builder()
+            .store(StoreKind::Postgres(self.schema.config(8)))
             .config(config);
         if let Some(timeout) = send_timeout {
             let notifier = HttpNotifier::new(
@@ -105,9 +88,7 @@ impl Cluster {
             .expect("a notifier");
             builder = builder.notifier(Arc::new(notifier));
         }
-        let service = builder.build().await.expect("the service");
-        let server = RunningServer::start(&service).await;
-        Replica { service, server }
+        builder.spawn().await
     }
 
     /// Adds the companies and issues a key of `plan` through `first`; returns the key once
@@ -159,17 +140,8 @@ impl Cluster {
         key: &str,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", r.server.base))
-            .header("X-API-Key", key);
-        if let Some(body) = body {
-            req = req.json(&body);
-        }
-        let resp = req.send().await.expect("an answer");
-        let status = resp.status();
-        let body = resp.json().await.unwrap_or(Value::Null);
-        (status, body)
+        let resp = r.call(method, path, key, body.as_ref()).await;
+        (resp.status, resp.body)
     }
 
     async fn get(&self, r: &Replica, path: &str, key: &str) -> (StatusCode, Value) {
@@ -211,6 +183,7 @@ fn job(company: &Company, word: &str) -> Job {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 async fn what_one_replica_writes_the_others_serve_within_a_bounded_time() {
     let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
     let a = cluster.replica(None).await;
@@ -290,6 +263,7 @@ async fn what_one_replica_writes_the_others_serve_within_a_bounded_time() {
 /// PostgreSQL's text of each job's `jsonb`): it finds every active one, by a word of its role,
 /// of its description with escapes in it, or of nothing, and none of the closed ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 async fn a_replica_started_later_indexes_every_job_already_stored() {
     let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
     let a = cluster.replica(None).await;
@@ -328,6 +302,7 @@ async fn a_replica_started_later_indexes_every_job_already_stored() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 async fn exactly_the_quota_succeeds_with_calls_spread_over_three_replicas() {
     const QUOTA: u64 = 60;
     const CALLS: usize = 180;
@@ -341,7 +316,7 @@ async fn exactly_the_quota_succeeds_with_calls_spread_over_three_replicas() {
     let (_, key) = cluster.seed(&replicas[0], &all, Plan::Developer).await;
 
     let cluster = Arc::new(cluster);
-    let bases: Vec<String> = replicas.iter().map(|r| r.server.base.clone()).collect();
+    let bases: Vec<String> = replicas.iter().map(|r| r.base().to_owned()).collect();
     let mut tasks = tokio::task::JoinSet::new();
     for lane in 0..30 {
         let (cluster, bases, key) = (cluster.clone(), bases.clone(), key.clone());
@@ -393,6 +368,7 @@ async fn exactly_the_quota_succeeds_with_calls_spread_over_three_replicas() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
     const JOBS_PER_REPLICA: usize = 10;
     let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
@@ -442,6 +418,7 @@ async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_loses_nothing() {
     let lease = Duration::from_millis(1_500);
     let cluster = Cluster::new(1_000, lease).await;
@@ -470,13 +447,10 @@ async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_l
     );
     // A dies mid-attempt: its background work stops, its claim stays in the database.
     let died_at = Instant::now();
-    let Replica {
-        service,
-        mut server,
-    } = a;
-    server.stop().await;
-    service.shutdown().await.expect("stopped");
-    drop(service);
+    let mut a = a;
+    a.stop().await;
+    a.service.shutdown().await.expect("stopped");
+    drop(a);
 
     // C takes over once the lease has run out.
     let _c = cluster.replica(Some(Duration::from_secs(5))).await;

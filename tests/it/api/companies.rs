@@ -6,7 +6,9 @@ use job_listings::domain::{Company, CompanyId};
 use reqwest::StatusCode;
 use uuid::Uuid;
 
-use crate::helpers::{id_of, ids, spawn_app, TestApp};
+use super::spawn_app;
+use crate::support::data::{id_of, ids, known};
+use crate::support::{Resp, TestApp};
 
 /// Companies with at least one active job, with their counts, by name (case-insensitive)
 /// then id: computed from the seeded data, not asked of the service.
@@ -15,10 +17,9 @@ fn expected_companies(app: &TestApp, keep: impl Fn(&Company) -> bool) -> Vec<(St
     for job in app.all_jobs().iter().filter(|j| j.is_active()) {
         *counts.entry(job.company_id).or_default() += 1;
     }
-    let mut all: Vec<Company> = app.dataset.companies.clone();
-    all.extend(app.known.companies());
-    let mut with_jobs: Vec<(Company, u64)> = all
-        .into_iter()
+    let mut with_jobs: Vec<(Company, u64)> = app
+        .all_companies()
+        .iter()
         .filter(|c| keep(c))
         .filter_map(|c| counts.get(&c.id).map(|n| (c.clone(), *n)))
         .collect();
@@ -34,7 +35,7 @@ fn expected_companies(app: &TestApp, keep: impl Fn(&Company) -> bool) -> Vec<(St
         .collect()
 }
 
-fn listed(r: &crate::helpers::Resp) -> Vec<(String, u64)> {
+fn listed(r: &Resp) -> Vec<(String, u64)> {
     r.body["data"]
         .as_array()
         .expect("data")
@@ -56,7 +57,7 @@ async fn get_companies_lists_only_companies_with_active_jobs() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(listed(&r), expected);
     assert_eq!(r.total(), expected.len() as u64);
-    let idle = app.known.idle.id.to_string();
+    let idle = known().idle.id.to_string();
     assert!(!r.ids().contains(&idle), "a company with only closed jobs");
 }
 
@@ -70,7 +71,7 @@ async fn get_companies_entries_carry_funding_stage_domain_and_blurb() {
         .as_array()
         .expect("data")
         .iter()
-        .find(|c| c["id"] == app.known.quokka.id.to_string())
+        .find(|c| c["id"] == known().quokka.id.to_string())
         .expect("Quokka is listed")
         .clone();
     assert_eq!(quokka["name"], "Quokka Frobnitz");
@@ -89,7 +90,7 @@ async fn get_companies_filters_by_funding_stage_in_any_spelling() {
     let app = spawn_app().await;
     let expected = expected_companies(&app, |c| c.funding_stage.as_str() == "series_a");
     assert!(expected.len() >= 2, "Quokka and demo companies");
-    assert!(expected.contains(&(app.known.quokka.id.to_string(), 5)));
+    assert!(expected.contains(&(known().quokka.id.to_string(), 5)));
     for spelling in ["series_a", "Series%20A", "series-a", "SERIES_A"] {
         let r = app
             .get_companies(&format!("funding_stage={spelling}&per_page=50"))
@@ -133,13 +134,13 @@ async fn get_companies_pages_through_the_list() {
 #[tokio::test]
 async fn get_companies_drops_a_company_whose_last_active_job_closes() {
     let app = spawn_app().await;
-    let wombat = app.known.wombat.id.to_string();
+    let wombat = known().wombat.id.to_string();
     assert!(app
         .get_companies("per_page=50")
         .await
         .ids()
         .contains(&wombat));
-    for job in [&app.known.wombat_job, &app.known.after_midnight] {
+    for job in [&known().wombat_job, &known().after_midnight] {
         app.service.close_job(job.id).await.expect("closed");
     }
     assert!(!app
@@ -170,7 +171,7 @@ async fn get_companies_returns_400_for_an_unknown_parameter() {
 #[tokio::test]
 async fn get_company_returns_enrichment_and_active_jobs_newest_first() {
     let app = spawn_app().await;
-    let k = &app.known;
+    let k = known();
     let r = app.get_company(&k.quokka.id.to_string()).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.body["id"], k.quokka.id.to_string());
@@ -286,7 +287,7 @@ async fn get_jobs_returns_400_naming_company_id_when_it_is_not_a_uuid() {
 #[tokio::test]
 async fn get_company_with_only_closed_jobs_has_an_empty_job_list() {
     let app = spawn_app().await;
-    let r = app.get_company(&app.known.idle.id.to_string()).await;
+    let r = app.get_company(&known().idle.id.to_string()).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.body["active_jobs_total"], 0);
     assert_eq!(r.body["active_jobs"], serde_json::json!([]));

@@ -8,33 +8,31 @@
 //! `SecretKey`, as the bundled server does; the key is a secret too. Each test then checks one
 //! property of what the scenario captured.
 
-mod webhook_support;
-
 use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use base64::Engine;
 use chrono::Utc;
-use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{ApiKey, CallbackUrl, JobId, JobStatus, Plan, WebhookId};
 use job_listings::query::{JobFilter, JobQuery};
-use job_listings::server::{Server, ServerConfig};
-use job_listings::service::{
-    DeliveryConfig, JobListingsService, NewKey, NewWebhook, Quotas, SecretKey, ServiceConfig,
-};
-use job_listings::store::{SledConfig, SledStore, Store};
+use job_listings::server::ServerConfig;
+use job_listings::service::{DeliveryConfig, NewKey, NewWebhook, Quotas, SecretKey, ServiceConfig};
 use job_listings::webhooks::{verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig};
 use reqwest::Method;
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
+use tracing_subscriber::filter::filter_fn;
 use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::Layer;
 use uuid::Uuid;
 
-use webhook_support::{always_ok, eventually, Receiver};
+use crate::support::{always_ok, eventually, Auth, Receiver, TestApp};
 
 /// Calls per period of the developer plan in the scenario: used up on purpose.
 const TINY_QUOTA: u64 = 2;
@@ -78,16 +76,23 @@ impl<'a> MakeWriter<'a> for Captured {
     }
 }
 
+/// Whether the capture records: from the start of the scenario until its outcome is taken.
+/// The other tests of the binary that run meanwhile are captured too (their secrets are not
+/// the scenario's, so they change no check); before and after, nothing is kept.
+static RECORDING: AtomicBool = AtomicBool::new(false);
+
 /// Installs the capturing subscriber for the whole binary, once.
 fn logs() -> &'static Captured {
     static LOGS: OnceLock<Captured> = OnceLock::new();
     LOGS.get_or_init(|| {
         let captured = Captured::default();
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
+        let everything_while_recording = tracing_subscriber::fmt::layer()
             .with_span_events(FmtSpan::FULL)
             .with_ansi(false)
             .with_writer(captured.clone())
+            .with_filter(filter_fn(|_| RECORDING.load(Ordering::Acquire)));
+        tracing_subscriber::registry()
+            .with(everything_while_recording)
             .try_init()
             .expect("the capturing subscriber is the only one");
         captured
@@ -193,6 +198,7 @@ fn outcome() -> &'static Outcome {
     static OUTCOME: OnceLock<Result<Outcome, String>> = OnceLock::new();
     let result = OUTCOME.get_or_init(|| {
         logs();
+        RECORDING.store(true, Ordering::Release);
         let (sender, outcome) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -212,15 +218,16 @@ fn outcome() -> &'static Outcome {
                 std::thread::park();
             }
         });
-        outcome
+        let outcome = outcome
             .recv()
-            .unwrap_or_else(|_| Err(Box::new("the scenario's thread ended without an outcome")))
-            .map_err(|e| {
-                e.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                    .unwrap_or_else(|| "the scenario panicked".to_owned())
-            })
+            .unwrap_or_else(|_| Err(Box::new("the scenario's thread ended without an outcome")));
+        RECORDING.store(false, Ordering::Release);
+        outcome.map_err(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "the scenario panicked".to_owned())
+        })
     });
     match result {
         Ok(outcome) => outcome,
@@ -235,13 +242,13 @@ fn mistype(key: &str) -> String {
     String::from_utf8(bytes).expect("ASCII")
 }
 
-struct Client {
-    http: reqwest::Client,
-    base: String,
+/// The scenario's calls, each recorded.
+struct Client<'a> {
+    app: &'a TestApp,
     exchanges: Vec<Exchange>,
 }
 
-impl Client {
+impl Client<'_> {
     /// One call; `key` goes in `X-API-Key` (or `Authorization: Bearer` when `bearer`).
     async fn call(
         &mut self,
@@ -252,29 +259,27 @@ impl Client {
         bearer: bool,
         body: Option<Value>,
     ) -> &Exchange {
-        let mut req = self.http.request(method, format!("{}{path}", self.base));
-        if let Some(key) = key {
-            req = if bearer {
-                req.header("Authorization", format!("Bearer {key}"))
-            } else {
-                req.header("X-API-Key", key)
-            };
-        }
-        if let Some(body) = body {
-            req = req
-                .header("content-type", "application/json")
-                .body(serde_json::to_vec(&body).expect("JSON"));
-        }
-        let response = req.send().await.expect("the API answered");
-        let status = response.status().as_u16();
-        let headers = format!("{:?}", response.headers());
-        let body = response.text().await.expect("a body");
+        let auth = match key {
+            None => Auth::None,
+            Some(key) if bearer => Auth::Bearer(key),
+            Some(key) => Auth::XApiKey(key),
+        };
+        let r = match body {
+            Some(body) => {
+                let json = [("content-type", "application/json")];
+                let bytes = serde_json::to_vec(&body).expect("JSON");
+                self.app
+                    .request(method, path, auth, &json, Some(bytes))
+                    .await
+            }
+            None => self.app.request(method, path, auth, &[], None).await,
+        };
         self.exchanges.push(Exchange {
             what: what.to_owned(),
             presented: key.map(str::to_owned),
-            status,
-            headers,
-            body,
+            status: r.status.as_u16(),
+            headers: format!("{:?}", r.headers),
+            body: r.text,
         });
         self.exchanges.last().expect("just pushed")
     }
@@ -297,14 +302,8 @@ async fn scenario() -> Outcome {
         "the capture sees TRACE events"
     );
 
-    // 1. The service over sled, with the real notifier and a receiver on 127.0.0.1.
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let store = SledStore::open(&SledConfig {
-        path: dir.path().join("db"),
-        cache_bytes: 16 * 1024 * 1024,
-        job_cache_bytes: 4 * 1024 * 1024,
-    })
-    .expect("a sled store");
+    // 1. The service over sled, with the real notifier and a receiver on 127.0.0.1; the
+    //    server stops within 2 s.
     let secret_key = SecretKey::generate();
     let config = ServiceConfig {
         quotas: Quotas {
@@ -322,21 +321,19 @@ async fn scenario() -> Outcome {
     let notifier = HttpNotifier::new(config.callback_policy, HttpNotifierConfig::default())
         .expect("the notifier");
     let config_debug = format!("{config:?}");
-    let service = JobListingsService::builder()
-        .store(Arc::new(store))
-        .notifier(Arc::new(notifier))
-        .config(config)
-        .build()
-        .await
-        .expect("the service");
-    let receiver = Receiver::start(always_ok()).await;
-
     let data = Dataset::generate(5, 3, 30);
-    service
-        .upsert_companies(data.companies.clone())
-        .await
-        .expect("companies");
-    service.upsert_jobs(data.jobs.clone()).await.expect("jobs");
+    let app = TestApp::builder()
+        .config(config)
+        .notifier(Arc::new(notifier))
+        .server_config(ServerConfig {
+            shutdown_grace: Duration::from_secs(2),
+            ..ServerConfig::default()
+        })
+        .seed(data.clone())
+        .spawn()
+        .await;
+    let service = app.service.clone();
+    let receiver = Receiver::start(always_ok()).await;
 
     // 2. Keys: a good one, one on a tiny quota, one revoked, one never issued, one mistyped.
     let (good, good_record) = service
@@ -365,31 +362,10 @@ async fn scenario() -> Outcome {
         ("mistyped", mistyped.clone()),
     ];
 
-    // 3. The server.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port");
-    let server = Server::new(
-        listener,
-        Api::new(service.clone()),
-        ServerConfig {
-            shutdown_grace: Duration::from_secs(2),
-            ..ServerConfig::default()
-        },
-    )
-    .expect("the server");
     let mut client = Client {
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("a client"),
-        base: format!("http://{}", server.local_addr()),
+        app: &app,
         exchanges: Vec::new(),
     };
-    let (stop, stopped) = oneshot::channel::<()>();
-    let server = tokio::spawn(server.run(async move {
-        let _ = stopped.await;
-    }));
 
     // 4. Good calls, both ways of sending the key.
     let g = good.expose();
@@ -726,21 +702,13 @@ async fn scenario() -> Outcome {
     let service_debug = format!("{service:?}");
 
     // 8. Shut down; wait until the sled database is closed, then read every file it wrote.
-    let _ = stop.send(());
-    server
-        .await
-        .expect("the server task")
-        .expect("the server stopped cleanly");
+    let exchanges = client.exchanges;
+    let mut app = app;
+    app.stop().await;
     service.shutdown().await.expect("usage written");
-    let store: Weak<dyn Store> = Arc::downgrade(service.store());
     drop(service);
     drop(receiver);
-    let closed = eventually(DEADLINE, || {
-        let gone = store.strong_count() == 0;
-        async move { gone }
-    })
-    .await;
-    assert!(closed, "the stopped service let go of its store");
+    let dir = app.close().await;
     let mut files = Vec::new();
     read_tree(dir.path(), &mut files);
     assert!(!files.is_empty(), "sled wrote files");
@@ -750,7 +718,7 @@ async fn scenario() -> Outcome {
         secret,
         other_secret,
         secret_key: secret_key.to_bytes(),
-        exchanges: client.exchanges,
+        exchanges,
         renderings,
         service_debug,
         deliveries,

@@ -1,0 +1,40 @@
+//! The HTTP API end to end: the real hyper server on 127.0.0.1 over a sled store in a
+//! temporary folder, seeded with the demo dataset and the hand-made records of
+//! [`known`](crate::support::data::known), driven with reqwest.
+
+mod auth;
+mod companies;
+mod errors;
+mod jobs;
+mod methods;
+mod openapi;
+mod rate_limits;
+mod restart;
+mod usage;
+mod webhooks;
+
+use job_listings::demo::Dataset;
+use job_listings::service::ServiceConfig;
+
+use crate::support::data::{demo_dataset, known};
+use crate::support::TestApp;
+
+/// Starts the API suite's app with the default service configuration.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(ServiceConfig::default()).await
+}
+
+/// Starts the API suite's app with the given service configuration (quotas, rate limits,
+/// webhook limit and policy).
+pub async fn spawn_app_with(config: ServiceConfig) -> TestApp {
+    let known = known();
+    TestApp::builder()
+        .config(config)
+        .seed(demo_dataset())
+        .seed(Dataset {
+            companies: known.companies(),
+            jobs: known.jobs(),
+        })
+        .spawn()
+        .await
+}

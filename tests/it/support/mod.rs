@@ -1,0 +1,35 @@
+//! The one helper module of the integration tests.
+//!
+//! - [`app`]: [`TestApp`], built with [`TestApp::builder`]: a service on a store of any kind
+//!   (memory, sled in a temporary folder, PostgreSQL, or one the test made), with its
+//!   configuration, clock and notifier, seeded, a key per plan, and served by the real hyper
+//!   server on 127.0.0.1 port 0 or answered in-process by `Api::handle`; typed requests.
+//! - [`wire`]: the HTTP client, how a key travels ([`Auth`]) and an answer ([`Resp`]).
+//! - [`data`]: records with known words, tags and dates, and the demo dataset.
+//! - [`store`]: opening a sled folder once its previous owner let go, and letting go.
+//! - [`server`]: the real server over an API, until stopped.
+//! - [`receiver`]: scripted webhook receivers on 127.0.0.1, and a bounded poller.
+//! - [`pg`]: a throwaway schema per test on the PostgreSQL server `DATABASE_URL` names.
+//! - [`child`]: a test that re-executes its own binary as a child process.
+//! - [`fixture`]: one API over a memory store for synchronous callers (properties, fuzz
+//!   targets) and the checks every answer must pass.
+//!
+//! The crash tests, which run apart (they re-execute their own binary), include this module
+//! with `#[path]`.
+
+pub mod app;
+// Used by the crash tests, which run apart.
+#[allow(dead_code)]
+pub mod child;
+pub mod data;
+pub mod fixture;
+pub mod pg;
+pub mod receiver;
+pub mod server;
+pub mod store;
+pub mod wire;
+
+pub use app::{StoreKind, TestApp};
+pub use data::at;
+pub use receiver::{always_ok, eventually, script, Answer, Receiver};
+pub use wire::{Auth, Resp};

@@ -1,0 +1,52 @@
+//! Sled folders in tests: one configuration, opening a folder once its previous owner let go
+//! (a restart in this process, or a child process killed a moment ago), and letting go.
+
+use std::path::Path;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use job_listings::service::JobListingsService;
+use job_listings::store::{SledConfig, SledStore, Store, StoreError};
+
+/// The sled configuration of the tests: small caches, the database in `path`.
+pub fn sled_config(path: &Path) -> SledConfig {
+    SledConfig {
+        path: path.to_owned(),
+        cache_bytes: 16 * 1024 * 1024,
+        job_cache_bytes: 4 * 1024 * 1024,
+    }
+}
+
+/// Opens the sled database in `path`. Its previous owner may still be letting go of the lock
+/// (sled's threads, or a child process just killed), so a locked folder is tried again for up
+/// to 10 s; any other error is returned at once.
+pub async fn open_sled(path: &Path) -> Result<SledStore, StoreError> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match SledStore::open(&sled_config(path)) {
+            Err(StoreError::Locked { .. }) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            opened => return opened,
+        }
+    }
+}
+
+/// Drops `service` and waits (bounded) until nothing holds its store any more: the connection
+/// tasks and the usage writer let go shortly after the server returns, and sled keeps a file
+/// lock until then.
+pub async fn release(service: JobListingsService) {
+    let store: Weak<dyn Store> = Arc::downgrade(service.store());
+    drop(service);
+    for _ in 0..500 {
+        if store.strong_count() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        store.strong_count(),
+        0,
+        "the stopped service still holds its store"
+    );
+}
