@@ -1045,6 +1045,21 @@ async fn a_registered_webhook_survives_a_restart_on_sled() {
     assert_eq!(ids, vec![id]);
 }
 
+/// The dictionary of the `query_string` fuzz target names every parameter the list endpoints
+/// take, as the library lists them, so the fuzzer starts from each of them.
+#[test]
+fn the_query_string_fuzz_dictionary_names_every_parameter() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/dicts/query_string.dict");
+    let dict = std::fs::read_to_string(path).expect("the fuzz dictionary");
+    let missing: Vec<&str> = JOB_PARAMS
+        .iter()
+        .chain(COMPANY_PARAMS)
+        .filter(|name| !dict.lines().any(|l| l.trim() == format!("\"{name}=\"")))
+        .copied()
+        .collect();
+    assert!(missing.is_empty(), "{path} lacks {missing:?}");
+}
+
 /// README: callback URLs are "never a loopback, private, link-local or reserved address". The
 /// default policy refuses the IPv4 benchmarking range (198.18.0.0/15) and the IPv6
 /// documentation prefix 2001:db8::/32, but not their IPv6 twins registered as not globally

@@ -3,6 +3,9 @@
 //! run out, no rate limits (the library default), and subscriptions of the agent-pro key;
 //! answered by `Api::handle` on a runtime of the fixture's own. Also the checks every answer
 //! must pass.
+//!
+//! The fuzz crate compiles this file too (`fuzz/src/lib.rs`), so it uses only what the
+//! library has without its default features, and no dev-dependency of the tests.
 
 use std::sync::Arc;
 

@@ -12,7 +12,7 @@
 //! - [`pg`]: a throwaway schema per test on the PostgreSQL server `DATABASE_URL` names.
 //! - [`child`]: a test that re-executes its own binary as a child process.
 //! - [`fixture`]: one API over a memory store for synchronous callers (properties, fuzz
-//!   targets) and the checks every answer must pass.
+//!   targets) and the checks every answer must pass; the fuzz crate compiles this file too.
 //!
 //! The crash tests, which run apart (they re-execute their own binary), include this module
 //! with `#[path]`.
