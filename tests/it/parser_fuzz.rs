@@ -950,12 +950,9 @@ proptest! {
 
     /// The store keeps a subscription's callback URL as its normalised text and parses it again
     /// when it reads the subscription back (`CallbackUrl` is `serde(try_from = "String")`), so
-    /// every URL accepted at registration must be accepted again in its normalised form.
-    ///
-    /// Fails today: `CallbackUrl::parse` checks the 2048-character limit on the raw input, but
-    /// keeps the normalised URL, which percent-encoding can make three times longer (a space or
-    /// `<` becomes `%20`/`%3C`, an `é` becomes `%C3%A9`); reading it back then fails the limit.
-    /// See `a_registered_webhook_survives_a_restart_on_sled` for what that does to the server.
+    /// every URL accepted at registration must be accepted again in its normalised form (the
+    /// 2048-character limit applies to that form: percent-encoding can make a URL three times
+    /// longer). See `a_registered_webhook_survives_a_restart_on_sled` for the server's side.
     #[test]
     fn accepted_callback_urls_read_back_from_their_stored_form(
         raw in prop_oneof![3 => url(), 1 => "\\PC{0,60}"],
