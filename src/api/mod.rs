@@ -5,8 +5,10 @@
 //! the [`tower_service::Service`] impl) are thin adapters around [`Api::handle_body`].
 
 mod error;
+mod handlers;
 mod openapi;
 mod params;
+mod render;
 mod routes;
 mod tower;
 mod views;
@@ -19,13 +21,12 @@ use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
-use rustc_hash::FxHashMap;
 
 pub use error::{ApiError, Problem};
 pub use openapi::OPENAPI_JSON;
 pub use params::{COMPANY_PARAMS, JOB_PARAMS};
 
-use crate::domain::{ApiKey, Company, CompanyId};
+use crate::domain::ApiKey;
 use crate::service::{JobListingsService, QuotaState, ServiceError};
 
 /// Settings of the HTTP layer.
@@ -42,6 +43,9 @@ pub struct ApiConfig {
     /// Beyond it the answer is a 408 problem document (`body_timeout`), so a client that
     /// starts a body and never finishes it cannot hold a connection open.
     pub body_timeout: Duration,
+    /// Bytes of rendered job JSON kept for the answers that send them again (search pages,
+    /// job details); default 64 MiB, 0 turns it off. Companies get a sixteenth more.
+    pub render_cache_bytes: u64,
 }
 
 impl Default for ApiConfig {
@@ -50,6 +54,7 @@ impl Default for ApiConfig {
             max_body_bytes: 64 * 1024,
             max_header_bytes: 16 * 1024,
             body_timeout: Duration::from_secs(10),
+            render_cache_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -64,9 +69,8 @@ pub struct Api {
 struct ApiInner {
     service: JobListingsService,
     config: ApiConfig,
-    /// Each company's JSON as last written for a job detail, beside the record it was written
-    /// from: serialising the company was a quarter of a `GET /jobs/{id}`.
-    company_json: std::sync::RwLock<FxHashMap<CompanyId, (Arc<Company>, Bytes)>>,
+    /// Rendered jobs and companies, sent again as they are.
+    rendered: render::RenderCache,
 }
 
 /// A handler's successful answer before headers are added.
@@ -135,7 +139,7 @@ impl Api {
             inner: Arc::new(ApiInner {
                 service,
                 config,
-                company_json: Default::default(),
+                rendered: render::RenderCache::new(config.render_cache_bytes),
             }),
         }
     }
@@ -145,25 +149,9 @@ impl Api {
         &self.inner.service
     }
 
-    /// The JSON of a company record, written once per record: a changed company is a new
-    /// `Arc`, so a cached entry for another `Arc` is stale and written again.
-    pub(crate) fn company_json(&self, company: &Arc<Company>) -> Option<Bytes> {
-        let cache = &self.inner.company_json;
-        if let Some((cached, json)) = cache
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&company.id)
-        {
-            if Arc::ptr_eq(cached, company) {
-                return Some(json.clone());
-            }
-        }
-        let json = Bytes::from(serde_json::to_vec(company.as_ref()).ok()?);
-        cache
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(company.id, (company.clone(), json.clone()));
-        Some(json)
+    /// Rendered jobs and companies.
+    pub(crate) fn rendered(&self) -> &render::RenderCache {
+        &self.inner.rendered
     }
 
     /// The settings in force.
@@ -182,7 +170,7 @@ impl Api {
         let limit = self.inner.config.max_body_bytes;
         let (parts, body) = req.into_parts();
         if let Err(e) = self.check_head(&parts) {
-            return self.respond(&parts, Err(e)).await;
+            return self.respond(&parts, Err(e.into())).await;
         }
         let declared = parts
             .headers
@@ -207,7 +195,7 @@ impl Api {
         };
         match read {
             Ok(bytes) => self.route(Request::from_parts(parts, bytes)).await,
-            Err(e) => self.respond(&parts, Err(e)).await,
+            Err(e) => self.respond(&parts, Err(e.into())).await,
         }
     }
 
@@ -218,7 +206,7 @@ impl Api {
         let (parts, body) = req.into_parts();
         match self.check_head(&parts) {
             Ok(()) => self.route(Request::from_parts(parts, body)).await,
-            Err(e) => self.respond(&parts, Err(e)).await,
+            Err(e) => self.respond(&parts, Err(e.into())).await,
         }
     }
 
@@ -244,7 +232,7 @@ impl Api {
     async fn respond(
         &self,
         request: &http::request::Parts,
-        result: Result<Reply, ApiError>,
+        result: Result<Reply, routes::Failure>,
     ) -> Response<Bytes> {
         let headers = &request.headers;
         let request_id = request_id(headers);
@@ -256,23 +244,16 @@ impl Api {
                 quota_headers(response.headers_mut(), quota, now);
                 response
             }
-            Err(error) => {
+            Err(routes::Failure { error, quota }) => {
                 // Plain ASCII either way: the client's only when it is, a UUID otherwise.
                 let id = request_id.to_str().unwrap_or_default();
                 let mut response = self.error_response(&error, id, now);
-                // Answers to a valid key carry its quota, errors included.
-                let quota = match &error {
-                    ApiError::Service(ServiceError::QuotaExceeded { limit, resets_at }) => {
-                        Some(QuotaState {
-                            limit: *limit,
-                            remaining: 0,
-                            resets_at: *resets_at,
-                        })
-                    }
-                    _ => match api_key(headers) {
-                        Ok(key) => self.inner.service.quota(&key).await.ok(),
-                        Err(_) => None,
-                    },
+                // Answers to a valid key carry its quota, errors included. A refusal made
+                // before the request was routed (its head or body too large, too slow, no
+                // such path) has no caller yet: look the key up for its headers.
+                let quota = match quota {
+                    Some(quota) => Some(quota),
+                    None => self.quota_of(headers).await,
                 };
                 quota_headers(response.headers_mut(), quota, now);
                 if let ApiError::Service(ServiceError::RateLimited {
@@ -302,6 +283,12 @@ impl Api {
             *response.body_mut() = Bytes::new();
         }
         response
+    }
+
+    /// The quota of the key a request carries, if it is a valid one.
+    async fn quota_of(&self, headers: &HeaderMap) -> Option<QuotaState> {
+        let caller = self.inner.service.caller(&api_key(headers).ok()?).ok()?;
+        caller.quota().await.ok()
     }
 
     fn error_response(

@@ -6,27 +6,22 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::domain::{Company, Job, Subscription};
-use crate::service::{CompanyDetail, CompanySummary, JobDetail};
+use super::render::JobView;
+use crate::domain::{Company, Subscription};
+use crate::service::{CompanyDetail, CompanySummary};
 
-/// `GET /jobs/{id}`: the job's fields and a `company` field, written around the job's stored
-/// JSON (an object) without decoding it. `None` if that JSON is not an object.
-/// `company` is the company's JSON (`None` writes `null`).
-pub(crate) fn job_detail_json(
-    detail: &JobDetail<Bytes>,
-    company: Option<&[u8]>,
-) -> Option<Vec<u8>> {
-    let fields = detail.job.strip_suffix(b"}")?;
-    if !fields.starts_with(b"{") || fields.len() < 2 {
-        return None;
-    }
+/// `GET /jobs/{id}`: the job's fields and a `company` field, written around the job's
+/// rendered JSON (an object). `company` is the company's rendered JSON (`None` writes `null`).
+pub(crate) fn job_detail_json(job: &[u8], company: Option<&[u8]>) -> Vec<u8> {
+    // A rendered job is an object: `{…}`.
+    let fields = &job[..job.len().saturating_sub(1)];
     let company = company.unwrap_or(b"null");
-    let mut out = Vec::with_capacity(detail.job.len() + company.len() + 12);
+    let mut out = Vec::with_capacity(job.len() + company.len() + 12);
     out.extend_from_slice(fields);
     out.extend_from_slice(b",\"company\":");
     out.extend_from_slice(company);
     out.push(b'}');
-    Some(out)
+    out
 }
 
 #[derive(Serialize)]
@@ -34,7 +29,7 @@ pub(crate) struct CompanyDetailView<'a> {
     #[serde(flatten)]
     pub company: &'a Company,
     pub active_jobs_total: u64,
-    pub active_jobs: &'a [Job],
+    pub active_jobs: Vec<JobView<'a>>,
 }
 
 impl<'a> From<&'a CompanyDetail> for CompanyDetailView<'a> {
@@ -42,7 +37,7 @@ impl<'a> From<&'a CompanyDetail> for CompanyDetailView<'a> {
         Self {
             company: &d.company,
             active_jobs_total: d.active_jobs_total,
-            active_jobs: &d.active_jobs,
+            active_jobs: d.active_jobs.iter().map(|j| JobView::from(&**j)).collect(),
         }
     }
 }
@@ -180,12 +175,12 @@ impl<T: Serialize, M: Serialize> ListEnvelope<T, M> {
 }
 
 impl<T: Serialize, M: Serialize> ListEnvelope<T, M> {
-    /// The envelope with `items`, JSON objects already encoded (stored jobs), as its `data`
-    /// in place of `self.data`: each is written as it is.
-    pub(crate) fn to_json_around(&self, items: &[Bytes]) -> Option<Vec<u8>> {
-        let pagination = serde_json::to_vec(&self.pagination).ok()?;
-        let links = serde_json::to_vec(&self.links).ok()?;
-        let meta = serde_json::to_vec(&self.meta).ok()?;
+    /// The envelope with `items`, JSON already rendered (jobs from the render cache), as its
+    /// `data` in place of `self.data`: each is written as it is.
+    pub(crate) fn to_json_around(&self, items: &[Bytes]) -> Vec<u8> {
+        let pagination = super::render::render(&self.pagination);
+        let links = super::render::render(&self.links);
+        let meta = super::render::render(&self.meta);
         let size = items.iter().map(|i| i.len() + 1).sum::<usize>() + pagination.len() + 64;
         let mut out = Vec::with_capacity(size + links.len() + meta.len());
         out.extend_from_slice(b"{\"data\":[");
@@ -202,7 +197,7 @@ impl<T: Serialize, M: Serialize> ListEnvelope<T, M> {
         out.extend_from_slice(b",\"meta\":");
         out.extend_from_slice(&meta);
         out.push(b'}');
-        Some(out)
+        out
     }
 }
 
@@ -215,21 +210,22 @@ pub(crate) struct DataList<T: Serialize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::render::RenderCache;
     use crate::demo::Dataset;
-    use std::sync::Arc;
+    use crate::domain::Job;
 
-    fn stored(jobs: &[Job]) -> Vec<Bytes> {
-        jobs.iter()
-            .map(|j| Bytes::from(serde_json::to_vec(j).unwrap_or_default()))
-            .collect()
+    fn rendered(jobs: &[Job]) -> Vec<Bytes> {
+        let cache = RenderCache::new(0);
+        jobs.iter().map(|j| cache.job(j)).collect()
     }
 
     #[test]
-    fn a_list_written_around_stored_json_equals_the_typed_encoding() {
+    fn a_list_written_around_rendered_jobs_equals_the_typed_encoding() {
         let data = Dataset::generate(3, 4, 5);
         for jobs in [&data.jobs[..], &data.jobs[..1], &[]] {
+            let views: Vec<JobView<'_>> = jobs.iter().map(JobView::from).collect();
             let typed = ListEnvelope::new(
-                jobs,
+                views,
                 2,
                 5,
                 17,
@@ -238,43 +234,33 @@ mod tests {
                 serde_json::json!({"filters": {"q": "x"}}),
             );
             let expected = serde_json::to_vec(&typed).unwrap_or_default();
-            assert_eq!(typed.to_json_around(&stored(jobs)), Some(expected));
+            assert_eq!(typed.to_json_around(&rendered(jobs)), expected);
         }
     }
 
     #[derive(Serialize)]
     struct TypedDetail<'a> {
         #[serde(flatten)]
-        job: &'a Job,
+        job: JobView<'a>,
         company: Option<&'a Company>,
     }
 
     #[test]
-    fn a_detail_written_around_stored_json_equals_the_typed_encoding() {
+    fn a_detail_written_around_rendered_json_equals_the_typed_encoding() {
         let data = Dataset::generate(3, 2, 2);
         let job = &data.jobs[0];
-        for company in [Some(Arc::new(data.companies[0].clone())), None] {
+        let cache = RenderCache::new(0);
+        for company in [Some(&data.companies[0]), None] {
             let typed = TypedDetail {
-                job,
-                company: company.as_deref(),
-            };
-            let expected = serde_json::to_vec(&typed).unwrap_or_default();
-            let company_json = company
-                .as_deref()
-                .map(|c| serde_json::to_vec(c).unwrap_or_default());
-            let detail = JobDetail {
-                job: stored(std::slice::from_ref(job)).remove(0),
+                job: JobView::from(job),
                 company,
             };
+            let expected = serde_json::to_vec(&typed).unwrap_or_default();
+            let company_json = company.map(|c| cache.company(c));
             assert_eq!(
-                job_detail_json(&detail, company_json.as_deref()),
-                Some(expected)
+                job_detail_json(&cache.job(job), company_json.as_deref()),
+                expected
             );
         }
-        let not_an_object = JobDetail {
-            job: Bytes::from_static(b"[1]"),
-            company: None,
-        };
-        assert_eq!(job_detail_json(&not_an_object, None), None);
     }
 }

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex, Weak};
 use chrono::{DateTime, Utc};
 use tokio::sync::{watch, Notify, Semaphore};
 
-use super::{Inner, JobListingsService, Metered, ServiceError, ServiceResult};
+use super::{CallResult, Caller, Inner, JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{
-    ApiKey, Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, Subscription,
-    SubscriptionStatus, WebhookId,
+    Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, Subscription, SubscriptionStatus,
+    WebhookId,
 };
 use crate::webhooks::{payload, sign, test_event, AttemptOutcome, WebhookRequest};
 
@@ -240,11 +240,14 @@ impl JobListingsService {
                 None => delivery.status = DeliveryStatus::Failed,
             }
         }
+        // The receiver's status when it answered, else what stopped the attempt (a refused
+        // address, a timeout, a connection error): never a bare "None".
         tracing::info!(
             delivery_id = %delivery.id,
             webhook_id = %subscription.id,
             attempt = delivery.attempts,
-            status = ?outcome.status,
+            status = outcome.status.map_or_else(|| "no answer".to_owned(), |s| s.to_string()),
+            error = outcome.error.as_deref().unwrap_or("none"),
             ok = succeeded,
             "webhook delivery attempt"
         );
@@ -315,29 +318,30 @@ impl JobListingsService {
     pub(super) fn wake_deliveries(&self) {
         self.inner.wake.notify_one();
     }
+}
 
+impl Caller {
     /// Queues a signed `webhook.test` ping to one of the caller's subscriptions and returns
     /// its pending delivery; the worker sends it right away. Fails with
     /// [`ServiceError::PlanUpgradeRequired`] when the caller's plan no longer includes
     /// webhooks (nothing would be sent), and [`ServiceError::WebhookDisabled`] when the
     /// subscription is disabled.
-    pub async fn test_webhook(
-        &self,
-        key: &ApiKey,
-        id: WebhookId,
-    ) -> ServiceResult<Metered<Delivery>> {
-        self.authenticate(key)?.require_webhooks()?;
-        self.metered(key, |caller| async move {
-            let sub = self.own_webhook(caller.key_id, id)?;
+    pub async fn test_webhook(&self, id: WebhookId) -> CallResult<Delivery> {
+        if let Err(e) = self.require_webhooks() {
+            return Err(self.refused(e).await);
+        }
+        let service = &self.service;
+        self.metered(|| async move {
+            let sub = service.own_webhook(self.key_id(), id)?;
             if sub.status != SubscriptionStatus::Active {
                 return Err(ServiceError::WebhookDisabled {
                     webhook: sub.id,
                     reason: sub.disabled_reason.unwrap_or_default(),
                 });
             }
-            let event = test_event(&sub, self.now());
-            self.inner.store.put_event(&event).await?;
-            self.wake_deliveries();
+            let event = test_event(&sub, service.now());
+            service.inner.store.put_event(&event).await?;
+            service.wake_deliveries();
             event
                 .deliveries
                 .into_iter()

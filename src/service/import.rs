@@ -171,7 +171,7 @@ impl JobListingsService {
         drop(to_index);
 
         let flushed = self.inner.store.flush().await;
-        let indexed = indexer.await.map_err(indexing_failed).and_then(|i| i);
+        let indexed = indexer.await.map_err(indexing_failed);
         let indexed = match indexed {
             Ok(indexed) => indexed,
             Err(e) => return Err(failure.unwrap_or(ServiceError::from(e).into())),
@@ -272,7 +272,7 @@ async fn finish_write(
 ) -> ServiceResult<()> {
     let jobs = writing
         .await
-        .map_err(|e| StoreError::Backend(format!("writing imported jobs failed: {e}")))??;
+        .map_err(|e| StoreError::backend("writing imported jobs", e))??;
     *written += jobs.len();
     progress(*written);
     // The indexer only stops early by panicking, which `indexer.await` reports.

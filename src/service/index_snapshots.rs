@@ -5,7 +5,9 @@
 //!
 //! [`ServiceConfig::index_snapshot_interval`]: super::ServiceConfig::index_snapshot_interval
 
-use crate::domain::JobId;
+use std::sync::Arc;
+
+use crate::domain::{Job, JobId};
 use crate::query::JobIndex;
 use crate::store::{IndexSnapshot, Store};
 
@@ -111,13 +113,18 @@ async fn from_snapshot(snapshot: IndexSnapshot) -> ServiceResult<Option<JobIndex
 async fn reindex(store: &dyn Store, index: JobIndex, ids: Vec<JobId>) -> ServiceResult<JobIndex> {
     let (to_index, indexer) = spawn_indexer(index);
     for chunk in ids.chunks(REBUILD_BATCH) {
-        let batch = store.get_jobs(chunk).await?;
+        let batch: Vec<Job> = store
+            .get_jobs(chunk)
+            .await?
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect();
         if to_index.send(batch).await.is_err() {
             break;
         }
     }
     drop(to_index);
-    let index = indexer.await.map_err(indexing_failed)??;
+    let index = indexer.await.map_err(indexing_failed)?;
     ready_to_serve(index).await
 }
 
@@ -125,25 +132,23 @@ async fn reindex(store: &dyn Store, index: JobIndex, ids: Vec<JobId>) -> Service
 /// second part's words are gathered while the first's are added.
 const REBUILD_BATCH: usize = 16_384;
 
-/// Indexes every stored job in bulk: read here while the indexer decodes and indexes the
-/// batches before.
+/// Indexes every stored job in bulk: read here while the indexer indexes the batches before.
 async fn rebuild(store: &dyn Store) -> ServiceResult<JobIndex> {
     let (to_index, indexer) = spawn_indexer(JobIndex::new());
     let mut after = None;
     loop {
-        let batch = store.scan_jobs_json(after, REBUILD_BATCH).await?;
-        let Some(&(last, _)) = batch.last() else {
+        let batch = store.scan_jobs(after, REBUILD_BATCH).await?;
+        let Some(last) = batch.last() else {
             break;
         };
-        after = Some(last);
-        // The indexer stops early only on a job it cannot read, or by panicking, which
-        // `indexer.await` reports.
+        after = Some(last.id);
+        // The indexer stops early only by panicking, which `indexer.await` reports.
         if to_index.send(batch).await.is_err() {
             break;
         }
     }
     drop(to_index);
-    let index = indexer.await.map_err(indexing_failed)??;
+    let index = indexer.await.map_err(indexing_failed)?;
     ready_to_serve(index).await
 }
 

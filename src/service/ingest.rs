@@ -26,9 +26,14 @@ impl JobListingsService {
     pub async fn upsert_companies(&self, companies: Vec<Company>) -> ServiceResult<()> {
         let now = self.now();
         let mut companies = companies;
-        for c in &mut companies {
-            c.validate()?;
-            c.updated_at = now;
+        {
+            let known = self.read_companies();
+            for c in &mut companies {
+                c.validate()?;
+                c.updated_at = known
+                    .get(&c.id)
+                    .map_or(now, |k| changed_at(k.updated_at, now));
+            }
         }
         self.inner.store.put_companies(&companies).await?;
         let mut cache = self
@@ -92,7 +97,7 @@ impl JobListingsService {
         jobs: Vec<Job>,
         now: DateTime<Utc>,
     ) -> ServiceResult<(Vec<JobWrite>, Vec<IngestOutcome>)> {
-        let previous: HashMap<JobId, Job> = self
+        let previous: HashMap<JobId, Arc<Job>> = self
             .inner
             .store
             .get_jobs(&jobs.iter().map(|j| j.id).collect::<Vec<_>>())
@@ -118,7 +123,7 @@ impl JobListingsService {
                 let prev = previous.get(&job.id);
                 let created = prev.is_none() && seen.insert(job.id);
                 job.first_seen_at = prev.map_or(now, |p| p.first_seen_at);
-                job.updated_at = now;
+                job.updated_at = prev.map_or(now, |p| changed_at(p.updated_at, now));
                 // Announce a job the first time it is active: new and active, or known but
                 // never active before (first seen closed). A repeat in one batch is not new.
                 let was_active = prev.is_some_and(|p| p.activated_at.is_some() || p.is_active())
@@ -146,14 +151,15 @@ impl JobListingsService {
     /// Closes a job: it stays on record but is no longer searchable.
     pub async fn close_job(&self, id: JobId) -> ServiceResult<Job> {
         let _ingest = self.inner.ingest.lock().await;
-        let mut job = self
-            .inner
-            .store
-            .get_job(id)
-            .await?
-            .ok_or(ServiceError::NotFound { resource: "job" })?;
+        let mut job = Arc::unwrap_or_clone(
+            self.inner
+                .store
+                .get_job(id)
+                .await?
+                .ok_or(ServiceError::NotFound { resource: "job" })?,
+        );
         job.status = JobStatus::Closed;
-        job.updated_at = self.now();
+        job.updated_at = changed_at(job.updated_at, self.now());
         self.inner
             .store
             .write_jobs(&[JobWrite {
@@ -243,5 +249,16 @@ impl Drop for DeferredCompaction {
             .inner
             .compaction_deferrals
             .fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// When a record last changed at `before` changes now: `now`, or just after `before` when the
+/// clock has not moved past it (a coarse or manual clock, two writes in one tick). So every
+/// change of a record has its own `updated_at`, which answers can be cached and validated by.
+pub(super) fn changed_at(before: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
+    if now > before {
+        now
+    } else {
+        before + chrono::Duration::nanoseconds(1)
     }
 }

@@ -6,7 +6,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::metering::{period_at, period_start, Meter};
 use super::rate_limit::TokenBucket;
-use super::{JobListingsService, Metering, QuotaState, ServiceError, ServiceResult};
+use super::{
+    CallResult, Caller, JobListingsService, Metered, Metering, QuotaState, ServiceError,
+    ServiceResult,
+};
 use crate::domain::{
     after_leap_second, ApiKey, ApiKeyRecord, BillingStatus, DomainError, KeyHash, KeyId, Plan,
     UsageReport,
@@ -278,27 +281,12 @@ impl JobListingsService {
         self.update_key(id, |r| r.plan = plan).await
     }
 
-    /// The caller's usage in the current billing period. Not counted as a call, but subject
-    /// to the key's rate limit like every other call.
-    pub async fn usage(&self, key: &ApiKey) -> ServiceResult<UsageReport> {
-        self.usage_with_quota(key).await.map(|(report, _)| report)
-    }
-
-    /// [`JobListingsService::usage`] and the quota state, from one reading of the counter so
-    /// the two always agree.
-    pub async fn usage_with_quota(&self, key: &ApiKey) -> ServiceResult<(UsageReport, QuotaState)> {
-        let entry = self.inner.keys.authenticate(key)?;
-        self.check_rate(&entry)?;
-        self.usage_of(&entry).await
-    }
-
-    /// The caller's quota state, for rate-limit headers on answers that are not counted.
-    pub async fn quota(&self, key: &ApiKey) -> ServiceResult<QuotaState> {
-        let entry = self.inner.keys.authenticate(key)?;
-        Ok(self.usage_of(&entry).await?.1)
-    }
-
-    async fn usage_of(&self, entry: &KeyEntry) -> ServiceResult<(UsageReport, QuotaState)> {
+    /// A key's usage report and quota state, from one reading of its counter so the two
+    /// always agree.
+    pub(super) async fn usage_of(
+        &self,
+        entry: &KeyEntry,
+    ) -> ServiceResult<(UsageReport, QuotaState)> {
         let quota = self.inner.config.quotas.of(entry.record.plan);
         let (period, start, end) = period_at(entry.record.billing_anchor, self.now());
         let used = match self.inner.config.metering {
@@ -328,5 +316,19 @@ impl JobListingsService {
             resets_at: end,
         };
         Ok((report, state))
+    }
+}
+
+impl Caller {
+    /// The caller's usage in the current billing period, with the quota it leaves. Not
+    /// counted as a call, but subject to the key's rate limit like every other call.
+    pub async fn usage(&self) -> CallResult<UsageReport> {
+        if let Err(e) = self.check_rate() {
+            return Err(self.refused(e).await);
+        }
+        match self.usage_and_quota().await {
+            Ok((value, quota)) => Ok(Metered { value, quota }),
+            Err(e) => Err(self.refused(e).await),
+        }
     }
 }

@@ -1,8 +1,10 @@
 //! The service: authentication, plan gates, quota metering, ingest and orchestration.
 //!
 //! [`JobListingsService`] is what the HTTP layer calls, and what a Rust program embeds to get the
-//! whole API without HTTP. Every method that serves a customer takes the caller's [`ApiKey`] and
-//! returns typed values or a typed [`ServiceError`]; it knows nothing of HTTP.
+//! whole API without HTTP. A customer's key is checked once into a [`Caller`]
+//! ([`JobListingsService::caller`]), whose methods check the plan, meter the call and return
+//! typed values with the quota after the call, or a [`Refused`] error with the quota as it
+//! stands; the service knows nothing of HTTP.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -17,17 +19,20 @@
 //!     .build()
 //!     .await?;
 //! let (key, _record) = service.create_key(NewKey::new(Plan::Developer)).await?;
-//! let page = service
-//!     .search_jobs(&key, JobQuery::new(JobFilter::default().with_q("rust")))
+//! let caller = service.caller(&key)?;
+//! let page = caller
+//!     .search_jobs(JobQuery::new(JobFilter::default().with_q("rust")))
 //!     .await?;
-//! println!("{} jobs, {} calls left", page.value.total, page.quota.remaining);
+//! println!("{} jobs, {} calls left", page.total, page.quota.remaining);
 //! # Ok(()) }
 //! ```
 
+mod caller;
 mod clock;
 mod config;
 mod delivery;
 mod error;
+mod facade;
 mod follower;
 mod import;
 mod index_snapshots;
@@ -45,6 +50,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use chrono::{DateTime, Utc};
 
+pub use caller::{CallResult, Caller, Refused};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
@@ -57,12 +63,11 @@ pub use reads::{CompanyDetail, CompanyPage, CompanyQuery, CompanySummary, JobDet
 pub use secrets::SecretKey;
 pub use webhooks::{NewWebhook, WebhookChange, WebhookCreation};
 
-use crate::domain::{ApiKey, Company, CompanyId, KeyId, Plan, Subscription, WebhookId};
+use crate::domain::{Company, CompanyId, Subscription, WebhookId};
 use crate::query::JobIndex;
 use crate::store::{Store, StoreError};
 use crate::webhooks::Notifier;
 use keys::KeyRegistry;
-use metering::{period_at, Reservation};
 
 /// The quota state after a call, for rate-limit headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +80,8 @@ pub struct QuotaState {
     pub resets_at: DateTime<Utc>,
 }
 
-/// A successful, metered answer: the value and the quota after counting the call.
+/// A successful, metered answer: the value and the quota after counting the call. It derefs
+/// to the value, so `page.jobs` reads the jobs of a `Metered<JobPage>`.
 #[derive(Clone, Debug)]
 pub struct Metered<T> {
     /// What the call returned.
@@ -84,27 +90,10 @@ pub struct Metered<T> {
     pub quota: QuotaState,
 }
 
-/// Who is calling: the authenticated key's id and plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Caller {
-    /// The key record's id.
-    pub key_id: KeyId,
-    /// The key's plan.
-    pub plan: Plan,
-}
-
-impl Caller {
-    /// Fails with [`ServiceError::PlanUpgradeRequired`] unless the caller's plan includes
-    /// webhooks.
-    pub fn require_webhooks(&self) -> ServiceResult<()> {
-        if self.plan.includes_webhooks() {
-            Ok(())
-        } else {
-            Err(ServiceError::PlanUpgradeRequired {
-                required: Plan::LOWEST_WITH_WEBHOOKS,
-                current: self.plan,
-            })
-        }
+impl<T> std::ops::Deref for Metered<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
     }
 }
 
@@ -203,7 +192,7 @@ impl ServiceBuilder {
     pub async fn build(self) -> ServiceResult<JobListingsService> {
         let store = self
             .store
-            .ok_or_else(|| StoreError::Backend("no store was given to the builder".to_owned()))?;
+            .ok_or_else(|| StoreError::backend("building the service", "no store was given"))?;
         let clock = self.clock.unwrap_or_else(|| Arc::new(SystemClock));
         // Taken before loading, so whatever other replicas write meanwhile is applied after.
         let feed_position = match store.change_feed() {
@@ -413,84 +402,5 @@ impl JobListingsService {
             .webhooks
             .write()
             .unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Takes a token from the key's bucket when rate limits are configured.
-    fn check_rate(&self, entry: &keys::KeyEntry) -> ServiceResult<()> {
-        let Some(limits) = &self.inner.config.rate_limits else {
-            return Ok(());
-        };
-        let limit = limits.of(entry.record.plan);
-        entry
-            .bucket
-            .try_take(limit, std::time::Instant::now())
-            .map_err(|retry_after| ServiceError::RateLimited {
-                retry_after,
-                per_second: limit.per_second,
-                burst: limit.burst,
-            })
-    }
-
-    /// Checks a key: issued by us, not revoked, billing active.
-    pub fn authenticate(&self, key: &ApiKey) -> ServiceResult<Caller> {
-        self.inner.keys.authenticate(key).map(|entry| Caller {
-            key_id: entry.record.id,
-            plan: entry.record.plan,
-        })
-    }
-
-    /// Authenticates, reserves one call, runs `work`, and counts the call only if it succeeds.
-    async fn metered<T, F>(
-        &self,
-        key: &ApiKey,
-        work: impl FnOnce(Caller) -> F,
-    ) -> ServiceResult<Metered<T>>
-    where
-        F: std::future::Future<Output = ServiceResult<T>>,
-    {
-        let entry = self.inner.keys.authenticate(key)?;
-        self.check_rate(&entry)?;
-        let limit = self.inner.config.quotas.of(entry.record.plan);
-        let (period, start, resets_at) = period_at(entry.record.billing_anchor, self.now());
-        let exceeded = ServiceError::QuotaExceeded { limit, resets_at };
-        let (reservation, used) = match self.inner.config.metering {
-            Metering::InMemory { .. } => {
-                let (counted_in, used) = entry.meter.try_reserve(period, limit).ok_or(exceeded)?;
-                (
-                    Reservation::in_memory(entry.meter.clone(), counted_in),
-                    used,
-                )
-            }
-            Metering::InStore => {
-                let store = &self.inner.store;
-                let counter = store
-                    .count_call(entry.record.id, start, limit)
-                    .await?
-                    .ok_or(exceeded)?;
-                let reservation = Reservation::in_store(store.clone(), counter);
-                (reservation, counter.calls_used)
-            }
-            Metering::Off => (Reservation::uncounted(), 0),
-        };
-        let caller = Caller {
-            key_id: entry.record.id,
-            plan: entry.record.plan,
-        };
-        let value = match work(caller).await {
-            Ok(value) => value,
-            Err(e) => {
-                reservation.give_back().await;
-                return Err(e);
-            }
-        };
-        reservation.commit();
-        Ok(Metered {
-            value,
-            quota: QuotaState {
-                limit,
-                remaining: limit.saturating_sub(used),
-                resets_at,
-            },
-        })
     }
 }

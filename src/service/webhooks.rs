@@ -1,8 +1,8 @@
 use chrono::{DateTime, Utc};
 
-use super::{JobListingsService, Metered, ServiceError, ServiceResult};
+use super::{CallResult, Caller, JobListingsService, Metered, ServiceError, ServiceResult};
 use crate::domain::{
-    ApiKey, CallbackUrl, Confidence, Delivery, DomainTag, IdempotencyKey, Seniority, Subscription,
+    CallbackUrl, Confidence, Delivery, DomainTag, IdempotencyKey, Seniority, Subscription,
     SubscriptionStatus, WebhookId, WebhookSecret,
 };
 
@@ -129,7 +129,7 @@ fn sorted_unique<T: Ord>(mut labels: Vec<T>) -> Vec<T> {
     labels
 }
 
-/// What [`JobListingsService::create_webhook_idempotent`] did.
+/// What [`Caller::create_webhook_idempotent`] did.
 #[derive(Clone, Debug)]
 pub struct WebhookCreation {
     /// The subscription, with its signing secret.
@@ -139,50 +139,54 @@ pub struct WebhookCreation {
     pub replayed: bool,
 }
 
-impl JobListingsService {
+impl Caller {
     /// Registers a webhook subscription (Agent Pro or higher). The returned subscription carries
     /// its signing secret, which is shown to the caller only now.
-    pub async fn create_webhook(
-        &self,
-        key: &ApiKey,
-        new: NewWebhook,
-    ) -> ServiceResult<Metered<Subscription>> {
-        let created = self.register_webhook(key, new, None).await?;
+    pub async fn create_webhook(&self, new: NewWebhook) -> CallResult<Subscription> {
+        let created = self.register_webhook(new, None).await?;
         Ok(Metered {
             value: created.value.subscription,
             quota: created.quota,
         })
     }
 
-    /// [`JobListingsService::create_webhook`] under an idempotency key: the first request with
+    /// [`Caller::create_webhook`] under an idempotency key: the first request with
     /// `idempotency_key` registers a subscription; a repeat of it from the same API key (the
     /// same fields) answers with that subscription, secret included, for as long as it exists,
     /// so a client whose answer was lost can retry without registering twice. The same key
     /// with different fields is refused with [`ServiceError::IdempotencyKeyReused`].
     pub async fn create_webhook_idempotent(
         &self,
-        key: &ApiKey,
         new: NewWebhook,
         idempotency_key: IdempotencyKey,
-    ) -> ServiceResult<Metered<WebhookCreation>> {
-        self.register_webhook(key, new, Some(idempotency_key)).await
+    ) -> CallResult<WebhookCreation> {
+        self.register_webhook(new, Some(idempotency_key)).await
     }
 
     async fn register_webhook(
         &self,
-        key: &ApiKey,
         new: NewWebhook,
         idempotency_key: Option<IdempotencyKey>,
-    ) -> ServiceResult<Metered<WebhookCreation>> {
-        self.authenticate(key)?.require_webhooks()?;
-        self.inner.config.callback_policy.check(&new.callback_url)?;
-        self.metered(key, |caller| async move {
+    ) -> CallResult<WebhookCreation> {
+        let service = &self.service;
+        let allowed = self.require_webhooks().and_then(|()| {
+            service
+                .inner
+                .config
+                .callback_policy
+                .check(&new.callback_url)?;
+            Ok(())
+        });
+        if let Err(e) = allowed {
+            return Err(self.refused(e).await);
+        }
+        self.metered(|| async move {
             // Under the writer lock: two racing creations must not both see room, nor both
             // miss a subscription registered with their idempotency key.
-            let _writer = self.inner.subscription_writes.lock().await;
+            let _writer = service.inner.subscription_writes.lock().await;
             let mut asked = Subscription {
                 id: WebhookId::new_random(),
-                owner: caller.key_id,
+                owner: self.key_id(),
                 callback_url: new.callback_url,
                 domain_filters: new.domain_filters,
                 remote_only: new.remote_only,
@@ -193,7 +197,7 @@ impl JobListingsService {
                 secret: WebhookSecret::generate(),
                 status: SubscriptionStatus::Active,
                 disabled_reason: None,
-                created_at: self.now(),
+                created_at: service.now(),
                 last_success_at: None,
                 last_failure_at: None,
                 last_failure_reason: None,
@@ -207,26 +211,26 @@ impl JobListingsService {
             if asked.idempotency_key.is_some() {
                 asked.idempotency_request = Some(request_digest(&asked));
             }
-            if let Some(earlier) = self.registered_with_same_key(&asked)? {
+            if let Some(earlier) = service.registered_with_same_key(&asked)? {
                 return Ok(WebhookCreation {
                     subscription: earlier,
                     replayed: true,
                 });
             }
-            let max = self.inner.config.max_webhooks_per_key;
-            let owned = self
+            let max = service.inner.config.max_webhooks_per_key;
+            let owned = service
                 .read_webhooks()
                 .values()
-                .filter(|w| w.owner == caller.key_id)
+                .filter(|w| w.owner == self.key_id())
                 .count();
             if owned >= max {
                 return Err(ServiceError::LimitReached(format!(
                     "a key may hold at most {max} webhook subscriptions; delete one first"
                 )));
             }
-            self.store_webhook(&asked).await?;
-            self.write_webhooks().insert(asked.id, asked.clone());
-            tracing::info!(webhook_id = %asked.id, key_id = %caller.key_id, "webhook registered");
+            service.store_webhook(&asked).await?;
+            service.write_webhooks().insert(asked.id, asked.clone());
+            tracing::info!(webhook_id = %asked.id, key_id = %self.key_id(), "webhook registered");
             Ok(WebhookCreation {
                 subscription: asked,
                 replayed: false,
@@ -235,6 +239,85 @@ impl JobListingsService {
         .await
     }
 
+    /// The caller's webhook subscriptions, oldest first.
+    pub async fn list_webhooks(&self) -> CallResult<Vec<Subscription>> {
+        let service = &self.service;
+        self.metered(|| async move {
+            let mut own: Vec<Subscription> = service
+                .read_webhooks()
+                .values()
+                .filter(|w| w.owner == self.key_id())
+                .cloned()
+                .collect();
+            own.sort_by_key(|w| (w.created_at, w.id));
+            Ok(own)
+        })
+        .await
+    }
+
+    /// One of the caller's subscriptions; another key's is reported as not found.
+    pub async fn get_webhook(&self, id: WebhookId) -> CallResult<Subscription> {
+        let service = &self.service;
+        self.metered(|| async move { service.own_webhook(self.key_id(), id) })
+            .await
+    }
+
+    /// Recent deliveries of one of the caller's subscriptions, newest first.
+    pub async fn webhook_deliveries(&self, id: WebhookId) -> CallResult<Vec<Delivery>> {
+        let service = &self.service;
+        self.metered(|| async move {
+            service.own_webhook(self.key_id(), id)?;
+            Ok(service.inner.store.deliveries_of(id, 100).await?)
+        })
+        .await
+    }
+
+    /// Changes one of the caller's subscriptions (Agent Pro or higher): its callback URL, its
+    /// filters, or its status, which enables a disabled subscription again without a new id or
+    /// secret. Its secret and delivery history stay.
+    pub async fn update_webhook(
+        &self,
+        id: WebhookId,
+        change: WebhookChange,
+    ) -> CallResult<Subscription> {
+        let service = &self.service;
+        let allowed = self
+            .require_webhooks()
+            .and_then(|()| match &change.callback_url {
+                Some(url) => Ok(service.inner.config.callback_policy.check(url)?),
+                None => Ok(()),
+            });
+        if let Err(e) = allowed {
+            return Err(self.refused(e).await);
+        }
+        self.metered(|| async move {
+            let _writer = service.inner.subscription_writes.lock().await;
+            let mut sub = service.own_webhook(self.key_id(), id)?;
+            change.apply_to(&mut sub, service.now());
+            service.store_webhook(&sub).await?;
+            service.write_webhooks().insert(sub.id, sub.clone());
+            tracing::info!(webhook_id = %sub.id, status = ?sub.status, "webhook changed");
+            Ok(sub)
+        })
+        .await
+    }
+
+    /// Deletes one of the caller's subscriptions; its pending deliveries are dropped.
+    pub async fn delete_webhook(&self, id: WebhookId) -> CallResult<()> {
+        let service = &self.service;
+        self.metered(|| async move {
+            service.own_webhook(self.key_id(), id)?;
+            let _writer = service.inner.subscription_writes.lock().await;
+            service.inner.store.delete_webhook(id).await?;
+            service.write_webhooks().remove(&id);
+            tracing::info!(webhook_id = %id, "webhook deleted");
+            Ok(())
+        })
+        .await
+    }
+}
+
+impl JobListingsService {
     /// The caller's subscription registered with `asked`'s idempotency key, if any, when it
     /// was asked for with the same fields: those of the first request, whatever a `PATCH`
     /// changed since.
@@ -267,21 +350,6 @@ impl JobListingsService {
         }
     }
 
-    /// The caller's webhook subscriptions, oldest first.
-    pub async fn list_webhooks(&self, key: &ApiKey) -> ServiceResult<Metered<Vec<Subscription>>> {
-        self.metered(key, |caller| async move {
-            let mut own: Vec<Subscription> = self
-                .read_webhooks()
-                .values()
-                .filter(|w| w.owner == caller.key_id)
-                .cloned()
-                .collect();
-            own.sort_by_key(|w| (w.created_at, w.id));
-            Ok(own)
-        })
-        .await
-    }
-
     pub(super) fn own_webhook(
         &self,
         owner: crate::domain::KeyId,
@@ -294,69 +362,5 @@ impl JobListingsService {
             .ok_or(ServiceError::NotFound {
                 resource: "webhook",
             })
-    }
-
-    /// One of the caller's subscriptions; another key's is reported as not found.
-    pub async fn get_webhook(
-        &self,
-        key: &ApiKey,
-        id: WebhookId,
-    ) -> ServiceResult<Metered<Subscription>> {
-        self.metered(
-            key,
-            |caller| async move { self.own_webhook(caller.key_id, id) },
-        )
-        .await
-    }
-
-    /// Recent deliveries of one of the caller's subscriptions, newest first.
-    pub async fn webhook_deliveries(
-        &self,
-        key: &ApiKey,
-        id: WebhookId,
-    ) -> ServiceResult<Metered<Vec<Delivery>>> {
-        self.metered(key, |caller| async move {
-            self.own_webhook(caller.key_id, id)?;
-            Ok(self.inner.store.deliveries_of(id, 100).await?)
-        })
-        .await
-    }
-
-    /// Changes one of the caller's subscriptions (Agent Pro or higher): its callback URL, its
-    /// filters, or its status, which enables a disabled subscription again without a new id or
-    /// secret. Its secret and delivery history stay.
-    pub async fn update_webhook(
-        &self,
-        key: &ApiKey,
-        id: WebhookId,
-        change: WebhookChange,
-    ) -> ServiceResult<Metered<Subscription>> {
-        self.authenticate(key)?.require_webhooks()?;
-        if let Some(url) = &change.callback_url {
-            self.inner.config.callback_policy.check(url)?;
-        }
-        self.metered(key, |caller| async move {
-            let _writer = self.inner.subscription_writes.lock().await;
-            let mut sub = self.own_webhook(caller.key_id, id)?;
-            change.apply_to(&mut sub, self.now());
-            self.store_webhook(&sub).await?;
-            self.write_webhooks().insert(sub.id, sub.clone());
-            tracing::info!(webhook_id = %sub.id, status = ?sub.status, "webhook changed");
-            Ok(sub)
-        })
-        .await
-    }
-
-    /// Deletes one of the caller's subscriptions; its pending deliveries are dropped.
-    pub async fn delete_webhook(&self, key: &ApiKey, id: WebhookId) -> ServiceResult<Metered<()>> {
-        self.metered(key, |caller| async move {
-            self.own_webhook(caller.key_id, id)?;
-            let _writer = self.inner.subscription_writes.lock().await;
-            self.inner.store.delete_webhook(id).await?;
-            self.write_webhooks().remove(&id);
-            tracing::info!(webhook_id = %id, "webhook deleted");
-            Ok(())
-        })
-        .await
     }
 }

@@ -1,5 +1,8 @@
 use thiserror::Error;
 
+/// The error a storage backend reported, kept as it was.
+pub type BackendError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// A storage failure. Never the caller's fault: the API answers these with 500 `internal`.
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -9,9 +12,17 @@ pub enum StoreError {
         /// The database folder.
         path: String,
     },
-    /// The database reported an error (I/O, corruption, a closed connection).
-    #[error("storage backend failed: {0}")]
-    Backend(String),
+    /// The database reported an error (I/O, corruption, a closed connection, a refused
+    /// login). The message includes what the database said, down the whole chain of causes
+    /// (a pool's "db error" says nothing without the server's own message beneath it).
+    #[error("{context}: {}", causes(.source.as_ref()))]
+    Backend {
+        /// What the store was doing.
+        context: String,
+        /// What the backend said.
+        #[source]
+        source: BackendError,
+    },
     /// A stored record could not be decoded.
     #[error("stored record {key} could not be decoded: {reason}")]
     Corrupt {
@@ -22,5 +33,55 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// A backend failure while doing `context`, keeping the backend's error as the source.
+    pub fn backend(context: impl Into<String>, source: impl Into<BackendError>) -> Self {
+        Self::Backend {
+            context: context.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// An error and its causes, `: `-separated, each said once (a wrapper often repeats its
+/// cause's message).
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        let said = cause.to_string();
+        if !text.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        next = cause.source();
+    }
+    text
+}
+
 /// The result of a store operation.
 pub type StoreResult<T> = Result<T, StoreError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Error)]
+    #[error("db error")]
+    struct Outer(#[source] Inner);
+
+    #[derive(Debug, Error)]
+    #[error("FATAL: database \"nope\" does not exist")]
+    struct Inner;
+
+    #[test]
+    fn a_backend_error_says_every_cause_and_keeps_its_source() {
+        let e = StoreError::backend("opening the pool", Outer(Inner));
+        assert_eq!(
+            e.to_string(),
+            "opening the pool: db error: FATAL: database \"nope\" does not exist"
+        );
+        let source = std::error::Error::source(&e).expect("the backend's error is kept");
+        assert_eq!(source.to_string(), "db error");
+    }
+}

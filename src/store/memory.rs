@@ -1,5 +1,5 @@
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -61,7 +61,7 @@ impl MemoryStore {
     fn state(&self) -> StoreResult<std::sync::MutexGuard<'_, State>> {
         self.state
             .lock()
-            .map_err(|_| StoreError::Backend("memory store lock poisoned".to_owned()))
+            .map_err(|_| StoreError::backend("the memory store", "its lock is poisoned"))
     }
 }
 
@@ -76,15 +76,15 @@ fn page<K: Ord + Copy, V: Clone>(map: &BTreeMap<K, V>, after: Option<K>, limit: 
 
 #[async_trait]
 impl Store for MemoryStore {
-    async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>> {
-        Ok(self.state()?.jobs.get(&id).cloned())
+    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
+        Ok(self.state()?.jobs.get(&id).cloned().map(Arc::new))
     }
 
-    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Job>> {
+    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
         let state = self.state()?;
         Ok(ids
             .iter()
-            .filter_map(|id| state.jobs.get(id).cloned())
+            .filter_map(|id| state.jobs.get(id).cloned().map(Arc::new))
             .collect())
     }
 

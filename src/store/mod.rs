@@ -10,9 +10,10 @@
 //! crash of the process.
 
 mod error;
-mod job_format;
 #[cfg(feature = "sled")]
-mod json_cache;
+mod job_cache;
+#[cfg(feature = "sled")]
+mod job_record;
 mod leases;
 mod memory;
 #[cfg(feature = "postgres")]
@@ -22,12 +23,13 @@ mod sled_store;
 #[cfg(feature = "sled")]
 mod snapshot_file;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-pub use error::{StoreError, StoreResult};
+pub use error::{BackendError, StoreError, StoreResult};
 pub(crate) use leases::Leases;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
@@ -109,13 +111,6 @@ pub struct IndexSnapshot {
     pub bytes: Vec<u8>,
 }
 
-/// A job's JSON, as stores that keep it serve it.
-fn json_of(job: &Job) -> StoreResult<Bytes> {
-    job_format::encode(job)
-        .map(Bytes::from)
-        .map_err(|e| StoreError::Backend(format!("encoding a job: {e}")))
-}
-
 /// Where the service keeps its state.
 ///
 /// The default implementation is [`SledStore`]; [`MemoryStore`] serves tests. Scans return
@@ -123,17 +118,11 @@ fn json_of(job: &Job) -> StoreResult<Bytes> {
 /// collections of any size.
 #[async_trait]
 pub trait Store: Send + Sync + std::fmt::Debug + 'static {
-    /// One job by id, active or closed.
-    async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>>;
+    /// One job by id, active or closed. Shared, so that a store keeping recently read jobs in
+    /// memory (sled) hands them out without copying.
+    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>>;
     /// Several jobs by id, in the order asked; unknown ids are skipped.
-    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Job>>;
-    /// Several jobs by id as JSON, exactly the bytes `serde_json::to_vec(&job)` gives, in the
-    /// order asked; unknown ids are skipped. Search pages are served from these bytes as they
-    /// are, so a store that keeps them (sled) answers without decoding and encoding each job.
-    /// The default encodes [`Store::get_jobs`].
-    async fn get_jobs_json(&self, ids: &[JobId]) -> StoreResult<Vec<Bytes>> {
-        self.get_jobs(ids).await?.iter().map(json_of).collect()
-    }
+    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>>;
     /// Writes jobs and their outbox events, all or nothing, durably.
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()>;
     /// Writes jobs as [`Store::write_jobs`] does, but they need not be durable before
@@ -151,22 +140,6 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     }
     /// Up to `limit` jobs with ids greater than `after`.
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>>;
-    /// The same jobs as [`Store::scan_jobs`], each with a JSON text of it: the bytes
-    /// [`Store::get_jobs_json`] gives where the store keeps them (sled), else any JSON that
-    /// decodes to the job (PostgreSQL's own text of its `jsonb`). Rebuilding the search index
-    /// reads these: it needs only some of each job's fields, and decodes them, borrowed from
-    /// the JSON, on the indexing threads. The default encodes [`Store::scan_jobs`].
-    async fn scan_jobs_json(
-        &self,
-        after: Option<JobId>,
-        limit: usize,
-    ) -> StoreResult<Vec<(JobId, Bytes)>> {
-        self.scan_jobs(after, limit)
-            .await?
-            .iter()
-            .map(|job| Ok((job.id, json_of(job)?)))
-            .collect()
-    }
     /// A number that changes, durably and in the same transaction, with every write of jobs
     /// ([`Store::write_jobs`], [`Store::write_jobs_deferred`] or any rewrite of stored jobs):
     /// equal numbers mean the same jobs.

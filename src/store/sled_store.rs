@@ -2,7 +2,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -11,9 +10,9 @@ use sled::transaction::{
 };
 use sled::{Db, Tree};
 
-use super::json_cache::JobJsonCache;
+use super::job_cache::JobCache;
 use super::{
-    job_format, snapshot_file, IndexSnapshot, JobWrite, Leases, Store, StoreError, StoreResult,
+    job_record, snapshot_file, IndexSnapshot, JobWrite, Leases, Store, StoreError, StoreResult,
     UsageCounter,
 };
 use crate::domain::{
@@ -28,7 +27,7 @@ pub struct SledConfig {
     pub path: PathBuf,
     /// Bytes of page cache sled may use (sled's own default is 1 GiB; ours is 256 MiB).
     pub cache_bytes: u64,
-    /// Bytes of stored job JSON kept in front of sled for search pages and job details
+    /// Bytes of decoded jobs kept in front of sled for search pages and job details
     /// (default 64 MiB; 0 turns it off).
     pub job_cache_bytes: u64,
 }
@@ -46,7 +45,8 @@ impl SledConfig {
 
 /// The default [`Store`]: an embedded sled database in one folder.
 ///
-/// Records are JSON in one tree per collection. Every write method flushes before it returns,
+/// Records are in one tree per collection: jobs in a versioned record format of the store's
+/// own (see `job_record`), everything else as JSON. Every write method flushes before it returns,
 /// so an acknowledged write survives a crash. sled is single-process: one server per folder.
 /// The search index snapshot ([`Store::save_index_snapshot`]) is the file `search-index` in
 /// the same folder; deleting it only makes the next start rebuild the index.
@@ -62,7 +62,7 @@ pub struct SledStore {
     deliveries: Tree,
     /// Pending deliveries by due time: `nanos(be) ++ delivery id` → empty.
     due: Tree,
-    /// The job JSON format's fingerprint and the jobs version ([`Store::jobs_version`]).
+    /// The jobs version ([`Store::jobs_version`]).
     meta: Tree,
     /// The ids of the jobs each job write wrote ([`Store::jobs_written_since`]): the jobs
     /// version it made (big-endian) → the ids, 16 bytes each.
@@ -70,7 +70,7 @@ pub struct SledStore {
     /// Where [`Store::save_index_snapshot`] keeps the index: a file beside sled's own.
     index_snapshot: PathBuf,
     leases: Arc<Leases>,
-    job_json: Arc<JobJsonCache>,
+    job_cache: Arc<JobCache>,
 }
 
 /// The meta key of [`Store::jobs_version`]: a big-endian `u64`.
@@ -82,8 +82,8 @@ fn version_of(stored: Option<&[u8]>) -> u64 {
         .map_or(0, u64::from_be_bytes)
 }
 
-fn backend(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
+fn backend(e: impl Into<super::BackendError>) -> StoreError {
+    StoreError::backend("sled", e)
 }
 
 fn encode<T: Serialize>(value: &T) -> StoreResult<Vec<u8>> {
@@ -99,6 +99,22 @@ fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> StoreResult<T> {
     // own, which was a tenth of decoding a job.
     let text = std::str::from_utf8(bytes).map_err(|e| corrupt(e.to_string()))?;
     serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))
+}
+
+/// A job from its record; a record that cannot be read is [`StoreError::Corrupt`].
+fn decode_job(key: &[u8], record: &[u8]) -> StoreResult<Job> {
+    job_record::decode(record).map_err(|reason| StoreError::Corrupt {
+        key: format!("jobs/{}", display_key(key)),
+        reason,
+    })
+}
+
+/// A record's key as text: a job's UUID, or the bytes as they are.
+fn display_key(key: &[u8]) -> String {
+    uuid::Uuid::from_slice(key).map_or_else(
+        |_| String::from_utf8_lossy(key).into_owned(),
+        |id| id.to_string(),
+    )
 }
 
 fn due_key(d: &Delivery) -> Vec<u8> {
@@ -214,47 +230,10 @@ impl SledStore {
             job_changes: tree("job_changes")?,
             index_snapshot: config.path.join("search-index"),
             leases: Default::default(),
-            job_json: Arc::new(JobJsonCache::new(config.job_cache_bytes)),
+            job_cache: Arc::new(JobCache::new(config.job_cache_bytes)),
             db,
         };
-        store.bring_jobs_to_this_format()?;
         Ok(store)
-    }
-
-    /// Search pages are served from the stored JSON of jobs as it is, so it must be what this
-    /// build would write. When the stored fingerprint of that form differs (a folder written
-    /// by an earlier version), every job is re-encoded once, before the store is used.
-    fn bring_jobs_to_this_format(&self) -> StoreResult<()> {
-        const KEY: &[u8] = b"job_json_format";
-        let meta = &self.meta;
-        let current = job_format::fingerprint().to_be_bytes();
-        if meta.get(KEY).map_err(backend)?.as_deref() == Some(current.as_slice()) {
-            return Ok(());
-        }
-        let mut rewritten = 0u64;
-        for item in self.jobs.iter() {
-            let (k, v) = item.map_err(backend)?;
-            let job: Job = decode(&k, &v)?;
-            let canonical = encode(&job)?;
-            if canonical != *v {
-                self.jobs.insert(k, canonical).map_err(backend)?;
-                rewritten += 1;
-            }
-        }
-        if rewritten > 0 {
-            let version = version_of(meta.get(JOBS_VERSION).map_err(backend)?.as_deref());
-            meta.insert(JOBS_VERSION, &(version + 1).to_be_bytes())
-                .map_err(backend)?;
-        }
-        meta.insert(KEY, current.as_slice()).map_err(backend)?;
-        self.db.flush().map_err(backend)?;
-        if rewritten > 0 {
-            tracing::info!(
-                rewritten,
-                "stored jobs re-encoded in this version's JSON form"
-            );
-        }
-        Ok(())
     }
 
     /// Runs blocking sled work, then flushes, off the async threads.
@@ -300,9 +279,9 @@ impl SledStore {
                 Ok(())
             })
             .map_err(tx_error)?;
-        // Only once the new JSON is what the tree answers.
+        // Only once the new record is what the tree answers.
         for (id, _, _) in rows {
-            self.job_json.invalidate(id);
+            self.job_cache.invalidate(id);
         }
         Ok(())
     }
@@ -373,18 +352,18 @@ impl SledStore {
         self.job_changes.apply_batch(batch).map_err(backend)
     }
 
-    /// A job's stored JSON, from the cache or else from the tree (then kept in the cache).
-    fn job_json(&self, id: JobId) -> StoreResult<Option<Bytes>> {
-        if let Some(json) = self.job_json.get(&id) {
-            return Ok(Some(json));
+    /// A job, from the cache or else from the tree (then kept in the cache).
+    fn cached_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
+        if let Some(job) = self.job_cache.get(&id) {
+            return Ok(Some(job));
         }
-        let ticket = self.job_json.ticket(&id);
+        let ticket = self.job_cache.ticket(&id);
         let Some(stored) = self.jobs.get(id.0.as_bytes()).map_err(backend)? else {
             return Ok(None);
         };
-        let json = Bytes::from_owner(stored);
-        self.job_json.fill(ticket, id, json.clone());
-        Ok(Some(json))
+        let job = Arc::new(decode_job(id.0.as_bytes(), &stored)?);
+        self.job_cache.fill(ticket, id, job.clone());
+        Ok(Some(job))
     }
 
     fn get<T: DeserializeOwned>(tree: &Tree, key: &[u8]) -> StoreResult<Option<T>> {
@@ -424,7 +403,7 @@ impl SledStore {
 /// 4,096-row ones.
 const DEFERRED_ROWS: usize = 512;
 
-/// A job as stored: its id, its JSON and its encoded events.
+/// A job as stored: its id, its record and its encoded events.
 type JobRow = (JobId, Vec<u8>, Vec<EncodedEvent>);
 
 /// Encodes job writes before a transaction, so a retry of its closure does no serialisation.
@@ -437,34 +416,22 @@ fn encode_job_writes(writes: &[JobWrite]) -> StoreResult<Vec<JobRow>> {
                 .iter()
                 .map(EncodedEvent::of)
                 .collect::<StoreResult<_>>()?;
-            let json = job_format::encode(&w.job).map_err(backend)?;
-            Ok((w.job.id, json, events))
+            let record = job_record::encode(&w.job).map_err(backend)?;
+            Ok((w.job.id, record, events))
         })
         .collect()
 }
 
 #[async_trait]
 impl Store for SledStore {
-    async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>> {
-        self.job_json(id)?
-            .map(|json| decode(id.0.as_bytes(), &json))
-            .transpose()
+    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
+        self.cached_job(id)
     }
 
-    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Job>> {
+    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
-            if let Some(json) = self.job_json(id)? {
-                out.push(decode(id.0.as_bytes(), &json)?);
-            }
-        }
-        Ok(out)
-    }
-
-    async fn get_jobs_json(&self, ids: &[JobId]) -> StoreResult<Vec<Bytes>> {
-        let mut out = Vec::with_capacity(ids.len());
-        for &id in ids {
-            out.extend(self.job_json(id)?);
+            out.extend(self.cached_job(id)?);
         }
         Ok(out)
     }
@@ -500,28 +467,12 @@ impl Store for SledStore {
     }
 
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
-        Self::scan(
-            &self.jobs,
-            after.as_ref().map(|a| a.0.as_bytes().as_slice()),
-            limit,
-        )
-    }
-
-    async fn scan_jobs_json(
-        &self,
-        after: Option<JobId>,
-        limit: usize,
-    ) -> StoreResult<Vec<(JobId, Bytes)>> {
         let after = after.as_ref().map(|a| a.0.as_bytes().as_slice());
         Self::entries_after(&self.jobs, after)
             .take(limit)
             .map(|item| {
-                let (key, json) = item.map_err(backend)?;
-                let id = uuid::Uuid::from_slice(&key).map_err(|e| StoreError::Corrupt {
-                    key: format!("{key:?}"),
-                    reason: e.to_string(),
-                })?;
-                Ok((JobId(id), Bytes::from_owner(json)))
+                let (key, record) = item.map_err(backend)?;
+                decode_job(&key, &record)
             })
             .collect()
     }

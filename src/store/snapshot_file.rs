@@ -7,7 +7,7 @@ use std::path::Path;
 use super::{IndexSnapshot, StoreError, StoreResult};
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> StoreError {
-    StoreError::Backend(format!("{what} {}: {e}", path.display()))
+    StoreError::backend(format!("{what} {}", path.display()), e)
 }
 
 /// The snapshot in `path`; `None` when there is none.

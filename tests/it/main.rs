@@ -11,6 +11,7 @@ mod support;
 mod api;
 mod hostile_clients;
 mod index_compaction;
+mod layering;
 mod parser_fuzz;
 mod query_props;
 mod quota;

@@ -657,14 +657,8 @@ async fn scenario() -> Outcome {
     );
     let other_secret = created_sub.value.secret.expose().to_owned();
     for (what, result) in [
-        (
-            "authenticate(revoked)",
-            service.authenticate(&revoked).err(),
-        ),
-        (
-            "authenticate(unknown)",
-            service.authenticate(&unknown).err(),
-        ),
+        ("caller(revoked)", service.caller(&revoked).err()),
+        ("caller(unknown)", service.caller(&unknown).err()),
         (
             "search_jobs(used-up key)",
             service

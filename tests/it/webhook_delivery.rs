@@ -1104,9 +1104,9 @@ async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
         .await;
     let key_id = app
         .service
-        .authenticate(&app.keys.agent_pro.key)
+        .caller(&app.keys.agent_pro.key)
         .expect("a valid key")
-        .key_id;
+        .key_id();
 
     app.service
         .set_billing_status(key_id, BillingStatus::PastDue)
@@ -1529,10 +1529,10 @@ struct SlowOutbox {
 
 #[async_trait::async_trait]
 impl Store for SlowOutbox {
-    async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>> {
+    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
         self.inner.get_job(id).await
     }
-    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Job>> {
+    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
         self.inner.get_jobs(ids).await
     }
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {

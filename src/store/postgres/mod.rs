@@ -6,12 +6,11 @@ mod migrations;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use serde::de::DeserializeOwned;
 use tokio::sync::Notify;
-use tokio_postgres::types::{FromSql, Json, ToSql, Type};
+use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
@@ -21,8 +20,8 @@ use crate::domain::{
     KeyId, OutboxEvent, Subscription, WebhookId,
 };
 
-fn pg_error(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("postgres: {e}"))
+fn pg_error(e: impl Into<super::BackendError>) -> StoreError {
+    StoreError::backend("postgres", e)
 }
 
 /// Where the PostgreSQL store lives.
@@ -102,15 +101,18 @@ impl PgStore {
     /// listening for other replicas' changes. Must be called inside a Tokio runtime.
     pub async fn open(config: &PgConfig) -> StoreResult<Self> {
         if !valid_schema(&config.schema) {
-            return Err(StoreError::Backend(format!(
-                "schema name `{}` must be lowercase letters, digits and `_` (at most 48)",
-                config.schema
-            )));
+            return Err(StoreError::backend(
+                "opening the PostgreSQL store",
+                format!(
+                    "schema name `{}` must be lowercase letters, digits and `_` (at most 48)",
+                    config.schema
+                ),
+            ));
         }
         let mut pg: tokio_postgres::Config = config
             .url
             .parse()
-            .map_err(|e| StoreError::Backend(format!("the database URL is not valid: {e}")))?;
+            .map_err(|e| StoreError::backend("the database URL is not valid", e))?;
         pg.options(format!("-c search_path={}", config.schema));
         if pg.get_connect_timeout().is_none() {
             pg.connect_timeout(std::time::Duration::from_secs(10));
@@ -142,11 +144,14 @@ impl PgStore {
             .map_err(pg_error)?;
         let version = migrations::apply(&mut client, &config.schema).await?;
         if version > migrations::latest() {
-            return Err(StoreError::Backend(format!(
-                "the database schema is at version {version}, newer than this build knows \
-                 ({}): upgrade the server",
-                migrations::latest()
-            )));
+            return Err(StoreError::backend(
+                "opening the PostgreSQL store",
+                format!(
+                    "the database schema is at version {version}, newer than this build knows \
+                     ({}): upgrade the server",
+                    migrations::latest()
+                ),
+            ));
         }
         // Running replicas read the feed within seconds and a starting one loads everything,
         // so a day of changes is ample; older ones only take space.
@@ -212,29 +217,6 @@ fn doc<T: DeserializeOwned>(row: &Row, col: usize) -> StoreResult<T> {
             key: "a stored document".to_owned(),
             reason: e.to_string(),
         })
-}
-
-/// A `jsonb` column's JSON text as it comes over the wire, not decoded: for the index, which
-/// reads only some of a job's fields from it.
-struct JsonText(Bytes);
-
-impl<'a> FromSql<'a> for JsonText {
-    fn from_sql(
-        ty: &Type,
-        raw: &'a [u8],
-    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
-        // jsonb's binary form is a format version (1) and then the text; json's is the text.
-        let text = match (ty, raw.split_first()) {
-            (&Type::JSONB, Some((1, text))) => text,
-            (&Type::JSONB, _) => return Err("jsonb in a format other than version 1".into()),
-            _ => raw,
-        };
-        Ok(Self(Bytes::copy_from_slice(text)))
-    }
-
-    fn accepts(ty: &Type) -> bool {
-        matches!(*ty, Type::JSON | Type::JSONB)
-    }
 }
 
 fn limit(n: usize) -> i64 {
@@ -309,18 +291,20 @@ fn counter(row: &Row) -> StoreResult<UsageCounter> {
 
 #[async_trait]
 impl Store for PgStore {
-    async fn get_job(&self, id: JobId) -> StoreResult<Option<Job>> {
-        self.get_doc("SELECT doc FROM jobs WHERE id = $1", id.0)
-            .await
+    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
+        let job: Option<Job> = self
+            .get_doc("SELECT doc FROM jobs WHERE id = $1", id.0)
+            .await?;
+        Ok(job.map(Arc::new))
     }
 
-    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Job>> {
+    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
         let wanted: Vec<Uuid> = ids.iter().map(|id| id.0).collect();
         let found: Vec<Job> = self
             .docs("SELECT doc FROM jobs WHERE id = ANY($1)", &[&wanted])
             .await?;
-        let by_id: std::collections::HashMap<JobId, Job> =
-            found.into_iter().map(|j| (j.id, j)).collect();
+        let by_id: std::collections::HashMap<JobId, Arc<Job>> =
+            found.into_iter().map(|j| (j.id, Arc::new(j))).collect();
         Ok(ids.iter().filter_map(|id| by_id.get(id).cloned()).collect())
     }
 
@@ -358,35 +342,6 @@ impl Store for PgStore {
             &[&after.map(|a| a.0), &limit(limit_to)],
         )
         .await
-    }
-
-    /// PostgreSQL's text of each stored job (`jsonb` orders keys its own way): any JSON of a
-    /// job reads the same, and decoding it whole only to encode it again cost a rebuild
-    /// twice the decoding.
-    async fn scan_jobs_json(
-        &self,
-        after: Option<JobId>,
-        limit_to: usize,
-    ) -> StoreResult<Vec<(JobId, Bytes)>> {
-        let client = self.client().await?;
-        let rows = client
-            .query(
-                "SELECT id, doc FROM jobs WHERE $1::uuid IS NULL OR id > $1 ORDER BY id LIMIT $2",
-                &[&after.map(|a| a.0), &limit(limit_to)],
-            )
-            .await
-            .map_err(pg_error)?;
-        rows.iter()
-            .map(|row| {
-                let corrupt = |e: tokio_postgres::Error| StoreError::Corrupt {
-                    key: "a stored job".to_owned(),
-                    reason: e.to_string(),
-                };
-                let id: Uuid = row.try_get(0).map_err(corrupt)?;
-                let JsonText(json) = row.try_get(1).map_err(corrupt)?;
-                Ok((JobId(id), json))
-            })
-            .collect()
     }
 
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {

@@ -1,0 +1,193 @@
+//! The bodies of `POST /webhooks` and `PATCH /webhooks/{id}`, and the `Idempotency-Key`
+//! header, read into the service's typed values.
+
+use bytes::Bytes;
+use http::Request;
+use serde::Deserialize;
+
+use super::json_object;
+use crate::api::error::ApiError;
+use crate::domain::{
+    CallbackUrl, Confidence, DomainError, DomainTag, IdempotencyKey, Seniority, SubscriptionStatus,
+};
+use crate::service::{NewWebhook, WebhookChange};
+
+/// The body of `POST /webhooks`, before validation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebhookBody {
+    callback_url: Option<String>,
+    #[serde(default)]
+    domain_filters: Option<Vec<String>>,
+    #[serde(default)]
+    remote_only: Option<bool>,
+    #[serde(default)]
+    seniority: Option<Vec<String>>,
+    #[serde(default)]
+    q: Option<String>,
+    #[serde(default)]
+    company: Option<String>,
+    #[serde(default)]
+    min_confidence: Option<f64>,
+}
+
+/// The body of `PATCH /webhooks/{id}`, before validation: a field left out stays as it is,
+/// and `null` sets it back to what `POST` leaves it at (`callback_url` has no such default).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebhookPatchBody {
+    #[serde(default, deserialize_with = "present")]
+    callback_url: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    domain_filters: Option<Option<Vec<String>>>,
+    #[serde(default, deserialize_with = "present")]
+    remote_only: Option<Option<bool>>,
+    #[serde(default, deserialize_with = "present")]
+    seniority: Option<Option<Vec<String>>>,
+    #[serde(default, deserialize_with = "present")]
+    q: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    company: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    min_confidence: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "present")]
+    status: Option<Option<SubscriptionStatus>>,
+}
+
+/// A field that is present, `null` or not: serde reads a missing one as `None` by default.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+pub(super) fn webhook_change(req: &Request<Bytes>) -> Result<WebhookChange, ApiError> {
+    let body: WebhookPatchBody = json_object(
+        req,
+        WEBHOOK_CHANGE_FIELDS,
+        &format!(
+            "with any of callback_url (string), {FILTER_FIELDS}, status (\"active\" or \"disabled\")"
+        ),
+    )?;
+    let callback_url = match body.callback_url {
+        Some(Some(raw)) => Some(CallbackUrl::parse(&raw)?),
+        Some(None) => return Err(DomainError::new("callback_url", "cannot be null").into()),
+        None => None,
+    };
+    let status = match body.status {
+        Some(None) => return Err(DomainError::new("status", "must be active or disabled").into()),
+        other => other.flatten(),
+    };
+    let min_confidence = body
+        .min_confidence
+        .map(|c| c.map(confidence).transpose())
+        .transpose()?;
+    Ok(WebhookChange {
+        callback_url,
+        domain_filters: body
+            .domain_filters
+            .map(|d| labels("domain_filters", d, DomainTag::parse))
+            .transpose()?,
+        remote_only: body.remote_only.map(|r| r.unwrap_or(false)),
+        seniority: body
+            .seniority
+            .map(|s| labels("seniority", s, Seniority::parse))
+            .transpose()?,
+        q: body.q.map(|q| search_text("q", q)).transpose()?,
+        company: body
+            .company
+            .map(|c| search_text("company", c))
+            .transpose()?,
+        min_confidence,
+        status,
+    })
+}
+
+/// A `min_confidence` body field.
+fn confidence(raw: f64) -> Result<Confidence, DomainError> {
+    Confidence::new(raw).map_err(|e| DomainError::new("min_confidence", e.reason))
+}
+
+/// Parses each label of a list field, naming the field in errors.
+fn labels<T>(
+    field: &'static str,
+    raw: Option<Vec<String>>,
+    parse: impl Fn(&str) -> Result<T, DomainError>,
+) -> Result<Vec<T>, DomainError> {
+    let raw = raw.unwrap_or_default();
+    if raw.len() > 50 {
+        return Err(DomainError::new(field, "takes at most 50 entries"));
+    }
+    raw.iter()
+        .map(|t| parse(t).map_err(|e| DomainError::new(field, e.reason)))
+        .collect()
+}
+
+/// A saved-search text field: checked as search text in a query is; blank means none.
+fn search_text(field: &'static str, raw: Option<String>) -> Result<Option<String>, DomainError> {
+    match raw {
+        Some(t) if t.trim().is_empty() => Ok(None),
+        Some(t) => crate::api::params::check_search_text(field, &t).map(|()| Some(t)),
+        None => Ok(None),
+    }
+}
+
+/// The `Idempotency-Key` header of `POST /webhooks`, if sent.
+pub(super) fn idempotency_key(
+    headers: &http::HeaderMap,
+) -> Result<Option<IdempotencyKey>, ApiError> {
+    let Some(raw) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let text = raw.to_str().map_err(|_| {
+        DomainError::new(
+            "Idempotency-Key",
+            "must be visible ASCII characters, such as a UUID",
+        )
+    })?;
+    Ok(Some(IdempotencyKey::parse(text)?))
+}
+
+/// The fields of a `PATCH /webhooks/{id}` body: those of a `POST`, then `status`.
+const WEBHOOK_CHANGE_FIELDS: &[&str] = &[
+    "callback_url",
+    "domain_filters",
+    "remote_only",
+    "seniority",
+    "q",
+    "company",
+    "min_confidence",
+    "status",
+];
+
+/// The fields of a `POST /webhooks` body.
+const NEW_WEBHOOK_FIELDS: &[&str] = match WEBHOOK_CHANGE_FIELDS.split_last() {
+    Some((_status, rest)) => rest,
+    None => &[],
+};
+
+/// The filters a subscription takes, for body errors.
+const FILTER_FIELDS: &str = "domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number)";
+
+pub(super) fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
+    let body: WebhookBody = json_object(
+        req,
+        NEW_WEBHOOK_FIELDS,
+        &format!("with callback_url (string) and optionally {FILTER_FIELDS}"),
+    )?;
+    let raw_url = body
+        .callback_url
+        .ok_or_else(|| DomainError::new("callback_url", "is required"))?;
+    let min_confidence = body.min_confidence.map(confidence).transpose()?;
+    Ok(NewWebhook {
+        callback_url: CallbackUrl::parse(&raw_url)?,
+        domain_filters: labels("domain_filters", body.domain_filters, DomainTag::parse)?,
+        remote_only: body.remote_only.unwrap_or(false),
+        seniority: labels("seniority", body.seniority, Seniority::parse)?,
+        q: search_text("q", body.q)?,
+        company: search_text("company", body.company)?,
+        min_confidence,
+    })
+}

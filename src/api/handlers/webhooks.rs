@@ -1,0 +1,101 @@
+//! `/webhooks`: register, list, read, change, delete and test subscriptions, and list their
+//! deliveries. Only the owner's subscriptions are ever found.
+
+use bytes::Bytes;
+use http::{Request, StatusCode};
+
+use super::webhook_bodies::{idempotency_key, webhook_body, webhook_change};
+use super::{no_body, no_params, Handled};
+use crate::api::views::{DataList, WebhookView};
+use crate::api::Reply;
+use crate::domain::WebhookId;
+use crate::service::{Caller, Metered, WebhookCreation};
+
+/// `POST /webhooks`: 201 with the subscription and its secret, shown only now; with an
+/// `Idempotency-Key` already used for the same fields, the same answer again.
+pub(crate) async fn create(caller: &Caller, req: &Request<Bytes>) -> Handled {
+    no_params(req)?;
+    // A key whose plan cannot register webhooks learns that before fixing its body.
+    caller.require_webhooks()?;
+    let new = webhook_body(req)?;
+    let created = match idempotency_key(req.headers())? {
+        Some(once) => caller.create_webhook_idempotent(new, once).await?,
+        None => {
+            let created = caller.create_webhook(new).await?;
+            Metered {
+                value: WebhookCreation {
+                    subscription: created.value,
+                    replayed: false,
+                },
+                quota: created.quota,
+            }
+        }
+    };
+    let sub = &created.subscription;
+    let mut reply = Reply::json(&WebhookView::of(sub, true), Some(created.quota));
+    // A replay answers as the first request was answered, and says it is one.
+    reply.status = StatusCode::CREATED;
+    reply.location = Some(format!("/api/v1/webhooks/{}", sub.id));
+    reply.replayed = created.replayed;
+    Ok(reply)
+}
+
+/// `GET /webhooks`: the caller's subscriptions, oldest first.
+pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
+    no_params(req)?;
+    let list = caller.list_webhooks().await?;
+    let views: Vec<WebhookView<'_>> = list.iter().map(|w| WebhookView::of(w, false)).collect();
+    Ok(Reply::json(&DataList { data: views }, Some(list.quota)))
+}
+
+/// `GET /webhooks/{id}`.
+pub(crate) async fn get(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
+    no_params(req)?;
+    let found = caller.get_webhook(WebhookId::parse(id)?).await?;
+    Ok(Reply::json(
+        &WebhookView::of(&found.value, false),
+        Some(found.quota),
+    ))
+}
+
+/// `PATCH /webhooks/{id}`: a field left out stays as it is.
+pub(crate) async fn update(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
+    no_params(req)?;
+    let id = WebhookId::parse(id)?;
+    caller.require_webhooks()?;
+    let change = webhook_change(req)?;
+    let changed = caller.update_webhook(id, change).await?;
+    Ok(Reply::json(
+        &WebhookView::of(&changed.value, false),
+        Some(changed.quota),
+    ))
+}
+
+/// `DELETE /webhooks/{id}`: 204.
+pub(crate) async fn delete(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
+    no_params(req)?;
+    let done = caller.delete_webhook(WebhookId::parse(id)?).await?;
+    Ok(Reply::new(StatusCode::NO_CONTENT, None, Some(done.quota)))
+}
+
+/// `GET /webhooks/{id}/deliveries`: the latest deliveries, latest scheduled attempt first.
+pub(crate) async fn deliveries(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
+    no_params(req)?;
+    let list = caller.webhook_deliveries(WebhookId::parse(id)?).await?;
+    Ok(Reply::json(
+        &DataList { data: &list.value },
+        Some(list.quota),
+    ))
+}
+
+/// `POST /webhooks/{id}/test`: 202 with the queued ping's delivery.
+pub(crate) async fn test(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
+    no_params(req)?;
+    let id = WebhookId::parse(id)?;
+    caller.require_webhooks()?;
+    no_body(req)?;
+    let queued = caller.test_webhook(id).await?;
+    let mut reply = Reply::json(&queued.value, Some(queued.quota));
+    reply.status = StatusCode::ACCEPTED;
+    Ok(reply)
+}

@@ -1,0 +1,210 @@
+//! How jobs and companies look on the wire, and a bounded cache of their rendered JSON.
+//!
+//! The store keeps records; the API decides what a client sees. [`JobView`] is a job as every
+//! endpoint sends it (search pages, details, a company's jobs). Rendering a job is most of the
+//! work of a search page, so [`RenderCache`] keeps each one's JSON, keyed by the job's id and
+//! `updated_at`: the service gives every change of a record a new `updated_at`, so a changed
+//! job is a new key and the old entry simply ages out. A new response field changes
+//! [`JobView`] and nothing stored.
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use quick_cache::sync::Cache;
+use quick_cache::Weighter;
+use serde::Serialize;
+
+use crate::domain::{Company, CompanyId, DomainTag, Job, JobId, JobStatus, SalaryRange, Seniority};
+
+/// A job as the API sends it.
+#[derive(Serialize)]
+pub(crate) struct JobView<'a> {
+    id: JobId,
+    role: &'a str,
+    company_id: CompanyId,
+    company_name: &'a str,
+    description: &'a str,
+    domains: &'a [DomainTag],
+    seniority: &'a [Seniority],
+    remote: bool,
+    location: Option<&'a str>,
+    source_url: &'a str,
+    salary: Option<SalaryView<'a>>,
+    posted_at: DateTime<Utc>,
+    confidence: f64,
+    status: JobStatus,
+    activated_at: Option<DateTime<Utc>>,
+    first_seen_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+/// A job's advertised pay as the API sends it.
+#[derive(Serialize)]
+struct SalaryView<'a> {
+    min: Option<u64>,
+    max: Option<u64>,
+    currency: &'a str,
+    period: &'a str,
+}
+
+impl<'a> From<&'a Job> for JobView<'a> {
+    fn from(job: &'a Job) -> Self {
+        Self {
+            id: job.id,
+            role: &job.role,
+            company_id: job.company_id,
+            company_name: &job.company_name,
+            description: &job.description,
+            domains: &job.domains,
+            seniority: &job.seniority,
+            remote: job.remote,
+            location: job.location.as_deref(),
+            source_url: &job.source_url,
+            salary: job.salary.as_ref().map(SalaryView::from),
+            posted_at: job.posted_at,
+            confidence: job.confidence.get(),
+            status: job.status,
+            activated_at: job.activated_at,
+            first_seen_at: job.first_seen_at,
+            updated_at: job.updated_at,
+        }
+    }
+}
+
+impl<'a> From<&'a SalaryRange> for SalaryView<'a> {
+    fn from(salary: &'a SalaryRange) -> Self {
+        Self {
+            min: salary.min,
+            max: salary.max,
+            currency: &salary.currency,
+            period: &salary.period,
+        }
+    }
+}
+
+/// What identifies one rendering: a record's id and the `updated_at` of the state rendered.
+type RenderKey<Id> = (Id, DateTime<Utc>);
+
+/// What an entry costs besides its bytes: the key, the `Bytes` handle and the table slot.
+const ENTRY_OVERHEAD: u64 = 80;
+
+/// Weighs an entry by its bytes, so the bound is in memory rather than in records.
+#[derive(Clone, Copy)]
+struct ByLength;
+
+impl<Id> Weighter<RenderKey<Id>, Bytes> for ByLength {
+    fn weight(&self, _key: &RenderKey<Id>, json: &Bytes) -> u64 {
+        json.len() as u64 + ENTRY_OVERHEAD
+    }
+}
+
+/// Rendered JSON of recently sent jobs and companies, bounded in bytes (0 turns it off).
+pub(crate) struct RenderCache {
+    jobs: Option<Cache<RenderKey<JobId>, Bytes, ByLength>>,
+    companies: Option<Cache<RenderKey<CompanyId>, Bytes, ByLength>>,
+}
+
+impl std::fmt::Debug for RenderCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderCache")
+            .field("jobs", &self.jobs.as_ref().map_or(0, Cache::len))
+            .field("companies", &self.companies.as_ref().map_or(0, Cache::len))
+            .finish()
+    }
+}
+
+impl RenderCache {
+    /// A cache holding up to `capacity_bytes` of rendered jobs; companies, fewer and sent
+    /// with each job detail, get a sixteenth of that on top.
+    pub(crate) fn new(capacity_bytes: u64) -> Self {
+        Self {
+            jobs: bounded(capacity_bytes),
+            companies: bounded(capacity_bytes / 16),
+        }
+    }
+
+    /// A job's JSON as the API sends it.
+    pub(crate) fn job(&self, job: &Job) -> Bytes {
+        cached(self.jobs.as_ref(), (job.id, job.updated_at), || {
+            JobView::from(job)
+        })
+    }
+
+    /// A company's JSON as the API sends it.
+    pub(crate) fn company(&self, company: &Company) -> Bytes {
+        cached(
+            self.companies.as_ref(),
+            (company.id, company.updated_at),
+            || company,
+        )
+    }
+}
+
+/// A cache of up to `bytes` of renderings; none for 0.
+fn bounded<Id: Eq + std::hash::Hash + Clone>(
+    bytes: u64,
+) -> Option<Cache<RenderKey<Id>, Bytes, ByLength>> {
+    (bytes > 0).then(|| {
+        // A typical job renders to about a kilobyte; this only sizes the tables.
+        let estimated = usize::try_from(bytes / 1024).unwrap_or(usize::MAX);
+        Cache::with_weighter(estimated.max(16), bytes, ByLength)
+    })
+}
+
+/// The cached rendering under `key`, or `view()` rendered now and kept.
+fn cached<Id, V: Serialize>(
+    cache: Option<&Cache<RenderKey<Id>, Bytes, ByLength>>,
+    key: RenderKey<Id>,
+    view: impl FnOnce() -> V,
+) -> Bytes
+where
+    Id: Eq + std::hash::Hash + Clone,
+{
+    if let Some(json) = cache.and_then(|c| c.get(&key)) {
+        return json;
+    }
+    let json = Bytes::from(render(&view()));
+    if let Some(cache) = cache {
+        cache.insert(key, json.clone());
+    }
+    json
+}
+
+/// A view's JSON. Our views hold only strings, numbers, booleans, times and lists of them,
+/// which always encode.
+pub(crate) fn render(view: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(view).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::Dataset;
+
+    #[test]
+    fn a_job_renders_every_field_of_the_record() {
+        let mut job = Dataset::generate(2, 3, 4).jobs.remove(0);
+        job.location = Some("Lisbon".to_owned());
+        job.salary = Some(SalaryRange {
+            min: Some(1),
+            max: None,
+            currency: "EUR".to_owned(),
+            period: "month".to_owned(),
+        });
+        let rendered: serde_json::Value =
+            serde_json::from_slice(&RenderCache::new(0).job(&job)).unwrap();
+        assert_eq!(rendered, serde_json::to_value(&job).unwrap());
+    }
+
+    #[test]
+    fn a_changed_job_is_rendered_again_and_an_unchanged_one_is_not() {
+        let cache = RenderCache::new(1 << 20);
+        let mut job = Dataset::generate(2, 3, 4).jobs.remove(0);
+        let first = cache.job(&job);
+        // The same state is served from the cache: the very same bytes.
+        assert_eq!(cache.job(&job).as_ptr(), first.as_ptr());
+        job.role = "Changed".to_owned();
+        job.updated_at += chrono::Duration::nanoseconds(1);
+        let second = cache.job(&job);
+        assert!(String::from_utf8_lossy(&second).contains("\"role\":\"Changed\""));
+    }
+}

@@ -1,0 +1,192 @@
+//! A caller: one API key, checked once, whose calls are gated by its plan and metered
+//! against its quota.
+//!
+//! The HTTP layer turns each request's key into a [`Caller`] with
+//! [`JobListingsService::caller`] and makes the one call the request asks for through it.
+//! Every answer carries the quota state its headers need: a [`Metered`] value, or a
+//! [`Refused`] error with the quota as it stands after the refusal.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use super::keys::KeyEntry;
+use super::metering::{period_at, Reservation};
+use super::{JobListingsService, Metered, Metering, QuotaState, ServiceError, ServiceResult};
+use crate::domain::{ApiKey, KeyId, Plan};
+
+/// A refused call of a valid key: why, and the key's quota after it (for the answer's
+/// headers), when it could be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct Refused {
+    /// Why the call was refused or failed.
+    #[source]
+    pub error: ServiceError,
+    /// The caller's quota after the refusal: a refused call is never counted.
+    pub quota: Option<QuotaState>,
+}
+
+impl From<Refused> for ServiceError {
+    fn from(refused: Refused) -> Self {
+        refused.error
+    }
+}
+
+/// What a caller's call returns: the value with the quota after counting it, or a refusal.
+pub type CallResult<T> = Result<Metered<T>, Refused>;
+
+/// An authenticated API key. Cheap to clone; made by [`JobListingsService::caller`].
+#[derive(Clone)]
+pub struct Caller {
+    pub(super) service: JobListingsService,
+    entry: Arc<KeyEntry>,
+}
+
+/// The key's id and plan; never its hash.
+impl std::fmt::Debug for Caller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caller")
+            .field("key_id", &self.key_id())
+            .field("plan", &self.plan())
+            .finish_non_exhaustive()
+    }
+}
+
+impl JobListingsService {
+    /// Checks a key (issued by this service, not revoked, billing active) and returns the
+    /// caller whose calls are then metered against it. Fails with
+    /// [`ServiceError::InvalidKey`] or [`ServiceError::BillingInactive`].
+    pub fn caller(&self, key: &ApiKey) -> ServiceResult<Caller> {
+        Ok(Caller {
+            service: self.clone(),
+            entry: self.inner.keys.authenticate(key)?,
+        })
+    }
+}
+
+impl Caller {
+    /// The key record's id.
+    pub fn key_id(&self) -> KeyId {
+        self.entry.record.id
+    }
+
+    /// The key's plan.
+    pub fn plan(&self) -> Plan {
+        self.entry.record.plan
+    }
+
+    /// Fails with [`ServiceError::PlanUpgradeRequired`] unless the caller's plan includes
+    /// webhooks.
+    pub fn require_webhooks(&self) -> ServiceResult<()> {
+        let plan = self.plan();
+        if plan.includes_webhooks() {
+            Ok(())
+        } else {
+            Err(ServiceError::PlanUpgradeRequired {
+                required: Plan::LOWEST_WITH_WEBHOOKS,
+                current: plan,
+            })
+        }
+    }
+
+    /// The caller's quota now, for the headers of an answer that is not counted. Not counted
+    /// itself, nor rate limited.
+    pub async fn quota(&self) -> ServiceResult<QuotaState> {
+        Ok(self.service.usage_of(&self.entry).await?.1)
+    }
+
+    /// `error`, with the quota as it stands, for a refusal before anything was counted.
+    pub(super) async fn refused(&self, error: ServiceError) -> Refused {
+        Refused {
+            quota: self.quota().await.ok(),
+            error,
+        }
+    }
+
+    /// Takes a token from the key's bucket when rate limits are configured.
+    pub(super) fn check_rate(&self) -> ServiceResult<()> {
+        let Some(limits) = &self.service.inner.config.rate_limits else {
+            return Ok(());
+        };
+        let limit = limits.of(self.plan());
+        self.entry
+            .bucket
+            .try_take(limit, std::time::Instant::now())
+            .map_err(|retry_after| ServiceError::RateLimited {
+                retry_after,
+                per_second: limit.per_second,
+                burst: limit.burst,
+            })
+    }
+
+    /// The caller's usage report and quota, from one reading of the counter.
+    pub(super) async fn usage_and_quota(
+        &self,
+    ) -> ServiceResult<(crate::domain::UsageReport, QuotaState)> {
+        self.service.usage_of(&self.entry).await
+    }
+
+    /// Checks the rate limit, reserves one call, runs `work`, and counts the call only if it
+    /// succeeds: with Q calls left, exactly Q succeed however many race.
+    pub(super) async fn metered<T, F>(&self, work: impl FnOnce() -> F) -> CallResult<T>
+    where
+        F: Future<Output = ServiceResult<T>>,
+    {
+        if let Err(e) = self.check_rate() {
+            return Err(self.refused(e).await);
+        }
+        let service = &self.service;
+        let record = &self.entry.record;
+        let limit = service.inner.config.quotas.of(record.plan);
+        let (period, start, resets_at) = period_at(record.billing_anchor, service.now());
+        let state = |used: u64| QuotaState {
+            limit,
+            remaining: limit.saturating_sub(used),
+            resets_at,
+        };
+        let exceeded = || Refused {
+            error: ServiceError::QuotaExceeded { limit, resets_at },
+            quota: Some(state(limit)),
+        };
+        let (reservation, used) = match service.inner.config.metering {
+            Metering::InMemory { .. } => {
+                let Some((counted_in, used)) = self.entry.meter.try_reserve(period, limit) else {
+                    return Err(exceeded());
+                };
+                let meter = self.entry.meter.clone();
+                (Reservation::in_memory(meter, counted_in), used)
+            }
+            Metering::InStore => {
+                let store = &service.inner.store;
+                let counter = match store.count_call(record.id, start, limit).await {
+                    Ok(Some(counter)) => counter,
+                    Ok(None) => return Err(exceeded()),
+                    Err(e) => return Err(self.refused(e.into()).await),
+                };
+                (
+                    Reservation::in_store(store.clone(), counter),
+                    counter.calls_used,
+                )
+            }
+            Metering::Off => (Reservation::uncounted(), 0),
+        };
+        match work().await {
+            Ok(value) => {
+                reservation.commit();
+                Ok(Metered {
+                    value,
+                    quota: state(used),
+                })
+            }
+            Err(error) => {
+                reservation.give_back().await;
+                // The call just given back is not counted.
+                let counted = used.saturating_sub(u64::from(used > 0));
+                Err(Refused {
+                    error,
+                    quota: Some(state(counted)),
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! How the sled store keeps a job: a record format of the store's own, versioned, so that what
+//! the API sends (the api's views) can change without touching stored data.
+//!
+//! A record is one version byte and the job in postcard, a compact binary form. Version 1 is
+//! the only one written. Records from before versioning are the job's JSON (they begin with
+//! `{`) and are still read; each is written in the current version the next time its job is.
+//! A change to [`Job`]'s fields needs a new version here, and a decoder for the one before.
+
+use crate::domain::Job;
+
+/// The version byte of the records this build writes.
+const CURRENT: u8 = 1;
+
+/// The first byte of a record written before records had versions: the JSON of the job.
+const JSON_RECORD: u8 = b'{';
+
+/// A job as a record of the current version.
+pub(crate) fn encode(job: &Job) -> Result<Vec<u8>, postcard::Error> {
+    // One allocation for the whole record: the texts are most of it.
+    let room = ROOM_BESIDE_TEXT + job.role.len() + job.description.len();
+    postcard::to_extend(job, {
+        let mut record = Vec::with_capacity(room);
+        record.push(CURRENT);
+        record
+    })
+}
+
+/// Bytes of a record beside its role and description, with room to spare.
+const ROOM_BESIDE_TEXT: usize = 512;
+
+/// A job from a record of any version this build reads.
+pub(crate) fn decode(record: &[u8]) -> Result<Job, String> {
+    match record.first() {
+        Some(&CURRENT) => postcard::from_bytes(&record[1..]).map_err(|e| e.to_string()),
+        Some(&JSON_RECORD) => serde_json::from_slice(record).map_err(|e| e.to_string()),
+        Some(other) => Err(format!(
+            "record version {other} is not one this build reads (it writes {CURRENT}): a newer \
+             build wrote it"
+        )),
+        None => Err("the record is empty".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::Dataset;
+
+    #[test]
+    fn a_job_reads_back_as_it_was_written() {
+        for mut job in Dataset::generate(3, 5, 40).jobs {
+            job.description = format!("{} \"quoted\" — ünïcode\n", job.description);
+            let record = encode(&job).unwrap();
+            assert_eq!(record[0], CURRENT);
+            assert_eq!(decode(&record).unwrap(), job);
+        }
+    }
+
+    #[test]
+    fn a_record_from_before_versions_is_read_as_json() {
+        let job = Dataset::generate(4, 2, 3).jobs.remove(0);
+        let json = serde_json::to_vec(&job).unwrap();
+        assert_eq!(decode(&json).unwrap(), job);
+    }
+
+    #[test]
+    fn an_unknown_version_or_an_empty_record_is_refused() {
+        assert!(decode(&[9, 1, 2]).unwrap_err().contains("version 9"));
+        assert!(decode(&[]).is_err());
+    }
+}
