@@ -172,8 +172,8 @@ impl ServeArgs {
 }
 
 #[derive(Debug, Args)]
+#[group(id = "input", required = true, multiple = true, args = ["companies", "jobs"])]
 #[command(
-    arg_required_else_help = true,
     after_help = "One JSON object per line, in the serde form of job_listings::domain::Company \
                   or Job; blank lines are skipped. first_seen_at, updated_at and status may be \
                   left out. Every line is checked first: if any is bad, nothing is imported. \

@@ -380,13 +380,22 @@ fn parse_line<T: DeserializeOwned>(
         (field, e.into_inner())
     })
     .and_then(|value: T| json.end().map(|()| value).map_err(|e| (String::new(), e)));
-    Some(match parsed {
-        Ok(_) if unknown.is_some() => Err(format!(
-            "unknown field `{}`: check its spelling against the record's fields in README (Importing your own data)",
-            unknown.unwrap_or_default()
+    let misspelt = |field: &str| {
+        format!(
+            "unknown field `{field}`: check its spelling against the record's fields in README \
+             (Importing your own data)"
+        )
+    };
+    Some(match (parsed, unknown) {
+        (Ok(_), Some(field)) => Err(misspelt(&field)),
+        (Ok(value), None) => validate(&value).map(|()| value).map_err(|e| e.to_string()),
+        // A missing field is most often a misspelt one: name the stranger too.
+        (Err((field, e)), Some(stranger)) => Err(format!(
+            "{}; {}",
+            describe_json_error(&field, &e),
+            misspelt(&stranger)
         )),
-        Ok(value) => validate(&value).map(|()| value).map_err(|e| e.to_string()),
-        Err((field, e)) => Err(describe_json_error(&field, &e)),
+        (Err((field, e)), None) => Err(describe_json_error(&field, &e)),
     })
 }
 
@@ -421,6 +430,10 @@ fn describe_json_error(field: &str, e: &serde_json::Error) -> String {
     };
     match field {
         "" | "." => format!("column {}: {kind}: {message}", e.column()),
+        // A value's own check may name its field already ("confidence: must be …").
+        field if message.starts_with(&format!("{field}: ")) => {
+            format!("column {}: {kind}: {message}", e.column())
+        }
         field => format!("column {}: {kind}: {field}: {message}", e.column()),
     }
 }

@@ -43,7 +43,12 @@ impl Visitor<'_> for TimestampVisitor {
     }
 
     fn visit_str<E: Error>(self, s: &str) -> Result<Self::Value, E> {
-        parse(s).map_err(E::custom)
+        // chrono's own message ("input contains invalid characters") names no form to write.
+        parse(s).map_err(|e| {
+            E::custom(format_args!(
+                "`{s}` is not an RFC 3339 date and time, such as 2026-11-01T09:30:00Z ({e})"
+            ))
+        })
     }
 }
 

@@ -9,7 +9,7 @@ use crate::store::StoreError;
 #[derive(Debug, Error)]
 pub enum ServiceError {
     /// A parameter or field was malformed or out of range.
-    #[error("invalid input: {0}")]
+    #[error(transparent)]
     InvalidInput(#[from] DomainError),
     /// The key is not one the service issued, or it was revoked.
     #[error("the API key is not valid")]
