@@ -15,19 +15,68 @@
 //! | [`store`] | the [`Store`](store::Store) trait; sled (default), PostgreSQL and memory stores | [`domain`] |
 //! | [`webhooks`] | callback policy, outbox events, Standard Webhooks signing, retries, the HTTP sender | [`query`], [`domain`] |
 //! | [`domain`] | validated values: ids, tags, keys, plans, jobs, companies | — |
-//! | [`demo`] | a deterministic demo dataset | [`domain`] |
+//! | `demo` | a deterministic demo dataset (feature `demo`) | [`domain`] |
 //!
 //! ## Cargo features
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `sled` | yes | [`store::SledStore`], the on-disk default store |
-//! | `server` | yes | [`server`], the hyper frontend |
+//! | `server` | yes | `server`, the hyper frontend |
 //! | `webhooks` | yes | `webhooks::HttpNotifier`, the reqwest sender that delivers webhooks |
-//! | `postgres` | yes | `store::PgStore`, the PostgreSQL store several server replicas share |
+//! | `postgres` | no | `store::PgStore`, the PostgreSQL store several server replicas share |
+//! | `demo` | no | `demo`, a deterministic demo dataset generator |
 //!
 //! With no features you get the domain, the query engine, the service, the HTTP layer, the
-//! memory store and the webhook outbox.
+//! memory store and the webhook outbox. The operator's program (serve, import, keys) is the
+//! `job-listings` binary of the `job-listings-server` package beside this crate.
+//!
+//! ## The query engine alone
+//!
+//! [`query::JobIndex`] is synchronous and does no I/O: index jobs, then search them.
+//!
+//! ```
+//! use chrono::Utc;
+//! use job_listings::domain::{Company, CompanyId, Confidence, FundingStage, Job, JobId};
+//! use job_listings::query::{JobFilter, JobIndex, JobQuery};
+//!
+//! let company = Company::new(CompanyId::new_random(), "Nimbus", "nimbus.example",
+//!     FundingStage::parse("seed")?);
+//! let job = Job::new(JobId::new_random(), "Rust Engineer", &company, "Tokio and sled.",
+//!     "https://nimbus.example/jobs/1", Utc::now(), Confidence::new(0.9)?);
+//! let mut index = JobIndex::new();
+//! index.upsert(&job);
+//! let found = index.search(&JobQuery::new(JobFilter::default().with_q("tokio")));
+//! assert_eq!(found.ids, vec![job.id]);
+//! # Ok::<(), job_listings::domain::DomainError>(())
+//! ```
+//!
+//! ## The typed service, without HTTP
+//!
+//! [`service::JobListingsService`] is what the HTTP layer calls: keys, plans, quotas, search,
+//! companies, webhooks and usage, as typed values and typed errors.
+//!
+//! ```
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use job_listings::domain::Plan;
+//! use job_listings::query::{JobFilter, JobQuery};
+//! use job_listings::service::{JobListingsService, NewKey};
+//! use job_listings::store::MemoryStore;
+//!
+//! let service = JobListingsService::builder()
+//!     .store(Arc::new(MemoryStore::new()))
+//!     .build()
+//!     .await?;
+//! let (key, _record) = service.create_key(NewKey::new(Plan::Developer)).await?;
+//! let page = service
+//!     .search_jobs(&key, JobQuery::new(JobFilter::default().with_q("rust")))
+//!     .await?;
+//! println!("{} jobs, {} calls left", page.total, page.quota.remaining);
+//! # Ok(()) }
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(run())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! ## Embedding the whole API
 //!

@@ -1,7 +1,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{timestamp, CompanyId, DomainError, DomainTag, JobId, Seniority};
+use super::{timestamp, Company, CompanyId, DomainError, DomainTag, JobId, Seniority};
 
 const RANGE: &str = "must be a number from 0 to 1, such as 0.8";
 
@@ -132,19 +132,28 @@ pub struct Job {
 }
 
 impl Job {
-    /// An active listing with what a posting must have; the other fields start empty (no
-    /// tags, on site, no location or salary) for the caller to set. The company's name, and
-    /// the times the service keeps (`activated_at`, `first_seen_at`, `updated_at`), are filled
-    /// in by the service on ingest; until then they are empty and `posted_at`.
+    /// An active listing of `company` (its id and its name, which `company` searches match)
+    /// with what a posting must have; the other fields start empty (no tags, on site, no
+    /// location or salary) for the caller to set. The times the service keeps
+    /// (`activated_at`, `first_seen_at`, `updated_at`) are set by the service on ingest; until
+    /// then they are empty and `posted_at`.
     ///
     /// ```
     /// use chrono::Utc;
-    /// use job_listings::domain::{CompanyId, Confidence, DomainTag, Job, JobId};
+    /// use job_listings::domain::{
+    ///     Company, CompanyId, Confidence, DomainTag, FundingStage, Job, JobId,
+    /// };
     ///
+    /// let company = Company::new(
+    ///     CompanyId::new_random(),
+    ///     "Nimbus Labs",
+    ///     "nimbus.example",
+    ///     FundingStage::parse("series_a")?,
+    /// );
     /// let mut job = Job::new(
     ///     JobId::new_random(),
     ///     "Senior Rust Engineer",
-    ///     CompanyId::new_random(),
+    ///     &company,
     ///     "Build the search engine.",
     ///     "https://example.com/jobs/1",
     ///     Utc::now(),
@@ -153,12 +162,13 @@ impl Job {
     /// job.remote = true;
     /// job.domains = vec![DomainTag::parse("engineering")?];
     /// assert!(job.is_active());
+    /// assert_eq!(job.company_name, "Nimbus Labs");
     /// # Ok::<(), job_listings::domain::DomainError>(())
     /// ```
     pub fn new(
         id: JobId,
         role: impl Into<String>,
-        company_id: CompanyId,
+        company: &Company,
         description: impl Into<String>,
         source_url: impl Into<String>,
         posted_at: DateTime<Utc>,
@@ -167,8 +177,8 @@ impl Job {
         Self {
             id,
             role: role.into(),
-            company_id,
-            company_name: String::new(),
+            company_id: company.id,
+            company_name: company.name.clone(),
             description: description.into(),
             domains: Vec::new(),
             seniority: Vec::new(),

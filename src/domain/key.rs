@@ -79,6 +79,14 @@ impl ApiKey {
     }
 }
 
+/// `"jl_live_…".parse::<ApiKey>()`, as [`ApiKey::parse`].
+impl std::str::FromStr for ApiKey {
+    type Err = DomainError;
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        Self::parse(raw)
+    }
+}
+
 impl fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ApiKey(jl_live_[redacted])")
@@ -220,6 +228,8 @@ mod tests {
         assert!(ApiKey::parse(&typo).is_err());
         assert!(ApiKey::parse(&raw[..45]).is_err());
         assert!(ApiKey::parse("").is_err());
+        assert_eq!(raw.parse::<ApiKey>().ok(), Some(key));
+        assert!(typo.parse::<ApiKey>().is_err());
     }
 
     #[test]
