@@ -50,7 +50,7 @@ pub(crate) struct StoreArgs {
         value_name = "MIB"
     )]
     pub(crate) cache_mb: u64,
-    /// Stored job JSON kept in memory in front of sled for search pages and job details,
+    /// Decoded jobs kept in memory in front of sled for search pages and job details,
     /// in MiB (0: off).
     #[arg(
         long,

@@ -65,6 +65,9 @@ pub(crate) async fn serve(
                      \"{base}/api/v1/jobs?q=rust&remote_only=true&per_page=2\"",
                     key.expose()
                 );
+                println!(
+                    "Webhooks need the agent_pro or enterprise key (README, Calling the API)."
+                );
             }
         }
         None if first_start => {
