@@ -24,7 +24,7 @@ use job_listings::domain::{CallbackUrl, DomainTag, Job, JobId, JobStatus, Plan};
 use job_listings::service::{
     DeliveryConfig, JobListingsService, NewKey, NewWebhook, ServiceConfig,
 };
-use job_listings::store::Store;
+use job_listings::store::OutboxStore;
 use job_listings::webhooks::{
     verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, RetryPolicy,
 };

@@ -4,13 +4,13 @@
 //! - Jobs are written in id order, so the store fills its tree from one end instead of
 //!   touching a random page for every job (at a million jobs the tree no longer fits in
 //!   sled's cache, and random writes were most of an import's time).
-//! - Batches are written without a flush each ([`Store::write_jobs_deferred`]); one flush at
+//! - Batches are written without a flush each ([`JobStore::write_jobs_deferred`]); one flush at
 //!   the end makes the whole import durable.
 //! - The search index is built on a copy, a batch at a time, on its own thread while the next
 //!   batch is checked and written; the copy is compacted once and replaces the live index at
 //!   the end, so searches never wait for the import and never see jobs not yet written.
 //!
-//! [`Store::write_jobs_deferred`]: crate::store::Store::write_jobs_deferred
+//! [`JobStore::write_jobs_deferred`]: crate::store::JobStore::write_jobs_deferred
 
 use std::convert::Infallible;
 

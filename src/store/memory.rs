@@ -4,7 +4,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{JobWrite, Leases, Store, StoreError, StoreResult, UsageCounter};
+use super::{
+    JobStore, JobWrite, KeyStore, Leases, OutboxStore, Store, StoreError, StoreResult, UsageCounter,
+};
 use crate::domain::{
     ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
     KeyId, OutboxEvent, Subscription, WebhookId,
@@ -75,7 +77,7 @@ fn page<K: Ord + Copy, V: Clone>(map: &BTreeMap<K, V>, after: Option<K>, limit: 
 }
 
 #[async_trait]
-impl Store for MemoryStore {
+impl JobStore for MemoryStore {
     async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
         Ok(self.state()?.jobs.get(&id).cloned().map(Arc::new))
     }
@@ -96,11 +98,6 @@ impl Store for MemoryStore {
                 state.insert_event(event);
             }
         }
-        Ok(())
-    }
-
-    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
-        self.state()?.insert_event(event);
         Ok(())
     }
 
@@ -127,7 +124,10 @@ impl Store for MemoryStore {
     ) -> StoreResult<Vec<Company>> {
         Ok(page(&self.state()?.companies, after, limit))
     }
+}
 
+#[async_trait]
+impl KeyStore for MemoryStore {
     async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
         self.state()?.keys.insert(key.id, key.clone());
         Ok(())
@@ -182,6 +182,14 @@ impl Store for MemoryStore {
 
     async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
         Ok(self.state()?.usage.get(&key_id).copied())
+    }
+}
+
+#[async_trait]
+impl OutboxStore for MemoryStore {
+    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
+        self.state()?.insert_event(event);
+        Ok(())
     }
 
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
@@ -274,3 +282,5 @@ impl Store for MemoryStore {
         Ok(())
     }
 }
+
+impl Store for MemoryStore {}

@@ -1,10 +1,12 @@
-//! Persistence: the [`Store`] trait and its implementations.
+//! Persistence: one narrow trait per part of the service ([`JobStore`] for the catalog,
+//! [`KeyStore`] for access, [`OutboxStore`] for subscriptions), [`Store`] their union, and
+//! their implementations.
 //!
 //! [`SledStore`] (feature `sled`, on by default) keeps everything in an embedded sled database
 //! on disk, for one process. `PgStore` (feature `postgres`) keeps it in PostgreSQL, so several
 //! server replicas share one state. [`MemoryStore`] keeps it in memory, for tests and for
-//! embedders that bring their own persistence. One shared test suite (`tests/store_suite.rs`)
-//! runs against all three (PostgreSQL when `DATABASE_URL` is set).
+//! embedders that bring their own persistence. One shared test suite (`tests/it/store_suite.rs`)
+//! runs against all three (PostgreSQL with `cargo test -- --ignored`).
 //!
 //! Every write method returns only once the write is durable: an acknowledged write survives a
 //! crash of the process.
@@ -102,7 +104,7 @@ impl UsageCounter {
 }
 
 /// A saved search index ([`crate::query::JobIndex::to_snapshot`]) and the
-/// [`Store::jobs_version`] of the jobs it indexes.
+/// [`JobStore::jobs_version`] of the jobs it indexes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndexSnapshot {
     /// The store's jobs version when it was taken.
@@ -111,13 +113,14 @@ pub struct IndexSnapshot {
     pub bytes: Vec<u8>,
 }
 
-/// Where the service keeps its state.
+/// Jobs and companies: what the catalog part of the service keeps, with the search index
+/// snapshots made of them. A job write carries the outbox events it raises, written in the
+/// same transaction (the transactional outbox).
 ///
-/// The default implementation is [`SledStore`]; [`MemoryStore`] serves tests. Scans return
-/// records in id order, `limit` at a time, starting after `after`, so callers can page through
-/// collections of any size.
+/// Scans return records in id order, `limit` at a time, starting after `after`, so callers can
+/// page through collections of any size.
 #[async_trait]
-pub trait Store: Send + Sync + std::fmt::Debug + 'static {
+pub trait JobStore: Send + Sync + std::fmt::Debug + 'static {
     /// One job by id, active or closed. Shared, so that a store keeping recently read jobs in
     /// memory (sled) hands them out without copying.
     async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>>;
@@ -125,11 +128,11 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>>;
     /// Writes jobs and their outbox events, all or nothing, durably.
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()>;
-    /// Writes jobs as [`Store::write_jobs`] does, but they need not be durable before
-    /// [`Store::flush`]: for bulk loads, which pay for durability once at the end. A store may
+    /// Writes jobs as [`JobStore::write_jobs`] does, but they need not be durable before
+    /// [`JobStore::flush`]: for bulk loads, which pay for durability once at the end. A store may
     /// split the write into several transactions, each with its jobs' events and its own jobs
     /// version. A crash before the flush may lose the latest of them, never part of one. The
-    /// default is [`Store::write_jobs`].
+    /// default is [`JobStore::write_jobs`].
     async fn write_jobs_deferred(&self, writes: &[JobWrite]) -> StoreResult<()> {
         self.write_jobs(writes).await
     }
@@ -141,7 +144,7 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// Up to `limit` jobs with ids greater than `after`.
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>>;
     /// A number that changes, durably and in the same transaction, with every write of jobs
-    /// ([`Store::write_jobs`], [`Store::write_jobs_deferred`] or any rewrite of stored jobs):
+    /// ([`JobStore::write_jobs`], [`JobStore::write_jobs_deferred`] or any rewrite of stored jobs):
     /// equal numbers mean the same jobs.
     /// `None` (the default) for a store that does not keep one; it then keeps no index
     /// snapshots either.
@@ -154,23 +157,22 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// `version`: the index is then rebuilt from every job.
     ///
     /// A store that answers it keeps a record of the ids written in each version, written in
-    /// the same transaction as the jobs; [`Store::save_index_snapshot`] may forget the record
+    /// the same transaction as the jobs; [`JobStore::save_index_snapshot`] may forget the record
     /// up to the snapshot's version.
     async fn jobs_written_since(&self, _version: u64) -> StoreResult<Option<Vec<JobId>>> {
         Ok(None)
     }
-    /// The search index last saved with [`Store::save_index_snapshot`] and the
-    /// [`Store::jobs_version`] it reflects; `None` when none was saved (or the default: the
+    /// The search index last saved with [`JobStore::save_index_snapshot`] and the
+    /// [`JobStore::jobs_version`] it reflects; `None` when none was saved (or the default: the
     /// store keeps none).
     async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
         Ok(None)
     }
     /// Keeps a search index snapshot in place of the last one, durably. A store without
-    /// [`Store::jobs_version`] ignores it (the default).
+    /// [`JobStore::jobs_version`] ignores it (the default).
     async fn save_index_snapshot(&self, _snapshot: IndexSnapshot) -> StoreResult<()> {
         Ok(())
     }
-
     /// One company by id.
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>>;
     /// Writes companies, all or nothing, durably.
@@ -181,14 +183,17 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         after: Option<CompanyId>,
         limit: usize,
     ) -> StoreResult<Vec<Company>>;
+}
 
+/// API keys and their usage counters: what the access part of the service keeps.
+#[async_trait]
+pub trait KeyStore: Send + Sync + std::fmt::Debug + 'static {
     /// Creates or replaces a key record, durably.
     async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()>;
     /// One key record by id.
     async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>>;
     /// Every key record.
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>>;
-
     /// Records usage counters (replacing earlier values for the same key), durably.
     async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()>;
     /// Every usage counter.
@@ -203,12 +208,17 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         period_start: DateTime<Utc>,
         quota: u64,
     ) -> StoreResult<Option<UsageCounter>>;
-    /// Gives back one call counted by [`Store::count_call`] in the period starting
+    /// Gives back one call counted by [`KeyStore::count_call`] in the period starting
     /// `period_start` (a call that failed), durably; nothing when none is counted there.
     async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()>;
     /// The usage counter of one key, if it has one.
     async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>>;
+}
 
+/// Webhook subscriptions, outbox events and their deliveries: what the subscriptions part of
+/// the service keeps and the delivery worker works through.
+#[async_trait]
+pub trait OutboxStore: Send + Sync + std::fmt::Debug + 'static {
     /// Creates or replaces a webhook subscription, durably.
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()>;
     /// Deletes a subscription and fails its pending deliveries; returns whether it existed.
@@ -217,14 +227,13 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>>;
     /// Every webhook subscription.
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>>;
-
     /// Writes an event that belongs to no job (such as `webhook.test`) with its deliveries,
     /// all or nothing, durably.
     async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()>;
-    /// One outbox event (its `deliveries` list is empty; see [`Store::pending_deliveries`]).
+    /// One outbox event (its `deliveries` list is empty; see [`OutboxStore::pending_deliveries`]).
     async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>>;
     /// Up to `limit` pending deliveries due at or before `due` and not leased at `due` (see
-    /// [`Store::claim_delivery`]), soonest first.
+    /// [`OutboxStore::claim_delivery`]), soonest first.
     async fn pending_deliveries(
         &self,
         due: DateTime<Utc>,
@@ -237,7 +246,7 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// Claims one delivery for an attempt: returns it when it is pending, due at `now` and
     /// not leased at `now`, and leases it to the caller until `until`, so no other process
     /// sharing the store attempts it meanwhile. The lease ends when the delivery is written
-    /// ([`Store::put_delivery`]) or at `until`, whichever comes first: a process that dies
+    /// ([`OutboxStore::put_delivery`]) or at `until`, whichever comes first: a process that dies
     /// mid-attempt delays the delivery, never loses it.
     async fn claim_delivery(
         &self,
@@ -247,7 +256,14 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     ) -> StoreResult<Option<Delivery>>;
     /// Updates a delivery after an attempt, durably, ending its lease.
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()>;
+}
 
+/// Where the service keeps its state: every part's store in one.
+///
+/// The default implementation is [`SledStore`]; [`MemoryStore`] serves tests and embedders;
+/// `PgStore` (feature `postgres`) lets several replicas share one state. One test suite runs
+/// against all three.
+pub trait Store: JobStore + KeyStore + OutboxStore {
     /// The change feed of a store that several processes share, so each can follow what the
     /// others write; `None` (the default) for a store only one process uses.
     fn change_feed(&self) -> Option<&dyn ChangeFeed> {

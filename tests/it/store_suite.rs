@@ -14,7 +14,8 @@ use job_listings::domain::{
     SubscriptionStatus, WebhookId, WebhookSecret,
 };
 use job_listings::store::{
-    IndexSnapshot, JobWrite, MemoryStore, PgStore, SledStore, Store, UsageCounter,
+    IndexSnapshot, JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore, PgStore, SledStore,
+    Store, UsageCounter,
 };
 use uuid::Uuid;
 

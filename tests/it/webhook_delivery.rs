@@ -17,7 +17,9 @@ use job_listings::domain::{
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::server::ServerConfig;
 use job_listings::service::{DeliveryConfig, IngestOutcome, NewWebhook, ServiceConfig};
-use job_listings::store::{JobWrite, MemoryStore, Store, StoreResult, UsageCounter};
+use job_listings::store::{
+    JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore, Store, StoreResult, UsageCounter,
+};
 use job_listings::webhooks::{
     sign, verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, Notifier, RetryPolicy,
     WebhookRequest,
@@ -1528,25 +1530,31 @@ struct SlowOutbox {
 }
 
 #[async_trait::async_trait]
-impl Store for SlowOutbox {
+impl JobStore for SlowOutbox {
     async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
         self.inner.get_job(id).await
     }
+
     async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
         self.inner.get_jobs(ids).await
     }
+
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
         self.inner.write_jobs(writes).await
     }
+
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
         self.inner.scan_jobs(after, limit).await
     }
+
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         self.inner.get_company(id).await
     }
+
     async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {
         self.inner.put_companies(companies).await
     }
+
     async fn scan_companies(
         &self,
         after: Option<CompanyId>,
@@ -1554,21 +1562,30 @@ impl Store for SlowOutbox {
     ) -> StoreResult<Vec<Company>> {
         self.inner.scan_companies(after, limit).await
     }
+}
+
+#[async_trait::async_trait]
+impl KeyStore for SlowOutbox {
     async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
         self.inner.put_key(key).await
     }
+
     async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
         self.inner.get_key(id).await
     }
+
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         self.inner.scan_keys().await
     }
+
     async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
         self.inner.put_usage(counters).await
     }
+
     async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
         self.inner.scan_usage().await
     }
+
     async fn count_call(
         &self,
         key_id: KeyId,
@@ -1577,30 +1594,42 @@ impl Store for SlowOutbox {
     ) -> StoreResult<Option<UsageCounter>> {
         self.inner.count_call(key_id, period_start, quota).await
     }
+
     async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
         self.inner.uncount_call(key_id, period_start).await
     }
+
     async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
         self.inner.get_usage(key_id).await
     }
+}
+
+#[async_trait::async_trait]
+impl OutboxStore for SlowOutbox {
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
         self.inner.put_webhook(webhook).await
     }
+
     async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
         self.inner.delete_webhook(id).await
     }
+
     async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
         self.inner.get_webhook(id).await
     }
+
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
         self.inner.scan_webhooks().await
     }
+
     async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
         self.inner.put_event(event).await
     }
+
     async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
         self.inner.get_event(id).await
     }
+
     async fn pending_deliveries(
         &self,
         due: DateTime<Utc>,
@@ -1610,12 +1639,15 @@ impl Store for SlowOutbox {
         tokio::time::sleep(self.read_delay).await;
         read
     }
+
     async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
         self.inner.deliveries_of(webhook, limit).await
     }
+
     async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
         self.inner.get_delivery(id).await
     }
+
     async fn claim_delivery(
         &self,
         id: DeliveryId,
@@ -1624,10 +1656,13 @@ impl Store for SlowOutbox {
     ) -> StoreResult<Option<Delivery>> {
         self.inner.claim_delivery(id, now, until).await
     }
+
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
         self.inner.put_delivery(delivery).await
     }
 }
+
+impl Store for SlowOutbox {}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_is_not_sent_twice_without_a_failure_or_a_restart() {

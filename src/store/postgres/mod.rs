@@ -14,7 +14,10 @@ use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
-use super::{ChangeFeed, ChangedRecord, JobWrite, Store, StoreError, StoreResult, UsageCounter};
+use super::{
+    ChangeFeed, ChangedRecord, JobStore, JobWrite, KeyStore, OutboxStore, Store, StoreError,
+    StoreResult, UsageCounter,
+};
 use crate::domain::{
     ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
     KeyId, OutboxEvent, Subscription, WebhookId,
@@ -290,7 +293,7 @@ fn counter(row: &Row) -> StoreResult<UsageCounter> {
 }
 
 #[async_trait]
-impl Store for PgStore {
+impl JobStore for PgStore {
     async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
         let job: Option<Job> = self
             .get_doc("SELECT doc FROM jobs WHERE id = $1", id.0)
@@ -369,7 +372,10 @@ impl Store for PgStore {
         )
         .await
     }
+}
 
+#[async_trait]
+impl KeyStore for PgStore {
     async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
         self.put_docs(
             "api_keys",
@@ -468,7 +474,10 @@ impl Store for PgStore {
             .map_err(pg_error)?;
         row.as_ref().map(counter).transpose()
     }
+}
 
+#[async_trait]
+impl OutboxStore for PgStore {
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
         self.put_docs(
             "webhooks",
@@ -588,7 +597,9 @@ impl Store for PgStore {
         insert_deliveries(&tx, std::slice::from_ref(delivery)).await?;
         tx.commit().await.map_err(pg_error)
     }
+}
 
+impl Store for PgStore {
     fn change_feed(&self) -> Option<&dyn ChangeFeed> {
         Some(self)
     }

@@ -10,10 +10,14 @@ use sled::transaction::{
 };
 use sled::{Db, Tree};
 
+mod jobs;
+mod keys;
+mod outbox;
+
 use super::job_cache::JobCache;
 use super::{
-    job_record, snapshot_file, IndexSnapshot, JobWrite, Leases, Store, StoreError, StoreResult,
-    UsageCounter,
+    job_record, snapshot_file, IndexSnapshot, JobStore, JobWrite, KeyStore, Leases, OutboxStore,
+    Store, StoreError, StoreResult, UsageCounter,
 };
 use crate::domain::{
     ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
@@ -48,7 +52,7 @@ impl SledConfig {
 /// Records are in one tree per collection: jobs in a versioned record format of the store's
 /// own (see `job_record`), everything else as JSON. Every write method flushes before it returns,
 /// so an acknowledged write survives a crash. sled is single-process: one server per folder.
-/// The search index snapshot ([`Store::save_index_snapshot`]) is the file `search-index` in
+/// The search index snapshot ([`JobStore::save_index_snapshot`]) is the file `search-index` in
 /// the same folder; deleting it only makes the next start rebuild the index.
 #[derive(Clone)]
 pub struct SledStore {
@@ -62,18 +66,18 @@ pub struct SledStore {
     deliveries: Tree,
     /// Pending deliveries by due time: `nanos(be) ++ delivery id` → empty.
     due: Tree,
-    /// The jobs version ([`Store::jobs_version`]).
+    /// The jobs version ([`JobStore::jobs_version`]).
     meta: Tree,
-    /// The ids of the jobs each job write wrote ([`Store::jobs_written_since`]): the jobs
+    /// The ids of the jobs each job write wrote ([`JobStore::jobs_written_since`]): the jobs
     /// version it made (big-endian) → the ids, 16 bytes each.
     job_changes: Tree,
-    /// Where [`Store::save_index_snapshot`] keeps the index: a file beside sled's own.
+    /// Where [`JobStore::save_index_snapshot`] keeps the index: a file beside sled's own.
     index_snapshot: PathBuf,
     leases: Arc<Leases>,
     job_cache: Arc<JobCache>,
 }
 
-/// The meta key of [`Store::jobs_version`]: a big-endian `u64`.
+/// The meta key of [`JobStore::jobs_version`]: a big-endian `u64`.
 const JOBS_VERSION: &[u8] = b"jobs_version";
 
 fn version_of(stored: Option<&[u8]>) -> u64 {
@@ -422,294 +426,4 @@ fn encode_job_writes(writes: &[JobWrite]) -> StoreResult<Vec<JobRow>> {
         .collect()
 }
 
-#[async_trait]
-impl Store for SledStore {
-    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
-        self.cached_job(id)
-    }
-
-    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
-        let mut out = Vec::with_capacity(ids.len());
-        for &id in ids {
-            out.extend(self.cached_job(id)?);
-        }
-        Ok(out)
-    }
-
-    async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
-        let rows = encode_job_writes(writes)?;
-        self.durably(move |s| s.write_job_rows(&rows)).await
-    }
-
-    async fn write_jobs_deferred(&self, writes: &[JobWrite]) -> StoreResult<()> {
-        let rows = encode_job_writes(writes)?;
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || {
-            rows.chunks(DEFERRED_ROWS)
-                .try_for_each(|chunk| this.write_job_rows(chunk))
-        })
-        .await
-        .map_err(backend)?
-    }
-
-    async fn flush(&self) -> StoreResult<()> {
-        self.durably(|_| Ok(())).await
-    }
-
-    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
-        let encoded = EncodedEvent::of(event)?;
-        self.durably(move |s| {
-            (&s.events, &s.deliveries, &s.due)
-                .transaction(|(events, deliveries, due)| encoded.insert(events, deliveries, due))
-                .map_err(tx_error)
-        })
-        .await
-    }
-
-    async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
-        let after = after.as_ref().map(|a| a.0.as_bytes().as_slice());
-        Self::entries_after(&self.jobs, after)
-            .take(limit)
-            .map(|item| {
-                let (key, record) = item.map_err(backend)?;
-                decode_job(&key, &record)
-            })
-            .collect()
-    }
-
-    async fn jobs_version(&self) -> StoreResult<Option<u64>> {
-        let stored = self.meta.get(JOBS_VERSION).map_err(backend)?;
-        Ok(Some(version_of(stored.as_deref())))
-    }
-
-    async fn jobs_written_since(&self, version: u64) -> StoreResult<Option<Vec<JobId>>> {
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || this.job_changes_since(version))
-            .await
-            .map_err(backend)?
-    }
-
-    async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
-        let path = self.index_snapshot.clone();
-        tokio::task::spawn_blocking(move || snapshot_file::read(&path))
-            .await
-            .map_err(backend)?
-    }
-
-    async fn save_index_snapshot(&self, snapshot: IndexSnapshot) -> StoreResult<()> {
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || {
-            snapshot_file::write(&this.index_snapshot, &snapshot)?;
-            this.forget_job_changes_through(snapshot.jobs_version)
-        })
-        .await
-        .map_err(backend)?
-    }
-
-    async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
-        Self::get(&self.companies, id.0.as_bytes())
-    }
-
-    async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {
-        let mut batch = sled::Batch::default();
-        for c in companies {
-            batch.insert(c.id.0.as_bytes().as_slice(), encode(c)?);
-        }
-        self.durably(move |s| s.companies.apply_batch(batch).map_err(backend))
-            .await
-    }
-
-    async fn scan_companies(
-        &self,
-        after: Option<CompanyId>,
-        limit: usize,
-    ) -> StoreResult<Vec<Company>> {
-        Self::scan(
-            &self.companies,
-            after.as_ref().map(|a| a.0.as_bytes().as_slice()),
-            limit,
-        )
-    }
-
-    async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
-        let (k, v) = (key.id.0.as_bytes().to_vec(), encode(key)?);
-        self.durably(move |s| s.keys.insert(k, v).map(drop).map_err(backend))
-            .await
-    }
-
-    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
-        Self::get(&self.keys, id.0.as_bytes())
-    }
-
-    async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
-        Self::scan(&self.keys, None, usize::MAX)
-    }
-
-    async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
-        let mut batch = sled::Batch::default();
-        for c in counters {
-            batch.insert(c.key_id.0.as_bytes().as_slice(), encode(c)?);
-        }
-        self.durably(move |s| s.usage.apply_batch(batch).map_err(backend))
-            .await
-    }
-
-    async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
-        Self::scan(&self.usage, None, usize::MAX)
-    }
-
-    async fn count_call(
-        &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
-        self.durably(move |s| {
-            s.update_usage(key_id, |stored| {
-                UsageCounter::counted(stored, key_id, period_start, quota)
-            })
-        })
-        .await
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        self.durably(move |s| {
-            s.update_usage(key_id, |stored| {
-                UsageCounter::uncounted(stored, period_start)
-            })
-            .map(drop)
-        })
-        .await
-    }
-
-    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
-        Self::get(&self.usage, key_id.0.as_bytes())
-    }
-
-    async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
-        let (k, v) = (webhook.id.0.as_bytes().to_vec(), encode(webhook)?);
-        self.durably(move |s| s.webhooks.insert(k, v).map(drop).map_err(backend))
-            .await
-    }
-
-    async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
-        let mut orphans = Vec::new();
-        for item in self.deliveries.iter() {
-            let (k, v) = item.map_err(backend)?;
-            let d: Delivery = decode(&k, &v)?;
-            if d.webhook_id == id && d.status == DeliveryStatus::Pending {
-                orphans.push(d);
-            }
-        }
-        self.durably(move |s| {
-            (&s.webhooks, &s.deliveries, &s.due)
-                .transaction(|(webhooks, deliveries, due)| {
-                    let existed = webhooks.remove(id.0.as_bytes().as_slice())?.is_some();
-                    for d in &orphans {
-                        let mut failed = d.clone();
-                        failed.status = DeliveryStatus::Failed;
-                        failed.last_error = Some("subscription deleted".to_owned());
-                        let bytes = encode(&failed).map_err(abort)?;
-                        deliveries.insert(d.id.0.as_bytes().as_slice(), bytes)?;
-                        due.remove(due_key(d))?;
-                    }
-                    Ok(existed)
-                })
-                .map_err(tx_error)
-        })
-        .await
-    }
-
-    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
-        Self::get(&self.webhooks, id.0.as_bytes())
-    }
-
-    async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
-        Self::scan(&self.webhooks, None, usize::MAX)
-    }
-
-    async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
-        Self::get(&self.events, id.0.as_bytes())
-    }
-
-    async fn pending_deliveries(
-        &self,
-        due: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<Vec<Delivery>> {
-        let mut out = Vec::new();
-        for item in self.due.iter() {
-            if out.len() >= limit {
-                break;
-            }
-            let (k, _) = item.map_err(backend)?;
-            let Some(id) = k.get(8..24) else { continue };
-            let Some(delivery) = Self::get::<Delivery>(&self.deliveries, id)? else {
-                continue;
-            };
-            if delivery.next_attempt_at > due {
-                break;
-            }
-            if delivery.status == DeliveryStatus::Pending && !self.leases.held(delivery.id, due) {
-                out.push(delivery);
-            }
-        }
-        Ok(out)
-    }
-
-    async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
-        let mut list = Vec::new();
-        for item in self.deliveries.iter() {
-            let (k, v) = item.map_err(backend)?;
-            let d: Delivery = decode(&k, &v)?;
-            if d.webhook_id == webhook {
-                list.push(d);
-            }
-        }
-        list.sort_by(|a, b| {
-            b.next_attempt_at
-                .cmp(&a.next_attempt_at)
-                .then(a.id.cmp(&b.id))
-        });
-        list.truncate(limit);
-        Ok(list)
-    }
-
-    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
-        Self::get(&self.deliveries, id.0.as_bytes())
-    }
-
-    async fn claim_delivery(
-        &self,
-        id: DeliveryId,
-        now: DateTime<Utc>,
-        until: DateTime<Utc>,
-    ) -> StoreResult<Option<Delivery>> {
-        let due = Self::get::<Delivery>(&self.deliveries, id.0.as_bytes())?
-            .filter(|d| d.status == DeliveryStatus::Pending && d.next_attempt_at <= now);
-        Ok(due.filter(|_| self.leases.take(id, now, until)))
-    }
-
-    async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
-        let old: Option<Delivery> = Self::get(&self.deliveries, delivery.id.0.as_bytes())?;
-        let new = delivery.clone();
-        let bytes = encode(&new)?;
-        self.durably(move |s| {
-            (&s.deliveries, &s.due)
-                .transaction(|(deliveries, due)| {
-                    if let Some(old) = &old {
-                        due.remove(due_key(old))?;
-                    }
-                    deliveries.insert(new.id.0.as_bytes().as_slice(), bytes.as_slice())?;
-                    if new.status == DeliveryStatus::Pending {
-                        due.insert(due_key(&new), &[] as &[u8])?;
-                    }
-                    Ok(())
-                })
-                .map_err(tx_error)
-        })
-        .await?;
-        self.leases.end(delivery.id);
-        Ok(())
-    }
-}
+impl Store for SledStore {}

@@ -1,0 +1,104 @@
+//! [`JobStore`] on sled: jobs in their versioned records behind the decoded-job cache,
+//! companies, the jobs version with the ids each write wrote, and the index snapshot file.
+
+use super::*;
+
+#[async_trait]
+impl JobStore for SledStore {
+    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
+        self.cached_job(id)
+    }
+
+    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            out.extend(self.cached_job(id)?);
+        }
+        Ok(out)
+    }
+
+    async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
+        let rows = encode_job_writes(writes)?;
+        self.durably(move |s| s.write_job_rows(&rows)).await
+    }
+
+    async fn write_jobs_deferred(&self, writes: &[JobWrite]) -> StoreResult<()> {
+        let rows = encode_job_writes(writes)?;
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            rows.chunks(DEFERRED_ROWS)
+                .try_for_each(|chunk| this.write_job_rows(chunk))
+        })
+        .await
+        .map_err(backend)?
+    }
+
+    async fn flush(&self) -> StoreResult<()> {
+        self.durably(|_| Ok(())).await
+    }
+
+    async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
+        let after = after.as_ref().map(|a| a.0.as_bytes().as_slice());
+        Self::entries_after(&self.jobs, after)
+            .take(limit)
+            .map(|item| {
+                let (key, record) = item.map_err(backend)?;
+                decode_job(&key, &record)
+            })
+            .collect()
+    }
+
+    async fn jobs_version(&self) -> StoreResult<Option<u64>> {
+        let stored = self.meta.get(JOBS_VERSION).map_err(backend)?;
+        Ok(Some(version_of(stored.as_deref())))
+    }
+
+    async fn jobs_written_since(&self, version: u64) -> StoreResult<Option<Vec<JobId>>> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.job_changes_since(version))
+            .await
+            .map_err(backend)?
+    }
+
+    async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
+        let path = self.index_snapshot.clone();
+        tokio::task::spawn_blocking(move || snapshot_file::read(&path))
+            .await
+            .map_err(backend)?
+    }
+
+    async fn save_index_snapshot(&self, snapshot: IndexSnapshot) -> StoreResult<()> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            snapshot_file::write(&this.index_snapshot, &snapshot)?;
+            this.forget_job_changes_through(snapshot.jobs_version)
+        })
+        .await
+        .map_err(backend)?
+    }
+
+    async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
+        Self::get(&self.companies, id.0.as_bytes())
+    }
+
+    async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {
+        let mut batch = sled::Batch::default();
+        for c in companies {
+            batch.insert(c.id.0.as_bytes().as_slice(), encode(c)?);
+        }
+        self.durably(move |s| s.companies.apply_batch(batch).map_err(backend))
+            .await
+    }
+
+    async fn scan_companies(
+        &self,
+        after: Option<CompanyId>,
+        limit: usize,
+    ) -> StoreResult<Vec<Company>> {
+        Self::scan(
+            &self.companies,
+            after.as_ref().map(|a| a.0.as_bytes().as_slice()),
+            limit,
+        )
+    }
+}
