@@ -29,6 +29,10 @@ pub const JOB_PARAMS: &[&str] = &[
 /// The query parameters `GET /companies` takes; any other is refused as `unknown_parameter`.
 pub const COMPANY_PARAMS: &[&str] = &["funding_stage", "page", "per_page"];
 
+/// The query parameters of the lists that only page (`GET /webhooks`,
+/// `GET /webhooks/{id}/deliveries`).
+pub const PAGE_PARAMS: &[&str] = &["page", "per_page"];
+
 /// Longest free-text value accepted, in characters.
 const MAX_TEXT: usize = 500;
 
@@ -128,7 +132,7 @@ impl Params {
         Ok(text)
     }
 
-    fn page(&self) -> Result<(Page, PerPage), DomainError> {
+    pub(crate) fn page(&self) -> Result<(Page, PerPage), DomainError> {
         let page = self
             .one("page")
             .map(Page::parse)

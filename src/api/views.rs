@@ -201,12 +201,6 @@ impl<T: Serialize, M: Serialize> ListEnvelope<T, M> {
     }
 }
 
-/// A bare list: `{"data": [...]}`.
-#[derive(Serialize)]
-pub(crate) struct DataList<T: Serialize> {
-    pub data: T,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

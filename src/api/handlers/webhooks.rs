@@ -4,9 +4,14 @@
 use bytes::Bytes;
 use http::{Request, StatusCode};
 
+use serde::Serialize;
+use serde_json::json;
+
 use super::webhook_bodies::{idempotency_key, webhook_body, webhook_change};
 use super::{no_body, no_params, Handled};
-use crate::api::views::{DataList, WebhookView};
+use crate::api::error::ApiError;
+use crate::api::params::{Params, PAGE_PARAMS};
+use crate::api::views::{ListEnvelope, WebhookView};
 use crate::api::Reply;
 use crate::domain::WebhookId;
 use crate::service::{Caller, Metered, WebhookCreation};
@@ -40,12 +45,15 @@ pub(crate) async fn create(caller: &Caller, req: &Request<Bytes>) -> Handled {
     Ok(reply)
 }
 
-/// `GET /webhooks`: the caller's subscriptions, oldest first.
+/// `GET /webhooks`: a page of the caller's subscriptions, oldest first.
 pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
-    no_params(req)?;
+    let params = Params::parse(req.uri().query(), PAGE_PARAMS, &[])?;
     let list = caller.list_webhooks().await?;
     let views: Vec<WebhookView<'_>> = list.iter().map(|w| WebhookView::of(w, false)).collect();
-    Ok(Reply::json(&DataList { data: views }, Some(list.quota)))
+    Ok(Reply::json(
+        &paged(views, &params, "/api/v1/webhooks")?,
+        Some(list.quota),
+    ))
 }
 
 /// `GET /webhooks/{id}`.
@@ -78,13 +86,38 @@ pub(crate) async fn delete(caller: &Caller, id: &str, req: &Request<Bytes>) -> H
     Ok(Reply::new(StatusCode::NO_CONTENT, None, Some(done.quota)))
 }
 
-/// `GET /webhooks/{id}/deliveries`: the latest deliveries, latest scheduled attempt first.
+/// `GET /webhooks/{id}/deliveries`: a page of the latest deliveries, latest scheduled attempt
+/// first.
 pub(crate) async fn deliveries(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
-    no_params(req)?;
-    let list = caller.webhook_deliveries(WebhookId::parse(id)?).await?;
+    let params = Params::parse(req.uri().query(), PAGE_PARAMS, &[])?;
+    let id = WebhookId::parse(id)?;
+    let list = caller.webhook_deliveries(id).await?;
+    let path = format!("/api/v1/webhooks/{id}/deliveries");
     Ok(Reply::json(
-        &DataList { data: &list.value },
+        &paged(list.iter().collect(), &params, &path)?,
         Some(list.quota),
+    ))
+}
+
+/// One page of `items`, in the list envelope every list has; these lists filter nothing.
+fn paged<T: Serialize>(
+    items: Vec<T>,
+    params: &Params,
+    path: &str,
+) -> Result<ListEnvelope<Vec<T>>, ApiError> {
+    let (page, per_page) = params.page()?;
+    let total = items.len() as u64;
+    let per = per_page.get() as usize;
+    let start = (page.get() as usize - 1).saturating_mul(per);
+    let data: Vec<T> = items.into_iter().skip(start).take(per).collect();
+    Ok(ListEnvelope::new(
+        data,
+        page.get(),
+        per_page.get(),
+        total,
+        path,
+        &params.without_page(),
+        json!({ "filters": {} }),
     ))
 }
 

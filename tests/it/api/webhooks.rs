@@ -116,6 +116,44 @@ async fn get_webhooks_lists_the_keys_subscriptions_without_their_secrets() {
     for w in r.body["data"].as_array().expect("data") {
         assert!(w.get("secret").is_none(), "secret shown in a listing: {w}");
     }
+    assert_eq!(
+        r.body["pagination"],
+        json!({ "page": 1, "per_page": 20, "total": 2, "total_pages": 1 })
+    );
+    assert_eq!(r.body["meta"], json!({ "filters": {} }));
+}
+
+#[tokio::test]
+async fn get_webhooks_pages_like_every_list_and_names_the_parameters_it_takes() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let mut created = Vec::new();
+    for n in 0..3 {
+        let url = format!("https://hooks.example.com/{n}");
+        created.push(create(&app, key, json!({ "callback_url": url })).await.0);
+    }
+    let first = app.get_as(key, "/api/v1/webhooks?per_page=2").await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    assert_eq!(first.ids(), created[..2].to_vec(), "oldest first");
+    assert_eq!(first.body["pagination"]["total"], 3);
+    assert_eq!(first.body["pagination"]["total_pages"], 2);
+    assert_eq!(
+        first.body["links"]["next"],
+        "/api/v1/webhooks?per_page=2&page=2"
+    );
+    assert_eq!(first.body["links"]["prev"], json!(null));
+    let second = app.get_as(key, "/api/v1/webhooks?per_page=2&page=2").await;
+    assert_eq!(second.ids(), created[2..].to_vec());
+    let past = app.get_as(key, "/api/v1/webhooks?page=9").await;
+    assert_eq!(past.status, StatusCode::OK);
+    assert_eq!(past.body["data"], json!([]));
+
+    let wrong = app.get_as(key, "/api/v1/webhooks?limit=5").await;
+    wrong.assert_problem(400, "unknown_parameter", Some("limit"));
+    assert_eq!(wrong.body["allowed"], json!(["page", "per_page"]));
+    app.get_as(key, "/api/v1/webhooks?per_page=51")
+        .await
+        .assert_problem(400, "invalid_parameter", Some("per_page"));
 }
 
 #[tokio::test]
@@ -399,6 +437,21 @@ async fn test_takes_no_body_or_an_empty_json_object_and_refuses_anything_else() 
         .get_as(key, &format!("/api/v1/webhooks/{id}/deliveries"))
         .await;
     assert_eq!(deliveries.body["data"].as_array().map(Vec::len), Some(2));
+
+    // The deliveries page like every list.
+    let path = format!("/api/v1/webhooks/{id}/deliveries");
+    let first = app.get_as(key, &format!("{path}?per_page=1")).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    assert_eq!(first.body["data"].as_array().map(Vec::len), Some(1));
+    assert_eq!(first.body["pagination"]["total"], 2);
+    assert_eq!(first.body["pagination"]["total_pages"], 2);
+    assert_eq!(
+        first.body["links"]["next"],
+        format!("{path}?per_page=1&page=2")
+    );
+    let second = app.get_as(key, &format!("{path}?per_page=1&page=2")).await;
+    assert_ne!(second.body["data"][0]["id"], first.body["data"][0]["id"]);
+    assert_eq!(second.body["links"]["next"], json!(null));
 }
 
 #[tokio::test]
