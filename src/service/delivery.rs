@@ -140,7 +140,7 @@ impl JobListingsService {
 
     /// Makes one attempt of one delivery and records the outcome.
     async fn attempt(&self, mut delivery: Delivery) -> ServiceResult<()> {
-        let Some(notifier) = self.inner.notifier.clone() else {
+        let Some(notifier) = self.inner.subscriptions.notifier.clone() else {
             return Ok(());
         };
         let subscription = self
@@ -287,7 +287,7 @@ impl JobListingsService {
         id: WebhookId,
         change: impl FnOnce(&mut Subscription),
     ) -> ServiceResult<()> {
-        let _writer = self.inner.subscription_writes.lock().await;
+        let _writer = self.inner.subscriptions.writes.lock().await;
         let Some(mut sub) = self.read_webhooks().get(&id).cloned() else {
             return Ok(());
         };
@@ -316,7 +316,7 @@ impl JobListingsService {
 
     /// Wakes the delivery worker: new deliveries are due.
     pub(super) fn wake_deliveries(&self) {
-        self.inner.wake.notify_one();
+        self.inner.subscriptions.wake.notify_one();
     }
 }
 

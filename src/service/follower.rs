@@ -70,7 +70,7 @@ impl JobListingsService {
         let store = &self.inner.store;
         match record {
             ChangedRecord::Job(id) => {
-                let writes = self.inner.ingest.lock().await;
+                let writes = self.inner.catalog.ingest.lock().await;
                 let job = store.get_job(id).await?;
                 match job.filter(|j| j.is_active()) {
                     Some(job) => self.write_index().upsert(&job),
@@ -83,6 +83,7 @@ impl JobListingsService {
             ChangedRecord::Company(id) => {
                 if let Some(company) = store.get_company(id).await? {
                     self.inner
+                        .catalog
                         .companies
                         .write()
                         .unwrap_or_else(|e| e.into_inner())

@@ -107,7 +107,7 @@ impl JobListingsService {
         B::IntoIter: Send + 'static,
         E: Send + 'static,
     {
-        let writes_lock = self.inner.ingest.lock().await;
+        let writes_lock = self.inner.catalog.ingest.lock().await;
         let now = self.now();
         let mut arriving = read_ahead(batches.into_iter());
 

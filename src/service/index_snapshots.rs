@@ -178,11 +178,11 @@ impl JobListingsService {
     ///
     /// [`ServiceConfig::index_snapshot_interval`]: super::ServiceConfig::index_snapshot_interval
     pub async fn save_index_snapshot(&self) -> ServiceResult<bool> {
-        let writes = self.inner.ingest.lock().await;
+        let writes = self.inner.catalog.ingest.lock().await;
         let Some(version) = self.inner.store.jobs_version().await? else {
             return Ok(false);
         };
-        let mut saved = self.inner.saved_snapshot.lock().await;
+        let mut saved = self.inner.catalog.saved_snapshot.lock().await;
         if *saved == Some(version) {
             return Ok(false);
         }
@@ -213,6 +213,6 @@ impl JobListingsService {
 
     /// How the search index was made ready when the service started.
     pub fn index_origin(&self) -> IndexOrigin {
-        self.inner.index_origin
+        self.inner.catalog.index_origin
     }
 }

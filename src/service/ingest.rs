@@ -38,6 +38,7 @@ impl JobListingsService {
         self.inner.store.put_companies(&companies).await?;
         let mut cache = self
             .inner
+            .catalog
             .companies
             .write()
             .unwrap_or_else(|e| e.into_inner());
@@ -76,7 +77,7 @@ impl JobListingsService {
     /// for every matching webhook subscription, in the same transaction. All or nothing: one
     /// invalid job rejects the batch.
     pub async fn upsert_jobs(&self, jobs: Vec<Job>) -> ServiceResult<Vec<IngestOutcome>> {
-        let _ingest = self.inner.ingest.lock().await;
+        let _ingest = self.inner.catalog.ingest.lock().await;
         let (writes, outcomes) = self.prepare_job_writes(jobs, self.now()).await?;
         self.inner.store.write_jobs(&writes).await?;
         for w in &writes {
@@ -150,7 +151,7 @@ impl JobListingsService {
 
     /// Closes a job: it stays on record but is no longer searchable.
     pub async fn close_job(&self, id: JobId) -> ServiceResult<Job> {
-        let _ingest = self.inner.ingest.lock().await;
+        let _ingest = self.inner.catalog.ingest.lock().await;
         let mut job = Arc::unwrap_or_clone(
             self.inner
                 .store
@@ -177,7 +178,12 @@ impl JobListingsService {
     /// the swap takes the write lock. Holding the ingest lock (`_writes`) keeps every other
     /// index writer out meanwhile, so no change can miss the copy.
     pub(super) async fn compact_index_if_due(&self, _writes: &MutexGuard<'_, ()>) {
-        if self.inner.compaction_deferrals.load(Ordering::Acquire) > 0
+        if self
+            .inner
+            .catalog
+            .compaction_deferrals
+            .load(Ordering::Acquire)
+            > 0
             || !self.read_index().needs_compaction()
         {
             return;
@@ -201,6 +207,7 @@ impl JobListingsService {
     /// the end. ([`JobListingsService::import_jobs`] needs none: it compacts once itself.)
     pub fn defer_index_compaction(&self) -> DeferredCompaction {
         self.inner
+            .catalog
             .compaction_deferrals
             .fetch_add(1, Ordering::AcqRel);
         DeferredCompaction {
@@ -238,7 +245,7 @@ impl DeferredCompaction {
     pub async fn finish(self) {
         let service = self.service.clone();
         drop(self);
-        let writes = service.inner.ingest.lock().await;
+        let writes = service.inner.catalog.ingest.lock().await;
         service.compact_index_if_due(&writes).await;
     }
 }
@@ -247,6 +254,7 @@ impl Drop for DeferredCompaction {
     fn drop(&mut self) {
         self.service
             .inner
+            .catalog
             .compaction_deferrals
             .fetch_sub(1, Ordering::AcqRel);
     }

@@ -110,10 +110,24 @@ pub struct JobListingsService {
     inner: Arc<Inner>,
 }
 
+/// The service's state, by the part that owns it.
 struct Inner {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     config: ServiceConfig,
+    /// Companies and the search index over the active jobs (ingest, import, snapshots, the
+    /// replica follower).
+    catalog: Catalog,
+    /// Keys with their meters and rate-limit buckets (access: authentication, metering).
+    keys: KeyRegistry,
+    /// Webhook subscriptions and the delivery worker's means.
+    subscriptions: Subscriptions,
+    /// Tells the background tasks to stop.
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+/// The catalog's state.
+struct Catalog {
     index: RwLock<JobIndex>,
     /// The jobs version of the index snapshot the store holds, when this process loaded or
     /// saved it: a shutdown with nothing written since has nothing to save.
@@ -121,21 +135,22 @@ struct Inner {
     /// How the index was made ready at start-up.
     index_origin: IndexOrigin,
     companies: RwLock<HashMap<CompanyId, Arc<Company>>>,
-    keys: KeyRegistry,
-    webhooks: RwLock<HashMap<WebhookId, Subscription>>,
     /// Serialises ingest so "read previous state, write new state" is atomic per job.
     ingest: tokio::sync::Mutex<()>,
-    /// Serialises writes of subscriptions (registration, deletion, delivery status), so a
-    /// status update never resurrects a deleted subscription.
-    subscription_writes: tokio::sync::Mutex<()>,
     /// How many [`DeferredCompaction`]s are open; the index is not compacted while any is.
     compaction_deferrals: std::sync::atomic::AtomicUsize,
+}
+
+/// The subscriptions' state.
+struct Subscriptions {
+    webhooks: RwLock<HashMap<WebhookId, Subscription>>,
+    /// Serialises writes of subscriptions (registration, deletion, delivery status), so a
+    /// status update never resurrects a deleted subscription.
+    writes: tokio::sync::Mutex<()>,
     /// Sends webhook deliveries; without one, deliveries wait in the outbox.
     notifier: Option<Arc<dyn Notifier>>,
     /// Wakes the delivery worker when new deliveries are due.
     wake: Arc<tokio::sync::Notify>,
-    /// Tells the background tasks to stop.
-    stop: tokio::sync::watch::Sender<bool>,
 }
 
 /// A summary: the state itself holds webhook secrets and is large.
@@ -145,9 +160,9 @@ impl std::fmt::Debug for Inner {
             .field("store", &self.store)
             .field(
                 "index",
-                &*self.index.read().unwrap_or_else(|e| e.into_inner()),
+                &*self.catalog.index.read().unwrap_or_else(|e| e.into_inner()),
             )
-            .field("notifier", &self.notifier.is_some())
+            .field("notifier", &self.subscriptions.notifier.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -231,17 +246,21 @@ impl ServiceBuilder {
                 store,
                 clock,
                 config,
-                index: RwLock::new(loaded.index),
-                index_origin: loaded.origin,
-                saved_snapshot: tokio::sync::Mutex::new(loaded.saved_version),
-                companies: RwLock::new(companies),
+                catalog: Catalog {
+                    index: RwLock::new(loaded.index),
+                    index_origin: loaded.origin,
+                    saved_snapshot: tokio::sync::Mutex::new(loaded.saved_version),
+                    companies: RwLock::new(companies),
+                    ingest: tokio::sync::Mutex::new(()),
+                    compaction_deferrals: std::sync::atomic::AtomicUsize::new(0),
+                },
                 keys,
-                webhooks: RwLock::new(webhooks),
-                ingest: tokio::sync::Mutex::new(()),
-                subscription_writes: tokio::sync::Mutex::new(()),
-                compaction_deferrals: std::sync::atomic::AtomicUsize::new(0),
-                notifier: self.notifier,
-                wake: Arc::new(tokio::sync::Notify::new()),
+                subscriptions: Subscriptions {
+                    webhooks: RwLock::new(webhooks),
+                    writes: tokio::sync::Mutex::new(()),
+                    notifier: self.notifier,
+                    wake: Arc::new(tokio::sync::Notify::new()),
+                },
                 stop: tokio::sync::watch::channel(false).0,
             }),
         };
@@ -276,11 +295,11 @@ impl ServiceBuilder {
                     service.inner.stop.subscribe(),
                 ));
             }
-            if service.inner.notifier.is_some() {
+            if service.inner.subscriptions.notifier.is_some() {
                 tokio::spawn(delivery::worker(
                     weak,
                     service.inner.stop.subscribe(),
-                    service.inner.wake.clone(),
+                    service.inner.subscriptions.wake.clone(),
                 ));
             }
         }
@@ -376,15 +395,24 @@ impl JobListingsService {
     /// A read guard on the search index. The lock is never held across an await, so a
     /// poisoned lock only means a panic elsewhere; the index itself is still consistent.
     fn read_index(&self) -> RwLockReadGuard<'_, JobIndex> {
-        self.inner.index.read().unwrap_or_else(|e| e.into_inner())
+        self.inner
+            .catalog
+            .index
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     fn write_index(&self) -> RwLockWriteGuard<'_, JobIndex> {
-        self.inner.index.write().unwrap_or_else(|e| e.into_inner())
+        self.inner
+            .catalog
+            .index
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     fn read_companies(&self) -> RwLockReadGuard<'_, HashMap<CompanyId, Arc<Company>>> {
         self.inner
+            .catalog
             .companies
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -392,6 +420,7 @@ impl JobListingsService {
 
     fn read_webhooks(&self) -> RwLockReadGuard<'_, HashMap<WebhookId, Subscription>> {
         self.inner
+            .subscriptions
             .webhooks
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -399,6 +428,7 @@ impl JobListingsService {
 
     fn write_webhooks(&self) -> RwLockWriteGuard<'_, HashMap<WebhookId, Subscription>> {
         self.inner
+            .subscriptions
             .webhooks
             .write()
             .unwrap_or_else(|e| e.into_inner())

@@ -183,7 +183,7 @@ impl Caller {
         self.metered(|| async move {
             // Under the writer lock: two racing creations must not both see room, nor both
             // miss a subscription registered with their idempotency key.
-            let _writer = service.inner.subscription_writes.lock().await;
+            let _writer = service.inner.subscriptions.writes.lock().await;
             let mut asked = Subscription {
                 id: WebhookId::new_random(),
                 owner: self.key_id(),
@@ -291,7 +291,7 @@ impl Caller {
             return Err(self.refused(e).await);
         }
         self.metered(|| async move {
-            let _writer = service.inner.subscription_writes.lock().await;
+            let _writer = service.inner.subscriptions.writes.lock().await;
             let mut sub = service.own_webhook(self.key_id(), id)?;
             change.apply_to(&mut sub, service.now());
             service.store_webhook(&sub).await?;
@@ -307,7 +307,7 @@ impl Caller {
         let service = &self.service;
         self.metered(|| async move {
             service.own_webhook(self.key_id(), id)?;
-            let _writer = service.inner.subscription_writes.lock().await;
+            let _writer = service.inner.subscriptions.writes.lock().await;
             service.inner.store.delete_webhook(id).await?;
             service.write_webhooks().remove(&id);
             tracing::info!(webhook_id = %id, "webhook deleted");
