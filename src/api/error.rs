@@ -184,8 +184,32 @@ fn seconds_until(t: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
 
 impl ApiError {
     /// The status, code and body for this error. Internal failures say nothing beyond
-    /// "internal error"; their detail goes to the log under the request id.
+    /// "internal error"; their detail goes to the log under the request id. One table, read
+    /// by kind: what the request got wrong, where it went, how it arrived, and what the
+    /// service refused.
     pub(crate) fn answer(&self, now: DateTime<Utc>) -> Answer {
+        match self {
+            ApiError::Service(ServiceError::InvalidInput(_))
+            | ApiError::InvalidParameter(_)
+            | ApiError::UnknownParameter { .. }
+            | ApiError::InvalidBody(_)
+            | ApiError::MissingApiKey
+            | ApiError::MalformedApiKey(_) => self.input_answer(),
+            ApiError::Service(
+                ServiceError::InvalidKey
+                | ServiceError::BillingInactive(_)
+                | ServiceError::PlanUpgradeRequired { .. }
+                | ServiceError::QuotaExceeded { .. }
+                | ServiceError::RateLimited { .. },
+            ) => self.refusal_answer(now),
+            ApiError::Service(_) => self.service_state_answer(),
+            ApiError::NoRoute { .. } | ApiError::MethodNotAllowed { .. } => self.route_answer(),
+            _ => self.transport_answer(),
+        }
+    }
+
+    /// What the request says: its parameters, body and key.
+    fn input_answer(&self) -> Answer {
         use StatusCode as S;
         match self {
             ApiError::InvalidParameter(e) | ApiError::Service(ServiceError::InvalidInput(e)) => {
@@ -221,21 +245,6 @@ impl ApiError {
                 "Invalid request body",
                 why.clone(),
             ),
-            ApiError::BodyRead(why) => Answer::new(
-                S::BAD_REQUEST,
-                "invalid_body",
-                "Invalid request body",
-                format!("the body could not be read: {why}"),
-            ),
-            ApiError::BodyTimeout { after } => Answer::new(
-                S::REQUEST_TIMEOUT,
-                "body_timeout",
-                "Request body timed out",
-                format!(
-                    "the body did not arrive within {} s of the headers; send the whole body at once",
-                    after.as_secs_f64()
-                ),
-            ),
             ApiError::MissingApiKey => Answer::new(
                 S::UNAUTHORIZED,
                 "missing_api_key",
@@ -248,6 +257,15 @@ impl ApiError {
                 "Invalid API key",
                 format!("the API key {}", e.reason),
             ),
+            // [`ApiError::answer`] sends only the errors above here.
+            _ => internal(),
+        }
+    }
+
+    /// What the service refused the key: its validity, billing, plan, quota and rate.
+    fn refusal_answer(&self, now: DateTime<Utc>) -> Answer {
+        use StatusCode as S;
+        match self {
             ApiError::Service(ServiceError::InvalidKey) => Answer::new(
                 S::UNAUTHORIZED,
                 "invalid_api_key",
@@ -304,6 +322,15 @@ impl ApiError {
                 a.retry_after = Some(retry_after.as_secs_f64().ceil().max(1.0) as u64);
                 a
             }
+            // [`ApiError::answer`] sends only the errors above here.
+            _ => internal(),
+        }
+    }
+
+    /// What the state answers: nothing there, a conflict, or a fault of ours.
+    fn service_state_answer(&self) -> Answer {
+        use StatusCode as S;
+        match self {
             ApiError::Service(ServiceError::NotFound { resource }) => Answer::new(
                 S::NOT_FOUND,
                 "not_found",
@@ -334,12 +361,15 @@ impl ApiError {
                 "Limit reached",
                 why.clone(),
             ),
-            ApiError::Service(ServiceError::Store(_)) => Answer::new(
-                S::INTERNAL_SERVER_ERROR,
-                "internal",
-                "Internal error",
-                "internal error; quote the request_id if you contact support".into(),
-            ),
+            // A storage failure, and any error `answer` does not send here.
+            _ => internal(),
+        }
+    }
+
+    /// Where the request went: a path or method the API does not have.
+    fn route_answer(&self) -> Answer {
+        use StatusCode as S;
+        match self {
             ApiError::NoRoute { under_api: false } => Answer::new(
                 S::NOT_FOUND,
                 "not_found",
@@ -369,6 +399,30 @@ impl ApiError {
                 a.allow = Some(allow);
                 a
             }
+            // [`ApiError::answer`] sends only the errors above here.
+            _ => internal(),
+        }
+    }
+
+    /// How the request arrived: its size, its timing and its encoding.
+    fn transport_answer(&self) -> Answer {
+        use StatusCode as S;
+        match self {
+            ApiError::BodyRead(why) => Answer::new(
+                S::BAD_REQUEST,
+                "invalid_body",
+                "Invalid request body",
+                format!("the body could not be read: {why}"),
+            ),
+            ApiError::BodyTimeout { after } => Answer::new(
+                S::REQUEST_TIMEOUT,
+                "body_timeout",
+                "Request body timed out",
+                format!(
+                    "the body did not arrive within {} s of the headers; send the whole body at once",
+                    after.as_secs_f64()
+                ),
+            ),
             ApiError::BodyTooLarge { limit } => Answer::new(
                 S::PAYLOAD_TOO_LARGE,
                 "body_too_large",
@@ -409,6 +463,18 @@ impl ApiError {
                 a.accept_encoding = Some("identity");
                 a
             }
+            // [`ApiError::answer`] sends only the errors above here.
+            _ => internal(),
         }
     }
+}
+
+/// The answer to a failure of ours: it says nothing more.
+fn internal() -> Answer {
+    Answer::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "Internal error",
+        "internal error; quote the request_id if you contact support".into(),
+    )
 }
