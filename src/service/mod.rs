@@ -350,11 +350,6 @@ impl JobListingsService {
         &self.inner.config
     }
 
-    /// The store behind the service.
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.inner.store
-    }
-
     /// Writes every changed usage counter to the store now.
     pub async fn flush_usage(&self) -> ServiceResult<()> {
         let dirty = self.inner.keys.dirty_counters();

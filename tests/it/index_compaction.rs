@@ -19,15 +19,15 @@ use job_listings::service::{
 };
 
 use crate::support::store::open_sled;
-use crate::support::{StoreKind, TestApp};
+use crate::support::{StoreKind, StoredService, TestApp};
 
 /// A service on the sled folder `dir` whose enterprise quota does not run out.
-async fn open_service(dir: &Path) -> JobListingsService {
+async fn open_service(dir: &Path) -> StoredService {
     service_on_clock(dir, None).await
 }
 
 /// [`open_service`], on a clock stopped where the test says when `clock` is given.
-async fn service_on_clock(dir: &Path, clock: Option<Arc<ManualClock>>) -> JobListingsService {
+async fn service_on_clock(dir: &Path, clock: Option<Arc<ManualClock>>) -> StoredService {
     let config = ServiceConfig {
         quotas: Quotas {
             enterprise: 1 << 30,
@@ -51,7 +51,7 @@ async fn with_jobs_oldest_first(
     dir: &Path,
     seed: u64,
     jobs: usize,
-) -> (JobListingsService, ApiKey, Vec<Job>) {
+) -> (StoredService, ApiKey, Vec<Job>) {
     let service = open_service(dir).await;
     let data = Dataset::generate(seed, 40, jobs);
     let key = with_companies_and_key(&service, &data).await;
@@ -161,7 +161,7 @@ async fn jobs_arriving_out_of_order_one_at_a_time_are_found_exactly_through_comp
 
 /// The same service reopened on the same folder, once the last one has let go of it
 /// (background tasks hold the store until they see the stop signal or their handle drops).
-async fn reopen(dir: &Path, last: JobListingsService) -> JobListingsService {
+async fn reopen(dir: &Path, last: StoredService) -> StoredService {
     drop(last);
     open_service(dir).await
 }
@@ -236,7 +236,7 @@ async fn an_unreadable_record_of_later_writes_makes_the_start_rebuild_the_index(
     assert!(service.save_index_snapshot().await.expect("save"));
     service.upsert_jobs(later.to_vec()).await.expect("ingest");
     let version = service
-        .store()
+        .store
         .jobs_version()
         .await
         .expect("version")
@@ -323,7 +323,7 @@ async fn open_when_free(dir: &Path) -> sled::Db {
 }
 
 /// A service on `dir` that saves its index every `interval_ms`.
-async fn saving_every(dir: &Path, interval_ms: u64) -> JobListingsService {
+async fn saving_every(dir: &Path, interval_ms: u64) -> StoredService {
     TestApp::builder()
         .store(StoreKind::SledAt(dir.to_owned()))
         .config(ServiceConfig {
@@ -347,7 +347,7 @@ async fn the_index_is_saved_on_an_interval_and_a_start_after_a_crash_loads_it() 
     service.upsert_jobs(jobs.clone()).await.expect("ingest");
 
     // Saved by the service within a few intervals; nothing else saves it.
-    let store = service.store().clone();
+    let store = service.store.clone();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let version = store.jobs_version().await.expect("version");
@@ -375,7 +375,7 @@ async fn subscribed(
     dir: &Path,
     data: &Dataset,
     now: chrono::DateTime<chrono::Utc>,
-) -> (JobListingsService, ApiKey) {
+) -> (StoredService, ApiKey) {
     let service = service_on_clock(dir, Some(Arc::new(ManualClock::new(now)))).await;
     let key = with_companies_and_key(&service, data).await;
     let url = CallbackUrl::parse("https://hooks.example.com/jobs").expect("a callback URL");
@@ -446,7 +446,7 @@ async fn an_import_stores_indexes_and_announces_as_upsert_jobs_does_and_survives
     assert!(summary.deliveries > 0, "new active jobs are announced");
     let far = now + Duration::days(365);
     let queued = importer
-        .store()
+        .store
         .pending_deliveries(far, 1 << 20)
         .await
         .expect("outbox");
@@ -454,8 +454,8 @@ async fn an_import_stores_indexes_and_announces_as_upsert_jobs_does_and_survives
     let mut ids: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
     ids.sort();
     ids.dedup();
-    let stored = importer.store().get_jobs(&ids).await.expect("stored");
-    let expected_jobs = upserter.store().get_jobs(&ids).await.expect("stored");
+    let stored = importer.store.get_jobs(&ids).await.expect("stored");
+    let expected_jobs = upserter.store.get_jobs(&ids).await.expect("stored");
     assert_eq!(stored, expected_jobs);
     let progress = reported.lock().expect("lock").clone();
     assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
@@ -489,12 +489,7 @@ async fn an_import_with_a_job_of_an_unknown_company_writes_nothing_and_names_the
     assert!(message.contains(&jobs[321].id.to_string()), "{message}");
     assert!(message.contains("is unknown"), "{message}");
     let ids: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
-    assert!(service
-        .store()
-        .get_jobs(&ids)
-        .await
-        .expect("read")
-        .is_empty());
+    assert!(service.store.get_jobs(&ids).await.expect("read").is_empty());
     assert_searches_exact(&service, &key, &[]).await;
 }
 
@@ -530,7 +525,7 @@ async fn a_sorted_import_that_stops_keeps_the_batches_before_stored_and_searchab
     assert_eq!(reported.lock().expect("lock").last(), Some(&2_000));
     let before: Vec<Job> = batches[..2].concat();
     let ids: Vec<JobId> = data.jobs.iter().map(|j| j.id).collect();
-    let stored = service.store().get_jobs(&ids).await.expect("read");
+    let stored = service.store.get_jobs(&ids).await.expect("read");
     assert_eq!(stored.len(), 2_000);
     assert!(stored.iter().all(|s| before.iter().any(|j| j.id == s.id)));
     let active: Vec<Job> = stored
@@ -550,7 +545,7 @@ async fn a_sorted_import_that_stops_keeps_the_batches_before_stored_and_searchab
     let message = error.to_string();
     assert!(message.contains("batch 2"), "{message}");
     assert!(message.contains("ascending id order"), "{message}");
-    let stored = service.store().get_jobs(&ids).await.expect("read");
+    let stored = service.store.get_jobs(&ids).await.expect("read");
     assert_eq!(stored.len(), 3_000);
     let active: Vec<Job> = stored
         .into_iter()

@@ -1071,8 +1071,7 @@ async fn the_periodic_writer_stores_counted_usage_without_a_shutdown() {
     let mut stored = None;
     for _ in 0..400 {
         stored = app
-            .service
-            .store()
+            .store
             .scan_usage()
             .await
             .expect("the usage tree")
@@ -1101,13 +1100,7 @@ async fn calls_counted_in_the_store_are_stored_before_they_are_answered() {
     let app = start(config, Some(clock)).await;
     let issued = app.issue_anchored(Plan::Developer, anchor).await;
     let (key, record) = (issued.raw, issued.id);
-    let stored = || async {
-        app.service
-            .store()
-            .get_usage(record)
-            .await
-            .expect("the usage record")
-    };
+    let stored = || async { app.store.get_usage(record).await.expect("the usage record") };
     let missing = Uuid::new_v4();
     for n in 1..=5 {
         let r = app.get_as(&key, "/api/v1/companies").await;

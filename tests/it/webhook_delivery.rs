@@ -234,8 +234,7 @@ impl WebhookApp for TestApp {
 
     /// Every delivery of a subscription, from the store.
     async fn deliveries(&self, id: WebhookId) -> Vec<Delivery> {
-        self.service
-            .store()
+        self.store
             .deliveries_of(id, 100_000)
             .await
             .expect("the store")

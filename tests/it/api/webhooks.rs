@@ -660,8 +660,7 @@ async fn a_new_matching_job_queues_a_pending_delivery_for_the_webhook() {
     assert_eq!(d.status, DeliveryStatus::Pending);
     assert_eq!(d.attempts, 0);
     let event = app
-        .service
-        .store()
+        .store
         .get_event(d.event_id)
         .await
         .expect("the store")

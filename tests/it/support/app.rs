@@ -22,7 +22,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 use super::server::{server_config, RunningServer};
-use super::store::{open_sled, release};
+use super::store::{open_sled, release, StoredService};
 use super::wire::{client, Auth, Resp};
 
 /// The store an app keeps its state in.
@@ -126,7 +126,7 @@ impl TestAppBuilder {
 
     /// Builds only the service: nothing seeded, no key issued, no API. For tests that open a
     /// folder of their own ([`StoreKind::SledAt`]) again and again.
-    pub async fn service(self) -> JobListingsService {
+    pub async fn service(self) -> StoredService {
         assert!(
             self.seeds.is_empty(),
             "a service alone is not seeded; build an app"
@@ -148,7 +148,8 @@ impl TestAppBuilder {
     async fn start(self, with_socket: bool) -> TestApp {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let parts = self.parts();
-        let service = parts.open(Some(dir.path())).await;
+        let opened = parts.open(Some(dir.path())).await;
+        let service = &opened.service;
         let mut dataset = Dataset {
             companies: Vec::new(),
             jobs: Vec::new(),
@@ -170,11 +171,11 @@ impl TestAppBuilder {
             dataset.jobs.extend(data.jobs);
         }
         let keys = Keys {
-            developer: issue(&service, NewKey::new(Plan::Developer)).await,
-            agent_pro: issue(&service, NewKey::new(Plan::AgentPro)).await,
-            enterprise: issue(&service, NewKey::new(Plan::Enterprise)).await,
+            developer: issue(service, NewKey::new(Plan::Developer)).await,
+            agent_pro: issue(service, NewKey::new(Plan::AgentPro)).await,
+            enterprise: issue(service, NewKey::new(Plan::Enterprise)).await,
         };
-        TestApp::serve(parts, dir, service, dataset, keys, with_socket).await
+        TestApp::serve(parts, dir, opened, dataset, keys, with_socket).await
     }
 }
 
@@ -191,7 +192,7 @@ struct Parts {
 impl Parts {
     /// Opens the store (by default sled in `db` below `folder`, the app's own) and builds the
     /// service on it.
-    async fn open(&self, folder: Option<&Path>) -> JobListingsService {
+    async fn open(&self, folder: Option<&Path>) -> StoredService {
         let store: Arc<dyn Store> = match &self.store {
             StoreKind::Memory => Arc::new(MemoryStore::new()),
             StoreKind::Sled => Arc::new(
@@ -216,7 +217,7 @@ impl Parts {
             StoreKind::Given(store) => store.clone(),
         };
         let mut builder = JobListingsService::builder()
-            .store(store)
+            .store(store.clone())
             .config(self.config.clone());
         if let Some(clock) = &self.clock {
             builder = builder.clock(clock.clone() as Arc<dyn Clock>);
@@ -224,7 +225,8 @@ impl Parts {
         if let Some(notifier) = &self.notifier {
             builder = builder.notifier(notifier.clone());
         }
-        builder.build().await.expect("the service")
+        let service = builder.build().await.expect("the service");
+        StoredService { service, store }
     }
 }
 
@@ -241,6 +243,8 @@ async fn issue(service: &JobListingsService, new: NewKey) -> IssuedKey {
 /// it (or none: then `Api::handle` answers).
 pub struct TestApp {
     pub service: JobListingsService,
+    /// The store under the service, for tests that check what it holds.
+    pub store: Arc<dyn Store>,
     /// The API the server serves, or that answers without one.
     pub api: Api,
     /// Every company and job the app was seeded with, in the order they were written.
@@ -270,11 +274,12 @@ impl TestApp {
     async fn serve(
         parts: Parts,
         dir: TempDir,
-        service: JobListingsService,
+        opened: StoredService,
         dataset: Dataset,
         keys: Keys,
         with_socket: bool,
     ) -> TestApp {
+        let StoredService { service, store } = opened;
         let api = Api::with_config(service.clone(), parts.api_config);
         let server = match with_socket {
             true => Some(RunningServer::start(api.clone(), parts.server_config).await),
@@ -282,6 +287,7 @@ impl TestApp {
         };
         TestApp {
             service,
+            store,
             api,
             dataset,
             keys,
@@ -341,6 +347,7 @@ impl TestApp {
         let with_socket = self.server.is_some();
         let TestApp {
             service,
+            store,
             api,
             dataset,
             keys,
@@ -350,9 +357,9 @@ impl TestApp {
             client: _,
         } = self;
         drop((api, server));
-        release(service).await;
-        let service = parts.open(Some(dir.path())).await;
-        TestApp::serve(parts, dir, service, dataset, keys, with_socket).await
+        release(StoredService { service, store }).await;
+        let opened = parts.open(Some(dir.path())).await;
+        TestApp::serve(parts, dir, opened, dataset, keys, with_socket).await
     }
 
     /// Stops and waits until the store is let go of; the folder stays until the value
@@ -361,13 +368,14 @@ impl TestApp {
         self.stop().await;
         let TestApp {
             service,
+            store,
             api,
             dir,
             server,
             ..
         } = self;
         drop((api, server));
-        release(service).await;
+        release(StoredService { service, store }).await;
         dir
     }
 
@@ -503,8 +511,7 @@ impl TestApp {
     /// The deliveries to subscription `webhook` that are pending and due now.
     pub async fn pending_deliveries(&self, webhook: &str) -> Vec<Delivery> {
         let id = WebhookId::parse(webhook).expect("a webhook id");
-        self.service
-            .store()
+        self.store
             .pending_deliveries(Utc::now(), 100)
             .await
             .expect("the outbox")

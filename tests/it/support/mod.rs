@@ -32,4 +32,5 @@ pub mod wire;
 pub use app::{StoreKind, TestApp};
 pub use data::at;
 pub use receiver::{always_ok, eventually, script, Answer, Receiver};
+pub use store::StoredService;
 pub use wire::{Auth, Resp};

@@ -32,11 +32,25 @@ pub async fn open_sled(path: &Path) -> Result<SledStore, StoreError> {
     }
 }
 
+/// A service and the store it was built on, which a test reads around the service (the
+/// service itself offers no way around it). Derefs to the service.
+pub struct StoredService {
+    pub service: JobListingsService,
+    pub store: Arc<dyn Store>,
+}
+
+impl std::ops::Deref for StoredService {
+    type Target = JobListingsService;
+    fn deref(&self) -> &JobListingsService {
+        &self.service
+    }
+}
+
 /// Drops `service` and waits (bounded) until nothing holds its store any more: the connection
 /// tasks and the usage writer let go shortly after the server returns, and sled keeps a file
 /// lock until then.
-pub async fn release(service: JobListingsService) {
-    let store: Weak<dyn Store> = Arc::downgrade(service.store());
+pub async fn release(service: StoredService) {
+    let store: Weak<dyn Store> = Arc::downgrade(&service.store);
     drop(service);
     for _ in 0..500 {
         if store.strong_count() == 0 {
