@@ -144,25 +144,7 @@ impl Server {
             config,
             ..
         } = self;
-        // The protocol is told from the first bytes here (see `request_starts`), so each
-        // connection goes straight to its own builder instead of through hyper-util's
-        // auto-detecting one, which reads and replays those bytes itself.
-        let mut http1 = http1::Builder::new();
-        http1
-            .timer(TokioTimer::new())
-            .header_read_timeout(config.header_read_timeout)
-            .max_buf_size(config.max_header_bytes.max(8192));
-        if config.max_headers != HYPER_MAX_HEADERS {
-            http1.max_headers(config.max_headers);
-        }
-        let mut http2 = http2::Builder::new(TokioExecutor::new());
-        http2
-            .timer(TokioTimer::new())
-            .max_header_list_size(u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX))
-            .max_concurrent_streams(256)
-            .keep_alive_interval(config.header_read_timeout)
-            .keep_alive_timeout(config.header_read_timeout);
-        let builders = Arc::new((http1, http2));
+        let builders = Arc::new(connection_builders(&config));
         let graceful = GracefulShutdown::new();
         // Connections still waiting for their first bytes are not hyper's yet, so graceful
         // shutdown cannot see them; this tells them to give up.
@@ -242,4 +224,27 @@ impl Server {
         }
         Ok(())
     }
+}
+
+/// The HTTP/1 and HTTP/2 connection builders, with the configured timeouts and limits. The
+/// protocol is told from the first bytes (see `request_starts`), so each connection goes
+/// straight to its own builder instead of through hyper-util's auto-detecting one, which
+/// reads and replays those bytes itself.
+fn connection_builders(config: &ServerConfig) -> (http1::Builder, http2::Builder<TokioExecutor>) {
+    let mut http1 = http1::Builder::new();
+    http1
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout)
+        .max_buf_size(config.max_header_bytes.max(8192));
+    if config.max_headers != HYPER_MAX_HEADERS {
+        http1.max_headers(config.max_headers);
+    }
+    let mut http2 = http2::Builder::new(TokioExecutor::new());
+    http2
+        .timer(TokioTimer::new())
+        .max_header_list_size(u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX))
+        .max_concurrent_streams(256)
+        .keep_alive_interval(config.header_read_timeout)
+        .keep_alive_timeout(config.header_read_timeout);
+    (http1, http2)
 }

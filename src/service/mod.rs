@@ -215,17 +215,8 @@ impl ServiceBuilder {
             None => None,
         };
 
-        let mut companies = HashMap::new();
-        let mut after = None;
-        loop {
-            let batch = store.scan_companies(after, 1_000).await?;
-            let Some(last) = batch.last() else { break };
-            after = Some(last.id);
-            companies.extend(batch.into_iter().map(|c| (c.id, Arc::new(c))));
-        }
-
+        let companies = load_companies(store.as_ref()).await?;
         let loaded = index_snapshots::load_index(store.as_ref()).await?;
-
         let keys = KeyRegistry::load(store.as_ref()).await?;
         let mut webhooks = HashMap::new();
         for stored in store.scan_webhooks().await? {
@@ -265,43 +256,7 @@ impl ServiceBuilder {
             }),
         };
         if tokio::runtime::Handle::try_current().is_ok() {
-            let weak = Arc::downgrade(&service.inner);
-            if let Metering::InMemory { flush_interval } = service.inner.config.metering {
-                tokio::spawn(every(
-                    weak.clone(),
-                    flush_interval,
-                    service.inner.stop.subscribe(),
-                    "writing usage counters",
-                    |service| async move { service.flush_usage().await },
-                ));
-            }
-            if let Some(interval) = service.inner.config.index_snapshot_interval {
-                // Saved while jobs are written, so that a start after a crash loads a recent
-                // snapshot and indexes only the jobs written after it.
-                tokio::spawn(every(
-                    weak.clone(),
-                    interval,
-                    service.inner.stop.subscribe(),
-                    "saving the index snapshot",
-                    |service| async move { service.save_index_snapshot().await },
-                ));
-            }
-            if let Some(position) = feed_position {
-                tokio::spawn(follower::follow(
-                    weak.clone(),
-                    service.inner.store.clone(),
-                    position,
-                    service.inner.config.follow_poll_interval,
-                    service.inner.stop.subscribe(),
-                ));
-            }
-            if service.inner.subscriptions.notifier.is_some() {
-                tokio::spawn(delivery::worker(
-                    weak,
-                    service.inner.stop.subscribe(),
-                    service.inner.subscriptions.wake.clone(),
-                ));
-            }
+            service.spawn_background_tasks(feed_position);
         }
         tracing::info!(
             active_jobs = service.read_index().len(),
@@ -309,6 +264,64 @@ impl ServiceBuilder {
             "service ready"
         );
         Ok(service)
+    }
+}
+
+/// Every stored company, read 1,000 at a time.
+async fn load_companies(store: &dyn Store) -> ServiceResult<HashMap<CompanyId, Arc<Company>>> {
+    let mut companies = HashMap::new();
+    let mut after = None;
+    loop {
+        let batch = store.scan_companies(after, 1_000).await?;
+        let Some(last) = batch.last() else { break };
+        after = Some(last.id);
+        companies.extend(batch.into_iter().map(|c| (c.id, Arc::new(c))));
+    }
+    Ok(companies)
+}
+
+impl JobListingsService {
+    /// Starts the usage writer (in-memory metering), the index snapshot saver, the replica
+    /// follower (a shared store, from `feed_position`) and the delivery worker (with a
+    /// notifier). Each holds the service weakly and stops with [`JobListingsService::shutdown`].
+    fn spawn_background_tasks(&self, feed_position: Option<u64>) {
+        let weak = Arc::downgrade(&self.inner);
+        if let Metering::InMemory { flush_interval } = self.inner.config.metering {
+            tokio::spawn(every(
+                weak.clone(),
+                flush_interval,
+                self.inner.stop.subscribe(),
+                "writing usage counters",
+                |service| async move { service.flush_usage().await },
+            ));
+        }
+        if let Some(interval) = self.inner.config.index_snapshot_interval {
+            // Saved while jobs are written, so that a start after a crash loads a recent
+            // snapshot and indexes only the jobs written after it.
+            tokio::spawn(every(
+                weak.clone(),
+                interval,
+                self.inner.stop.subscribe(),
+                "saving the index snapshot",
+                |service| async move { service.save_index_snapshot().await },
+            ));
+        }
+        if let Some(position) = feed_position {
+            tokio::spawn(follower::follow(
+                weak.clone(),
+                self.inner.store.clone(),
+                position,
+                self.inner.config.follow_poll_interval,
+                self.inner.stop.subscribe(),
+            ));
+        }
+        if self.inner.subscriptions.notifier.is_some() {
+            tokio::spawn(delivery::worker(
+                weak,
+                self.inner.stop.subscribe(),
+                self.inner.subscriptions.wake.clone(),
+            ));
+        }
     }
 }
 
