@@ -18,7 +18,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap as HashMap};
 use super::bitmap::Docs;
 use super::index::{for_each_job_word, JobIndex};
 use super::indexed::IndexedJob;
-use crate::domain::{Job, JobView};
+use crate::domain::{Job, JobJsonFields};
 
 /// Jobs whose words are gathered before they are added to the posting lists. Larger parts
 /// extend each list fewer times; smaller ones keep the part's words in cache.
@@ -174,7 +174,8 @@ impl JobIndex {
         jobs: &[B],
     ) -> Result<(), JobJsonError> {
         let loaded = self.insert_read_in_parts(jobs, |position, json| {
-            JobView::from_json(json.as_ref()).map_err(|reason| JobJsonError { position, reason })
+            JobJsonFields::from_json(json.as_ref())
+                .map_err(|reason| JobJsonError { position, reason })
         });
         self.compact_if_due();
         loaded

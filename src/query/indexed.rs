@@ -1,9 +1,9 @@
-//! What the index reads of a job: a whole [`Job`], or a [`JobView`] of its stored JSON when
+//! What the index reads of a job: a whole [`Job`], or a [`JobJsonFields`] of its stored JSON when
 //! the index is loaded from the jobs' JSON.
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::{CompanyId, DomainTag, Job, JobId, JobStatus, JobView, Seniority};
+use crate::domain::{CompanyId, DomainTag, Job, JobId, JobJsonFields, JobStatus, Seniority};
 
 /// The fields of a job that indexing it reads, borrowed from wherever the job is held.
 pub(crate) struct IndexedFields<'a> {
@@ -49,7 +49,7 @@ macro_rules! indexed_fields_of {
 }
 
 indexed_fields_of!(Job);
-indexed_fields_of!(JobView<'_>);
+indexed_fields_of!(JobJsonFields<'_>);
 
 impl<J: IndexedJob> IndexedJob for &J {
     fn fields(&self) -> IndexedFields<'_> {

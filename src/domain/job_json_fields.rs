@@ -17,7 +17,7 @@ use super::{timestamp, CompanyId, Confidence, DomainTag, JobId, JobStatus, Senio
 /// The fields of a job's JSON (as `serde_json::to_vec(&job)` writes it) that the search index
 /// reads, each decoded as [`Job`](super::Job) decodes it.
 #[derive(Debug, Deserialize)]
-pub(crate) struct JobView<'a> {
+pub(crate) struct JobJsonFields<'a> {
     pub(crate) id: JobId,
     #[serde(borrow)]
     pub(crate) role: Cow<'a, str>,
@@ -39,7 +39,7 @@ pub(crate) struct JobView<'a> {
     pub(crate) status: JobStatus,
 }
 
-impl<'a> JobView<'a> {
+impl<'a> JobJsonFields<'a> {
     /// Reads a job's JSON.
     pub(crate) fn from_json(json: &'a [u8]) -> Result<Self, String> {
         // The UTF-8 checked once, as a whole: `from_slice` checks each string on its own.
@@ -62,7 +62,7 @@ mod tests {
         jobs[2].status = JobStatus::Closed;
         for job in &jobs {
             let json = serde_json::to_vec(job).unwrap();
-            let view = JobView::from_json(&json).unwrap();
+            let view = JobJsonFields::from_json(&json).unwrap();
             assert_eq!(view.id, job.id);
             assert_eq!(view.role, job.role);
             assert_eq!(view.company_id, job.company_id);
@@ -77,15 +77,15 @@ mod tests {
         }
         let plain = serde_json::to_vec(&jobs[3]).unwrap();
         assert!(matches!(
-            JobView::from_json(&plain).unwrap().description,
+            JobJsonFields::from_json(&plain).unwrap().description,
             Cow::Borrowed(_)
         ));
     }
 
     #[test]
     fn json_that_is_not_a_job_is_an_error_that_says_why() {
-        let error = JobView::from_json(br#"{"id": "not-a-uuid"}"#).unwrap_err();
+        let error = JobJsonFields::from_json(br#"{"id": "not-a-uuid"}"#).unwrap_err();
         assert!(error.contains("UUID") || error.contains("uuid"), "{error}");
-        assert!(JobView::from_json(b"\xff\xfe").is_err());
+        assert!(JobJsonFields::from_json(b"\xff\xfe").is_err());
     }
 }
