@@ -687,3 +687,64 @@ async fn percent_encoded_characters_in_the_path_are_the_characters_themselves() 
     bad.assert_problem(400, "invalid_parameter", Some("id"));
     assert!(bad.text.contains("`%FF`"), "{}", bad.text);
 }
+
+/// Answers are rendered once per state of a job and company: a change made while the clock
+/// stands still is still a new state, so the next answers show it.
+#[tokio::test]
+async fn a_job_and_a_company_changed_in_the_same_instant_are_answered_as_changed() {
+    let clock = std::sync::Arc::new(job_listings::service::ManualClock::new(at(
+        2026, 11, 2, 12, 0, 0,
+    )));
+    let data = job_listings::demo::Dataset::generate(5, 3, 10);
+    let app = crate::support::TestApp::builder()
+        .clock(clock)
+        .seed(data.clone())
+        .spawn()
+        .await;
+    let mut job = data
+        .jobs
+        .iter()
+        .find(|j| j.is_active())
+        .expect("an active job")
+        .clone();
+    let id = id_of(&job);
+    let first = app.get_job(&id).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    let search = format!("company_id={}&per_page=50", job.company_id);
+    let listed = app.get_jobs(&search).await;
+    assert!(listed.ids().contains(&id));
+
+    job.role = "Renamed While The Clock Stood Still".to_owned();
+    app.service.upsert_job(job.clone()).await.expect("ingested");
+    let mut company = data
+        .companies
+        .iter()
+        .find(|c| c.id == job.company_id)
+        .expect("its company")
+        .clone();
+    company.blurb = "A blurb written in the same instant.".to_owned();
+    app.service
+        .upsert_company(company.clone())
+        .await
+        .expect("the company");
+
+    let second = app.get_job(&id).await;
+    assert_eq!(second.body["role"], job.role.as_str());
+    assert_eq!(second.body["company"]["blurb"], company.blurb.as_str());
+    let updated = |r: &Resp| {
+        let text = r.body["updated_at"].as_str().expect("updated_at");
+        chrono::DateTime::parse_from_rfc3339(text).expect("an RFC 3339 time")
+    };
+    assert!(
+        updated(&second) > updated(&first),
+        "a new state, a later time"
+    );
+    let listed = app.get_jobs(&search).await;
+    let shown = listed.body["data"]
+        .as_array()
+        .expect("a page")
+        .iter()
+        .find(|j| j["id"] == id.as_str())
+        .expect("the job");
+    assert_eq!(shown["role"], job.role.as_str());
+}
