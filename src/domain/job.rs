@@ -202,26 +202,55 @@ impl Job {
 
     /// Checks the invariants that types alone do not carry.
     pub fn validate(&self) -> Result<(), DomainError> {
-        non_empty("role", &self.role, 300)?;
         if self.company_name.len() > 300 {
             return Err(DomainError::new(
                 "company_name",
                 "must be at most 300 bytes",
             ));
         }
+        Posting {
+            role: &self.role,
+            description: &self.description,
+            source_url: &self.source_url,
+            location: self.location.as_deref(),
+            salary: self.salary.as_ref(),
+            domains: self.domains.len(),
+            seniority: self.seniority.len(),
+            posted_at: self.posted_at,
+        }
+        .check()
+    }
+}
+
+/// What a posting says, borrowed, for the checks a job and a new job share.
+pub(super) struct Posting<'a> {
+    pub(super) role: &'a str,
+    pub(super) description: &'a str,
+    pub(super) source_url: &'a str,
+    pub(super) location: Option<&'a str>,
+    pub(super) salary: Option<&'a SalaryRange>,
+    pub(super) domains: usize,
+    pub(super) seniority: usize,
+    pub(super) posted_at: DateTime<Utc>,
+}
+
+impl Posting<'_> {
+    /// Checks the invariants that types alone do not carry.
+    pub(super) fn check(&self) -> Result<(), DomainError> {
+        non_empty("role", self.role, 300)?;
         if self.description.len() > 100_000 {
             return Err(DomainError::new(
                 "description",
                 "must be at most 100000 bytes",
             ));
         }
-        non_empty("source_url", &self.source_url, 2_000)?;
+        non_empty("source_url", self.source_url, 2_000)?;
         // Every field but the post text is bounded, so that a webhook body can always be
         // made to fit by shortening the post text alone.
-        if self.location.as_ref().is_some_and(|l| l.len() > 300) {
+        if self.location.is_some_and(|l| l.len() > 300) {
             return Err(DomainError::new("location", "must be at most 300 bytes"));
         }
-        if let Some(s) = &self.salary {
+        if let Some(s) = self.salary {
             if s.currency.len() > 16 || s.period.len() > 32 {
                 return Err(DomainError::new(
                     "salary",
@@ -229,7 +258,7 @@ impl Job {
                 ));
             }
         }
-        if self.domains.len() > 32 || self.seniority.len() > 16 {
+        if self.domains > 32 || self.seniority > 16 {
             return Err(DomainError::new(
                 "domains",
                 "at most 32 domain tags and 16 seniority levels",
@@ -242,7 +271,7 @@ impl Job {
                 "must be between the years 1678 and 2261",
             ));
         }
-        if let Some(s) = &self.salary {
+        if let Some(s) = self.salary {
             if let (Some(min), Some(max)) = (s.min, s.max) {
                 if min > max {
                     return Err(DomainError::new("salary", "min must not exceed max"));

@@ -16,7 +16,7 @@ use std::convert::Infallible;
 
 use tokio::sync::mpsc;
 
-use crate::domain::{DomainError, Job, JobId};
+use crate::domain::{DomainError, Job, JobId, NewJob};
 use crate::store::StoreError;
 
 use super::indexer::{indexing_failed, spawn_indexer};
@@ -54,9 +54,10 @@ impl JobListingsService {
     /// returned.
     pub async fn import_jobs(
         &self,
-        mut jobs: Vec<Job>,
+        jobs: Vec<impl Into<NewJob>>,
         progress: impl Fn(usize) + Send + Sync,
     ) -> ServiceResult<ImportSummary> {
+        let mut jobs: Vec<NewJob> = jobs.into_iter().map(Into::into).collect();
         {
             let companies = self.read_companies();
             for (position, job) in jobs.iter().enumerate() {
@@ -97,19 +98,23 @@ impl JobListingsService {
     /// batches written before stay written, durable and searchable, and `progress` (called
     /// with the number of jobs written so far after each batch) has said how many. A caller
     /// that needs all or nothing checks every job before the first batch.
-    pub async fn import_sorted_jobs<B, E>(
+    pub async fn import_sorted_jobs<B, J, E>(
         &self,
         batches: B,
         progress: impl Fn(usize) + Send + Sync,
     ) -> Result<ImportSummary, ImportError<E>>
     where
-        B: IntoIterator<Item = Result<Vec<Job>, E>>,
+        B: IntoIterator<Item = Result<Vec<J>, E>>,
         B::IntoIter: Send + 'static,
+        J: Into<NewJob> + Send + 'static,
         E: Send + 'static,
     {
         let writes_lock = self.inner.catalog.ingest.lock().await;
         let now = self.now();
-        let mut arriving = read_ahead(batches.into_iter());
+        // Converted on the reading thread, with the reading.
+        let mut arriving = read_ahead(batches.into_iter().map(|batch| {
+            batch.map(|jobs| jobs.into_iter().map(Into::into).collect::<Vec<NewJob>>())
+        }));
 
         // As everywhere in the service, the index compacts only when told to: here once, at
         // the end.
@@ -228,7 +233,7 @@ struct BatchOrder {
 impl BatchOrder {
     /// The batch sorted by id (stably: of equal ids the later stays later), if all of its ids
     /// come after the previous batch's.
-    fn check(&mut self, mut batch: Vec<Job>) -> ServiceResult<Vec<Job>> {
+    fn check(&mut self, mut batch: Vec<NewJob>) -> ServiceResult<Vec<NewJob>> {
         batch.sort_by_key(|j| j.id);
         self.batches += 1;
         if let (Some(first), Some(last)) = (batch.first(), self.last) {
@@ -253,8 +258,8 @@ impl BatchOrder {
 
 /// Up to `BATCH` jobs, and then any more with the last one's id, so that no id is split
 /// between two batches.
-fn next_batch(rest: &mut std::iter::Peekable<std::vec::IntoIter<Job>>) -> Vec<Job> {
-    let mut batch: Vec<Job> = rest.by_ref().take(BATCH).collect();
+fn next_batch(rest: &mut std::iter::Peekable<std::vec::IntoIter<NewJob>>) -> Vec<NewJob> {
+    let mut batch: Vec<NewJob> = rest.by_ref().take(BATCH).collect();
     if let Some(last) = batch.last().map(|j| j.id) {
         while let Some(same) = rest.next_if(|j| j.id == last) {
             batch.push(same);

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::MutexGuard;
 
 use super::{JobListingsService, ServiceError, ServiceResult};
-use crate::domain::{Company, CompanyId, DomainError, Job, JobId, JobStatus};
+use crate::domain::{Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob};
 use crate::store::JobWrite;
 use crate::webhooks::new_job_event;
 
@@ -65,7 +65,7 @@ impl JobListingsService {
     }
 
     /// Adds or updates one job; see [`JobListingsService::upsert_jobs`].
-    pub async fn upsert_job(&self, job: Job) -> ServiceResult<IngestOutcome> {
+    pub async fn upsert_job(&self, job: impl Into<NewJob>) -> ServiceResult<IngestOutcome> {
         let mut outcomes = self.upsert_jobs(vec![job]).await?;
         outcomes
             .pop()
@@ -75,8 +75,12 @@ impl JobListingsService {
     /// Adds or updates jobs in one durable write. Each job's company must already exist. A job
     /// that becomes active for the first time raises a `job.new` event with a pending delivery
     /// for every matching webhook subscription, in the same transaction. All or nothing: one
-    /// invalid job rejects the batch.
-    pub async fn upsert_jobs(&self, jobs: Vec<Job>) -> ServiceResult<Vec<IngestOutcome>> {
+    /// invalid job rejects the batch. A stored [`Job`] converts into the [`NewJob`] taken.
+    pub async fn upsert_jobs(
+        &self,
+        jobs: Vec<impl Into<NewJob>>,
+    ) -> ServiceResult<Vec<IngestOutcome>> {
+        let jobs: Vec<NewJob> = jobs.into_iter().map(Into::into).collect();
         let _ingest = self.inner.catalog.ingest.lock().await;
         let (writes, outcomes) = self.prepare_job_writes(jobs, self.now()).await?;
         self.inner.store.write_jobs(&writes).await?;
@@ -95,7 +99,7 @@ impl JobListingsService {
     /// against the store's current state of each; the caller holds the ingest lock.
     pub(super) async fn prepare_job_writes(
         &self,
-        jobs: Vec<Job>,
+        jobs: Vec<NewJob>,
         now: DateTime<Utc>,
     ) -> ServiceResult<(Vec<JobWrite>, Vec<IngestOutcome>)> {
         let previous: HashMap<JobId, Arc<Job>> = self
@@ -118,20 +122,23 @@ impl JobListingsService {
                 self.inner.keys.webhook_receivers()
             };
             let mut seen = std::collections::HashSet::new();
-            for mut job in jobs {
-                let company = checked_company(&job, &companies)?;
-                job.company_name.clone_from(&company.name);
-                let prev = previous.get(&job.id);
-                let created = prev.is_none() && seen.insert(job.id);
-                job.first_seen_at = prev.map_or(now, |p| p.first_seen_at);
-                job.updated_at = prev.map_or(now, |p| changed_at(p.updated_at, now));
+            for new in jobs {
+                let company = checked_company(&new, &companies)?;
+                let prev = previous.get(&new.id);
+                let created = prev.is_none() && seen.insert(new.id);
                 // Announce a job the first time it is active: new and active, or known but
                 // never active before (first seen closed). A repeat in one batch is not new.
                 let was_active = prev.is_some_and(|p| p.activated_at.is_some() || p.is_active())
                     || (prev.is_none() && !created);
-                job.activated_at = prev
+                let activated_at = prev
                     .and_then(|p| p.activated_at)
-                    .or_else(|| job.is_active().then_some(now));
+                    .or_else(|| new.is_active().then_some(now));
+                let job = new.into_stored(
+                    company.name.clone(),
+                    prev.map_or(now, |p| p.first_seen_at),
+                    activated_at,
+                    prev.map_or(now, |p| changed_at(p.updated_at, now)),
+                );
                 let events: Vec<_> = if job.is_active() && !was_active {
                     let subscribed = webhooks.values().filter(|s| receivers.contains(&s.owner));
                     new_job_event(&job, subscribed, now).into_iter().collect()
@@ -218,7 +225,7 @@ impl JobListingsService {
 
 /// Checks a job and returns its company, which must be known.
 pub(super) fn checked_company<'c>(
-    job: &Job,
+    job: &NewJob,
     companies: &'c HashMap<CompanyId, Arc<Company>>,
 ) -> Result<&'c Company, DomainError> {
     job.validate()?;
