@@ -59,7 +59,7 @@ impl JobListingsService {
     pub fn caller(&self, key: &ApiKey) -> ServiceResult<Caller> {
         Ok(Caller {
             service: self.clone(),
-            entry: self.inner.keys.authenticate(key)?,
+            entry: self.inner.access.keys.authenticate(key)?,
         })
     }
 }
@@ -157,7 +157,7 @@ impl Caller {
                 (Reservation::in_memory(meter, counted_in), used)
             }
             Metering::InStore => {
-                let store = &service.inner.store;
+                let store = &service.inner.access.store;
                 let counter = match store.count_call(record.id, start, limit).await {
                     Ok(Some(counter)) => counter,
                     Ok(None) => return Err(exceeded()),

@@ -81,7 +81,12 @@ impl JobListingsService {
             .delivery
             .max_in_flight_per_subscription
             .max(1);
-        let due = self.inner.store.pending_deliveries(self.now(), 512).await?;
+        let due = self
+            .inner
+            .subscriptions
+            .store
+            .pending_deliveries(self.now(), 512)
+            .await?;
         for delivery in due {
             let claimed = in_flight.lock().is_ok_and(|mut map| {
                 let busy = map.values().filter(|w| **w == delivery.webhook_id).count();
@@ -132,7 +137,13 @@ impl JobListingsService {
         let until = now
             .checked_add_signed(lease)
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
-        match self.inner.store.claim_delivery(id, now, until).await? {
+        match self
+            .inner
+            .subscriptions
+            .store
+            .claim_delivery(id, now, until)
+            .await?
+        {
             Some(d) => self.attempt(d).await,
             None => Ok(()),
         }
@@ -151,20 +162,41 @@ impl JobListingsService {
         let Some(subscription) = subscription else {
             delivery.status = DeliveryStatus::Failed;
             delivery.last_error = Some("the subscription was deleted or disabled".to_owned());
-            return Ok(self.inner.store.put_delivery(&delivery).await?);
+            return Ok(self
+                .inner
+                .subscriptions
+                .store
+                .put_delivery(&delivery)
+                .await?);
         };
-        if !self.inner.keys.receives_webhooks(subscription.owner) {
+        if !self.inner.access.keys.receives_webhooks(subscription.owner) {
             delivery.status = DeliveryStatus::Failed;
             delivery.last_error = Some(
                 "the API key that registered the subscription was revoked, its billing is not active, or its plan no longer includes webhooks"
                     .to_owned(),
             );
-            return Ok(self.inner.store.put_delivery(&delivery).await?);
+            return Ok(self
+                .inner
+                .subscriptions
+                .store
+                .put_delivery(&delivery)
+                .await?);
         }
-        let Some(event) = self.inner.store.get_event(delivery.event_id).await? else {
+        let Some(event) = self
+            .inner
+            .subscriptions
+            .store
+            .get_event(delivery.event_id)
+            .await?
+        else {
             delivery.status = DeliveryStatus::Failed;
             delivery.last_error = Some("the event is missing from the outbox".to_owned());
-            return Ok(self.inner.store.put_delivery(&delivery).await?);
+            return Ok(self
+                .inner
+                .subscriptions
+                .store
+                .put_delivery(&delivery)
+                .await?);
         };
         // Pending when the subscription was disabled: what was missed stays missed, rather
         // than arriving late and out of order once it is enabled again.
@@ -177,7 +209,12 @@ impl JobListingsService {
                 "the subscription was disabled while this delivery was pending; it is not sent after the subscription was enabled again"
                     .to_owned(),
             );
-            return Ok(self.inner.store.put_delivery(&delivery).await?);
+            return Ok(self
+                .inner
+                .subscriptions
+                .store
+                .put_delivery(&delivery)
+                .await?);
         }
 
         let started = self.now();
@@ -251,7 +288,11 @@ impl JobListingsService {
             ok = succeeded,
             "webhook delivery attempt"
         );
-        self.inner.store.put_delivery(&delivery).await?;
+        self.inner
+            .subscriptions
+            .store
+            .put_delivery(&delivery)
+            .await?;
 
         let disable_after = policy.disable_after;
         let error = outcome.error.clone();
@@ -340,7 +381,7 @@ impl Caller {
                 });
             }
             let event = test_event(&sub, service.now());
-            service.inner.store.put_event(&event).await?;
+            service.inner.subscriptions.store.put_event(&event).await?;
             service.wake_deliveries();
             event
                 .deliveries

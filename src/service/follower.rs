@@ -92,7 +92,7 @@ impl JobListingsService {
             }
             ChangedRecord::Key(id) => {
                 if let Some(record) = store.get_key(id).await? {
-                    self.inner.keys.refresh(record);
+                    self.inner.access.keys.refresh(record);
                 }
             }
             ChangedRecord::Webhook(id) => match store.get_webhook(id).await? {

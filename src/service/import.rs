@@ -160,7 +160,7 @@ impl JobListingsService {
                 }
                 summary.deliveries += o.deliveries;
             }
-            let store = self.inner.store.clone();
+            let store = self.inner.catalog.store.clone();
             writing = Some(tokio::spawn(async move {
                 store.write_jobs_deferred(&writes).await?;
                 Ok(writes.into_iter().map(|w| w.job).collect())
@@ -175,7 +175,7 @@ impl JobListingsService {
         }
         drop(to_index);
 
-        let flushed = self.inner.store.flush().await;
+        let flushed = self.inner.catalog.store.flush().await;
         let indexed = indexer.await.map_err(indexing_failed);
         let indexed = match indexed {
             Ok(indexed) => indexed,

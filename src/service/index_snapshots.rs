@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::domain::{Job, JobId};
 use crate::query::JobIndex;
-use crate::store::{IndexSnapshot, Store};
+use crate::store::{IndexSnapshot, JobStore};
 
 use super::indexer::{indexing_failed, spawn_indexer};
 use super::{JobListingsService, ServiceResult};
@@ -39,7 +39,7 @@ pub(super) struct LoadedIndex {
 }
 
 /// The index from the store's snapshot when there is a usable one, else rebuilt.
-pub(super) async fn load_index(store: &dyn Store) -> ServiceResult<LoadedIndex> {
+pub(super) async fn load_index(store: &dyn JobStore) -> ServiceResult<LoadedIndex> {
     if let Some(version) = store.jobs_version().await? {
         match store.load_index_snapshot().await {
             Ok(Some(snapshot)) if snapshot.jobs_version == version => {
@@ -110,7 +110,11 @@ async fn from_snapshot(snapshot: IndexSnapshot) -> ServiceResult<Option<JobIndex
 }
 
 /// Indexes the stored state of `ids` again: added or replaced if active, removed if not.
-async fn reindex(store: &dyn Store, index: JobIndex, ids: Vec<JobId>) -> ServiceResult<JobIndex> {
+async fn reindex(
+    store: &dyn JobStore,
+    index: JobIndex,
+    ids: Vec<JobId>,
+) -> ServiceResult<JobIndex> {
     let (to_index, indexer) = spawn_indexer(index);
     for chunk in ids.chunks(REBUILD_BATCH) {
         let batch: Vec<Job> = store
@@ -133,7 +137,7 @@ async fn reindex(store: &dyn Store, index: JobIndex, ids: Vec<JobId>) -> Service
 const REBUILD_BATCH: usize = 16_384;
 
 /// Indexes every stored job in bulk: read here while the indexer indexes the batches before.
-async fn rebuild(store: &dyn Store) -> ServiceResult<JobIndex> {
+async fn rebuild(store: &dyn JobStore) -> ServiceResult<JobIndex> {
     let (to_index, indexer) = spawn_indexer(JobIndex::new());
     let mut after = None;
     loop {
@@ -179,7 +183,7 @@ impl JobListingsService {
     /// [`ServiceConfig::index_snapshot_interval`]: super::ServiceConfig::index_snapshot_interval
     pub async fn save_index_snapshot(&self) -> ServiceResult<bool> {
         let writes = self.inner.catalog.ingest.lock().await;
-        let Some(version) = self.inner.store.jobs_version().await? else {
+        let Some(version) = self.inner.catalog.store.jobs_version().await? else {
             return Ok(false);
         };
         let mut saved = self.inner.catalog.saved_snapshot.lock().await;
@@ -200,7 +204,11 @@ impl JobListingsService {
             jobs_version: version,
             bytes,
         };
-        self.inner.store.save_index_snapshot(snapshot).await?;
+        self.inner
+            .catalog
+            .store
+            .save_index_snapshot(snapshot)
+            .await?;
         *saved = Some(version);
         tracing::info!(
             bytes = size,

@@ -35,7 +35,7 @@ impl JobListingsService {
                     .map_or(now, |k| changed_at(k.updated_at, now));
             }
         }
-        self.inner.store.put_companies(&companies).await?;
+        self.inner.catalog.store.put_companies(&companies).await?;
         let mut cache = self
             .inner
             .catalog
@@ -83,7 +83,7 @@ impl JobListingsService {
         let jobs: Vec<NewJob> = jobs.into_iter().map(Into::into).collect();
         let _ingest = self.inner.catalog.ingest.lock().await;
         let (writes, outcomes) = self.prepare_job_writes(jobs, self.now()).await?;
-        self.inner.store.write_jobs(&writes).await?;
+        self.inner.catalog.store.write_jobs(&writes).await?;
         for w in &writes {
             // One job per lock: searches wait for one job's update at most.
             self.write_index().upsert(&w.job);
@@ -104,6 +104,7 @@ impl JobListingsService {
     ) -> ServiceResult<(Vec<JobWrite>, Vec<IngestOutcome>)> {
         let previous: HashMap<JobId, Arc<Job>> = self
             .inner
+            .catalog
             .store
             .get_jobs(&jobs.iter().map(|j| j.id).collect::<Vec<_>>())
             .await?
@@ -119,7 +120,7 @@ impl JobListingsService {
             let receivers = if webhooks.is_empty() {
                 Default::default()
             } else {
-                self.inner.keys.webhook_receivers()
+                self.inner.access.keys.webhook_receivers()
             };
             let mut seen = std::collections::HashSet::new();
             for new in jobs {
@@ -161,6 +162,7 @@ impl JobListingsService {
         let _ingest = self.inner.catalog.ingest.lock().await;
         let mut job = Arc::unwrap_or_clone(
             self.inner
+                .catalog
                 .store
                 .get_job(id)
                 .await?
@@ -169,6 +171,7 @@ impl JobListingsService {
         job.status = JobStatus::Closed;
         job.updated_at = changed_at(job.updated_at, self.now());
         self.inner
+            .catalog
             .store
             .write_jobs(&[JobWrite {
                 job: job.clone(),

@@ -14,7 +14,7 @@ use crate::domain::{
     after_leap_second, ApiKey, ApiKeyRecord, BillingStatus, DomainError, KeyHash, KeyId, Plan,
     UsageReport,
 };
-use crate::store::{Store, UsageCounter};
+use crate::store::{KeyStore, UsageCounter};
 
 /// What is needed to issue a key.
 #[derive(Clone, Debug)]
@@ -59,7 +59,7 @@ pub(crate) struct KeyRegistry {
 }
 
 impl KeyRegistry {
-    pub(crate) async fn load(store: &dyn Store) -> ServiceResult<Self> {
+    pub(crate) async fn load(store: &dyn KeyStore) -> ServiceResult<Self> {
         let usage: HashMap<KeyId, UsageCounter> = store
             .scan_usage()
             .await?
@@ -223,8 +223,9 @@ impl JobListingsService {
             created_at: now,
             revoked_at: None,
         };
-        self.inner.store.put_key(&record).await?;
+        self.inner.access.store.put_key(&record).await?;
         self.inner
+            .access
             .keys
             .put(record.clone(), Arc::default(), Arc::default());
         tracing::info!(key_id = %record.id, plan = %record.plan, "key issued");
@@ -233,7 +234,7 @@ impl JobListingsService {
 
     /// Every issued key record, oldest first.
     pub fn list_keys(&self) -> Vec<ApiKeyRecord> {
-        self.inner.keys.records()
+        self.inner.access.keys.records()
     }
 
     async fn update_key(
@@ -243,13 +244,15 @@ impl JobListingsService {
     ) -> ServiceResult<ApiKeyRecord> {
         let entry = self
             .inner
+            .access
             .keys
             .find(id)
             .ok_or(ServiceError::NotFound { resource: "key" })?;
         let mut record = entry.record.clone();
         change(&mut record);
-        self.inner.store.put_key(&record).await?;
+        self.inner.access.store.put_key(&record).await?;
         self.inner
+            .access
             .keys
             .put(record.clone(), entry.meter.clone(), entry.bucket.clone());
         Ok(record)
@@ -293,6 +296,7 @@ impl JobListingsService {
             Metering::InMemory { .. } => entry.meter.used_in(period),
             Metering::InStore => self
                 .inner
+                .access
                 .store
                 .get_usage(entry.record.id)
                 .await?

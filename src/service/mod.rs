@@ -65,7 +65,7 @@ pub use webhooks::{NewWebhook, WebhookChange, WebhookCreation};
 
 use crate::domain::{Company, CompanyId, Subscription, WebhookId};
 use crate::query::JobIndex;
-use crate::store::{Store, StoreError};
+use crate::store::{JobStore, KeyStore, OutboxStore, Store, StoreError};
 use crate::webhooks::Notifier;
 use keys::KeyRegistry;
 
@@ -112,14 +112,16 @@ pub struct JobListingsService {
 
 /// The service's state, by the part that owns it.
 struct Inner {
+    /// The whole store: the replica follower applies changes of every kind. Each part keeps
+    /// the narrow store of its own records.
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     config: ServiceConfig,
     /// Companies and the search index over the active jobs (ingest, import, snapshots, the
     /// replica follower).
     catalog: Catalog,
-    /// Keys with their meters and rate-limit buckets (access: authentication, metering).
-    keys: KeyRegistry,
+    /// Keys with their meters and rate-limit buckets (authentication, metering).
+    access: Access,
     /// Webhook subscriptions and the delivery worker's means.
     subscriptions: Subscriptions,
     /// Tells the background tasks to stop.
@@ -128,6 +130,8 @@ struct Inner {
 
 /// The catalog's state.
 struct Catalog {
+    /// Where jobs and companies are kept.
+    store: Arc<dyn JobStore>,
     index: RwLock<JobIndex>,
     /// The jobs version of the index snapshot the store holds, when this process loaded or
     /// saved it: a shutdown with nothing written since has nothing to save.
@@ -141,8 +145,16 @@ struct Catalog {
     compaction_deferrals: std::sync::atomic::AtomicUsize,
 }
 
+/// Access: the keys and where they and their usage are kept.
+struct Access {
+    keys: KeyRegistry,
+    store: Arc<dyn KeyStore>,
+}
+
 /// The subscriptions' state.
 struct Subscriptions {
+    /// Where subscriptions, events and deliveries are kept.
+    store: Arc<dyn OutboxStore>,
     webhooks: RwLock<HashMap<WebhookId, Subscription>>,
     /// Serialises writes of subscriptions (registration, deletion, delivery status), so a
     /// status update never resurrects a deleted subscription.
@@ -234,10 +246,11 @@ impl ServiceBuilder {
         }
         let service = JobListingsService {
             inner: Arc::new(Inner {
-                store,
+                store: store.clone(),
                 clock,
                 config,
                 catalog: Catalog {
+                    store: store.clone(),
                     index: RwLock::new(loaded.index),
                     index_origin: loaded.origin,
                     saved_snapshot: tokio::sync::Mutex::new(loaded.saved_version),
@@ -245,8 +258,12 @@ impl ServiceBuilder {
                     ingest: tokio::sync::Mutex::new(()),
                     compaction_deferrals: std::sync::atomic::AtomicUsize::new(0),
                 },
-                keys,
+                access: Access {
+                    keys,
+                    store: store.clone(),
+                },
                 subscriptions: Subscriptions {
+                    store,
                     webhooks: RwLock::new(webhooks),
                     writes: tokio::sync::Mutex::new(()),
                     notifier: self.notifier,
@@ -268,7 +285,7 @@ impl ServiceBuilder {
 }
 
 /// Every stored company, read 1,000 at a time.
-async fn load_companies(store: &dyn Store) -> ServiceResult<HashMap<CompanyId, Arc<Company>>> {
+async fn load_companies(store: &dyn JobStore) -> ServiceResult<HashMap<CompanyId, Arc<Company>>> {
     let mut companies = HashMap::new();
     let mut after = None;
     loop {
@@ -365,12 +382,12 @@ impl JobListingsService {
 
     /// Writes every changed usage counter to the store now.
     pub async fn flush_usage(&self) -> ServiceResult<()> {
-        let dirty = self.inner.keys.dirty_counters();
+        let dirty = self.inner.access.keys.dirty_counters();
         if dirty.is_empty() {
             return Ok(());
         }
         let counters: Vec<_> = dirty.iter().map(|(_, c)| *c).collect();
-        if let Err(e) = self.inner.store.put_usage(&counters).await {
+        if let Err(e) = self.inner.access.store.put_usage(&counters).await {
             // Not written: keep them marked so the next flush tries again.
             dirty.iter().for_each(|(meter, _)| meter.mark_dirty());
             return Err(e.into());
@@ -397,7 +414,7 @@ impl JobListingsService {
     /// Stores a subscription with its secret sealed (when a secret key is configured).
     async fn store_webhook(&self, sub: &Subscription) -> ServiceResult<()> {
         let stored = secrets::seal(sub, self.inner.config.secret_key.as_ref())?;
-        Ok(self.inner.store.put_webhook(&stored).await?)
+        Ok(self.inner.subscriptions.store.put_webhook(&stored).await?)
     }
 
     /// A read guard on the search index. The lock is never held across an await, so a

@@ -81,7 +81,7 @@ impl Caller {
         let service = &self.service;
         self.metered(|| async move {
             let found = service.read_index().search(&query);
-            let jobs = service.inner.store.get_jobs(&found.ids).await?;
+            let jobs = service.inner.catalog.store.get_jobs(&found.ids).await?;
             Ok(JobPage {
                 jobs,
                 total: found.total,
@@ -99,6 +99,7 @@ impl Caller {
         self.metered(|| async move {
             let job = service
                 .inner
+                .catalog
                 .store
                 .get_job(id)
                 .await?
@@ -171,7 +172,7 @@ impl Caller {
             let found = service
                 .read_index()
                 .search_top(&filter, CompanyDetail::MAX_JOBS);
-            let active_jobs = service.inner.store.get_jobs(&found.ids).await?;
+            let active_jobs = service.inner.catalog.store.get_jobs(&found.ids).await?;
             Ok(CompanyDetail {
                 company,
                 active_jobs_total: found.total,

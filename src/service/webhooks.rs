@@ -267,7 +267,12 @@ impl Caller {
         let service = &self.service;
         self.metered(|| async move {
             service.own_webhook(self.key_id(), id)?;
-            Ok(service.inner.store.deliveries_of(id, 100).await?)
+            Ok(service
+                .inner
+                .subscriptions
+                .store
+                .deliveries_of(id, 100)
+                .await?)
         })
         .await
     }
@@ -308,7 +313,7 @@ impl Caller {
         self.metered(|| async move {
             service.own_webhook(self.key_id(), id)?;
             let _writer = service.inner.subscriptions.writes.lock().await;
-            service.inner.store.delete_webhook(id).await?;
+            service.inner.subscriptions.store.delete_webhook(id).await?;
             service.write_webhooks().remove(&id);
             tracing::info!(webhook_id = %id, "webhook deleted");
             Ok(())
