@@ -364,6 +364,9 @@ fn company(rng: &mut ChaCha8Rng, i: usize, reference: DateTime<Utc>) -> Company 
     }
 }
 
+/// One generated job. Kept in one function of about 90 lines on purpose: every draw from
+/// `rng` happens in a fixed order, which is what makes a seed give the same dataset, and
+/// splitting the draws across functions would hide that order.
 fn job(
     rng: &mut ChaCha8Rng,
     i: usize,
