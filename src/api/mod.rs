@@ -539,7 +539,16 @@ pub(crate) fn api_key(headers: &HeaderMap) -> Result<ApiKey, ApiError> {
     // is no key sent.
     let sent = |v: &&HeaderValue| !v.as_bytes().trim_ascii().is_empty();
     let from_header = from_header.filter(sent);
-    let authorization = headers.get(http::header::AUTHORIZATION).filter(sent);
+    // Every Authorization header counts, as every X-API-Key does: a second one with another
+    // key must not be ignored (the request would be served and billed as the first).
+    let mut authorizations = headers
+        .get_all(http::header::AUTHORIZATION)
+        .iter()
+        .filter(sent);
+    let authorization = authorizations.next();
+    if authorizations.any(|other| Some(other) != authorization) {
+        return Err(two_keys());
+    }
     let bearer = authorization.map(|v| {
         let v = v.to_str().unwrap_or("");
         let (scheme, token) = v.trim().split_once(' ').unwrap_or((v, ""));

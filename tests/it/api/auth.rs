@@ -39,6 +39,48 @@ async fn get_jobs_accepts_the_key_as_an_authorization_bearer_token() {
     assert_eq!(r.status, StatusCode::OK, "the scheme is case-insensitive");
 }
 
+/// Two `Authorization: Bearer` headers with different keys are refused as two different
+/// `X-API-Key` headers are, instead of being served and billed as the first.
+#[tokio::test]
+async fn two_bearer_keys_in_one_request_are_refused_and_the_same_bearer_twice_is_not() {
+    let app = spawn_app().await;
+    let (developer, enterprise) = (&app.keys.developer.raw, &app.keys.enterprise.raw);
+    let used = || async {
+        let report = app.service.usage(&app.keys.developer.key).await;
+        report.expect("the developer key's usage").calls_used
+    };
+    let used_before = used().await;
+    for (second, refused) in [(developer, true), (enterprise, false)] {
+        let beside = format!("Bearer {second}");
+        let r = app
+            .request(
+                Method::GET,
+                "/api/v1/jobs?per_page=1",
+                Auth::Bearer(enterprise),
+                &[("Authorization", beside.as_str())],
+                None,
+            )
+            .await;
+        if refused {
+            assert_unauthorized(&r, "invalid_api_key");
+            assert!(
+                r.body["detail"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("one key")),
+                "{}",
+                r.text
+            );
+        } else {
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        }
+    }
+    assert_eq!(
+        used().await,
+        used_before,
+        "the second key is billed nothing"
+    );
+}
+
 #[tokio::test]
 async fn two_different_keys_in_one_request_are_refused_and_the_same_key_twice_is_not() {
     let app = spawn_app().await;
