@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+use job_listings::api::ApiConfig;
 use job_listings::domain::{BillingStatus, KeyId, Plan};
 use job_listings::service::{Metering, Quotas, RateLimits, ServiceConfig};
 use job_listings::webhooks::CallbackPolicy;
@@ -112,6 +113,15 @@ pub(crate) struct ServeArgs {
         value_name = "IP:PORT"
     )]
     pub(crate) addr: SocketAddr,
+    /// Rendered job and company JSON kept in memory for the answers that send them again
+    /// (search pages, job details), in MiB (0: off).
+    #[arg(
+        long,
+        env = "JOB_LISTINGS_RENDER_CACHE_MB",
+        default_value_t = 64,
+        value_name = "MIB"
+    )]
+    pub(crate) render_cache_mb: u64,
     /// Do not load the demo dataset into an empty store.
     #[arg(long)]
     pub(crate) no_demo: bool,
@@ -148,6 +158,14 @@ pub(crate) enum MeteringArg {
 }
 
 impl ServeArgs {
+    /// The HTTP layer's settings.
+    pub(crate) fn api_config(&self) -> ApiConfig {
+        ApiConfig {
+            render_cache_bytes: self.render_cache_mb.saturating_mul(1024 * 1024),
+            ..ApiConfig::default()
+        }
+    }
+
     pub(crate) fn service_config(&self) -> ServiceConfig {
         let defaults = Quotas::default();
         let mut config = ServiceConfig {

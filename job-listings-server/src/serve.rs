@@ -48,7 +48,8 @@ pub(crate) async fn serve(
     } else {
         None
     };
-    let server = Server::new(listener, Api::new(service.clone()), ServerConfig::default())?;
+    let api = Api::with_config(service.clone(), args.api_config());
+    let server = Server::new(listener, api, ServerConfig::default())?;
     let base = base_url(server.local_addr());
 
     // 4. Tell the person at the terminal what they can do now. Keys go to stdout only.
