@@ -1132,6 +1132,60 @@ async fn sled_store_reads_jobs_an_earlier_version_stored_as_json() {
     );
 }
 
+/// One subscription's deliveries are read through their own index: a folder written before
+/// the index was kept gets it at its next open, and another subscription's records (even one
+/// that cannot be read) are never read for them.
+#[tokio::test]
+async fn sled_store_reads_one_webhooks_deliveries_without_reading_the_others() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let config = sled_config(&dir.path().join("db"));
+    let (hook, other, event) = (WebhookId(uuid(7)), WebhookId(uuid(8)), EventId(uuid(900)));
+    let ds = vec![
+        delivery(1, event, hook, t0()),
+        delivery(2, event, other, t0()),
+        delivery(3, event, hook, t0() + Duration::minutes(1)),
+    ];
+    {
+        let store = SledStore::open(&config).expect("sled opens");
+        store
+            .write_jobs(&[write_with_event(job(1), event, ds.clone())])
+            .await
+            .expect("written");
+    }
+    // As an earlier version left the folder: no index, and one record nobody can read.
+    {
+        let db = sled::open(&config.path).expect("sled opens");
+        db.drop_tree("deliveries_by_webhook").expect("dropped");
+        db.open_tree("meta")
+            .expect("the meta tree")
+            .remove("deliveries_by_webhook")
+            .expect("removed");
+        db.open_tree("deliveries")
+            .expect("the deliveries tree")
+            .insert(uuid(5_000).as_bytes(), b"not a delivery".as_slice())
+            .expect("written");
+        db.flush().expect("flushed");
+    }
+    let store = SledStore::open(&config).expect("the folder opens and is indexed");
+    let ids = |v: Vec<Delivery>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
+    let mine = store
+        .deliveries_of(hook, 10)
+        .await
+        .expect("this webhook's deliveries");
+    assert_eq!(ids(mine), [ds[2].id, ds[0].id]);
+    let theirs = store.deliveries_of(other, 10).await.expect("the other's");
+    assert_eq!(ids(theirs), [ds[1].id]);
+    // Deleting a subscription (none was registered here) fails its pending deliveries only.
+    assert!(!store.delete_webhook(hook).await.expect("deleted"));
+    let failed = store
+        .deliveries_of(hook, 10)
+        .await
+        .expect("after the delete");
+    assert!(failed.iter().all(|d| d.status == DeliveryStatus::Failed));
+    let untouched = store.deliveries_of(other, 10).await.expect("the other's");
+    assert_eq!(untouched[0].status, DeliveryStatus::Pending);
+}
+
 #[tokio::test]
 async fn sled_store_keeps_everything_after_the_folder_is_closed_and_reopened() {
     let dir = tempfile::tempdir().expect("a temporary folder");

@@ -66,6 +66,9 @@ pub struct SledStore {
     deliveries: Tree,
     /// Pending deliveries by due time: `nanos(be) ++ delivery id` → empty.
     due: Tree,
+    /// Every delivery by its subscription: `webhook id ++ delivery id` → empty, so reading
+    /// or failing one subscription's deliveries reads only them.
+    by_webhook: Tree,
     /// The jobs version ([`JobStore::jobs_version`]).
     meta: Tree,
     /// The ids of the jobs each job write wrote ([`JobStore::jobs_written_since`]): the jobs
@@ -121,6 +124,13 @@ fn display_key(key: &[u8]) -> String {
     )
 }
 
+/// A delivery's key in the by-subscription index: `webhook id ++ delivery id`.
+fn by_webhook_key(webhook: WebhookId, delivery: DeliveryId) -> Vec<u8> {
+    let mut key = webhook.0.as_bytes().to_vec();
+    key.extend_from_slice(delivery.0.as_bytes());
+    key
+}
+
 fn due_key(d: &Delivery) -> Vec<u8> {
     let nanos = d.next_attempt_at.timestamp_nanos_opt().unwrap_or(i64::MAX);
     // Shift into u64 so byte order is time order, negatives included.
@@ -155,8 +165,16 @@ impl std::fmt::Debug for SledStore {
 struct EncodedEvent {
     key: Vec<u8>,
     event: Vec<u8>,
-    /// (delivery key, delivery, due-index key)
-    deliveries: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+    deliveries: Vec<EncodedDelivery>,
+}
+
+/// A delivery encoded for a transaction: its key and record, and its keys in the due-time
+/// and by-subscription indexes.
+struct EncodedDelivery {
+    key: Vec<u8>,
+    record: Vec<u8>,
+    due: Vec<u8>,
+    by_webhook: Vec<u8>,
 }
 
 impl EncodedEvent {
@@ -166,7 +184,14 @@ impl EncodedEvent {
         let deliveries = event
             .deliveries
             .iter()
-            .map(|d| Ok((d.id.0.as_bytes().to_vec(), encode(d)?, due_key(d))))
+            .map(|d| {
+                Ok(EncodedDelivery {
+                    key: d.id.0.as_bytes().to_vec(),
+                    record: encode(d)?,
+                    due: due_key(d),
+                    by_webhook: by_webhook_key(d.webhook_id, d.id),
+                })
+            })
             .collect::<StoreResult<_>>()?;
         Ok(Self {
             key: event.id.0.as_bytes().to_vec(),
@@ -180,11 +205,13 @@ impl EncodedEvent {
         events: &TransactionalTree,
         deliveries: &TransactionalTree,
         due: &TransactionalTree,
+        by_webhook: &TransactionalTree,
     ) -> Result<(), ConflictableTransactionError<StoreError>> {
         events.insert(self.key.as_slice(), self.event.as_slice())?;
-        for (key, delivery, due_at) in &self.deliveries {
-            deliveries.insert(key.as_slice(), delivery.as_slice())?;
-            due.insert(due_at.as_slice(), &[] as &[u8])?;
+        for d in &self.deliveries {
+            deliveries.insert(d.key.as_slice(), d.record.as_slice())?;
+            due.insert(d.due.as_slice(), &[] as &[u8])?;
+            by_webhook.insert(d.by_webhook.as_slice(), &[] as &[u8])?;
         }
         Ok(())
     }
@@ -230,6 +257,7 @@ impl SledStore {
             events: tree("events")?,
             deliveries: tree("deliveries")?,
             due: tree("deliveries_due")?,
+            by_webhook: tree("deliveries_by_webhook")?,
             meta: tree("meta")?,
             job_changes: tree("job_changes")?,
             index_snapshot: config.path.join("search-index"),
@@ -237,7 +265,40 @@ impl SledStore {
             job_cache: Arc::new(JobCache::new(config.job_cache_bytes)),
             db,
         };
+        store.index_deliveries_by_webhook()?;
         Ok(store)
+    }
+
+    /// Fills the deliveries-by-subscription index once, for a folder written before it was
+    /// kept: every write since keeps it in the delivery's own transaction.
+    fn index_deliveries_by_webhook(&self) -> StoreResult<()> {
+        const KEY: &[u8] = b"deliveries_by_webhook";
+        if self.meta.get(KEY).map_err(backend)?.is_some() {
+            return Ok(());
+        }
+        let mut indexed = 0u64;
+        for item in self.deliveries.iter() {
+            let (k, v) = item.map_err(backend)?;
+            // A record that cannot be read is left out of the index, as it could not be
+            // listed anyway; the folder still opens.
+            let d: Delivery = match decode(&k, &v) {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::warn!(error = %e, "a delivery record could not be read");
+                    continue;
+                }
+            };
+            self.by_webhook
+                .insert(by_webhook_key(d.webhook_id, d.id), &[] as &[u8])
+                .map_err(backend)?;
+            indexed += 1;
+        }
+        self.meta.insert(KEY, &[1u8]).map_err(backend)?;
+        self.db.flush().map_err(backend)?;
+        if indexed > 0 {
+            tracing::info!(indexed, "deliveries indexed by subscription");
+        }
+        Ok(())
     }
 
     /// Runs blocking sled work, then flushes, off the async threads.
@@ -267,21 +328,24 @@ impl SledStore {
             &self.events,
             &self.deliveries,
             &self.due,
+            &self.by_webhook,
             &self.meta,
             &self.job_changes,
         )
-            .transaction(|(jobs, events, deliveries, due, meta, job_changes)| {
-                for (id, job, job_events) in rows {
-                    jobs.insert(id.0.as_bytes(), job.as_slice())?;
-                    for event in job_events {
-                        event.insert(events, deliveries, due)?;
+            .transaction(
+                |(jobs, events, deliveries, due, by_webhook, meta, job_changes)| {
+                    for (id, job, job_events) in rows {
+                        jobs.insert(id.0.as_bytes(), job.as_slice())?;
+                        for event in job_events {
+                            event.insert(events, deliveries, due, by_webhook)?;
+                        }
                     }
-                }
-                let version = version_of(meta.get(JOBS_VERSION)?.as_deref()) + 1;
-                meta.insert(JOBS_VERSION, &version.to_be_bytes())?;
-                job_changes.insert(&version.to_be_bytes(), ids.as_slice())?;
-                Ok(())
-            })
+                    let version = version_of(meta.get(JOBS_VERSION)?.as_deref()) + 1;
+                    meta.insert(JOBS_VERSION, &version.to_be_bytes())?;
+                    job_changes.insert(&version.to_be_bytes(), ids.as_slice())?;
+                    Ok(())
+                },
+            )
             .map_err(tx_error)?;
         // Only once the new record is what the tree answers.
         for (id, _, _) in rows {

@@ -8,8 +8,10 @@ impl OutboxStore for SledStore {
     async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
         let encoded = EncodedEvent::of(event)?;
         self.durably(move |s| {
-            (&s.events, &s.deliveries, &s.due)
-                .transaction(|(events, deliveries, due)| encoded.insert(events, deliveries, due))
+            (&s.events, &s.deliveries, &s.due, &s.by_webhook)
+                .transaction(|(events, deliveries, due, by_webhook)| {
+                    encoded.insert(events, deliveries, due, by_webhook)
+                })
                 .map_err(tx_error)
         })
         .await
@@ -22,14 +24,16 @@ impl OutboxStore for SledStore {
     }
 
     async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
-        let mut orphans = Vec::new();
-        for item in self.deliveries.iter() {
-            let (k, v) = item.map_err(backend)?;
-            let d: Delivery = decode(&k, &v)?;
-            if d.webhook_id == id && d.status == DeliveryStatus::Pending {
-                orphans.push(d);
-            }
-        }
+        let this = self.clone();
+        let orphans: Vec<Delivery> = tokio::task::spawn_blocking(move || {
+            this.deliveries_of_webhook(id).map(|all| {
+                all.into_iter()
+                    .filter(|d| d.status == DeliveryStatus::Pending)
+                    .collect()
+            })
+        })
+        .await
+        .map_err(backend)??;
         self.durably(move |s| {
             (&s.webhooks, &s.deliveries, &s.due)
                 .transaction(|(webhooks, deliveries, due)| {
@@ -87,14 +91,10 @@ impl OutboxStore for SledStore {
     }
 
     async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
-        let mut list = Vec::new();
-        for item in self.deliveries.iter() {
-            let (k, v) = item.map_err(backend)?;
-            let d: Delivery = decode(&k, &v)?;
-            if d.webhook_id == webhook {
-                list.push(d);
-            }
-        }
+        let this = self.clone();
+        let mut list = tokio::task::spawn_blocking(move || this.deliveries_of_webhook(webhook))
+            .await
+            .map_err(backend)??;
         list.sort_by(|a, b| {
             b.next_attempt_at
                 .cmp(&a.next_attempt_at)
@@ -140,5 +140,22 @@ impl OutboxStore for SledStore {
         .await?;
         self.leases.end(delivery.id);
         Ok(())
+    }
+}
+
+impl SledStore {
+    /// Every delivery of one subscription, through the by-subscription index: it reads that
+    /// subscription's deliveries only, never another customer's. Blocking; run it off the
+    /// async threads.
+    fn deliveries_of_webhook(&self, webhook: WebhookId) -> StoreResult<Vec<Delivery>> {
+        let mut list = Vec::new();
+        for item in self.by_webhook.scan_prefix(webhook.0.as_bytes()) {
+            let (key, _) = item.map_err(backend)?;
+            let Some(id) = key.get(16..32) else { continue };
+            if let Some(d) = Self::get::<Delivery>(&self.deliveries, id)? {
+                list.push(d);
+            }
+        }
+        Ok(list)
     }
 }
