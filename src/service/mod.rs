@@ -342,9 +342,10 @@ impl JobListingsService {
     }
 }
 
-/// Runs `work` on the service every `interval` until shutdown, logging a failure as `what`
-/// failed (the next round tries again). Holds the service only while working, so a dropped
-/// service is not kept alive.
+/// Runs `work` on the service every `interval` until shutdown. A failure is logged and tried
+/// again, backing off while failures repeat (a full disk fails every write until space is
+/// freed: retrying every 100 ms would fill the log instead), and back to `interval` after a
+/// success. Holds the service only while working, so a dropped service is not kept alive.
 async fn every<F, Fut, T>(
     inner: std::sync::Weak<Inner>,
     interval: std::time::Duration,
@@ -355,19 +356,39 @@ async fn every<F, Fut, T>(
     F: Fn(JobListingsService) -> Fut,
     Fut: std::future::Future<Output = ServiceResult<T>>,
 {
+    let mut failures = 0u32;
     loop {
         tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
+            _ = tokio::time::sleep(retry_delay(interval, failures)) => {}
             _ = stop.changed() => return,
         }
         let Some(strong) = inner.upgrade() else {
             return;
         };
-        if let Err(e) = work(JobListingsService { inner: strong }).await {
-            tracing::error!(error = %e, "{what} failed; will retry");
+        match work(JobListingsService { inner: strong }).await {
+            Ok(_) if failures > 0 => {
+                tracing::info!(failures, "{what} works again");
+                failures = 0;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                let retry_in = retry_delay(interval, failures);
+                tracing::error!(error = %e, failures, ?retry_in, "{what} failed; will retry");
+            }
         }
     }
 }
+
+/// How long to wait before the next round after `failures` failures in a row: `interval`,
+/// doubled for each failure, at most [`MAX_RETRY_DELAY`] (or `interval`, if longer).
+fn retry_delay(interval: std::time::Duration, failures: u32) -> std::time::Duration {
+    let backed_off = interval.saturating_mul(2u32.saturating_pow(failures.min(16)));
+    backed_off.min(MAX_RETRY_DELAY.max(interval))
+}
+
+/// The longest wait between rounds of a background task that keeps failing.
+const MAX_RETRY_DELAY: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl JobListingsService {
     /// Starts building a service.
@@ -457,5 +478,25 @@ impl JobListingsService {
             .webhooks
             .write()
             .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::retry_delay;
+
+    #[test]
+    fn a_failing_task_backs_off_to_thirty_seconds_and_starts_over_after_a_success() {
+        let every = Duration::from_millis(100);
+        assert_eq!(retry_delay(every, 0), every);
+        assert_eq!(retry_delay(every, 1), Duration::from_millis(200));
+        assert_eq!(retry_delay(every, 4), Duration::from_millis(1_600));
+        assert_eq!(retry_delay(every, 9), Duration::from_secs(30));
+        assert_eq!(retry_delay(every, u32::MAX), Duration::from_secs(30));
+        // A task slower than the cap keeps its own interval.
+        let hourly = Duration::from_secs(3_600);
+        assert_eq!(retry_delay(hourly, 3), hourly);
     }
 }
