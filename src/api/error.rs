@@ -186,25 +186,40 @@ impl ApiError {
     /// The status, code and body for this error. Internal failures say nothing beyond
     /// "internal error"; their detail goes to the log under the request id. One table, read
     /// by kind: what the request got wrong, where it went, how it arrived, and what the
-    /// service refused.
+    /// service refused. Every variant is named here, so a new one does not compile until it
+    /// has its place in the table.
     pub(crate) fn answer(&self, now: DateTime<Utc>) -> Answer {
+        use ServiceError as E;
         match self {
-            ApiError::Service(ServiceError::InvalidInput(_))
+            ApiError::Service(E::InvalidInput(_))
             | ApiError::InvalidParameter(_)
             | ApiError::UnknownParameter { .. }
             | ApiError::InvalidBody(_)
             | ApiError::MissingApiKey
             | ApiError::MalformedApiKey(_) => self.input_answer(),
             ApiError::Service(
-                ServiceError::InvalidKey
-                | ServiceError::BillingInactive(_)
-                | ServiceError::PlanUpgradeRequired { .. }
-                | ServiceError::QuotaExceeded { .. }
-                | ServiceError::RateLimited { .. },
+                E::InvalidKey
+                | E::BillingInactive(_)
+                | E::PlanUpgradeRequired { .. }
+                | E::QuotaExceeded { .. }
+                | E::RateLimited { .. }
+                | E::TestPingsLimited { .. },
             ) => self.refusal_answer(now),
-            ApiError::Service(_) => self.service_state_answer(),
+            ApiError::Service(
+                E::NotFound { .. }
+                | E::IdempotencyKeyReused { .. }
+                | E::WebhookDisabled { .. }
+                | E::LimitReached(_)
+                | E::Store(_),
+            ) => self.service_state_answer(),
             ApiError::NoRoute { .. } | ApiError::MethodNotAllowed { .. } => self.route_answer(),
-            _ => self.transport_answer(),
+            ApiError::BodyRead(_)
+            | ApiError::BodyTimeout { .. }
+            | ApiError::BodyTooLarge { .. }
+            | ApiError::HeadersTooLarge { .. }
+            | ApiError::UriTooLong { .. }
+            | ApiError::UnsupportedMediaType
+            | ApiError::UnsupportedContentEncoding { .. } => self.transport_answer(),
         }
     }
 
@@ -317,6 +332,21 @@ impl ApiError {
                     "Rate limited",
                     format!(
                         "this key sends more than its plan's {per_second} requests a second; slow down and retry after the Retry-After seconds"
+                    ),
+                );
+                a.retry_after = Some(retry_after.as_secs_f64().ceil().max(1.0) as u64);
+                a
+            }
+            ApiError::Service(ServiceError::TestPingsLimited {
+                retry_after,
+                per_minute,
+            }) => {
+                let mut a = Answer::new(
+                    S::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    "Rate limited",
+                    format!(
+                        "a subscription takes at most {per_minute} test pings a minute; retry after the Retry-After seconds"
                     ),
                 );
                 a.retry_after = Some(retry_after.as_secs_f64().ceil().max(1.0) as u64);

@@ -118,6 +118,10 @@ pub struct DeliveryConfig {
     /// default one minute, well beyond the sender's timeouts. A process that dies mid-attempt
     /// delays that delivery by at most this much.
     pub lease: Duration,
+    /// Test pings (`POST /webhooks/{id}/test`) one subscription may queue a minute, all at
+    /// once at most; default 5. More are refused as rate limited, so pings cannot crowd the
+    /// outbox that every customer's deliveries share.
+    pub test_pings_per_minute: u32,
 }
 
 impl Default for DeliveryConfig {
@@ -128,6 +132,7 @@ impl Default for DeliveryConfig {
             max_in_flight: 64,
             max_in_flight_per_subscription: 4,
             lease: Duration::from_secs(60),
+            test_pings_per_minute: 5,
         }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, Weak};
 use chrono::{DateTime, Utc};
 use tokio::sync::{watch, Notify, Semaphore};
 
+use super::rate_limit::RateLimit;
 use super::{CallResult, Caller, Inner, JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{
     Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, Subscription, SubscriptionStatus,
@@ -359,6 +360,29 @@ impl JobListingsService {
     pub(super) fn wake_deliveries(&self) {
         self.inner.subscriptions.wake.notify_one();
     }
+
+    /// Takes one of a subscription's test pings, or says when the next one may be queued.
+    fn take_test_ping(&self, id: WebhookId) -> ServiceResult<()> {
+        let per_minute = self.inner.config.delivery.test_pings_per_minute;
+        let allowance = RateLimit {
+            per_second: f64::from(per_minute) / 60.0,
+            burst: per_minute,
+        };
+        let mut buckets = self
+            .inner
+            .subscriptions
+            .test_pings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        buckets
+            .entry(id)
+            .or_default()
+            .try_take(allowance, std::time::Instant::now())
+            .map_err(|retry_after| ServiceError::TestPingsLimited {
+                retry_after,
+                per_minute,
+            })
+    }
 }
 
 impl Caller {
@@ -380,6 +404,7 @@ impl Caller {
                     reason: sub.disabled_reason.unwrap_or_default(),
                 });
             }
+            service.take_test_ping(sub.id)?;
             let event = test_event(&sub, service.now());
             service.inner.subscriptions.store.put_event(&event).await?;
             service.wake_deliveries();

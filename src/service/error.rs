@@ -43,6 +43,14 @@ pub enum ServiceError {
         /// The requests the plan allows at once after a quiet spell.
         burst: u32,
     },
+    /// A subscription was sent more test pings than it may queue a minute.
+    #[error("more than {per_minute} test pings a minute; retry in {retry_after:?}")]
+    TestPingsLimited {
+        /// How long until a ping will be accepted.
+        retry_after: std::time::Duration,
+        /// The pings a subscription may queue a minute.
+        per_minute: u32,
+    },
     /// No such resource (or not one this key may see).
     #[error("no {resource} with that id")]
     NotFound {

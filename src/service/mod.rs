@@ -163,6 +163,8 @@ struct Subscriptions {
     notifier: Option<Arc<dyn Notifier>>,
     /// Wakes the delivery worker when new deliveries are due.
     wake: Arc<tokio::sync::Notify>,
+    /// Each subscription's allowance of test pings.
+    test_pings: std::sync::Mutex<HashMap<WebhookId, rate_limit::TokenBucket>>,
 }
 
 /// A summary: the state itself holds webhook secrets and is large.
@@ -268,6 +270,7 @@ impl ServiceBuilder {
                     writes: tokio::sync::Mutex::new(()),
                     notifier: self.notifier,
                     wake: Arc::new(tokio::sync::Notify::new()),
+                    test_pings: Default::default(),
                 },
                 stop: tokio::sync::watch::channel(false).0,
             }),

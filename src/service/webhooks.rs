@@ -315,6 +315,13 @@ impl Caller {
             let _writer = service.inner.subscriptions.writes.lock().await;
             service.inner.subscriptions.store.delete_webhook(id).await?;
             service.write_webhooks().remove(&id);
+            service
+                .inner
+                .subscriptions
+                .test_pings
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id);
             tracing::info!(webhook_id = %id, "webhook deleted");
             Ok(())
         })

@@ -1037,3 +1037,43 @@ async fn an_idempotency_key_replays_the_first_request_after_a_patch() {
         .await
         .assert_problem(409, "idempotency_key_reused", None);
 }
+
+/// A subscription takes a few test pings a minute (5 by default): more are a 429 with
+/// Retry-After and are not counted, and another subscription's pings are not held back.
+#[tokio::test]
+async fn test_pings_are_limited_per_subscription_and_refused_ones_are_not_counted() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let (flooded, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
+    let (other, _) = create(
+        &app,
+        key,
+        json!({ "callback_url": "https://hooks.example.com/other" }),
+    )
+    .await;
+    let ping = |id: &str| {
+        let path = format!("/api/v1/webhooks/{id}/test");
+        let app = &app;
+        async move {
+            app.request(Method::POST, &path, Auth::XApiKey(key), &[], None)
+                .await
+        }
+    };
+    for n in 0..5 {
+        let r = ping(&flooded).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "ping {n}: {}", r.text);
+    }
+    let refused = ping(&flooded).await;
+    refused.assert_problem(429, "rate_limited", None);
+    let wait = refused.header_u64("retry-after");
+    assert!((1..=12).contains(&wait), "Retry-After {wait}");
+    let remaining = refused.header_u64("x-ratelimit-remaining");
+
+    let r = ping(&other).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    assert_eq!(
+        r.header_u64("x-ratelimit-remaining"),
+        remaining - 1,
+        "the refused ping was not counted, the accepted one was"
+    );
+}
