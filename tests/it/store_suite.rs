@@ -1080,13 +1080,9 @@ async fn sled_store_reads_jobs_an_earlier_version_stored_as_json() {
     let config = sled_config(&dir.path().join("db"));
     let mut j = job(7);
     j.activated_at = Some(t0());
-    let raw = |config: &job_listings::store::SledConfig| {
-        let db = sled::open(&config.path).expect("sled opens");
-        let tree = db.open_tree("jobs").expect("the jobs tree");
-        (db, tree)
-    };
     {
-        let (db, jobs) = raw(&config);
+        let db = raw_sled(&config.path).await;
+        let jobs = db.open_tree("jobs").expect("the jobs tree");
         let mut old = serde_json::to_value(&j).expect("encoded");
         let fields = old.as_object_mut().expect("an object");
         fields.remove("activated_at");
@@ -1121,7 +1117,8 @@ async fn sled_store_reads_jobs_an_earlier_version_stored_as_json() {
     }
     // Written again, the record is no longer JSON; and it reads back after a reopen.
     {
-        let (_db, jobs) = raw(&config);
+        let db = raw_sled(&config.path).await;
+        let jobs = db.open_tree("jobs").expect("the jobs tree");
         let record = jobs.get(j.id.0.as_bytes()).expect("read").expect("stored");
         assert_ne!(record.first(), Some(&b'{'), "a versioned record");
     }
@@ -1154,7 +1151,7 @@ async fn sled_store_reads_one_webhooks_deliveries_without_reading_the_others() {
     }
     // As an earlier version left the folder: no index, and one record nobody can read.
     {
-        let db = sled::open(&config.path).expect("sled opens");
+        let db = raw_sled(&config.path).await;
         db.drop_tree("deliveries_by_webhook").expect("dropped");
         db.open_tree("meta")
             .expect("the meta tree")
@@ -1288,4 +1285,21 @@ async fn sled_store_names_the_jobs_written_after_a_version_until_a_snapshot_cove
 /// Jobs as a store shares them, as values to compare.
 fn unshared(jobs: Vec<Arc<Job>>) -> Vec<Job> {
     jobs.into_iter().map(Arc::unwrap_or_clone).collect()
+}
+
+/// The sled database in `path` opened directly, as an earlier version of the store left it.
+/// A store dropped a moment ago may still hold its lock (sled's threads let go shortly
+/// after), so a locked folder is tried again for up to 10 s.
+async fn raw_sled(path: &std::path::Path) -> sled::Db {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match sled::open(path) {
+            Ok(db) => return db,
+            Err(sled::Error::Io(e)) if std::time::Instant::now() < deadline => {
+                assert!(e.to_string().contains("lock"), "sled opens: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("sled opens: {e}"),
+        }
+    }
 }
