@@ -22,7 +22,7 @@ pub use job::{Confidence, Job, JobStatus, SalaryRange};
 pub(crate) use job_json_fields::JobJsonFields;
 pub use key::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash};
 pub use new_job::NewJob;
-pub use paging::{Page, PerPage};
+pub use paging::{page_of, Page, PerPage};
 pub use plan::{Plan, UsageReport};
 pub use tags::{DomainTag, Seniority};
 pub(crate) use timestamp::after_leap_second;

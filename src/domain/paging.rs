@@ -123,6 +123,13 @@ impl From<PerPage> for u32 {
     }
 }
 
+/// Page `page` of `items`, `per_page` to a page: empty past the last page.
+pub fn page_of<T>(items: Vec<T>, page: Page, per_page: PerPage) -> Vec<T> {
+    let per = per_page.get() as usize;
+    let start = (page.get() as usize - 1).saturating_mul(per);
+    items.into_iter().skip(start).take(per).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +143,15 @@ mod tests {
         assert!(PerPage::parse("-1").is_err());
         assert!(PerPage::parse("ten").is_err());
         assert_eq!(PerPage::default().get(), 20);
+    }
+
+    #[test]
+    fn page_of_takes_one_page_and_nothing_past_the_last() {
+        let per = PerPage::new(2).expect("a size");
+        let page = |n| Page::new(n).expect("a page");
+        assert_eq!(page_of(vec![1, 2, 3], page(1), per), [1, 2]);
+        assert_eq!(page_of(vec![1, 2, 3], page(2), per), [3]);
+        assert!(page_of(vec![1, 2, 3], page(3), per).is_empty());
     }
 
     #[test]

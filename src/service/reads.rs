@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use super::{CallResult, Caller, ServiceError};
-use crate::domain::{Company, CompanyId, FundingStage, Job, JobId, Page, PerPage};
+use crate::domain::{page_of, Company, CompanyId, FundingStage, Job, JobId, Page, PerPage};
 use crate::query::{JobFilter, JobQuery};
 
 /// One page of job search results ([`Caller::search_jobs`]).
@@ -140,11 +140,8 @@ impl Caller {
                     .then(a.company.id.cmp(&b.company.id))
             });
             let total = matching.len() as u64;
-            let per = query.per_page.get() as usize;
-            let start = (query.page.get() as usize - 1).saturating_mul(per);
-            let page = matching.into_iter().skip(start).take(per).collect();
             Ok(CompanyPage {
-                companies: page,
+                companies: page_of(matching, query.page, query.per_page),
                 total,
                 page: query.page,
                 per_page: query.per_page,

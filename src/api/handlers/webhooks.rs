@@ -13,7 +13,7 @@ use crate::api::error::ApiError;
 use crate::api::params::{Params, PAGE_PARAMS};
 use crate::api::views::{ListEnvelope, WebhookView};
 use crate::api::Reply;
-use crate::domain::WebhookId;
+use crate::domain::{page_of, WebhookId};
 use crate::service::{Caller, Metered, WebhookCreation};
 
 /// `POST /webhooks`: 201 with the subscription and its secret, shown only now; with an
@@ -107,11 +107,8 @@ fn paged<T: Serialize>(
 ) -> Result<ListEnvelope<Vec<T>>, ApiError> {
     let (page, per_page) = params.page()?;
     let total = items.len() as u64;
-    let per = per_page.get() as usize;
-    let start = (page.get() as usize - 1).saturating_mul(per);
-    let data: Vec<T> = items.into_iter().skip(start).take(per).collect();
     Ok(ListEnvelope::new(
-        data,
+        page_of(items, page, per_page),
         page.get(),
         per_page.get(),
         total,
