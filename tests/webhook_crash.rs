@@ -178,7 +178,7 @@ async fn crash_child_process_entry_point() {
                 .expect("ingested");
             let paths = expected_paths(i);
             assert!(outcome.created, "job {i} is new");
-            assert_eq!(outcome.deliveries, paths.len(), "job {i}");
+            assert!(outcome.announced, "job {i} is announced");
             println!("@@ACK {} {}", outcome.id, paths.join(","));
             tokio::time::sleep(Duration::from_millis(2)).await;
         }

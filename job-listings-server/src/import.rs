@@ -614,13 +614,13 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
         return Ok(());
     }
     println!("Imported {} in {took:.2?}{rate}.", parts.join(" and "));
-    if imported.deliveries > 0 {
+    if imported.announced > 0 {
         println!(
-            "{} queued for the new jobs.",
+            "{} to webhook subscribers; the server sends them to the matching ones.",
             plural(
-                imported.deliveries,
-                "webhook delivery was",
-                "webhook deliveries were"
+                imported.announced,
+                "new job was announced",
+                "new jobs were announced"
             )
         );
     }

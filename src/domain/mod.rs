@@ -27,6 +27,6 @@ pub use plan::{Plan, UsageReport};
 pub use tags::{DomainTag, Seniority};
 pub(crate) use timestamp::after_leap_second;
 pub use webhook::{
-    CallbackUrl, Delivery, DeliveryAttempt, DeliveryStatus, IdempotencyKey, OutboxEvent,
-    Subscription, SubscriptionStatus, WebhookSecret,
+    CallbackUrl, Delivery, DeliveryAttempt, DeliveryStatus, IdempotencyKey, JobEvent, LoggedEvent,
+    OutboxEvent, Subscription, SubscriptionStatus, WebhookSecret,
 };

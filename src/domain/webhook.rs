@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::ids::truncate;
-use super::{Confidence, DeliveryId, DomainError, DomainTag, EventId, KeyId, Seniority, WebhookId};
+use super::{
+    Confidence, DeliveryId, DomainError, DomainTag, EventId, JobId, KeyId, Seniority, WebhookId,
+};
 
 /// A callback URL: absolute `http` or `https`, with a host, no credentials, no fragment.
 ///
@@ -312,6 +314,18 @@ pub struct Delivery {
     pub created_at: Option<DateTime<Utc>>,
 }
 
+impl Delivery {
+    /// When the delivery settled: its last attempt, or when it was queued (or else due) for
+    /// one that failed without an attempt. What retention counts from.
+    pub fn settled_at(&self) -> DateTime<Utc> {
+        self.history
+            .last()
+            .map(|a| a.at)
+            .or(self.created_at)
+            .unwrap_or(self.next_attempt_at)
+    }
+}
+
 /// One attempt to deliver.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeliveryAttempt {
@@ -340,6 +354,29 @@ pub struct OutboxEvent {
     pub data: serde_json::Value,
     /// One pending delivery per matching subscription.
     pub deliveries: Vec<Delivery>,
+}
+
+/// An event a job write raises (such as `job.new`), appended to the outbox log in the same
+/// transaction as the job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobEvent {
+    /// The event's identifier: the `webhook-id` every delivery of it carries.
+    pub id: EventId,
+    /// The event type, such as `job.new`.
+    pub kind: String,
+    /// When it happened.
+    pub created_at: DateTime<Utc>,
+}
+
+/// An entry of the outbox log, as read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedEvent {
+    /// Its position: log positions increase in commit order, from 1.
+    pub position: u64,
+    /// The job it is about.
+    pub job_id: JobId,
+    /// The event.
+    pub event: JobEvent,
 }
 
 #[cfg(test)]

@@ -109,11 +109,25 @@ pub struct DeliveryConfig {
     pub retry: RetryPolicy,
     /// How often the outbox is polled when nothing wakes the worker; default one second.
     pub poll_interval: Duration,
-    /// Most deliveries in flight at once; default 64.
+    /// Most deliveries in flight at once; default 256.
     pub max_in_flight: usize,
     /// Most deliveries in flight to one subscription; default 4. A slow or dead receiver
     /// holds at most this many slots, so the others keep theirs.
     pub max_in_flight_per_subscription: usize,
+    /// Most deliveries in flight for the subscriptions of one API key; default 16. One
+    /// customer's subscriptions (up to `max_webhooks_per_key` of them) all pointing at slow
+    /// receivers hold at most this many slots, and subscriptions take slots in turn.
+    pub max_in_flight_per_key: usize,
+    /// Most pending deliveries one subscription holds; default 1,000. A subscription this far
+    /// behind (a receiver down or slower than the jobs arrive) gets no more until some settle:
+    /// it keeps its place in the outbox log instead, so its backlog costs storage that does
+    /// not grow with the jobs ingested meanwhile.
+    pub max_pending_per_subscription: usize,
+    /// How long settled (succeeded or failed) deliveries and events are kept before they
+    /// are pruned; default 30 days. `GET /webhooks/{id}/deliveries` shows what is kept.
+    pub retention: Duration,
+    /// How often the outbox is pruned; default ten minutes.
+    pub prune_interval: Duration,
     /// How long an attempt holds its delivery against other processes sharing the store;
     /// default one minute, well beyond the sender's timeouts. A process that dies mid-attempt
     /// delays that delivery by at most this much.
@@ -129,8 +143,12 @@ impl Default for DeliveryConfig {
         Self {
             retry: RetryPolicy::default(),
             poll_interval: Duration::from_secs(1),
-            max_in_flight: 64,
+            max_in_flight: 256,
             max_in_flight_per_subscription: 4,
+            max_in_flight_per_key: 16,
+            max_pending_per_subscription: 1_000,
+            retention: Duration::from_secs(30 * 86_400),
+            prune_interval: Duration::from_secs(600),
             lease: Duration::from_secs(60),
             test_pings_per_minute: 5,
         }

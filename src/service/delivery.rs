@@ -10,9 +10,10 @@ use tokio::sync::{watch, Notify, Semaphore};
 use super::rate_limit::RateLimit;
 use super::{CallResult, Caller, Inner, JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{
-    Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, Subscription, SubscriptionStatus,
+    Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, KeyId, Subscription, SubscriptionStatus,
     WebhookId,
 };
+use crate::store::Pruned;
 use crate::webhooks::{payload, sign, test_event, AttemptOutcome, WebhookRequest};
 
 /// Attempts kept on a delivery's record.
@@ -36,11 +37,15 @@ fn release(in_flight: &InFlight, id: DeliveryId) {
     }
 }
 
-/// Deliveries in flight: each one's subscription, so one receiver's share can be bounded.
-type InFlight = Arc<Mutex<HashMap<DeliveryId, WebhookId>>>;
+/// Deliveries in flight: each one's subscription and the key that owns it, so one receiver's
+/// and one customer's shares can be bounded.
+type InFlight = Arc<Mutex<HashMap<DeliveryId, (WebhookId, KeyId)>>>;
+
+/// Fan-out steps per round of the worker before it sends what is due.
+const FAN_OUT_STEPS: usize = 8;
 
 /// Runs until stopped: wakes on new work, on a finished attempt, or every `poll_interval`,
-/// and sends what is due.
+/// fans logged events out to subscriptions and sends what is due.
 pub(super) async fn worker(inner: Weak<Inner>, mut stop: watch::Receiver<bool>, wake: Arc<Notify>) {
     let in_flight: InFlight = Arc::default();
     let Some(slots) = inner
@@ -49,15 +54,20 @@ pub(super) async fn worker(inner: Weak<Inner>, mut stop: watch::Receiver<bool>, 
     else {
         return;
     };
+    let mut round = 0usize;
     loop {
         let Some(strong) = inner.upgrade() else {
             return;
         };
         let poll = strong.config.delivery.poll_interval;
         let service = JobListingsService { inner: strong };
-        if let Err(e) = service.dispatch_due(&in_flight, &slots, &stop).await {
+        if let Err(e) = service.fan_out(FAN_OUT_STEPS).await {
+            tracing::error!(error = %e, "fanning out the outbox log failed; will retry");
+        }
+        if let Err(e) = service.dispatch_due(&in_flight, &slots, &stop, round).await {
             tracing::error!(error = %e, "reading the outbox failed; will retry");
         }
+        round = round.wrapping_add(1);
         drop(service);
         tokio::select! {
             _ = tokio::time::sleep(poll) => {}
@@ -67,34 +77,76 @@ pub(super) async fn worker(inner: Weak<Inner>, mut stop: watch::Receiver<bool>, 
     }
 }
 
+/// Orders due deliveries so that every subscription gets its first before any gets its
+/// second, starting from a different subscription each round: when slots run short, they go
+/// round the subscriptions instead of to whichever came first.
+fn round_robin(due: Vec<Delivery>, round: usize) -> Vec<Delivery> {
+    let mut queues: Vec<std::collections::VecDeque<Delivery>> = Vec::new();
+    let mut index: HashMap<WebhookId, usize> = HashMap::new();
+    for d in due {
+        let at = *index.entry(d.webhook_id).or_insert_with(|| {
+            queues.push(Default::default());
+            queues.len() - 1
+        });
+        queues[at].push_back(d);
+    }
+    if !queues.is_empty() {
+        let first = round % queues.len();
+        queues.rotate_left(first);
+    }
+    let mut out = Vec::new();
+    while queues.iter().any(|q| !q.is_empty()) {
+        out.extend(queues.iter_mut().filter_map(|q| q.pop_front()));
+    }
+    out
+}
+
 impl JobListingsService {
-    /// Starts an attempt for every due delivery not already in flight, while slots last and
-    /// no subscription holds more than its share of them.
+    /// Starts an attempt for due deliveries not already in flight, while slots last and no
+    /// subscription or key holds more than its share of them, taking subscriptions in turn.
     async fn dispatch_due(
         &self,
         in_flight: &InFlight,
         slots: &Arc<Semaphore>,
         stop: &watch::Receiver<bool>,
+        round: usize,
     ) -> ServiceResult<()> {
-        let per_subscription = self
-            .inner
-            .config
-            .delivery
-            .max_in_flight_per_subscription
-            .max(1);
+        let config = &self.inner.config.delivery;
+        let per_subscription = config.max_in_flight_per_subscription.max(1);
+        let per_key = config.max_in_flight_per_key.max(1);
         let due = self
             .inner
             .subscriptions
             .store
-            .pending_deliveries(self.now(), 512)
+            .due_deliveries(self.now(), per_subscription)
             .await?;
-        for delivery in due {
+        let owners: HashMap<WebhookId, KeyId> = {
+            let webhooks = self.read_webhooks();
+            due.iter()
+                .filter_map(|d| webhooks.get(&d.webhook_id).map(|s| (s.id, s.owner)))
+                .collect()
+        };
+        for delivery in round_robin(due, round) {
+            if slots.available_permits() == 0 {
+                break;
+            }
+            // A deleted subscription's delivery counts against no customer: it only fails.
+            let owner = owners
+                .get(&delivery.webhook_id)
+                .copied()
+                .unwrap_or(KeyId(uuid::Uuid::nil()));
             let claimed = in_flight.lock().is_ok_and(|mut map| {
-                let busy = map.values().filter(|w| **w == delivery.webhook_id).count();
-                if busy >= per_subscription || map.contains_key(&delivery.id) {
+                let (busy, busy_key) = map.values().fold((0, 0), |(w, k), (hook, key)| {
+                    (
+                        w + usize::from(*hook == delivery.webhook_id),
+                        k + usize::from(*key == owner),
+                    )
+                });
+                if busy >= per_subscription || busy_key >= per_key || map.contains_key(&delivery.id)
+                {
                     return false;
                 }
-                map.insert(delivery.id, delivery.webhook_id);
+                map.insert(delivery.id, (delivery.webhook_id, owner));
                 true
             });
             if !claimed {
@@ -121,7 +173,8 @@ impl JobListingsService {
                 }
                 release(&in_flight, id);
                 drop(slot);
-                // A slot is free: look for more work now rather than at the next poll.
+                // A slot is free, and the subscription has room for one more delivery: look
+                // for more work now rather than at the next poll.
                 service.wake_deliveries();
             });
         }
@@ -354,6 +407,46 @@ impl JobListingsService {
         }
         self.write_webhooks().insert(sub.id, sub);
         Ok(())
+    }
+
+    /// Removes deliveries settled longer ago than the retention window
+    /// ([`DeliveryConfig::retention`](super::DeliveryConfig::retention)) and events created
+    /// before it, and the log entries every subscription has been given; runs every
+    /// `prune_interval`. Works in small batches off the async threads, so tenants' requests
+    /// never wait behind it.
+    pub async fn prune_outbox(&self) -> ServiceResult<Pruned> {
+        const BATCH: usize = 1_000;
+        let retention = chrono::Duration::from_std(self.inner.config.delivery.retention)
+            .unwrap_or(chrono::Duration::MAX);
+        let cutoff = self
+            .now()
+            .checked_sub_signed(retention)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let mut pruned = Pruned::default();
+        loop {
+            let batch = self
+                .inner
+                .subscriptions
+                .store
+                .prune(cutoff, cutoff, BATCH)
+                .await?;
+            pruned.deliveries += batch.deliveries;
+            pruned.events += batch.events;
+            pruned.log_entries += batch.log_entries;
+            let more = [batch.deliveries, batch.events, batch.log_entries].contains(&BATCH);
+            if !more {
+                break;
+            }
+        }
+        if pruned.total() > 0 {
+            tracing::info!(
+                deliveries = pruned.deliveries,
+                events = pruned.events,
+                log_entries = pruned.log_entries,
+                "outbox pruned"
+            );
+        }
+        Ok(pruned)
     }
 
     /// Wakes the delivery worker: new deliveries are due.

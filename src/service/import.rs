@@ -33,13 +33,14 @@ pub struct ImportSummary {
     pub created: usize,
     /// Jobs that replaced a stored version (a repeated id counts once created, then updated).
     pub updated: usize,
-    /// Webhook deliveries queued for jobs that became active for the first time.
-    pub deliveries: usize,
+    /// Jobs announced to webhook subscribers: active for the first time while subscriptions
+    /// exist (see [`IngestOutcome::announced`](super::IngestOutcome::announced)).
+    pub announced: usize,
 }
 
 impl JobListingsService {
     /// Adds or updates many jobs, each as [`JobListingsService::upsert_jobs`] would (first
-    /// seen and activation times, `job.new` events for every matching subscription), built
+    /// seen and activation times, `job.new` events for webhook subscribers), built
     /// for bulk loads.
     ///
     /// Every job is checked before any is written: an invalid job, or one whose company is
@@ -162,7 +163,7 @@ impl JobListingsService {
                 } else {
                     summary.updated += 1;
                 }
-                summary.deliveries += o.deliveries;
+                summary.announced += usize::from(o.announced);
             }
             let store = self.inner.catalog.store.clone();
             writing = Some(tokio::spawn(async move {
@@ -188,7 +189,7 @@ impl JobListingsService {
         let old = std::mem::replace(&mut *self.write_index(), indexed);
         tokio::task::spawn_blocking(move || drop(old));
         drop(writes_lock);
-        if summary.deliveries > 0 {
+        if summary.announced > 0 {
             self.wake_deliveries();
         }
         match (failure, flushed) {

@@ -6,9 +6,11 @@ use chrono::{DateTime, Utc};
 use tokio::sync::MutexGuard;
 
 use super::{JobListingsService, ServiceError, ServiceResult};
-use crate::domain::{Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob};
+use crate::domain::{
+    Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob, SubscriptionStatus,
+};
 use crate::store::JobWrite;
-use crate::webhooks::new_job_event;
+use crate::webhooks::job_new_event;
 
 /// What one ingested job did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,8 +19,9 @@ pub struct IngestOutcome {
     pub id: JobId,
     /// It was not known before.
     pub created: bool,
-    /// Webhook deliveries it queued.
-    pub deliveries: usize,
+    /// It became active for the first time while webhook subscriptions exist, so a `job.new`
+    /// event was logged for them; the delivery worker sends it to those that match.
+    pub announced: bool,
 }
 
 impl JobListingsService {
@@ -73,9 +76,10 @@ impl JobListingsService {
     }
 
     /// Adds or updates jobs in one durable write. Each job's company must already exist. A job
-    /// that becomes active for the first time raises a `job.new` event with a pending delivery
-    /// for every matching webhook subscription, in the same transaction. All or nothing: one
-    /// invalid job rejects the batch. A stored [`Job`] converts into the [`NewJob`] taken.
+    /// that becomes active for the first time logs a `job.new` event in the same transaction
+    /// (when any subscription is active), one per job whatever the number of subscriptions:
+    /// the delivery worker fans it out to the matching ones. All or nothing: one invalid job
+    /// rejects the batch. A stored [`Job`] converts into the [`NewJob`] taken.
     pub async fn upsert_jobs(
         &self,
         jobs: Vec<impl Into<NewJob>>,
@@ -115,13 +119,12 @@ impl JobListingsService {
         let mut outcomes = Vec::with_capacity(jobs.len());
         {
             let companies = self.read_companies();
-            let webhooks = self.read_webhooks();
-            // A revoked or lapsed key's subscriptions are not sent new jobs.
-            let receivers = if webhooks.is_empty() {
-                Default::default()
-            } else {
-                self.inner.access.keys.webhook_receivers()
-            };
+            // Nobody to announce to: no event, as a bulk load with no subscriptions would
+            // log a million for nothing. Who receives what is decided at fan-out.
+            let announcing = self
+                .read_webhooks()
+                .values()
+                .any(|s| s.status == SubscriptionStatus::Active);
             let mut seen = std::collections::HashSet::new();
             for new in jobs {
                 let company = checked_company(&new, &companies)?;
@@ -140,16 +143,15 @@ impl JobListingsService {
                     activated_at,
                     prev.map_or(now, |p| changed_at(p.updated_at, now)),
                 );
-                let events: Vec<_> = if job.is_active() && !was_active {
-                    let subscribed = webhooks.values().filter(|s| receivers.contains(&s.owner));
-                    new_job_event(&job, subscribed, now).into_iter().collect()
+                let events = if announcing && job.is_active() && !was_active {
+                    vec![job_new_event(now)]
                 } else {
                     Vec::new()
                 };
                 outcomes.push(IngestOutcome {
                     id: job.id,
                     created,
-                    deliveries: events.iter().map(|e| e.deliveries.len()).sum(),
+                    announced: !events.is_empty(),
                 });
                 writes.push(JobWrite { job, events });
             }

@@ -33,6 +33,7 @@ mod config;
 mod delivery;
 mod error;
 mod facade;
+mod fan_out;
 mod follower;
 mod import;
 mod index_snapshots;
@@ -335,6 +336,13 @@ impl JobListingsService {
                 self.inner.stop.subscribe(),
             ));
         }
+        tokio::spawn(every(
+            weak.clone(),
+            self.inner.config.delivery.prune_interval,
+            self.inner.stop.subscribe(),
+            "pruning the outbox",
+            |service| async move { service.prune_outbox().await },
+        ));
         if self.inner.subscriptions.notifier.is_some() {
             tokio::spawn(delivery::worker(
                 weak,

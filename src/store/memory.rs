@@ -1,15 +1,16 @@
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{
-    JobStore, JobWrite, KeyStore, Leases, OutboxStore, Store, StoreError, StoreResult, UsageCounter,
+    FanOut, JobStore, JobWrite, KeyStore, Leases, OutboxStore, Pruned, Store, StoreError,
+    StoreResult, UsageCounter,
 };
 use crate::domain::{
-    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
-    KeyId, OutboxEvent, Subscription, WebhookId,
+    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobEvent,
+    JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
 };
 
 /// A [`Store`] in memory: for tests and for embedders that persist elsewhere. Nothing survives
@@ -41,16 +42,38 @@ struct State {
     webhooks: BTreeMap<WebhookId, Subscription>,
     events: BTreeMap<EventId, OutboxEvent>,
     deliveries: BTreeMap<DeliveryId, Delivery>,
+    /// Each subscription's deliveries, so one subscription's reads touch only its own.
+    of_webhook: BTreeMap<WebhookId, BTreeSet<DeliveryId>>,
+    /// The outbox log by position, and the newest position handed out.
+    log: BTreeMap<u64, (JobId, JobEvent)>,
+    log_head: u64,
+    cursors: BTreeMap<WebhookId, u64>,
 }
 
 impl State {
     fn insert_event(&mut self, event: &OutboxEvent) {
         for d in &event.deliveries {
-            self.deliveries.insert(d.id, d.clone());
+            self.put_delivery(d.clone());
         }
         let mut bare = event.clone();
         bare.deliveries.clear();
         self.events.insert(event.id, bare);
+    }
+
+    fn put_delivery(&mut self, delivery: Delivery) {
+        self.of_webhook
+            .entry(delivery.webhook_id)
+            .or_default()
+            .insert(delivery.id);
+        self.deliveries.insert(delivery.id, delivery);
+    }
+
+    fn deliveries_of(&self, webhook: WebhookId) -> impl Iterator<Item = &Delivery> {
+        self.of_webhook
+            .get(&webhook)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| self.deliveries.get(id))
     }
 }
 
@@ -95,7 +118,9 @@ impl JobStore for MemoryStore {
         for write in writes {
             state.jobs.insert(write.job.id, write.job.clone());
             for event in &write.events {
-                state.insert_event(event);
+                state.log_head += 1;
+                let position = state.log_head;
+                state.log.insert(position, (write.job.id, event.clone()));
             }
         }
         Ok(())
@@ -193,17 +218,30 @@ impl OutboxStore for MemoryStore {
     }
 
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
-        self.state()?.webhooks.insert(webhook.id, webhook.clone());
+        let mut state = self.state()?;
+        let head = state.log_head;
+        state.cursors.entry(webhook.id).or_insert(head);
+        state.webhooks.insert(webhook.id, webhook.clone());
         Ok(())
     }
 
     async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
         let mut state = self.state()?;
         let existed = state.webhooks.remove(&id).is_some();
-        for d in state.deliveries.values_mut() {
-            if d.webhook_id == id && d.status == DeliveryStatus::Pending {
-                d.status = DeliveryStatus::Failed;
-                d.last_error = Some("subscription deleted".to_owned());
+        state.cursors.remove(&id);
+        let ids: Vec<DeliveryId> = state
+            .of_webhook
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        for id in ids {
+            if let Some(d) = state.deliveries.get_mut(&id) {
+                if d.status == DeliveryStatus::Pending {
+                    d.status = DeliveryStatus::Failed;
+                    d.last_error = Some("subscription deleted".to_owned());
+                }
             }
         }
         Ok(existed)
@@ -221,32 +259,88 @@ impl OutboxStore for MemoryStore {
         Ok(self.state()?.events.get(&id).cloned())
     }
 
-    async fn pending_deliveries(
+    async fn log_head(&self) -> StoreResult<u64> {
+        Ok(self.state()?.log_head)
+    }
+
+    async fn log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>> {
+        let state = self.state()?;
+        Ok(state
+            .log
+            .range(after.saturating_add(1)..)
+            .take(limit)
+            .map(|(position, (job_id, event))| LoggedEvent {
+                position: *position,
+                job_id: *job_id,
+                event: event.clone(),
+            })
+            .collect())
+    }
+
+    async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
+        Ok(self
+            .state()?
+            .cursors
+            .iter()
+            .map(|(w, c)| (*w, *c))
+            .collect())
+    }
+
+    async fn pending_count(&self, webhook: WebhookId) -> StoreResult<usize> {
+        let state = self.state()?;
+        let count = state
+            .deliveries_of(webhook)
+            .filter(|d| d.status == DeliveryStatus::Pending)
+            .count();
+        Ok(count)
+    }
+
+    async fn fan_out(&self, step: &FanOut) -> StoreResult<bool> {
+        let mut state = self.state()?;
+        let in_place = step
+            .cursors
+            .iter()
+            .all(|m| state.cursors.get(&m.webhook) == Some(&m.from));
+        if !in_place {
+            return Ok(false);
+        }
+        for m in &step.cursors {
+            state.cursors.insert(m.webhook, m.to);
+        }
+        for event in &step.events {
+            state.events.entry(event.id).or_insert_with(|| OutboxEvent {
+                deliveries: Vec::new(),
+                ..event.clone()
+            });
+        }
+        for d in &step.deliveries {
+            state.put_delivery(d.clone());
+        }
+        Ok(true)
+    }
+
+    async fn due_deliveries(
         &self,
         due: DateTime<Utc>,
-        limit: usize,
+        per_subscription: usize,
     ) -> StoreResult<Vec<Delivery>> {
         let state = self.state()?;
-        let mut due: Vec<Delivery> = state
-            .deliveries
-            .values()
-            .filter(|d| d.status == DeliveryStatus::Pending && d.next_attempt_at <= due)
-            .filter(|d| !self.leases.held(d.id, due))
-            .cloned()
-            .collect();
-        due.sort_by_key(|d| (d.next_attempt_at, d.id));
-        due.truncate(limit);
-        Ok(due)
+        let mut out = Vec::new();
+        for webhook in state.of_webhook.keys() {
+            let mut of_one: Vec<&Delivery> = state
+                .deliveries_of(*webhook)
+                .filter(|d| d.status == DeliveryStatus::Pending && d.next_attempt_at <= due)
+                .filter(|d| !self.leases.held(d.id, due))
+                .collect();
+            of_one.sort_by_key(|d| (d.next_attempt_at, d.id));
+            out.extend(of_one.into_iter().take(per_subscription).cloned());
+        }
+        Ok(out)
     }
 
     async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
         let state = self.state()?;
-        let mut list: Vec<Delivery> = state
-            .deliveries
-            .values()
-            .filter(|d| d.webhook_id == webhook)
-            .cloned()
-            .collect();
+        let mut list: Vec<Delivery> = state.deliveries_of(webhook).cloned().collect();
         list.sort_by(|a, b| {
             b.next_attempt_at
                 .cmp(&a.next_attempt_at)
@@ -275,11 +369,64 @@ impl OutboxStore for MemoryStore {
     }
 
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
-        self.state()?
-            .deliveries
-            .insert(delivery.id, delivery.clone());
+        self.state()?.put_delivery(delivery.clone());
         self.leases.end(delivery.id);
         Ok(())
+    }
+
+    async fn prune(
+        &self,
+        settled_before: DateTime<Utc>,
+        events_before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Pruned> {
+        let mut state = self.state()?;
+        let mut pruned = Pruned::default();
+        let settled: Vec<(DeliveryId, WebhookId)> = state
+            .deliveries
+            .values()
+            .filter(|d| d.status != DeliveryStatus::Pending && d.settled_at() < settled_before)
+            .take(limit)
+            .map(|d| (d.id, d.webhook_id))
+            .collect();
+        for (id, webhook) in settled {
+            state.deliveries.remove(&id);
+            if let Some(set) = state.of_webhook.get_mut(&webhook) {
+                set.remove(&id);
+                if set.is_empty() {
+                    state.of_webhook.remove(&webhook);
+                }
+            }
+            pruned.deliveries += 1;
+        }
+        let old: Vec<EventId> = state
+            .events
+            .values()
+            .filter(|e| e.created_at < events_before)
+            .take(limit)
+            .map(|e| e.id)
+            .collect();
+        for id in old {
+            state.events.remove(&id);
+            pruned.events += 1;
+        }
+        let passed = state
+            .cursors
+            .values()
+            .min()
+            .copied()
+            .unwrap_or(state.log_head);
+        let gone: Vec<u64> = state
+            .log
+            .range(..=passed)
+            .take(limit)
+            .map(|(p, _)| *p)
+            .collect();
+        for position in gone {
+            state.log.remove(&position);
+            pruned.log_entries += 1;
+        }
+        Ok(pruned)
     }
 }
 

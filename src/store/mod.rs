@@ -18,6 +18,7 @@ mod job_cache;
 mod job_record;
 mod leases;
 mod memory;
+mod outbox;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sled")]
@@ -34,23 +35,24 @@ use serde::{Deserialize, Serialize};
 pub use error::{BackendError, StoreError, StoreResult};
 pub(crate) use leases::Leases;
 pub use memory::MemoryStore;
+pub use outbox::{CursorMove, FanOut, Pruned};
 #[cfg(feature = "postgres")]
 pub use postgres::{PgConfig, PgStore};
 #[cfg(feature = "sled")]
 pub use sled_store::{SledConfig, SledStore};
 
 use crate::domain::{
-    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, EventId, Job, JobId, KeyId,
-    OutboxEvent, Subscription, WebhookId,
+    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, EventId, Job, JobEvent, JobId, KeyId,
+    LoggedEvent, OutboxEvent, Subscription, WebhookId,
 };
 
-/// One job write: the job and the outbox events it raises, stored in one transaction.
+/// One job write: the job and the events it raises, stored in one transaction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobWrite {
     /// The job's new state.
     pub job: Job,
-    /// Events (with their pending deliveries) to store atomically with it.
-    pub events: Vec<OutboxEvent>,
+    /// Events to append to the outbox log atomically with it.
+    pub events: Vec<JobEvent>,
 }
 
 /// Calls counted for one key in one billing period.
@@ -215,29 +217,46 @@ pub trait KeyStore: Send + Sync + std::fmt::Debug + 'static {
     async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>>;
 }
 
-/// Webhook subscriptions, outbox events and their deliveries: what the subscriptions part of
-/// the service keeps and the delivery worker works through.
+/// Webhook subscriptions, the outbox log and events, and deliveries: what the subscriptions
+/// part of the service keeps and the delivery worker works through (see [`FanOut`]).
+///
+/// Every read a tenant's request makes costs what it returns: one subscription's deliveries
+/// are found without reading another's.
 #[async_trait]
 pub trait OutboxStore: Send + Sync + std::fmt::Debug + 'static {
-    /// Creates or replaces a webhook subscription, durably.
+    /// Creates or replaces a webhook subscription, durably. A new subscription's fan-out
+    /// cursor starts at the log's head: it receives the events logged after it.
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()>;
-    /// Deletes a subscription and fails its pending deliveries; returns whether it existed.
+    /// Deletes a subscription and its cursor and fails its pending deliveries; returns whether
+    /// it existed. Costs what that subscription holds, never more.
     async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool>;
     /// One webhook subscription by id.
     async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>>;
     /// Every webhook subscription.
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>>;
-    /// Writes an event that belongs to no job (such as `webhook.test`) with its deliveries,
-    /// all or nothing, durably.
+    /// Writes an event outside the log (such as `webhook.test`) with its deliveries, all or
+    /// nothing, durably.
     async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()>;
-    /// One outbox event (its `deliveries` list is empty; see [`OutboxStore::pending_deliveries`]).
+    /// One outbox event with its payload (its `deliveries` list is empty).
     async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>>;
-    /// Up to `limit` pending deliveries due at or before `due` and not leased at `due` (see
-    /// [`OutboxStore::claim_delivery`]), soonest first.
-    async fn pending_deliveries(
+    /// The position of the newest log entry; 0 when nothing was ever logged.
+    async fn log_head(&self) -> StoreResult<u64>;
+    /// Up to `limit` log entries after position `after`, oldest first.
+    async fn log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>>;
+    /// Every subscription's fan-out cursor: the last log position fanned out to it.
+    async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>>;
+    /// How many of one subscription's deliveries are pending.
+    async fn pending_count(&self, webhook: WebhookId) -> StoreResult<usize>;
+    /// Applies one fan-out step durably, all or nothing; `false` (and nothing written) when a
+    /// cursor was not where the step read it, or its subscription is gone.
+    async fn fan_out(&self, step: &FanOut) -> StoreResult<bool>;
+    /// The pending deliveries due at or before `due` and not leased at `due` (see
+    /// [`OutboxStore::claim_delivery`]): of each subscription, its `per_subscription` soonest
+    /// due, so a subscription with a long backlog cannot hide another's.
+    async fn due_deliveries(
         &self,
         due: DateTime<Utc>,
-        limit: usize,
+        per_subscription: usize,
     ) -> StoreResult<Vec<Delivery>>;
     /// Every delivery of one subscription, newest first, up to `limit`.
     async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>>;
@@ -256,6 +275,16 @@ pub trait OutboxStore: Send + Sync + std::fmt::Debug + 'static {
     ) -> StoreResult<Option<Delivery>>;
     /// Updates a delivery after an attempt, durably, ending its lease.
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()>;
+    /// Removes, up to `limit` of each: deliveries settled (succeeded or failed) before
+    /// `settled_before` (see [`Delivery::settled_at`]); events created before
+    /// `events_before`; and the log entries every cursor has passed. Call it again while it
+    /// removes `limit` of something.
+    async fn prune(
+        &self,
+        settled_before: DateTime<Utc>,
+        events_before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Pruned>;
 }
 
 /// Where the service keeps its state: every part's store in one.

@@ -1,12 +1,12 @@
 //! Webhooks: callback policy, outbox events, Standard Webhooks signatures, retries and the
 //! HTTP sender.
 //!
-//! Registration checks a callback URL against the [`CallbackPolicy`]; ingest turns a job that
-//! is seen for the first time into a `job.new` [`OutboxEvent`](crate::domain::OutboxEvent) with
-//! one pending delivery per matching subscription, written in the same store transaction as
-//! the job, so no announcement is ever lost. The service's delivery worker then signs each
-//! delivery ([`sign`]) and sends it through a [`Notifier`] ([`HttpNotifier`] by default),
-//! retrying on the [`RetryPolicy`]. Receivers check deliveries with [`verify`].
+//! Registration checks a callback URL against the [`CallbackPolicy`]; ingest logs a job that
+//! is active for the first time as a `job.new` event ([`job_new_event`]), in the same store
+//! transaction as the job, so no announcement is ever lost. The service's delivery worker fans
+//! each logged event out to the matching subscriptions ([`announcement`], [`subscribes_to`]),
+//! signs each delivery ([`sign`]) and sends it through a [`Notifier`] ([`HttpNotifier`] by
+//! default), retrying on the [`RetryPolicy`]. Receivers check deliveries with [`verify`].
 
 #[cfg(feature = "webhooks")]
 mod http_notifier;
@@ -20,7 +20,10 @@ mod signature;
 #[cfg(feature = "webhooks")]
 pub use http_notifier::{HttpNotifier, HttpNotifierConfig, NotifierSetupError};
 pub use notifier::{AttemptOutcome, Notifier, WebhookRequest};
-pub use outbox::{new_job_event, subscription_filter, test_event, JOB_NEW, WEBHOOK_TEST};
+pub use outbox::{
+    announcement, job_new_event, pending_delivery, subscribes_to, subscription_filter, test_event,
+    JOB_NEW, WEBHOOK_TEST,
+};
 pub use payload::{payload, MAX_PAYLOAD_BYTES};
 pub use policy::{is_public_ip, CallbackPolicy};
 pub use retry::RetryPolicy;

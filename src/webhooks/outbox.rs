@@ -1,8 +1,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    Delivery, DeliveryId, DeliveryStatus, EventId, Job, OutboxEvent, Subscription,
-    SubscriptionStatus, WebhookId,
+    Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobEvent, LoggedEvent, OutboxEvent,
+    Subscription, SubscriptionStatus, WebhookId,
 };
 use crate::query::JobFilter;
 
@@ -61,28 +61,34 @@ pub fn subscription_filter(sub: &Subscription) -> JobFilter {
     }
 }
 
-/// The `job.new` event for a job, with a pending delivery for every active subscription that
-/// matches it; `None` when no subscription matches.
-pub fn new_job_event<'a>(
-    job: &Job,
-    subscriptions: impl IntoIterator<Item = &'a Subscription>,
-    now: DateTime<Utc>,
-) -> Option<OutboxEvent> {
-    let mut matching = subscriptions
-        .into_iter()
-        .filter(|s| s.status == SubscriptionStatus::Active)
-        .filter(|s| subscription_filter(s).matches(job))
-        .peekable();
-    // A random id costs a system call: only an event that goes somewhere gets one (a bulk
-    // load with no subscriptions made a million of them).
-    matching.peek()?;
-    let id = EventId::new_random();
-    let deliveries: Vec<Delivery> = matching.map(|s| pending(id, JOB_NEW, s.id, now)).collect();
-    Some(OutboxEvent {
-        id,
+/// The `job.new` event a job write logs when the job is active for the first time. Its
+/// deliveries are made later, in the delivery path (see [`announcement`]).
+pub fn job_new_event(now: DateTime<Utc>) -> JobEvent {
+    JobEvent {
+        id: EventId::new_random(),
         kind: JOB_NEW.to_owned(),
         created_at: now,
+    }
+}
+
+/// A logged event with its payload, the job as it is when the event is fanned out: the same
+/// for every subscription and every retry, since it is stored with the first deliveries.
+pub fn announcement(logged: &LoggedEvent, job: &Job) -> OutboxEvent {
+    OutboxEvent {
+        id: logged.event.id,
+        kind: logged.event.kind.clone(),
+        created_at: logged.event.created_at,
         data: serde_json::to_value(job).unwrap_or_default(),
-        deliveries,
-    })
+        deliveries: Vec::new(),
+    }
+}
+
+/// A new pending delivery of an event to one subscription, due at once.
+pub fn pending_delivery(event: &OutboxEvent, webhook: WebhookId, now: DateTime<Utc>) -> Delivery {
+    pending(event.id, &event.kind, webhook, now)
+}
+
+/// Whether a subscription receives an announced job.
+pub fn subscribes_to(sub: &Subscription, job: &Job) -> bool {
+    sub.status == SubscriptionStatus::Active && subscription_filter(sub).matches(job)
 }

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use job_listings::domain::{
     ApiKey, ApiKeyRecord, BillingStatus, CallbackUrl, Company, CompanyId, Confidence, Delivery,
-    DeliveryId, DeliveryStatus, DomainTag, Enrichment, EventId, FundingStage, IdempotencyKey, Job,
-    JobId, JobStatus, KeyId, OutboxEvent, Plan, SalaryRange, Seniority, Subscription,
-    SubscriptionStatus, WebhookId, WebhookSecret,
+    DeliveryAttempt, DeliveryId, DeliveryStatus, DomainTag, Enrichment, EventId, FundingStage,
+    IdempotencyKey, Job, JobEvent, JobId, JobStatus, KeyId, OutboxEvent, Plan, SalaryRange,
+    Seniority, Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
 use job_listings::store::{
-    IndexSnapshot, JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore, PgStore, SledStore,
-    Store, UsageCounter,
+    CursorMove, FanOut, IndexSnapshot, JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore,
+    PgStore, Pruned, SledStore, Store, UsageCounter,
 };
 use uuid::Uuid;
 
@@ -135,17 +135,26 @@ fn delivery(n: u64, event: EventId, hook: WebhookId, due: DateTime<Utc>) -> Deli
     }
 }
 
-/// A write of `job` raising one event with the given deliveries.
-fn write_with_event(job: Job, event: EventId, deliveries: Vec<Delivery>) -> JobWrite {
+/// An event about `job` with the given deliveries, as [`OutboxStore::put_event`] takes it.
+fn event_with(job: &Job, event: EventId, deliveries: Vec<Delivery>) -> OutboxEvent {
+    OutboxEvent {
+        id: event,
+        kind: "job.new".to_owned(),
+        created_at: t0(),
+        data: serde_json::to_value(job).unwrap_or_default(),
+        deliveries,
+    }
+}
+
+/// A write of `job` that logs one `job.new` event.
+fn announcing(job: Job, event: EventId, at: DateTime<Utc>) -> JobWrite {
     JobWrite {
-        events: vec![OutboxEvent {
+        job,
+        events: vec![JobEvent {
             id: event,
             kind: "job.new".to_owned(),
-            created_at: t0(),
-            data: serde_json::to_value(&job).unwrap_or_default(),
-            deliveries,
+            created_at: at,
         }],
-        job,
     }
 }
 
@@ -545,7 +554,7 @@ async fn a_claimed_delivery_is_not_claimed_again_until_written_or_its_lease_ends
     let event = EventId(uuid(50));
     let d = delivery(1, event, hook.id, t0());
     store
-        .write_jobs(&[write_with_event(job(1), event, vec![d.clone()])])
+        .put_event(&event_with(&job(1), event, vec![d.clone()]))
         .await
         .expect("written");
     let now = t0() + Duration::seconds(1);
@@ -573,7 +582,7 @@ async fn a_claimed_delivery_is_not_claimed_again_until_written_or_its_lease_ends
     );
     assert!(
         store
-            .pending_deliveries(now, 10)
+            .due_deliveries(now, 10)
             .await
             .expect("read")
             .is_empty(),
@@ -582,11 +591,7 @@ async fn a_claimed_delivery_is_not_claimed_again_until_written_or_its_lease_ends
     // The lease runs out: claimable again, and listed again.
     let later = lease + Duration::seconds(1);
     assert_eq!(
-        store
-            .pending_deliveries(later, 10)
-            .await
-            .expect("read")
-            .len(),
+        store.due_deliveries(later, 10).await.expect("read").len(),
         1
     );
     let relet = later + Duration::seconds(60);
@@ -712,17 +717,17 @@ async fn deleting_a_webhook_fails_its_pending_deliveries(store: &dyn Store) {
     let d_doomed = delivery(1, event, doomed.id, t0());
     let d_kept = delivery(2, event, kept.id, t0());
     store
-        .write_jobs(&[write_with_event(
-            job(1),
+        .put_event(&event_with(
+            &job(1),
             event,
             vec![d_doomed.clone(), d_kept.clone()],
-        )])
+        ))
         .await
         .expect("written");
     assert!(store.delete_webhook(doomed.id).await.expect("deleted"));
 
     let pending = store
-        .pending_deliveries(t0() + Duration::days(1), 100)
+        .due_deliveries(t0() + Duration::days(1), 100)
         .await
         .expect("pending");
     assert_eq!(pending, vec![d_kept]);
@@ -736,7 +741,7 @@ async fn deleting_a_webhook_fails_its_pending_deliveries(store: &dyn Store) {
     assert!(of_doomed[0].last_error.is_some());
 }
 
-async fn write_jobs_stores_events_and_their_pending_deliveries(store: &dyn Store) {
+async fn put_event_stores_an_event_and_its_pending_deliveries(store: &dyn Store) {
     let hook = WebhookId(uuid(7));
     let event = EventId(uuid(600));
     let deliveries = vec![
@@ -745,17 +750,9 @@ async fn write_jobs_stores_events_and_their_pending_deliveries(store: &dyn Store
     ];
     let j = job(3);
     store
-        .write_jobs(&[
-            write_with_event(j.clone(), event, deliveries.clone()),
-            plain(job(4)),
-        ])
+        .put_event(&event_with(&j, event, deliveries.clone()))
         .await
         .expect("written");
-    assert_eq!(
-        store.get_job(j.id).await.expect("read").as_deref(),
-        Some(&j)
-    );
-    assert!(store.get_job(job(4).id).await.expect("read").is_some());
     let stored = store
         .get_event(event)
         .await
@@ -770,12 +767,247 @@ async fn write_jobs_stores_events_and_their_pending_deliveries(store: &dyn Store
         store.get_event(EventId(uuid(601))).await.expect("read"),
         None
     );
-
-    let mut pending = store.pending_deliveries(t0(), 100).await.expect("pending");
+    let mut pending = store.due_deliveries(t0(), 100).await.expect("pending");
     pending.sort_by_key(|d| d.id);
     let mut expected = deliveries;
     expected.sort_by_key(|d| d.id);
     assert_eq!(pending, expected);
+}
+
+async fn write_jobs_logs_events_in_order_and_new_webhooks_start_at_the_head(store: &dyn Store) {
+    let early = webhook(1);
+    store.put_webhook(&early).await.expect("written");
+    assert_eq!(store.log_head().await.expect("head"), 0);
+    store
+        .write_jobs(&[
+            announcing(job(1), EventId(uuid(601)), t0()),
+            plain(job(2)),
+            announcing(job(3), EventId(uuid(603)), t0() + Duration::seconds(1)),
+        ])
+        .await
+        .expect("written");
+    store
+        .write_jobs(&[announcing(job(4), EventId(uuid(604)), t0())])
+        .await
+        .expect("written");
+    let log = store.log_after(0, 10).await.expect("the log");
+    let seen: Vec<(JobId, EventId)> = log.iter().map(|e| (e.job_id, e.event.id)).collect();
+    assert_eq!(
+        seen,
+        [
+            (job(1).id, EventId(uuid(601))),
+            (job(3).id, EventId(uuid(603))),
+            (job(4).id, EventId(uuid(604)))
+        ]
+    );
+    assert!(log.windows(2).all(|w| w[0].position < w[1].position));
+    assert_eq!(log[1].event.created_at, t0() + Duration::seconds(1));
+    assert_eq!(store.log_head().await.expect("head"), log[2].position);
+    assert_eq!(
+        store.log_after(log[0].position, 1).await.expect("the log"),
+        vec![log[1].clone()]
+    );
+    // A subscription hears of what is logged after it: the early one from the start, a new
+    // one from the head; a re-registration keeps its place.
+    let late = webhook(2);
+    store.put_webhook(&late).await.expect("written");
+    store.put_webhook(&early).await.expect("rewritten");
+    let mut cursors = store.fan_out_cursors().await.expect("cursors");
+    cursors.sort();
+    let mut expected = vec![(early.id, 0), (late.id, log[2].position)];
+    expected.sort();
+    assert_eq!(cursors, expected);
+    assert!(store.delete_webhook(late.id).await.expect("deleted"));
+    assert_eq!(
+        store.fan_out_cursors().await.expect("cursors"),
+        vec![(early.id, 0)]
+    );
+}
+
+async fn fan_out_applies_only_from_where_the_cursors_were_read(store: &dyn Store) {
+    let (a, b) = (webhook(1), webhook(2));
+    store.put_webhook(&a).await.expect("written");
+    store.put_webhook(&b).await.expect("written");
+    store
+        .write_jobs(&[
+            announcing(job(1), EventId(uuid(701)), t0()),
+            announcing(job(2), EventId(uuid(702)), t0()),
+        ])
+        .await
+        .expect("written");
+    let head = store.log_head().await.expect("head");
+    let event = event_with(&job(1), EventId(uuid(701)), Vec::new());
+    let step = FanOut {
+        events: vec![event.clone()],
+        deliveries: vec![delivery(1, event.id, a.id, t0())],
+        cursors: vec![
+            CursorMove {
+                webhook: a.id,
+                from: 0,
+                to: head,
+            },
+            CursorMove {
+                webhook: b.id,
+                from: 0,
+                to: head,
+            },
+        ],
+    };
+    assert!(store.fan_out(&step).await.expect("applied"));
+    assert_eq!(store.pending_count(a.id).await.expect("count"), 1);
+    assert_eq!(store.pending_count(b.id).await.expect("count"), 0);
+    assert_eq!(
+        store
+            .get_event(event.id)
+            .await
+            .expect("read")
+            .map(|e| e.data),
+        Some(event.data.clone())
+    );
+    // Applied again from the old place (another process got there first): nothing written.
+    let again = FanOut {
+        deliveries: vec![delivery(2, event.id, a.id, t0())],
+        ..step.clone()
+    };
+    assert!(!store.fan_out(&again).await.expect("refused"));
+    assert_eq!(store.pending_count(a.id).await.expect("count"), 1);
+    let mut cursors = store.fan_out_cursors().await.expect("cursors");
+    cursors.sort();
+    let mut expected = vec![(a.id, head), (b.id, head)];
+    expected.sort();
+    assert_eq!(cursors, expected);
+    // A stored event keeps its payload: a later step does not replace it.
+    let changed = OutboxEvent {
+        data: serde_json::json!({"changed": true}),
+        ..event.clone()
+    };
+    store
+        .write_jobs(&[announcing(job(3), EventId(uuid(703)), t0())])
+        .await
+        .expect("written");
+    let next = store.log_head().await.expect("head");
+    assert!(store
+        .fan_out(&FanOut {
+            events: vec![changed],
+            deliveries: vec![delivery(3, event.id, b.id, t0())],
+            cursors: vec![CursorMove {
+                webhook: b.id,
+                from: head,
+                to: next,
+            }],
+        })
+        .await
+        .expect("applied"));
+    assert_eq!(
+        store
+            .get_event(event.id)
+            .await
+            .expect("read")
+            .map(|e| e.data),
+        Some(event.data)
+    );
+}
+
+async fn due_deliveries_gives_each_subscription_its_soonest(store: &dyn Store) {
+    let (busy, quiet) = (WebhookId(uuid(7)), WebhookId(uuid(8)));
+    let event = EventId(uuid(750));
+    let mut ds: Vec<Delivery> = (1..=6)
+        .map(|n| delivery(n, event, busy, t0() + Duration::seconds(n as i64)))
+        .collect();
+    ds.push(delivery(7, event, quiet, t0() + Duration::seconds(30)));
+    store
+        .put_event(&event_with(&job(1), event, ds.clone()))
+        .await
+        .expect("written");
+    let mut due = store
+        .due_deliveries(t0() + Duration::minutes(1), 2)
+        .await
+        .expect("due");
+    due.sort_by_key(|d| d.id);
+    let mut expected = vec![ds[0].clone(), ds[1].clone(), ds[6].clone()];
+    expected.sort_by_key(|d| d.id);
+    assert_eq!(due, expected);
+    assert_eq!(store.pending_count(busy).await.expect("count"), 6);
+}
+
+async fn prune_removes_what_is_settled_old_and_passed(store: &dyn Store) {
+    let hook = webhook(1);
+    store.put_webhook(&hook).await.expect("written");
+    let old = EventId(uuid(800));
+    let mut settled = delivery(1, old, hook.id, t0());
+    settled.status = DeliveryStatus::Succeeded;
+    let pending = delivery(2, old, hook.id, t0());
+    let mut recent = delivery(3, old, hook.id, t0());
+    recent.status = DeliveryStatus::Failed;
+    recent.history.push(DeliveryAttempt {
+        at: t0() + Duration::days(40),
+        status_code: Some(500),
+        latency_ms: 3,
+        error: None,
+    });
+    store
+        .put_event(&event_with(
+            &job(1),
+            old,
+            vec![settled.clone(), pending.clone(), recent.clone()],
+        ))
+        .await
+        .expect("written");
+    store
+        .write_jobs(&[
+            announcing(job(2), EventId(uuid(801)), t0()),
+            announcing(job(3), EventId(uuid(802)), t0()),
+        ])
+        .await
+        .expect("written");
+    let log = store.log_after(0, 10).await.expect("the log");
+    // The subscription has been given the first entry only.
+    assert!(store
+        .fan_out(&FanOut {
+            cursors: vec![CursorMove {
+                webhook: hook.id,
+                from: 0,
+                to: log[0].position,
+            }],
+            ..FanOut::default()
+        })
+        .await
+        .expect("applied"));
+
+    let cutoff = t0() + Duration::days(30);
+    let pruned = store.prune(cutoff, cutoff, 100).await.expect("pruned");
+    assert_eq!(
+        pruned,
+        Pruned {
+            deliveries: 1,
+            events: 1,
+            log_entries: 1
+        }
+    );
+    let mut left: Vec<DeliveryId> = store
+        .deliveries_of(hook.id, 10)
+        .await
+        .expect("deliveries")
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [pending.id, recent.id],
+        "pending ones are never pruned"
+    );
+    assert_eq!(store.get_delivery(settled.id).await.expect("read"), None);
+    assert_eq!(store.get_event(old).await.expect("read"), None);
+    assert_eq!(
+        store.log_after(0, 10).await.expect("the log"),
+        log[1..].to_vec(),
+        "entries the subscription has not been given stay"
+    );
+    assert_eq!(
+        store.prune(cutoff, cutoff, 100).await.expect("pruned"),
+        Pruned::default()
+    );
 }
 
 async fn pending_deliveries_are_due_ones_soonest_first_up_to_the_limit(store: &dyn Store) {
@@ -799,23 +1031,20 @@ async fn pending_deliveries_are_due_ones_soonest_first_up_to_the_limit(store: &d
         delivery(6, event, hook, at(1)),
     ];
     store
-        .write_jobs(&[write_with_event(job(1), event, ds.clone())])
+        .put_event(&event_with(&job(1), event, ds.clone()))
         .await
         .expect("written");
     let ids = |v: Vec<Delivery>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
-    let due = store
-        .pending_deliveries(at(30), 100)
-        .await
-        .expect("pending");
+    let due = store.due_deliveries(at(30), 100).await.expect("pending");
     assert_eq!(
         ids(due),
         [ds[4].id, ds[1].id, ds[3].id, ds[5].id, ds[0].id],
         "due at or before the time, soonest first"
     );
-    let two = store.pending_deliveries(at(30), 2).await.expect("pending");
+    let two = store.due_deliveries(at(30), 2).await.expect("pending");
     assert_eq!(ids(two), [ds[4].id, ds[1].id]);
     assert!(store
-        .pending_deliveries(
+        .due_deliveries(
             Utc.with_ymd_and_hms(1950, 1, 1, 0, 0, 0)
                 .single()
                 .expect("t"),
@@ -826,7 +1055,7 @@ async fn pending_deliveries_are_due_ones_soonest_first_up_to_the_limit(store: &d
         .is_empty());
     assert_eq!(
         store
-            .pending_deliveries(at(1000), 100)
+            .due_deliveries(at(1000), 100)
             .await
             .expect("pending")
             .len(),
@@ -840,7 +1069,7 @@ async fn put_delivery_moves_a_delivery_out_of_pending_when_it_succeeds(store: &d
     let a = delivery(1, event, hook, t0());
     let b = delivery(2, event, hook, t0() + Duration::minutes(1));
     store
-        .write_jobs(&[write_with_event(job(1), event, vec![a.clone(), b.clone()])])
+        .put_event(&event_with(&job(1), event, vec![a.clone(), b.clone()]))
         .await
         .expect("written");
 
@@ -849,7 +1078,7 @@ async fn put_delivery_moves_a_delivery_out_of_pending_when_it_succeeds(store: &d
     done.attempts = 1;
     store.put_delivery(&done).await.expect("written");
     let later = t0() + Duration::hours(1);
-    let pending = store.pending_deliveries(later, 10).await.expect("pending");
+    let pending = store.due_deliveries(later, 10).await.expect("pending");
     assert_eq!(pending, vec![b.clone()]);
 
     // A retry moves a delivery's due time: it is due at the new time only.
@@ -859,13 +1088,13 @@ async fn put_delivery_moves_a_delivery_out_of_pending_when_it_succeeds(store: &d
     retry.next_attempt_at = t0() + Duration::hours(2);
     store.put_delivery(&retry).await.expect("written");
     assert!(store
-        .pending_deliveries(later, 10)
+        .due_deliveries(later, 10)
         .await
         .expect("pending")
         .is_empty());
     assert_eq!(
         store
-            .pending_deliveries(t0() + Duration::hours(2), 10)
+            .due_deliveries(t0() + Duration::hours(2), 10)
             .await
             .expect("pending"),
         vec![retry.clone()]
@@ -875,7 +1104,7 @@ async fn put_delivery_moves_a_delivery_out_of_pending_when_it_succeeds(store: &d
     failed.status = DeliveryStatus::Failed;
     store.put_delivery(&failed).await.expect("written");
     assert!(store
-        .pending_deliveries(t0() + Duration::days(9), 10)
+        .due_deliveries(t0() + Duration::days(9), 10)
         .await
         .expect("pending")
         .is_empty());
@@ -900,7 +1129,7 @@ async fn deliveries_of_lists_one_webhooks_deliveries_newest_first_up_to_the_limi
         delivery(4, event, hook, at(-3)),
     ];
     store
-        .write_jobs(&[write_with_event(job(1), event, ds.clone())])
+        .put_event(&event_with(&job(1), event, ds.clone()))
         .await
         .expect("written");
     let ids = |v: Vec<Delivery>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
@@ -934,7 +1163,7 @@ async fn an_empty_store_has_nothing(store: &dyn Store) {
     assert!(store.scan_usage().await.expect("scan").is_empty());
     assert!(store.scan_webhooks().await.expect("scan").is_empty());
     assert!(store
-        .pending_deliveries(t0() + Duration::days(10_000), 10)
+        .due_deliveries(t0() + Duration::days(10_000), 10)
         .await
         .expect("pending")
         .is_empty());
@@ -952,11 +1181,11 @@ async fn write_one_of_everything(store: &dyn Store) -> (Job, Company, ApiKeyReco
         .await
         .expect("written");
     store
-        .write_jobs(&[write_with_event(
-            j.clone(),
-            event,
-            vec![delivery(1, event, w.id, t0())],
-        )])
+        .write_jobs(&[plain(j.clone())])
+        .await
+        .expect("written");
+    store
+        .put_event(&event_with(&j, event, vec![delivery(1, event, w.id, t0())]))
         .await
         .expect("written");
     store.put_key(&k).await.expect("written");
@@ -1055,7 +1284,11 @@ macro_rules! store_suite {
             check!(a_claimed_delivery_is_not_claimed_again_until_written_or_its_lease_ends);
             check!(webhooks_are_stored_scanned_and_deleted);
             check!(deleting_a_webhook_fails_its_pending_deliveries);
-            check!(write_jobs_stores_events_and_their_pending_deliveries);
+            check!(put_event_stores_an_event_and_its_pending_deliveries);
+            check!(write_jobs_logs_events_in_order_and_new_webhooks_start_at_the_head);
+            check!(fan_out_applies_only_from_where_the_cursors_were_read);
+            check!(due_deliveries_gives_each_subscription_its_soonest);
+            check!(prune_removes_what_is_settled_old_and_passed);
             check!(pending_deliveries_are_due_ones_soonest_first_up_to_the_limit);
             check!(put_delivery_moves_a_delivery_out_of_pending_when_it_succeeds);
             check!(deliveries_of_lists_one_webhooks_deliveries_newest_first_up_to_the_limit);
@@ -1145,17 +1378,18 @@ async fn sled_store_reads_one_webhooks_deliveries_without_reading_the_others() {
     {
         let store = SledStore::open(&config).expect("sled opens");
         store
-            .write_jobs(&[write_with_event(job(1), event, ds.clone())])
+            .put_event(&event_with(&job(1), event, ds.clone()))
             .await
             .expect("written");
     }
-    // As an earlier version left the folder: no index, and one record nobody can read.
+    // As an earlier version left the folder: no indexes, and one record nobody can read.
     {
         let db = raw_sled(&config.path).await;
         db.drop_tree("deliveries_by_webhook").expect("dropped");
+        db.drop_tree("deliveries_due_by_webhook").expect("dropped");
         db.open_tree("meta")
             .expect("the meta tree")
-            .remove("deliveries_by_webhook")
+            .remove("outbox_layout_2")
             .expect("removed");
         db.open_tree("deliveries")
             .expect("the deliveries tree")
@@ -1181,6 +1415,9 @@ async fn sled_store_reads_one_webhooks_deliveries_without_reading_the_others() {
     assert!(failed.iter().all(|d| d.status == DeliveryStatus::Failed));
     let untouched = store.deliveries_of(other, 10).await.expect("the other's");
     assert_eq!(untouched[0].status, DeliveryStatus::Pending);
+    // The due index was rebuilt too: the other's delivery is due, the deleted one's not.
+    let due = store.due_deliveries(t0(), 10).await.expect("due");
+    assert_eq!(ids(due), [ds[1].id]);
 }
 
 #[tokio::test]
@@ -1210,7 +1447,7 @@ async fn sled_store_keeps_everything_after_the_folder_is_closed_and_reopened() {
             calls_used: 17,
         }]
     );
-    let pending = store.pending_deliveries(t0(), 10).await.expect("pending");
+    let pending = store.due_deliveries(t0(), 10).await.expect("pending");
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].webhook_id, w.id);
     assert!(store

@@ -6,10 +6,11 @@ use super::pg_error;
 use crate::store::StoreResult;
 
 /// Every migration, in order; a migration is never edited once released, only followed.
-const MIGRATIONS: &[(i32, &str, &str)] = &[(
-    1,
-    "jobs, companies, keys, usage, webhooks, outbox and the change feed",
-    r#"
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "jobs, companies, keys, usage, webhooks, outbox and the change feed",
+        r#"
     CREATE TABLE jobs (id uuid PRIMARY KEY, doc jsonb NOT NULL);
     CREATE TABLE companies (id uuid PRIMARY KEY, doc jsonb NOT NULL);
     CREATE TABLE api_keys (id uuid PRIMARY KEY, doc jsonb NOT NULL);
@@ -47,7 +48,40 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[(
         at timestamptz NOT NULL DEFAULT now()
     );
     "#,
-)];
+    ),
+    (
+        2,
+        "the outbox log and fan-out cursors; deliveries due per subscription; retention",
+        r#"
+    CREATE SEQUENCE outbox_position;
+    CREATE TABLE outbox_log (
+        position bigint PRIMARY KEY,
+        job_id uuid NOT NULL,
+        event_id uuid NOT NULL,
+        kind text NOT NULL,
+        created_at timestamptz NOT NULL
+    );
+    -- A job is announced once, even when two replicas ingest it at the same moment.
+    CREATE UNIQUE INDEX outbox_log_one_announcement_per_job ON outbox_log (job_id)
+        WHERE kind = 'job.new';
+    CREATE TABLE fan_out_cursors (webhook_id uuid PRIMARY KEY, position bigint NOT NULL);
+    INSERT INTO fan_out_cursors (webhook_id, position) SELECT id, 0 FROM webhooks;
+    ALTER TABLE events ADD COLUMN created_at timestamptz;
+    UPDATE events SET created_at = (doc->>'created_at')::timestamptz;
+    CREATE INDEX events_by_time ON events (created_at);
+    ALTER TABLE deliveries ADD COLUMN settled_at timestamptz;
+    UPDATE deliveries SET settled_at = coalesce(
+            (doc->'history'->-1->>'at')::timestamptz,
+            (doc->>'created_at')::timestamptz,
+            next_attempt_at)
+        WHERE status <> 'pending';
+    CREATE INDEX deliveries_settled ON deliveries (settled_at) WHERE status <> 'pending';
+    DROP INDEX deliveries_due;
+    CREATE INDEX deliveries_due ON deliveries (webhook_id, next_attempt_at, id)
+        WHERE status = 'pending';
+    "#,
+    ),
+];
 
 /// Applies the migrations not yet applied, in one transaction under an advisory lock, so
 /// replicas starting together apply each exactly once. Returns the schema version.

@@ -2,6 +2,7 @@
 
 mod feed;
 mod migrations;
+mod outbox;
 
 use std::sync::Arc;
 
@@ -15,13 +16,10 @@ use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
 use super::{
-    ChangeFeed, ChangedRecord, JobStore, JobWrite, KeyStore, OutboxStore, Store, StoreError,
-    StoreResult, UsageCounter,
+    ChangeFeed, ChangedRecord, JobStore, JobWrite, KeyStore, Store, StoreError, StoreResult,
+    UsageCounter,
 };
-use crate::domain::{
-    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
-    KeyId, OutboxEvent, Subscription, WebhookId,
-};
+use crate::domain::{ApiKeyRecord, Company, CompanyId, Job, JobId, KeyId};
 
 fn pg_error(e: impl Into<super::BackendError>) -> StoreError {
     StoreError::backend("postgres", e)
@@ -226,60 +224,6 @@ fn limit(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn status_name(status: DeliveryStatus) -> &'static str {
-    match status {
-        DeliveryStatus::Pending => "pending",
-        DeliveryStatus::Succeeded => "succeeded",
-        DeliveryStatus::Failed => "failed",
-    }
-}
-
-async fn insert_deliveries(
-    tx: &tokio_postgres::Transaction<'_>,
-    deliveries: &[Delivery],
-) -> StoreResult<()> {
-    for d in deliveries {
-        tx.execute(
-            "INSERT INTO deliveries (id, event_id, webhook_id, status, next_attempt_at, doc)
-             VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status,
-                next_attempt_at = EXCLUDED.next_attempt_at, leased_until = NULL, doc = EXCLUDED.doc",
-            &[
-                &d.id.0,
-                &d.event_id.0,
-                &d.webhook_id.0,
-                &status_name(d.status),
-                &d.next_attempt_at,
-                &Json(d),
-            ],
-        )
-        .await
-        .map_err(pg_error)?;
-    }
-    Ok(())
-}
-
-/// Inserts an event without its deliveries; returns whether it was new (a second `job.new`
-/// for the same job is not).
-async fn insert_event(
-    tx: &tokio_postgres::Transaction<'_>,
-    event: &OutboxEvent,
-    job: Option<JobId>,
-) -> StoreResult<bool> {
-    let bare = OutboxEvent {
-        deliveries: Vec::new(),
-        ..event.clone()
-    };
-    let inserted = tx
-        .execute(
-            "INSERT INTO events (id, job_id, kind, doc) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-            &[&event.id.0, &job.map(|j| j.0), &event.kind, &Json(&bare)],
-        )
-        .await
-        .map_err(pg_error)?;
-    Ok(inserted == 1)
-}
-
 fn counter(row: &Row) -> StoreResult<UsageCounter> {
     let used: i64 = row.get("calls_used");
     Ok(UsageCounter {
@@ -324,18 +268,14 @@ impl JobStore for PgStore {
             tx.execute(&upsert, &[&w.job.id.0, &Json(&w.job)])
                 .await
                 .map_err(pg_error)?;
-            for event in &w.events {
-                let job = (event.kind == "job.new").then_some(w.job.id);
-                if insert_event(&tx, event, job).await? {
-                    insert_deliveries(&tx, &event.deliveries).await?;
-                }
-            }
         }
+        // The feed's lock first: log positions are then handed out in commit order too.
         let changed: Vec<ChangedRecord> = writes
             .iter()
             .map(|w| ChangedRecord::Job(w.job.id))
             .collect();
         feed::record(&tx, &self.inner.channel, &changed).await?;
+        outbox::log_events(&tx, writes).await?;
         tx.commit().await.map_err(pg_error)
     }
 
@@ -473,129 +413,6 @@ impl KeyStore for PgStore {
             .await
             .map_err(pg_error)?;
         row.as_ref().map(counter).transpose()
-    }
-}
-
-#[async_trait]
-impl OutboxStore for PgStore {
-    async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
-        self.put_docs(
-            "webhooks",
-            &[(webhook.id.0, webhook)],
-            vec![ChangedRecord::Webhook(webhook.id)],
-        )
-        .await
-    }
-
-    async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(pg_error)?;
-        let existed = tx
-            .execute("DELETE FROM webhooks WHERE id = $1", &[&id.0])
-            .await
-            .map_err(pg_error)?
-            == 1;
-        let rows = tx
-            .query(
-                "SELECT doc FROM deliveries WHERE webhook_id = $1 AND status = 'pending' FOR UPDATE",
-                &[&id.0],
-            )
-            .await
-            .map_err(pg_error)?;
-        let mut orphans: Vec<Delivery> =
-            rows.iter().map(|r| doc(r, 0)).collect::<StoreResult<_>>()?;
-        for d in &mut orphans {
-            d.status = DeliveryStatus::Failed;
-            d.last_error = Some("subscription deleted".to_owned());
-        }
-        insert_deliveries(&tx, &orphans).await?;
-        feed::record(&tx, &self.inner.channel, &[ChangedRecord::Webhook(id)]).await?;
-        tx.commit().await.map_err(pg_error)?;
-        Ok(existed)
-    }
-
-    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
-        self.get_doc("SELECT doc FROM webhooks WHERE id = $1", id.0)
-            .await
-    }
-
-    async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
-        self.docs("SELECT doc FROM webhooks ORDER BY id", &[]).await
-    }
-
-    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(pg_error)?;
-        if insert_event(&tx, event, None).await? {
-            insert_deliveries(&tx, &event.deliveries).await?;
-        }
-        tx.commit().await.map_err(pg_error)
-    }
-
-    async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
-        self.get_doc("SELECT doc FROM events WHERE id = $1", id.0)
-            .await
-    }
-
-    async fn pending_deliveries(
-        &self,
-        due: DateTime<Utc>,
-        limit_to: usize,
-    ) -> StoreResult<Vec<Delivery>> {
-        self.docs(
-            "SELECT doc FROM deliveries
-             WHERE status = 'pending' AND next_attempt_at <= $1
-               AND (leased_until IS NULL OR leased_until <= $1)
-             ORDER BY next_attempt_at, id LIMIT $2",
-            &[&due, &limit(limit_to)],
-        )
-        .await
-    }
-
-    async fn deliveries_of(
-        &self,
-        webhook: WebhookId,
-        limit_to: usize,
-    ) -> StoreResult<Vec<Delivery>> {
-        self.docs(
-            "SELECT doc FROM deliveries WHERE webhook_id = $1
-             ORDER BY next_attempt_at DESC, id LIMIT $2",
-            &[&webhook.0, &limit(limit_to)],
-        )
-        .await
-    }
-
-    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
-        self.get_doc("SELECT doc FROM deliveries WHERE id = $1", id.0)
-            .await
-    }
-
-    async fn claim_delivery(
-        &self,
-        id: DeliveryId,
-        now: DateTime<Utc>,
-        until: DateTime<Utc>,
-    ) -> StoreResult<Option<Delivery>> {
-        let client = self.client().await?;
-        // The row lock makes this a compare-and-set: of several replicas, one gets the row.
-        let row = client
-            .query_opt(
-                "UPDATE deliveries SET leased_until = $3
-                 WHERE id = $1 AND status = 'pending' AND next_attempt_at <= $2
-                   AND (leased_until IS NULL OR leased_until <= $2)
-                 RETURNING doc",
-                &[&id.0, &now, &until],
-            )
-            .await
-            .map_err(pg_error)?;
-        row.map(|r| doc(&r, 0)).transpose()
-    }
-
-    async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(pg_error)?;
-        insert_deliveries(&tx, std::slice::from_ref(delivery)).await?;
-        tx.commit().await.map_err(pg_error)
     }
 }
 

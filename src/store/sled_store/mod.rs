@@ -13,6 +13,7 @@ use sled::{Db, Tree};
 mod jobs;
 mod keys;
 mod outbox;
+mod outbox_keys;
 
 use super::job_cache::JobCache;
 use super::{
@@ -20,8 +21,8 @@ use super::{
     Store, StoreError, StoreResult, UsageCounter,
 };
 use crate::domain::{
-    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobId,
-    KeyId, OutboxEvent, Subscription, WebhookId,
+    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobEvent,
+    JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
 };
 
 /// How to open a [`SledStore`].
@@ -62,13 +63,22 @@ pub struct SledStore {
     keys: Tree,
     usage: Tree,
     webhooks: Tree,
+    /// Events with their payloads, by id.
     events: Tree,
+    /// Events by creation time (`time ++ event id` → empty), for retention.
+    events_by_time: Tree,
     deliveries: Tree,
-    /// Pending deliveries by due time: `nanos(be) ++ delivery id` → empty.
+    /// Pending deliveries: `webhook id ++ due time ++ delivery id` → empty.
     due: Tree,
     /// Every delivery by its subscription: `webhook id ++ delivery id` → empty, so reading
-    /// or failing one subscription's deliveries reads only them.
+    /// one subscription's deliveries reads only them.
     by_webhook: Tree,
+    /// Settled deliveries: `settled time ++ delivery id` → webhook id, for retention.
+    settled: Tree,
+    /// The outbox log: position (big-endian) → the entry.
+    log: Tree,
+    /// Each subscription's fan-out cursor: webhook id → position (big-endian).
+    cursors: Tree,
     /// The jobs version ([`JobStore::jobs_version`]).
     meta: Tree,
     /// The ids of the jobs each job write wrote ([`JobStore::jobs_written_since`]): the jobs
@@ -124,22 +134,6 @@ fn display_key(key: &[u8]) -> String {
     )
 }
 
-/// A delivery's key in the by-subscription index: `webhook id ++ delivery id`.
-fn by_webhook_key(webhook: WebhookId, delivery: DeliveryId) -> Vec<u8> {
-    let mut key = webhook.0.as_bytes().to_vec();
-    key.extend_from_slice(delivery.0.as_bytes());
-    key
-}
-
-fn due_key(d: &Delivery) -> Vec<u8> {
-    let nanos = d.next_attempt_at.timestamp_nanos_opt().unwrap_or(i64::MAX);
-    // Shift into u64 so byte order is time order, negatives included.
-    let ordered = (nanos as u64) ^ (1 << 63);
-    let mut key = ordered.to_be_bytes().to_vec();
-    key.extend_from_slice(d.id.0.as_bytes());
-    key
-}
-
 fn abort(e: StoreError) -> ConflictableTransactionError<StoreError> {
     ConflictableTransactionError::Abort(e)
 }
@@ -158,62 +152,6 @@ impl std::fmt::Debug for SledStore {
             .field("jobs", &self.jobs.len())
             .field("webhooks", &self.webhooks.len())
             .finish_non_exhaustive()
-    }
-}
-
-/// An outbox event and its deliveries, encoded for one transaction.
-struct EncodedEvent {
-    key: Vec<u8>,
-    event: Vec<u8>,
-    deliveries: Vec<EncodedDelivery>,
-}
-
-/// A delivery encoded for a transaction: its key and record, and its keys in the due-time
-/// and by-subscription indexes.
-struct EncodedDelivery {
-    key: Vec<u8>,
-    record: Vec<u8>,
-    due: Vec<u8>,
-    by_webhook: Vec<u8>,
-}
-
-impl EncodedEvent {
-    fn of(event: &OutboxEvent) -> StoreResult<Self> {
-        let mut bare = event.clone();
-        bare.deliveries.clear();
-        let deliveries = event
-            .deliveries
-            .iter()
-            .map(|d| {
-                Ok(EncodedDelivery {
-                    key: d.id.0.as_bytes().to_vec(),
-                    record: encode(d)?,
-                    due: due_key(d),
-                    by_webhook: by_webhook_key(d.webhook_id, d.id),
-                })
-            })
-            .collect::<StoreResult<_>>()?;
-        Ok(Self {
-            key: event.id.0.as_bytes().to_vec(),
-            event: encode(&bare)?,
-            deliveries,
-        })
-    }
-
-    fn insert(
-        &self,
-        events: &TransactionalTree,
-        deliveries: &TransactionalTree,
-        due: &TransactionalTree,
-        by_webhook: &TransactionalTree,
-    ) -> Result<(), ConflictableTransactionError<StoreError>> {
-        events.insert(self.key.as_slice(), self.event.as_slice())?;
-        for d in &self.deliveries {
-            deliveries.insert(d.key.as_slice(), d.record.as_slice())?;
-            due.insert(d.due.as_slice(), &[] as &[u8])?;
-            by_webhook.insert(d.by_webhook.as_slice(), &[] as &[u8])?;
-        }
-        Ok(())
     }
 }
 
@@ -255,9 +193,13 @@ impl SledStore {
             usage: tree("usage")?,
             webhooks: tree("webhooks")?,
             events: tree("events")?,
+            events_by_time: tree("events_by_time")?,
             deliveries: tree("deliveries")?,
-            due: tree("deliveries_due")?,
+            due: tree("deliveries_due_by_webhook")?,
             by_webhook: tree("deliveries_by_webhook")?,
+            settled: tree("deliveries_settled")?,
+            log: tree("outbox_log")?,
+            cursors: tree("fan_out_cursors")?,
             meta: tree("meta")?,
             job_changes: tree("job_changes")?,
             index_snapshot: config.path.join("search-index"),
@@ -265,21 +207,30 @@ impl SledStore {
             job_cache: Arc::new(JobCache::new(config.job_cache_bytes)),
             db,
         };
-        store.index_deliveries_by_webhook()?;
+        store.migrate_outbox()?;
         Ok(store)
     }
 
-    /// Fills the deliveries-by-subscription index once, for a folder written before it was
-    /// kept: every write since keeps it in the delivery's own transaction.
-    fn index_deliveries_by_webhook(&self) -> StoreResult<()> {
-        const KEY: &[u8] = b"deliveries_by_webhook";
+    /// Builds the outbox's indexes once for a folder written before they were kept (due and
+    /// by-subscription deliveries, settled deliveries and events for retention, a fan-out
+    /// cursor per subscription): every write since keeps them in its own transaction.
+    fn migrate_outbox(&self) -> StoreResult<()> {
+        const KEY: &[u8] = b"outbox_layout_2";
         if self.meta.get(KEY).map_err(backend)?.is_some() {
             return Ok(());
+        }
+        for tree in [
+            &self.due,
+            &self.by_webhook,
+            &self.settled,
+            &self.events_by_time,
+        ] {
+            tree.clear().map_err(backend)?;
         }
         let mut indexed = 0u64;
         for item in self.deliveries.iter() {
             let (k, v) = item.map_err(backend)?;
-            // A record that cannot be read is left out of the index, as it could not be
+            // A record that cannot be read is left out of the indexes, as it could not be
             // listed anyway; the folder still opens.
             let d: Delivery = match decode(&k, &v) {
                 Ok(d) => d,
@@ -288,15 +239,41 @@ impl SledStore {
                     continue;
                 }
             };
-            self.by_webhook
-                .insert(by_webhook_key(d.webhook_id, d.id), &[] as &[u8])
-                .map_err(backend)?;
+            (&self.deliveries, &self.due, &self.by_webhook, &self.settled)
+                .transaction(|(deliveries, due, by_webhook, settled)| {
+                    outbox_keys::DeliveryTrees {
+                        deliveries,
+                        due,
+                        by_webhook,
+                        settled,
+                    }
+                    .write(&d)
+                })
+                .map_err(tx_error)?;
             indexed += 1;
         }
+        for item in self.events.iter() {
+            let (k, v) = item.map_err(backend)?;
+            if let Ok(e) = decode::<OutboxEvent>(&k, &v) {
+                self.events_by_time
+                    .insert(outbox_keys::event_time_key(&e), &[] as &[u8])
+                    .map_err(backend)?;
+            }
+        }
+        let head = version_of(self.meta.get(outbox::LOG_HEAD).map_err(backend)?.as_deref());
+        for item in self.webhooks.iter() {
+            let (k, _) = item.map_err(backend)?;
+            if self.cursors.get(&k).map_err(backend)?.is_none() {
+                self.cursors
+                    .insert(k, &head.to_be_bytes())
+                    .map_err(backend)?;
+            }
+        }
+        let _ = self.db.drop_tree("deliveries_due");
         self.meta.insert(KEY, &[1u8]).map_err(backend)?;
         self.db.flush().map_err(backend)?;
         if indexed > 0 {
-            tracing::info!(indexed, "deliveries indexed by subscription");
+            tracing::info!(indexed, "outbox deliveries indexed");
         }
         Ok(())
     }
@@ -323,29 +300,25 @@ impl SledStore {
             .iter()
             .flat_map(|(id, _, _)| *id.0.as_bytes())
             .collect();
-        (
-            &self.jobs,
-            &self.events,
-            &self.deliveries,
-            &self.due,
-            &self.by_webhook,
-            &self.meta,
-            &self.job_changes,
-        )
-            .transaction(
-                |(jobs, events, deliveries, due, by_webhook, meta, job_changes)| {
-                    for (id, job, job_events) in rows {
-                        jobs.insert(id.0.as_bytes(), job.as_slice())?;
-                        for event in job_events {
-                            event.insert(events, deliveries, due, by_webhook)?;
-                        }
+        (&self.jobs, &self.log, &self.meta, &self.job_changes)
+            .transaction(|(jobs, log, meta, job_changes)| {
+                let mut head = version_of(meta.get(outbox::LOG_HEAD)?.as_deref());
+                let logged = head;
+                for (id, job, job_events) in rows {
+                    jobs.insert(id.0.as_bytes(), job.as_slice())?;
+                    for entry in job_events {
+                        head += 1;
+                        log.insert(&head.to_be_bytes(), entry.as_slice())?;
                     }
-                    let version = version_of(meta.get(JOBS_VERSION)?.as_deref()) + 1;
-                    meta.insert(JOBS_VERSION, &version.to_be_bytes())?;
-                    job_changes.insert(&version.to_be_bytes(), ids.as_slice())?;
-                    Ok(())
-                },
-            )
+                }
+                if head != logged {
+                    meta.insert(outbox::LOG_HEAD, &head.to_be_bytes())?;
+                }
+                let version = version_of(meta.get(JOBS_VERSION)?.as_deref()) + 1;
+                meta.insert(JOBS_VERSION, &version.to_be_bytes())?;
+                job_changes.insert(&version.to_be_bytes(), ids.as_slice())?;
+                Ok(())
+            })
             .map_err(tx_error)?;
         // Only once the new record is what the tree answers.
         for (id, _, _) in rows {
@@ -471,8 +444,8 @@ impl SledStore {
 /// 4,096-row ones.
 const DEFERRED_ROWS: usize = 512;
 
-/// A job as stored: its id, its record and its encoded events.
-type JobRow = (JobId, Vec<u8>, Vec<EncodedEvent>);
+/// A job as stored: its id, its record and its encoded log entries.
+type JobRow = (JobId, Vec<u8>, Vec<Vec<u8>>);
 
 /// Encodes job writes before a transaction, so a retry of its closure does no serialisation.
 fn encode_job_writes(writes: &[JobWrite]) -> StoreResult<Vec<JobRow>> {
@@ -482,7 +455,7 @@ fn encode_job_writes(writes: &[JobWrite]) -> StoreResult<Vec<JobRow>> {
             let events = w
                 .events
                 .iter()
-                .map(EncodedEvent::of)
+                .map(|e| encode(&outbox_keys::StoredLogEntry::of(w.job.id, e)))
                 .collect::<StoreResult<_>>()?;
             let record = job_record::encode(&w.job).map_err(backend)?;
             Ok((w.job.id, record, events))

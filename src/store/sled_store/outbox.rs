@@ -1,16 +1,41 @@
-//! [`OutboxStore`] on sled: subscriptions, outbox events and their deliveries, with the
-//! due-time index the delivery worker reads.
+//! [`OutboxStore`] on sled: subscriptions and their fan-out cursors, the outbox log, events
+//! and deliveries, each index keyed so that one subscription's reads and deletes touch only
+//! its own records. Scans run off the async threads.
 
+use super::outbox_keys::{after_prefix, event_time_key, time_key, DeliveryTrees, StoredLogEntry};
 use super::*;
+use crate::store::{FanOut, Pruned};
+
+/// The meta key of the newest log position: a big-endian `u64`.
+pub(super) const LOG_HEAD: &[u8] = b"outbox_log_head";
+
+/// A position as its key in the log and the cursors tree.
+fn position_of(stored: &[u8]) -> u64 {
+    version_of(Some(stored))
+}
 
 #[async_trait]
 impl OutboxStore for SledStore {
     async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
-        let encoded = EncodedEvent::of(event)?;
+        let event = event.clone();
         self.durably(move |s| {
-            (&s.events, &s.deliveries, &s.due, &s.by_webhook)
-                .transaction(|(events, deliveries, due, by_webhook)| {
-                    encoded.insert(events, deliveries, due, by_webhook)
+            (
+                &s.events,
+                &s.events_by_time,
+                &s.deliveries,
+                &s.due,
+                &s.by_webhook,
+                &s.settled,
+            )
+                .transaction(|(events, by_time, deliveries, due, by_webhook, settled)| {
+                    insert_event(events, by_time, &event)?;
+                    let trees = DeliveryTrees {
+                        deliveries,
+                        due,
+                        by_webhook,
+                        settled,
+                    };
+                    event.deliveries.iter().try_for_each(|d| trees.write(d))
                 })
                 .map_err(tx_error)
         })
@@ -19,35 +44,51 @@ impl OutboxStore for SledStore {
 
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
         let (k, v) = (webhook.id.0.as_bytes().to_vec(), encode(webhook)?);
-        self.durably(move |s| s.webhooks.insert(k, v).map(drop).map_err(backend))
-            .await
+        self.durably(move |s| {
+            (&s.webhooks, &s.cursors, &s.meta)
+                .transaction(|(webhooks, cursors, meta)| {
+                    webhooks.insert(k.as_slice(), v.as_slice())?;
+                    if cursors.get(k.as_slice())?.is_none() {
+                        let head = version_of(meta.get(LOG_HEAD)?.as_deref());
+                        cursors.insert(k.as_slice(), &head.to_be_bytes())?;
+                    }
+                    Ok(())
+                })
+                .map_err(tx_error)
+        })
+        .await
     }
 
     async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
-        let this = self.clone();
-        let orphans: Vec<Delivery> = tokio::task::spawn_blocking(move || {
-            this.deliveries_of_webhook(id).map(|all| {
-                all.into_iter()
-                    .filter(|d| d.status == DeliveryStatus::Pending)
-                    .collect()
-            })
-        })
-        .await
-        .map_err(backend)??;
         self.durably(move |s| {
-            (&s.webhooks, &s.deliveries, &s.due)
-                .transaction(|(webhooks, deliveries, due)| {
-                    let existed = webhooks.remove(id.0.as_bytes().as_slice())?.is_some();
-                    for d in &orphans {
-                        let mut failed = d.clone();
-                        failed.status = DeliveryStatus::Failed;
-                        failed.last_error = Some("subscription deleted".to_owned());
-                        let bytes = encode(&failed).map_err(abort)?;
-                        deliveries.insert(d.id.0.as_bytes().as_slice(), bytes)?;
-                        due.remove(due_key(d))?;
-                    }
-                    Ok(existed)
-                })
+            let pending = s.pending_of(id)?;
+            (
+                &s.webhooks,
+                &s.cursors,
+                &s.deliveries,
+                &s.due,
+                &s.by_webhook,
+                &s.settled,
+            )
+                .transaction(
+                    |(webhooks, cursors, deliveries, due, by_webhook, settled)| {
+                        let existed = webhooks.remove(id.0.as_bytes().as_slice())?.is_some();
+                        cursors.remove(id.0.as_bytes().as_slice())?;
+                        let trees = DeliveryTrees {
+                            deliveries,
+                            due,
+                            by_webhook,
+                            settled,
+                        };
+                        for d in &pending {
+                            let mut failed = d.clone();
+                            failed.status = DeliveryStatus::Failed;
+                            failed.last_error = Some("subscription deleted".to_owned());
+                            trees.write(&failed)?;
+                        }
+                        Ok(existed)
+                    },
+                )
                 .map_err(tx_error)
         })
         .await
@@ -65,36 +106,123 @@ impl OutboxStore for SledStore {
         Self::get(&self.events, id.0.as_bytes())
     }
 
-    async fn pending_deliveries(
+    async fn log_head(&self) -> StoreResult<u64> {
+        Ok(version_of(
+            self.meta.get(LOG_HEAD).map_err(backend)?.as_deref(),
+        ))
+    }
+
+    async fn log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>> {
+        self.blocking(move |s| {
+            s.log
+                .range(after.saturating_add(1).to_be_bytes()..)
+                .take(limit)
+                .map(|item| {
+                    let (k, v) = item.map_err(backend)?;
+                    let entry: StoredLogEntry = decode(&k, &v)?;
+                    Ok(entry.logged(position_of(&k)))
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
+        self.blocking(|s| {
+            s.cursors
+                .iter()
+                .map(|item| {
+                    let (k, v) = item.map_err(backend)?;
+                    let id = uuid::Uuid::from_slice(&k).map_err(|e| StoreError::Corrupt {
+                        key: "fan_out_cursors".to_owned(),
+                        reason: e.to_string(),
+                    })?;
+                    Ok((WebhookId(id), position_of(&v)))
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn pending_count(&self, webhook: WebhookId) -> StoreResult<usize> {
+        self.blocking(move |s| Ok(s.due.scan_prefix(webhook.0.as_bytes()).count()))
+            .await
+    }
+
+    async fn fan_out(&self, step: &FanOut) -> StoreResult<bool> {
+        let step = step.clone();
+        self.durably(move |s| {
+            (
+                &s.cursors,
+                &s.events,
+                &s.events_by_time,
+                &s.deliveries,
+                &s.due,
+                &s.by_webhook,
+                &s.settled,
+            )
+                .transaction(
+                    |(cursors, events, by_time, deliveries, due, by_webhook, settled)| {
+                        for m in &step.cursors {
+                            let at = cursors.get(m.webhook.0.as_bytes())?;
+                            if at.as_deref().map(position_of) != Some(m.from) {
+                                return Ok(false);
+                            }
+                        }
+                        for m in &step.cursors {
+                            cursors
+                                .insert(m.webhook.0.as_bytes().as_slice(), &m.to.to_be_bytes())?;
+                        }
+                        for event in &step.events {
+                            if events.get(event.id.0.as_bytes())?.is_none() {
+                                insert_event(events, by_time, event)?;
+                            }
+                        }
+                        let trees = DeliveryTrees {
+                            deliveries,
+                            due,
+                            by_webhook,
+                            settled,
+                        };
+                        step.deliveries.iter().try_for_each(|d| trees.write(d))?;
+                        Ok(true)
+                    },
+                )
+                .map_err(tx_error)
+        })
+        .await
+    }
+
+    async fn due_deliveries(
         &self,
         due: DateTime<Utc>,
-        limit: usize,
+        per_subscription: usize,
     ) -> StoreResult<Vec<Delivery>> {
-        let mut out = Vec::new();
-        for item in self.due.iter() {
-            if out.len() >= limit {
-                break;
+        self.blocking(move |s| {
+            let mut out = Vec::new();
+            let mut from: Vec<u8> = Vec::new();
+            // One range per subscription with pending deliveries, then a jump past it.
+            while let Some(first) = s.due.range(from.as_slice()..).next() {
+                let (key, _) = first.map_err(backend)?;
+                let Some(webhook) = key.get(..16).and_then(|w| uuid::Uuid::from_slice(w).ok())
+                else {
+                    break;
+                };
+                out.extend(s.due_of(WebhookId(webhook), due, per_subscription)?);
+                match after_prefix(&key) {
+                    Some(next) => from = next,
+                    None => break,
+                }
             }
-            let (k, _) = item.map_err(backend)?;
-            let Some(id) = k.get(8..24) else { continue };
-            let Some(delivery) = Self::get::<Delivery>(&self.deliveries, id)? else {
-                continue;
-            };
-            if delivery.next_attempt_at > due {
-                break;
-            }
-            if delivery.status == DeliveryStatus::Pending && !self.leases.held(delivery.id, due) {
-                out.push(delivery);
-            }
-        }
-        Ok(out)
+            Ok(out)
+        })
+        .await
     }
 
     async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
-        let this = self.clone();
-        let mut list = tokio::task::spawn_blocking(move || this.deliveries_of_webhook(webhook))
-            .await
-            .map_err(backend)??;
+        let mut list = self
+            .blocking(move |s| s.deliveries_of_webhook(webhook))
+            .await?;
         list.sort_by(|a, b| {
             b.next_attempt_at
                 .cmp(&a.next_attempt_at)
@@ -120,20 +248,17 @@ impl OutboxStore for SledStore {
     }
 
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
-        let old: Option<Delivery> = Self::get(&self.deliveries, delivery.id.0.as_bytes())?;
         let new = delivery.clone();
-        let bytes = encode(&new)?;
         self.durably(move |s| {
-            (&s.deliveries, &s.due)
-                .transaction(|(deliveries, due)| {
-                    if let Some(old) = &old {
-                        due.remove(due_key(old))?;
+            (&s.deliveries, &s.due, &s.by_webhook, &s.settled)
+                .transaction(|(deliveries, due, by_webhook, settled)| {
+                    DeliveryTrees {
+                        deliveries,
+                        due,
+                        by_webhook,
+                        settled,
                     }
-                    deliveries.insert(new.id.0.as_bytes().as_slice(), bytes.as_slice())?;
-                    if new.status == DeliveryStatus::Pending {
-                        due.insert(due_key(&new), &[] as &[u8])?;
-                    }
-                    Ok(())
+                    .write(&new)
                 })
                 .map_err(tx_error)
         })
@@ -141,12 +266,95 @@ impl OutboxStore for SledStore {
         self.leases.end(delivery.id);
         Ok(())
     }
+
+    async fn prune(
+        &self,
+        settled_before: DateTime<Utc>,
+        events_before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Pruned> {
+        self.durably(move |s| {
+            Ok(Pruned {
+                deliveries: s.prune_settled(settled_before, limit)?,
+                events: s.prune_events(events_before, limit)?,
+                log_entries: s.prune_log(limit)?,
+            })
+        })
+        .await
+    }
+}
+
+/// Stores an event without its deliveries, with its entry in the retention index.
+fn insert_event(
+    events: &TransactionalTree,
+    by_time: &TransactionalTree,
+    event: &OutboxEvent,
+) -> Result<(), ConflictableTransactionError<StoreError>> {
+    let bare = OutboxEvent {
+        deliveries: Vec::new(),
+        ..event.clone()
+    };
+    events.insert(
+        event.id.0.as_bytes().as_slice(),
+        encode(&bare).map_err(abort)?,
+    )?;
+    by_time.insert(event_time_key(event), &[] as &[u8])?;
+    Ok(())
 }
 
 impl SledStore {
+    /// Runs blocking sled reads off the async threads.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || work(&this))
+            .await
+            .map_err(backend)?
+    }
+
+    /// One subscription's pending deliveries, soonest due first, through the due index:
+    /// never another subscription's. Blocking.
+    fn pending_of(&self, webhook: WebhookId) -> StoreResult<Vec<Delivery>> {
+        self.due_of(webhook, DateTime::<Utc>::MAX_UTC, usize::MAX)
+    }
+
+    /// Up to `limit` of one subscription's pending deliveries due at `due` and not leased
+    /// then, soonest first; only those are read. Blocking.
+    fn due_of(
+        &self,
+        webhook: WebhookId,
+        due: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<Delivery>> {
+        let mut end = webhook.0.as_bytes().to_vec();
+        end.extend_from_slice(&time_key(due));
+        end.extend_from_slice(&[0xff; 16]);
+        let mut list = Vec::new();
+        for item in self.due.range(webhook.0.as_bytes().to_vec()..end) {
+            if list.len() >= limit {
+                break;
+            }
+            let (key, _) = item.map_err(backend)?;
+            let Some(id) = key
+                .get(24..40)
+                .and_then(|id| uuid::Uuid::from_slice(id).ok())
+            else {
+                continue;
+            };
+            if self.leases.held(DeliveryId(id), due) {
+                continue;
+            }
+            if let Some(d) = Self::get::<Delivery>(&self.deliveries, id.as_bytes())? {
+                list.push(d);
+            }
+        }
+        Ok(list)
+    }
+
     /// Every delivery of one subscription, through the by-subscription index: it reads that
-    /// subscription's deliveries only, never another customer's. Blocking; run it off the
-    /// async threads.
+    /// subscription's deliveries only, never another customer's. Blocking.
     fn deliveries_of_webhook(&self, webhook: WebhookId) -> StoreResult<Vec<Delivery>> {
         let mut list = Vec::new();
         for item in self.by_webhook.scan_prefix(webhook.0.as_bytes()) {
@@ -157,5 +365,67 @@ impl SledStore {
             }
         }
         Ok(list)
+    }
+
+    /// Removes up to `limit` deliveries settled before `before`, with their index entries.
+    fn prune_settled(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
+        let mut doomed = Vec::new();
+        for item in self.settled.range(..time_key(before)).take(limit) {
+            let (key, webhook) = item.map_err(backend)?;
+            doomed.push((key, webhook));
+        }
+        let mut records = sled::Batch::default();
+        let mut index = sled::Batch::default();
+        let mut owners = sled::Batch::default();
+        for (key, webhook) in &doomed {
+            let Some(id) = key.get(8..24) else { continue };
+            records.remove(id);
+            let mut by_webhook = webhook.to_vec();
+            by_webhook.extend_from_slice(id);
+            owners.remove(by_webhook);
+            index.remove(key.as_ref());
+        }
+        // Records first: an index entry left by a crash here points at nothing, which every
+        // reader skips and the next prune removes.
+        self.deliveries.apply_batch(records).map_err(backend)?;
+        self.by_webhook.apply_batch(owners).map_err(backend)?;
+        self.settled.apply_batch(index).map_err(backend)?;
+        Ok(doomed.len())
+    }
+
+    /// Removes up to `limit` events created before `before`.
+    fn prune_events(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
+        let mut records = sled::Batch::default();
+        let mut index = sled::Batch::default();
+        let mut removed = 0;
+        for item in self.events_by_time.range(..time_key(before)).take(limit) {
+            let (key, _) = item.map_err(backend)?;
+            if let Some(id) = key.get(8..24) {
+                records.remove(id);
+            }
+            index.remove(key);
+            removed += 1;
+        }
+        self.events.apply_batch(records).map_err(backend)?;
+        self.events_by_time.apply_batch(index).map_err(backend)?;
+        Ok(removed)
+    }
+
+    /// Removes up to `limit` log entries that every subscription's cursor has passed.
+    fn prune_log(&self, limit: usize) -> StoreResult<usize> {
+        let mut passed = version_of(self.meta.get(LOG_HEAD).map_err(backend)?.as_deref());
+        for item in self.cursors.iter() {
+            let (_, v) = item.map_err(backend)?;
+            passed = passed.min(position_of(&v));
+        }
+        let mut batch = sled::Batch::default();
+        let mut removed = 0;
+        for item in self.log.range(..=passed.to_be_bytes()).take(limit) {
+            let (key, _) = item.map_err(backend)?;
+            batch.remove(key);
+            removed += 1;
+        }
+        self.log.apply_batch(batch).map_err(backend)?;
+        Ok(removed)
     }
 }

@@ -508,11 +508,13 @@ impl TestApp {
             .await
     }
 
-    /// The deliveries to subscription `webhook` that are pending and due now.
+    /// The deliveries to subscription `webhook` that are pending and due now, once the
+    /// outbox log has been fanned out.
     pub async fn pending_deliveries(&self, webhook: &str) -> Vec<Delivery> {
         let id = WebhookId::parse(webhook).expect("a webhook id");
+        self.service.fan_out_now().await.expect("fanned out");
         self.store
-            .pending_deliveries(Utc::now(), 100)
+            .due_deliveries(Utc::now(), 100)
             .await
             .expect("the outbox")
             .into_iter()

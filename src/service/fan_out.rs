@@ -1,0 +1,204 @@
+//! Fan-out: the delivery worker turns the outbox log's entries into deliveries, for each
+//! subscription as it has room for them (see [`crate::store::FanOut`]). Ingest only logs one
+//! entry per announced job; what that costs per subscription is paid here, off the ingest
+//! path, and a subscription that falls behind keeps its place in the log instead of piling
+//! up pending deliveries.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{JobListingsService, ServiceResult};
+use crate::domain::{EventId, Job, JobId, LoggedEvent, OutboxEvent, Subscription, WebhookId};
+use crate::store::{CursorMove, FanOut};
+use crate::webhooks::{announcement, pending_delivery, subscribes_to};
+
+/// Log entries read per fan-out step.
+const STEP_ENTRIES: usize = 512;
+
+/// One subscription behind the log's head.
+struct Lane {
+    webhook: WebhookId,
+    cursor: u64,
+    /// The subscription, when it receives events now: active, and its key's plan and billing
+    /// include webhooks. Otherwise its cursor skips to the head: what it misses stays missed.
+    receiver: Option<Subscription>,
+    /// Deliveries it may still be given before its pending ones reach the window.
+    room: usize,
+}
+
+impl JobListingsService {
+    /// Fans the outbox log out to the subscriptions now, until every one is caught up or
+    /// holds its window of pending deliveries; returns how many deliveries it made. The
+    /// delivery worker does this on its own; without a notifier (nothing sends), logged
+    /// events wait in the log until this is called or a server with one runs.
+    pub async fn fan_out_now(&self) -> ServiceResult<usize> {
+        self.fan_out(usize::MAX).await
+    }
+
+    /// Fans out the log to every subscription behind its head, until all are caught up, full,
+    /// or `max_steps` steps were written. Returns how many deliveries it made.
+    pub(super) async fn fan_out(&self, max_steps: usize) -> ServiceResult<usize> {
+        let mut made = 0;
+        for _ in 0..max_steps {
+            match self.fan_out_step().await? {
+                Some(n) => made += n,
+                None => break,
+            }
+        }
+        Ok(made)
+    }
+
+    /// One fan-out step: for every subscription behind the head that can move, up to
+    /// [`STEP_ENTRIES`] log entries after its cursor. Subscriptions far apart in the log read
+    /// it apart, so one far behind never holds up those near the head. `None` when no
+    /// subscription can move (all caught up or full) or another process moved a cursor first.
+    async fn fan_out_step(&self) -> ServiceResult<Option<usize>> {
+        let store = &self.inner.subscriptions.store;
+        let head = store.log_head().await?;
+        let behind: Vec<(WebhookId, u64)> = store
+            .fan_out_cursors()
+            .await?
+            .into_iter()
+            .filter(|(_, cursor)| *cursor < head)
+            .collect();
+        if behind.is_empty() {
+            return Ok(None);
+        }
+        let mut lanes = self.lanes(behind).await?;
+        lanes.sort_by_key(|l| l.cursor);
+        let mut step = FanOut::default();
+        let mut events = HashMap::new();
+        let mut rest = lanes.as_slice();
+        while let Some(first) = rest.first() {
+            let entries = store.log_after(first.cursor, STEP_ENTRIES).await?;
+            let end = entries.last().map_or(head, |e| e.position);
+            let (group, later) = rest.split_at(rest.partition_point(|l| l.cursor < end));
+            rest = later;
+            let jobs = self.announced_jobs(&entries).await?;
+            self.add_to_step(&mut step, &mut events, group, &entries, &jobs, head);
+        }
+        if step.cursors.is_empty() {
+            return Ok(None);
+        }
+        step.events = events.into_values().collect();
+        let made = step.deliveries.len();
+        Ok(store.fan_out(&step).await?.then_some(made))
+    }
+
+    /// The subscriptions behind the head that can move: each with its room, or skipping.
+    async fn lanes(&self, behind: Vec<(WebhookId, u64)>) -> ServiceResult<Vec<Lane>> {
+        let receivers = self.inner.access.keys.webhook_receivers();
+        let window = self
+            .inner
+            .config
+            .delivery
+            .max_pending_per_subscription
+            .max(1);
+        let subscriptions: HashMap<WebhookId, Subscription> = {
+            let webhooks = self.read_webhooks();
+            behind
+                .iter()
+                .filter_map(|(id, _)| webhooks.get(id).map(|s| (*id, s.clone())))
+                .collect()
+        };
+        let mut lanes = Vec::with_capacity(behind.len());
+        for (webhook, cursor) in behind {
+            let receiver = subscriptions.get(&webhook).filter(|s| {
+                s.status == crate::domain::SubscriptionStatus::Active
+                    && receivers.contains(&s.owner)
+            });
+            let room = match receiver {
+                Some(_) => window.saturating_sub(
+                    self.inner
+                        .subscriptions
+                        .store
+                        .pending_count(webhook)
+                        .await?,
+                ),
+                None => usize::MAX,
+            };
+            if room > 0 {
+                lanes.push(Lane {
+                    webhook,
+                    cursor,
+                    receiver: receiver.cloned(),
+                    room,
+                });
+            }
+        }
+        Ok(lanes)
+    }
+
+    /// The jobs the entries announce, as they are now, read once for every subscription.
+    async fn announced_jobs(
+        &self,
+        entries: &[LoggedEvent],
+    ) -> ServiceResult<HashMap<JobId, Arc<Job>>> {
+        let ids: Vec<JobId> = entries.iter().map(|e| e.job_id).collect();
+        Ok(self
+            .inner
+            .catalog
+            .store
+            .get_jobs(&ids)
+            .await?
+            .into_iter()
+            .map(|j| (j.id, j))
+            .collect())
+    }
+
+    /// Adds to a step the deliveries and cursor moves of a group of lanes over the log
+    /// entries read for them. The payload is the job as it is at its event's first fan-out
+    /// (moments after ingest while the worker keeps up), stored with the event so every
+    /// subscription and retry sends the same.
+    fn add_to_step(
+        &self,
+        step: &mut FanOut,
+        events: &mut HashMap<EventId, OutboxEvent>,
+        lanes: &[Lane],
+        entries: &[LoggedEvent],
+        jobs: &HashMap<JobId, Arc<Job>>,
+        head: u64,
+    ) {
+        let now = self.now();
+        for lane in lanes {
+            let Some(sub) = &lane.receiver else {
+                step.cursors.push(CursorMove {
+                    webhook: lane.webhook,
+                    from: lane.cursor,
+                    to: head,
+                });
+                continue;
+            };
+            let mut to = lane.cursor;
+            let mut made = 0;
+            for entry in entries.iter().filter(|e| e.position > lane.cursor) {
+                if made == lane.room {
+                    break;
+                }
+                to = entry.position;
+                // Logged while the subscription was disabled: missed, as while disabled.
+                if sub
+                    .enabled_again_at
+                    .is_some_and(|enabled| entry.event.created_at < enabled)
+                {
+                    continue;
+                }
+                let Some(job) = jobs.get(&entry.job_id).filter(|j| subscribes_to(sub, j)) else {
+                    continue;
+                };
+                let event = events
+                    .entry(entry.event.id)
+                    .or_insert_with(|| announcement(entry, job));
+                step.deliveries.push(pending_delivery(event, sub.id, now));
+                made += 1;
+            }
+            if to > lane.cursor {
+                step.cursors.push(CursorMove {
+                    webhook: lane.webhook,
+                    from: lane.cursor,
+                    to,
+                });
+            }
+        }
+    }
+}
