@@ -39,6 +39,7 @@ mod import;
 mod index_snapshots;
 mod indexer;
 mod ingest;
+mod keyed_locks;
 mod keys;
 mod metering;
 mod rate_limit;
@@ -157,9 +158,10 @@ struct Subscriptions {
     /// Where subscriptions, events and deliveries are kept.
     store: Arc<dyn OutboxStore>,
     webhooks: RwLock<HashMap<WebhookId, Subscription>>,
-    /// Serialises writes of subscriptions (registration, deletion, delivery status), so a
-    /// status update never resurrects a deleted subscription.
-    writes: tokio::sync::Mutex<()>,
+    /// Serialises writes of one subscription (change, deletion, delivery status), so a
+    /// status update never resurrects a deleted subscription, and registrations of one key,
+    /// so two cannot both see room under its limit; other tenants' writes never wait.
+    writes: keyed_locks::KeyedLocks,
     /// Sends webhook deliveries; without one, deliveries wait in the outbox.
     notifier: Option<Arc<dyn Notifier>>,
     /// Wakes the delivery worker when new deliveries are due.
@@ -268,7 +270,7 @@ impl ServiceBuilder {
                 subscriptions: Subscriptions {
                     store,
                     webhooks: RwLock::new(webhooks),
-                    writes: tokio::sync::Mutex::new(()),
+                    writes: Default::default(),
                     notifier: self.notifier,
                     wake: Arc::new(tokio::sync::Notify::new()),
                     test_pings: Default::default(),

@@ -181,9 +181,14 @@ impl Caller {
             return Err(self.refused(e).await);
         }
         self.metered(|| async move {
-            // Under the writer lock: two racing creations must not both see room, nor both
+            // Under the key's lock: two racing creations must not both see room, nor both
             // miss a subscription registered with their idempotency key.
-            let _writer = service.inner.subscriptions.writes.lock().await;
+            let _writer = service
+                .inner
+                .subscriptions
+                .writes
+                .lock(self.key_id().0)
+                .await;
             let mut asked = Subscription {
                 id: WebhookId::new_random(),
                 owner: self.key_id(),
@@ -296,7 +301,7 @@ impl Caller {
             return Err(self.refused(e).await);
         }
         self.metered(|| async move {
-            let _writer = service.inner.subscriptions.writes.lock().await;
+            let _writer = service.inner.subscriptions.writes.lock(id.0).await;
             let mut sub = service.own_webhook(self.key_id(), id)?;
             change.apply_to(&mut sub, service.now());
             service.store_webhook(&sub).await?;
@@ -312,7 +317,7 @@ impl Caller {
         let service = &self.service;
         self.metered(|| async move {
             service.own_webhook(self.key_id(), id)?;
-            let _writer = service.inner.subscriptions.writes.lock().await;
+            let _writer = service.inner.subscriptions.writes.lock(id.0).await;
             service.inner.subscriptions.store.delete_webhook(id).await?;
             service.write_webhooks().remove(&id);
             service
