@@ -382,7 +382,7 @@ impl JobListingsService {
         id: WebhookId,
         change: impl FnOnce(&mut Subscription),
     ) -> ServiceResult<()> {
-        let _writer = self.inner.subscriptions.writes.lock().await;
+        let _writer = self.inner.subscriptions.writes.lock(id.0).await;
         let Some(mut sub) = self.read_webhooks().get(&id).cloned() else {
             return Ok(());
         };
@@ -433,7 +433,9 @@ impl JobListingsService {
             pruned.deliveries += batch.deliveries;
             pruned.events += batch.events;
             pruned.log_entries += batch.log_entries;
-            let more = [batch.deliveries, batch.events, batch.log_entries].contains(&BATCH);
+            let more = [batch.deliveries, batch.events, batch.log_entries]
+                .iter()
+                .any(|n| *n >= BATCH);
             if !more {
                 break;
             }

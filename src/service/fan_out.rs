@@ -15,6 +15,16 @@ use crate::webhooks::{announcement, pending_delivery, subscribes_to};
 /// Log entries read per fan-out step.
 const STEP_ENTRIES: usize = 512;
 
+/// What one fan-out step did.
+enum Step {
+    /// Wrote this many deliveries (and moved cursors).
+    Made(usize),
+    /// Found a cursor moved since it was read; wrote nothing.
+    Lost,
+    /// Found no subscription that can move: all caught up, or full.
+    Idle,
+}
+
 /// One subscription behind the log's head.
 struct Lane {
     webhook: WebhookId,
@@ -41,8 +51,10 @@ impl JobListingsService {
         let mut made = 0;
         for _ in 0..max_steps {
             match self.fan_out_step().await? {
-                Some(n) => made += n,
-                None => break,
+                Step::Made(n) => made += n,
+                // Another task or process moved a cursor first: read again.
+                Step::Lost => {}
+                Step::Idle => break,
             }
         }
         Ok(made)
@@ -50,9 +62,8 @@ impl JobListingsService {
 
     /// One fan-out step: for every subscription behind the head that can move, up to
     /// [`STEP_ENTRIES`] log entries after its cursor. Subscriptions far apart in the log read
-    /// it apart, so one far behind never holds up those near the head. `None` when no
-    /// subscription can move (all caught up or full) or another process moved a cursor first.
-    async fn fan_out_step(&self) -> ServiceResult<Option<usize>> {
+    /// it apart, so one far behind never holds up those near the head.
+    async fn fan_out_step(&self) -> ServiceResult<Step> {
         let store = &self.inner.subscriptions.store;
         let head = store.log_head().await?;
         let behind: Vec<(WebhookId, u64)> = store
@@ -62,7 +73,7 @@ impl JobListingsService {
             .filter(|(_, cursor)| *cursor < head)
             .collect();
         if behind.is_empty() {
-            return Ok(None);
+            return Ok(Step::Idle);
         }
         let mut lanes = self.lanes(behind).await?;
         lanes.sort_by_key(|l| l.cursor);
@@ -78,11 +89,14 @@ impl JobListingsService {
             self.add_to_step(&mut step, &mut events, group, &entries, &jobs, head);
         }
         if step.cursors.is_empty() {
-            return Ok(None);
+            return Ok(Step::Idle);
         }
         step.events = events.into_values().collect();
         let made = step.deliveries.len();
-        Ok(store.fan_out(&step).await?.then_some(made))
+        Ok(match store.fan_out(&step).await? {
+            true => Step::Made(made),
+            false => Step::Lost,
+        })
     }
 
     /// The subscriptions behind the head that can move: each with its room, or skipping.

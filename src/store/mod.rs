@@ -277,8 +277,9 @@ pub trait OutboxStore: Send + Sync + std::fmt::Debug + 'static {
     async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()>;
     /// Removes, up to `limit` of each: deliveries settled (succeeded or failed) before
     /// `settled_before` (see [`Delivery::settled_at`]); events created before
-    /// `events_before`; and the log entries every cursor has passed. Call it again while it
-    /// removes `limit` of something.
+    /// `events_before`; and the log entries every cursor has passed (a store may count
+    /// those in groups, and remove more than `limit`). Call it again while it removes
+    /// `limit` or more of something.
     async fn prune(
         &self,
         settled_before: DateTime<Utc>,

@@ -75,7 +75,8 @@ pub struct SledStore {
     by_webhook: Tree,
     /// Settled deliveries: `settled time ++ delivery id` → webhook id, for retention.
     settled: Tree,
-    /// The outbox log: position (big-endian) → the entry.
+    /// The outbox log in segments: the position of a segment's first entry (big-endian) →
+    /// the entries of one job write.
     log: Tree,
     /// Each subscription's fan-out cursor: webhook id → position (big-endian).
     cursors: Tree,
@@ -300,19 +301,25 @@ impl SledStore {
             .iter()
             .flat_map(|(id, _, _)| *id.0.as_bytes())
             .collect();
+        let entries: Vec<outbox_keys::StoredLogEntry> = rows
+            .iter()
+            .flat_map(|(id, _, events)| {
+                events
+                    .iter()
+                    .map(|e| outbox_keys::StoredLogEntry::of(*id, e))
+            })
+            .collect();
+        let logged = u64::try_from(entries.len()).unwrap_or(u64::MAX);
+        let segment = outbox_keys::encode_segment(&entries)?;
         (&self.jobs, &self.log, &self.meta, &self.job_changes)
             .transaction(|(jobs, log, meta, job_changes)| {
-                let mut head = version_of(meta.get(outbox::LOG_HEAD)?.as_deref());
-                let logged = head;
-                for (id, job, job_events) in rows {
+                for (id, job, _) in rows {
                     jobs.insert(id.0.as_bytes(), job.as_slice())?;
-                    for entry in job_events {
-                        head += 1;
-                        log.insert(&head.to_be_bytes(), entry.as_slice())?;
-                    }
                 }
-                if head != logged {
-                    meta.insert(outbox::LOG_HEAD, &head.to_be_bytes())?;
+                if logged > 0 {
+                    let head = version_of(meta.get(outbox::LOG_HEAD)?.as_deref());
+                    log.insert(&(head + 1).to_be_bytes(), segment.as_slice())?;
+                    meta.insert(outbox::LOG_HEAD, &(head + logged).to_be_bytes())?;
                 }
                 let version = version_of(meta.get(JOBS_VERSION)?.as_deref()) + 1;
                 meta.insert(JOBS_VERSION, &version.to_be_bytes())?;
@@ -444,19 +451,15 @@ impl SledStore {
 /// 4,096-row ones.
 const DEFERRED_ROWS: usize = 512;
 
-/// A job as stored: its id, its record and its encoded log entries.
-type JobRow = (JobId, Vec<u8>, Vec<Vec<u8>>);
+/// A job as stored: its id, its record and the events it logs.
+type JobRow = (JobId, Vec<u8>, Vec<JobEvent>);
 
 /// Encodes job writes before a transaction, so a retry of its closure does no serialisation.
 fn encode_job_writes(writes: &[JobWrite]) -> StoreResult<Vec<JobRow>> {
     writes
         .iter()
         .map(|w| {
-            let events = w
-                .events
-                .iter()
-                .map(|e| encode(&outbox_keys::StoredLogEntry::of(w.job.id, e)))
-                .collect::<StoreResult<_>>()?;
+            let events = w.events.clone();
             let record = job_record::encode(&w.job).map_err(backend)?;
             Ok((w.job.id, record, events))
         })

@@ -2,7 +2,7 @@
 //! and deliveries, each index keyed so that one subscription's reads and deletes touch only
 //! its own records. Scans run off the async threads.
 
-use super::outbox_keys::{after_prefix, event_time_key, time_key, DeliveryTrees, StoredLogEntry};
+use super::outbox_keys::{after_prefix, decode_segment, event_time_key, time_key, DeliveryTrees};
 use super::*;
 use crate::store::{FanOut, Pruned};
 
@@ -114,15 +114,27 @@ impl OutboxStore for SledStore {
 
     async fn log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>> {
         self.blocking(move |s| {
-            s.log
-                .range(after.saturating_add(1).to_be_bytes()..)
-                .take(limit)
-                .map(|item| {
-                    let (k, v) = item.map_err(backend)?;
-                    let entry: StoredLogEntry = decode(&k, &v)?;
-                    Ok(entry.logged(position_of(&k)))
-                })
-                .collect()
+            let first = after.saturating_add(1);
+            // The segment holding `first`, if any, starts at or before it.
+            let start = match s.log.range(..=first.to_be_bytes()).next_back() {
+                Some(item) => item.map_err(backend)?.0.to_vec(),
+                None => first.to_be_bytes().to_vec(),
+            };
+            let mut out = Vec::new();
+            for item in s.log.range(start..) {
+                let (key, value) = item.map_err(backend)?;
+                let base = position_of(&key);
+                let entries = decode_segment(&key, &value)?;
+                for (position, entry) in (base..).zip(entries) {
+                    if out.len() >= limit {
+                        return Ok(out);
+                    }
+                    if position > after {
+                        out.push(entry.logged(position));
+                    }
+                }
+            }
+            Ok(out)
         })
         .await
     }
@@ -411,7 +423,8 @@ impl SledStore {
         Ok(removed)
     }
 
-    /// Removes up to `limit` log entries that every subscription's cursor has passed.
+    /// Removes up to `limit` log segments whose every entry every subscription's cursor has
+    /// passed; returns the entries removed.
     fn prune_log(&self, limit: usize) -> StoreResult<usize> {
         let mut passed = version_of(self.meta.get(LOG_HEAD).map_err(backend)?.as_deref());
         for item in self.cursors.iter() {
@@ -421,9 +434,14 @@ impl SledStore {
         let mut batch = sled::Batch::default();
         let mut removed = 0;
         for item in self.log.range(..=passed.to_be_bytes()).take(limit) {
-            let (key, _) = item.map_err(backend)?;
+            let (key, value) = item.map_err(backend)?;
+            let entries = decode_segment(&key, &value)?.len();
+            let last = position_of(&key) + u64::try_from(entries).unwrap_or(u64::MAX) - 1;
+            if entries > 0 && last > passed {
+                break;
+            }
             batch.remove(key);
-            removed += 1;
+            removed += entries;
         }
         self.log.apply_batch(batch).map_err(backend)?;
         Ok(removed)

@@ -85,7 +85,8 @@ impl DeliveryTrees<'_> {
     }
 }
 
-/// A log entry as stored: the position is its key.
+/// A log entry as stored, in a segment: all the entries one job write logged, under the
+/// position of the first (postcard), so a write of 512 jobs adds one key, not 512.
 #[derive(Serialize, serde::Deserialize)]
 pub(super) struct StoredLogEntry {
     pub(super) job_id: JobId,
@@ -115,4 +116,17 @@ impl StoredLogEntry {
             },
         }
     }
+}
+
+/// Encodes a log segment.
+pub(super) fn encode_segment(entries: &[StoredLogEntry]) -> StoreResult<Vec<u8>> {
+    postcard::to_stdvec(entries).map_err(backend)
+}
+
+/// Decodes the log segment stored under `key`.
+pub(super) fn decode_segment(key: &[u8], bytes: &[u8]) -> StoreResult<Vec<StoredLogEntry>> {
+    postcard::from_bytes(bytes).map_err(|e| StoreError::Corrupt {
+        key: format!("outbox_log/{}", version_of(Some(key))),
+        reason: e.to_string(),
+    })
 }
