@@ -118,7 +118,7 @@ pub struct DeliveryConfig {
     /// customer's subscriptions (up to `max_webhooks_per_key` of them) all pointing at slow
     /// receivers hold at most this many slots, and subscriptions take slots in turn.
     pub max_in_flight_per_key: usize,
-    /// Most pending deliveries one subscription holds; default 1,000. A subscription this far
+    /// Most pending deliveries one subscription holds; default 100. A subscription this far
     /// behind (a receiver down or slower than the jobs arrive) gets no more until some settle:
     /// it keeps its place in the outbox log instead, so its backlog costs storage that does
     /// not grow with the jobs ingested meanwhile.
@@ -146,7 +146,7 @@ impl Default for DeliveryConfig {
             max_in_flight: 256,
             max_in_flight_per_subscription: 4,
             max_in_flight_per_key: 16,
-            max_pending_per_subscription: 1_000,
+            max_pending_per_subscription: 100,
             retention: Duration::from_secs(30 * 86_400),
             prune_interval: Duration::from_secs(600),
             lease: Duration::from_secs(60),

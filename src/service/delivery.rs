@@ -41,8 +41,9 @@ fn release(in_flight: &InFlight, id: DeliveryId) {
 /// and one customer's shares can be bounded.
 type InFlight = Arc<Mutex<HashMap<DeliveryId, (WebhookId, KeyId)>>>;
 
-/// Fan-out steps per round of the worker before it sends what is due.
-const FAN_OUT_STEPS: usize = 8;
+/// Fan-out steps per round of the worker before it sends what is due; a round that made
+/// deliveries runs again at once.
+const FAN_OUT_STEPS: usize = 1;
 
 /// Runs until stopped: wakes on new work, on a finished attempt, or every `poll_interval`,
 /// fans logged events out to subscriptions and sends what is due.
@@ -61,8 +62,11 @@ pub(super) async fn worker(inner: Weak<Inner>, mut stop: watch::Receiver<bool>, 
         };
         let poll = strong.config.delivery.poll_interval;
         let service = JobListingsService { inner: strong };
-        if let Err(e) = service.fan_out(FAN_OUT_STEPS).await {
-            tracing::error!(error = %e, "fanning out the outbox log failed; will retry");
+        // One step, then what is due: a long fan-out never keeps due deliveries waiting.
+        match service.fan_out(FAN_OUT_STEPS).await {
+            Ok(made) if made > 0 => wake.notify_one(),
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "fanning out the outbox log failed; will retry"),
         }
         if let Err(e) = service.dispatch_due(&in_flight, &slots, &stop, round).await {
             tracing::error!(error = %e, "reading the outbox failed; will retry");

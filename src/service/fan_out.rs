@@ -14,6 +14,9 @@ use crate::webhooks::{announcement, pending_delivery, subscribes_to};
 
 /// Log entries read per fan-out step.
 const STEP_ENTRIES: usize = 512;
+/// Deliveries made for one subscription per step: a step stays small, and subscriptions
+/// with much to catch up take turns with those that have little.
+const STEP_DELIVERIES: usize = 32;
 
 /// What one fan-out step did.
 enum Step {
@@ -32,7 +35,8 @@ struct Lane {
     /// The subscription, when it receives events now: active, and its key's plan and billing
     /// include webhooks. Otherwise its cursor skips to the head: what it misses stays missed.
     receiver: Option<Subscription>,
-    /// Deliveries it may still be given before its pending ones reach the window.
+    /// Deliveries it may be given in this step: at most [`STEP_DELIVERIES`], and no more
+    /// than its pending ones leave of the window.
     room: usize,
 }
 
@@ -122,13 +126,15 @@ impl JobListingsService {
                     && receivers.contains(&s.owner)
             });
             let room = match receiver {
-                Some(_) => window.saturating_sub(
-                    self.inner
-                        .subscriptions
-                        .store
-                        .pending_count(webhook)
-                        .await?,
-                ),
+                Some(_) => window
+                    .saturating_sub(
+                        self.inner
+                            .subscriptions
+                            .store
+                            .pending_count(webhook)
+                            .await?,
+                    )
+                    .min(STEP_DELIVERIES),
                 None => usize::MAX,
             };
             if room > 0 {
