@@ -11,6 +11,8 @@
 //! # }
 //! ```
 
+mod connections;
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -22,18 +24,26 @@ use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use hyper_util::server::graceful::GracefulConnection;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
 
 use crate::api::Api;
+use connections::Conn;
 
 /// Connection-level limits of the server.
 #[derive(Clone, Copy, Debug)]
 pub struct ServerConfig {
-    /// Time a client has to send a request's headers; an idle keep-alive connection is closed
-    /// after this too. Default 10 s.
+    /// Time a client has to send a request's headers; an idle HTTP/1 keep-alive connection is
+    /// closed after this too. Default 10 s.
     pub header_read_timeout: Duration,
+    /// A connection, HTTP/1 or HTTP/2, with no request in flight for this long is closed
+    /// gracefully (an HTTP/2 client gets a GOAWAY). HTTP/2 keep-alive pings tell a dead peer
+    /// from a live one, not a busy one from an idle one. Default 30 s: an HTTP/2 client
+    /// multiplexes all its calls over one connection, and one polling every few seconds
+    /// keeps it; the memory of one left idle comes back within half a minute. An idle HTTP/1
+    /// connection is closed after `header_read_timeout` already, when that is shorter.
+    pub idle_timeout: Duration,
     /// Largest request head (line and headers) read at all, in bytes. Beyond it hyper
     /// answers a bare 431 and closes the connection, since no request was parsed. Default
     /// 32 KiB: heads between the API's own limit ([`crate::api::ApiConfig::max_header_bytes`],
@@ -53,6 +63,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
             max_header_bytes: 32 * 1024,
             max_headers: HYPER_MAX_HEADERS,
             max_connections: 10_000,
@@ -145,11 +156,10 @@ impl Server {
             ..
         } = self;
         let builders = Arc::new(connection_builders(&config));
-        let graceful = GracefulShutdown::new();
-        // Connections still waiting for their first bytes are not hyper's yet, so graceful
-        // shutdown cannot see them; this tells them to give up.
-        let (stopping, _) = tokio::sync::watch::channel(false);
-        let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        // Tells every connection to close, served or still waiting for its first bytes.
+        let (stopping, _) = watch::channel(false);
+        let slots = config.max_connections.max(1);
+        let permits = Arc::new(Semaphore::new(slots));
         tokio::pin!(shutdown);
 
         loop {
@@ -173,48 +183,19 @@ impl Server {
                 },
             };
             let _ = stream.set_nodelay(true);
-            let first_bytes = config.header_read_timeout;
-            let api = api.clone();
-            let service = service_fn(move |req: http::Request<Incoming>| {
-                let api = api.clone();
-                async move { Ok::<_, Infallible>(api.handle_body(req).await.map(Full::new)) }
-            });
-            let builders = builders.clone();
-            let watcher = graceful.watcher();
-            let mut stop = stopping.subscribe();
+            let (api, builders, stop) = (api.clone(), builders.clone(), stopping.subscribe());
             tokio::spawn(async move {
-                // hyper's header timeout starts once a connection is served: a client that
-                // sends nothing (or half an HTTP/2 preface) would hold its slot forever, so
-                // telling the protocol gets the header timeout too.
-                let protocol = tokio::select! {
-                    protocol = request_starts(&stream, first_bytes) => protocol,
-                    _ = stop.wait_for(|s| *s) => None,
-                };
-                let (http1, http2) = &*builders;
-                let io = TokioIo::new(stream);
-                let served = match protocol {
-                    None => {
-                        tracing::debug!(%peer, "closed a connection that sent no request in time");
-                        Ok(())
-                    }
-                    Some(Protocol::Http1) => {
-                        watcher.watch(http1.serve_connection(io, service)).await
-                    }
-                    Some(Protocol::Http2) => {
-                        watcher.watch(http2.serve_connection(io, service)).await
-                    }
-                };
-                if let Err(e) = served {
-                    tracing::debug!(%peer, error = %e, "connection ended with an error");
-                }
+                serve_connection(stream, peer, stop, api, &builders, config).await;
                 drop(permit);
             });
         }
 
         drop(listener);
         stopping.send_replace(true);
+        // Every connection holds a permit until it ends.
+        let all = u32::try_from(slots).unwrap_or(u32::MAX);
         tokio::select! {
-            _ = graceful.shutdown() => tracing::info!("all connections closed"),
+            _ = permits.acquire_many(all) => tracing::info!("all connections closed"),
             _ = tokio::time::sleep(config.shutdown_grace) => {
                 tracing::warn!("shutdown grace period over; closing open connections");
             }
@@ -224,6 +205,78 @@ impl Server {
         }
         Ok(())
     }
+}
+
+/// Serves one connection until it ends, the server stops, or it stays idle.
+async fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    mut stop: watch::Receiver<bool>,
+    api: Api,
+    builders: &(http1::Builder, http2::Builder<TokioExecutor>),
+    config: ServerConfig,
+) {
+    // hyper's header timeout starts once a connection is served: a client that sends nothing
+    // (or half an HTTP/2 preface) would hold its slot forever, so telling the protocol gets
+    // the header timeout too.
+    let protocol = tokio::select! {
+        protocol = request_starts(&stream, config.header_read_timeout) => protocol,
+        _ = stop.wait_for(|s| *s) => None,
+    };
+    let conn = Conn::new();
+    let requests = conn.clone();
+    let service = service_fn(move |req: http::Request<Incoming>| {
+        let in_flight = requests.request();
+        let api = api.clone();
+        async move {
+            let response = api.handle_body(req).await.map(Full::new);
+            drop(in_flight);
+            Ok::<_, Infallible>(response)
+        }
+    });
+    let (http1, http2) = builders;
+    let io = TokioIo::new(stream);
+    let served = match protocol {
+        None => {
+            tracing::debug!(%peer, "closed a connection that sent no request in time");
+            Ok(())
+        }
+        Some(Protocol::Http1) => {
+            drive(http1.serve_connection(io, service), &conn, stop, config).await
+        }
+        Some(Protocol::Http2) => {
+            drive(http2.serve_connection(io, service), &conn, stop, config).await
+        }
+    };
+    if let Err(e) = served {
+        tracing::debug!(%peer, error = %e, "connection ended with an error");
+    }
+}
+
+/// Runs a hyper connection until it ends; when the server stops, or the connection has had
+/// no request in flight for `idle_timeout`, shuts it down gracefully (requests in flight are
+/// answered; HTTP/2 sends GOAWAY) and gives it `shutdown_grace` to finish.
+async fn drive<C>(
+    connection: C,
+    conn: &Conn,
+    mut stop: watch::Receiver<bool>,
+    config: ServerConfig,
+) -> Result<(), C::Error>
+where
+    C: GracefulConnection,
+{
+    tokio::pin!(connection);
+    tokio::select! {
+        served = connection.as_mut() => return served,
+        _ = stop.wait_for(|s| *s) => {}
+        () = conn.idle_for(config.idle_timeout) => {}
+    }
+    connection.as_mut().graceful_shutdown();
+    // An HTTP/2 client that never answers the shutdown's ping would hold the connection open
+    // forever; past the grace, dropping it closes the socket.
+    tokio::time::timeout(config.shutdown_grace, connection)
+        .await
+        .unwrap_or(Ok(()))
 }
 
 /// The HTTP/1 and HTTP/2 connection builders, with the configured timeouts and limits. The

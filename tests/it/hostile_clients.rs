@@ -1,6 +1,6 @@
 //! Hostile clients against the real hyper server on 127.0.0.1: slowloris, idle keep-alive
-//! connections, oversized bodies and header sections, and hundreds of connections held open
-//! while a normal client keeps calling. The server runs with a 1 s header read timeout so the
+//! connections, idle HTTP/2 connections that answer pings, oversized bodies and header
+//! sections, and hundreds of connections held open while a normal client keeps calling. The server runs with a 1 s header read timeout so the
 //! tests are quick. The attacks use raw `TcpStream`s; the normal client is reqwest.
 //!
 //! Nothing here asserts on speed: a closed connection must close before a generous bound (ten
@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::TestApp;
+use crate::support::{h2_peer, TestApp};
 
 /// The server's header read timeout in these tests.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(1);
@@ -736,4 +736,92 @@ async fn five_hundred_silent_connections_are_shed_within_the_timeout() {
          {CLOSE_BOUND:?} (header timeout {HEADER_TIMEOUT:?}): each holds a connection slot \
          and a task for as long as the client likes"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connections kept idle or barely busy
+// ---------------------------------------------------------------------------------------------
+
+/// How an idle HTTP/2 client's connection went.
+#[derive(Debug, Default)]
+struct H2Idle {
+    /// When the server closed it, from the client's start; `None` if still open at the bound.
+    closed_after: Option<Duration>,
+    /// Whether the server sent a GOAWAY.
+    goaway: bool,
+}
+
+/// An HTTP/2 client that sends its preface and SETTINGS, then nothing but the
+/// acknowledgements the protocol asks for (SETTINGS and PING), until the server closes the
+/// connection or `limit` passes. `served` is told once the server's SETTINGS arrive, that
+/// is, once the server is serving the connection.
+async fn idle_h2_client(
+    mut stream: TcpStream,
+    limit: Duration,
+    served: tokio::sync::oneshot::Sender<()>,
+) -> H2Idle {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut served = Some(served);
+    let mut seen = h2_peer::Seen::default();
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let mut reply = h2_peer::HELLO.to_vec();
+    let closed_after = loop {
+        // The server may already have closed its side; the read tells.
+        if !reply.is_empty() && stream.write_all(&reply).await.is_err() {
+            break Some(started.elapsed());
+        }
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break Some(started.elapsed()),
+            Ok(Ok(n)) => received.extend_from_slice(&chunk[..n]),
+            Err(_) => break None,
+        }
+        reply = h2_peer::acknowledge(&mut received, &mut seen);
+        if seen.settings {
+            if let Some(tx) = served.take() {
+                let _ = tx.send(());
+            }
+        }
+    };
+    H2Idle {
+        closed_after,
+        goaway: seen.goaway,
+    }
+}
+
+/// Starts an idle HTTP/2 client on `stream` in a task and waits until the server serves it.
+async fn hold_idle_h2(stream: TcpStream) -> tokio::task::JoinHandle<H2Idle> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let held = tokio::spawn(idle_h2_client(stream, HOLD_BOUND, tx));
+    tokio::time::timeout(CLOSE_BOUND, rx)
+        .await
+        .expect("the server's SETTINGS within the bound")
+        .expect("the server's SETTINGS before the connection closed");
+    held
+}
+
+/// How long the held connections of these tests are held at most.
+const HOLD_BOUND: Duration = Duration::from_secs(20);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_http2_connection_that_answers_pings_gets_a_goaway_after_the_idle_timeout() {
+    let idle_timeout = Duration::from_secs(1);
+    let app = start_with(ServerConfig {
+        idle_timeout,
+        ..ServerConfig::default()
+    })
+    .await;
+    let held = hold_idle_h2(connect(&app).await).await;
+    let end = held.await.expect("the idle client");
+    eprintln!(
+        "idle HTTP/2 connection answering pings: closed after {:?}, GOAWAY {} (idle timeout {idle_timeout:?})",
+        end.closed_after, end.goaway
+    );
+    assert!(
+        end.closed_after.is_some(),
+        "an HTTP/2 connection with no request for {HOLD_BOUND:?} was still open (idle timeout {idle_timeout:?})"
+    );
+    assert!(end.goaway, "the server closed without a GOAWAY");
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
 }
