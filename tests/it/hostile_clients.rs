@@ -104,7 +104,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Reads one HTTP/1.1 answer (head, then `Content-Length` bytes of body, or up to EOF).
+/// Reads one HTTP/1.1 answer (head, then `Content-Length` bytes of body, none for 204 and
+/// 304, or up to EOF).
 /// `None` when the connection closed before a whole head arrived or `limit` passed.
 async fn read_response(
     stream: &mut (impl AsyncRead + Unpin),
@@ -132,12 +133,15 @@ async fn read_response(
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
+    // A 204 or 304 has no body whatever its headers say (RFC 9110, 6.4.1).
+    let bodiless = status == 204 || status == 304;
     let length = head.lines().find_map(|l| {
         let (name, value) = l.split_once(':')?;
         name.trim()
             .eq_ignore_ascii_case("content-length")
             .then(|| value.trim().parse::<usize>().ok())?
     });
+    let length = if bodiless { Some(0) } else { length };
     let mut body = buf[head_end..].to_vec();
     loop {
         if length.is_some_and(|n| body.len() >= n) || body.len() > 1 << 20 {
