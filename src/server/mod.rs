@@ -26,10 +26,9 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulConnection;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
 
 use crate::api::Api;
-use connections::Conn;
+use connections::{Connections, Slot};
 
 /// Connection-level limits of the server.
 #[derive(Clone, Copy, Debug)]
@@ -53,7 +52,16 @@ pub struct ServerConfig {
     /// parses into buffers on the stack; any other number makes it set up buffers of that
     /// size for every request.
     pub max_headers: usize,
-    /// Most connections served at once; more wait in the accept queue. Default 10,000.
+    /// Most connections served at once. A new connection beyond it is served all the same,
+    /// and the connection that has had no request in flight for the longest is closed
+    /// gracefully to make room, so idle connections cannot lock new clients out. Only while
+    /// every connection has a request in flight do new ones wait in the accept queue:
+    /// requests end (bodies within [`ApiConfig::body_timeout`]), and a client kept waiting
+    /// a moment is served, where one refused would have to retry. Closing connections are
+    /// kept until they end, up to a quarter more: the process needs that many file
+    /// descriptors and more (`ulimit -n`). Default 10,000.
+    ///
+    /// [`ApiConfig::body_timeout`]: crate::api::ApiConfig::body_timeout
     pub max_connections: usize,
     /// How long shutdown waits for open requests before closing anyway. Default 10 s.
     pub shutdown_grace: Duration,
@@ -156,20 +164,18 @@ impl Server {
             ..
         } = self;
         let builders = Arc::new(connection_builders(&config));
-        // Tells every connection to close, served or still waiting for its first bytes.
-        let (stopping, _) = watch::channel(false);
-        let slots = config.max_connections.max(1);
-        let permits = Arc::new(Semaphore::new(slots));
+        let connections = Connections::new(config.max_connections);
         tokio::pin!(shutdown);
 
-        loop {
-            let permit = tokio::select! {
-                _ = &mut shutdown => break,
-                permit = permits.clone().acquire_owned() => match permit {
-                    Ok(p) => p,
-                    Err(_) => break,
-                },
-            };
+        'serving: loop {
+            // Every connection busy with a request: leave newcomers in the accept queue until
+            // one is idle or ends.
+            while !connections.has_room() {
+                tokio::select! {
+                    _ = &mut shutdown => break 'serving,
+                    _ = tokio::time::sleep(ROOM_POLL) => {}
+                }
+            }
             let (stream, peer) = tokio::select! {
                 _ = &mut shutdown => break,
                 accepted = listener.accept() => match accepted {
@@ -182,20 +188,22 @@ impl Server {
                     }
                 },
             };
+            let slot = connections.admit();
             let _ = stream.set_nodelay(true);
-            let (api, builders, stop) = (api.clone(), builders.clone(), stopping.subscribe());
-            tokio::spawn(async move {
-                serve_connection(stream, peer, stop, api, &builders, config).await;
-                drop(permit);
-            });
+            tokio::spawn(serve_connection(
+                stream,
+                peer,
+                slot,
+                api.clone(),
+                builders.clone(),
+                config,
+            ));
         }
 
         drop(listener);
-        stopping.send_replace(true);
-        // Every connection holds a permit until it ends.
-        let all = u32::try_from(slots).unwrap_or(u32::MAX);
+        connections.close_all();
         tokio::select! {
-            _ = permits.acquire_many(all) => tracing::info!("all connections closed"),
+            _ = connections.all_ended() => tracing::info!("all connections closed"),
             _ = tokio::time::sleep(config.shutdown_grace) => {
                 tracing::warn!("shutdown grace period over; closing open connections");
             }
@@ -207,13 +215,16 @@ impl Server {
     }
 }
 
-/// Serves one connection until it ends, the server stops, or it stays idle.
+/// How often a server whose every connection is busy looks again for one to close.
+const ROOM_POLL: Duration = Duration::from_millis(10);
+
+/// Serves one connection until it ends, the server wants its slot back, or it stays idle.
 async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
-    mut stop: watch::Receiver<bool>,
+    slot: Slot,
     api: Api,
-    builders: &(http1::Builder, http2::Builder<TokioExecutor>),
+    builders: Arc<(http1::Builder, http2::Builder<TokioExecutor>)>,
     config: ServerConfig,
 ) {
     // hyper's header timeout starts once a connection is served: a client that sends nothing
@@ -221,10 +232,10 @@ async fn serve_connection(
     // the header timeout too.
     let protocol = tokio::select! {
         protocol = request_starts(&stream, config.header_read_timeout) => protocol,
-        _ = stop.wait_for(|s| *s) => None,
+        () = slot.close_requested() => None,
     };
-    let conn = Conn::new();
-    let requests = conn.clone();
+    let slot = Arc::new(slot);
+    let requests = slot.clone();
     let service = service_fn(move |req: http::Request<Incoming>| {
         let in_flight = requests.request();
         let api = api.clone();
@@ -234,42 +245,33 @@ async fn serve_connection(
             Ok::<_, Infallible>(response)
         }
     });
-    let (http1, http2) = builders;
+    let (http1, http2) = &*builders;
     let io = TokioIo::new(stream);
     let served = match protocol {
         None => {
             tracing::debug!(%peer, "closed a connection that sent no request in time");
             Ok(())
         }
-        Some(Protocol::Http1) => {
-            drive(http1.serve_connection(io, service), &conn, stop, config).await
-        }
-        Some(Protocol::Http2) => {
-            drive(http2.serve_connection(io, service), &conn, stop, config).await
-        }
+        Some(Protocol::Http1) => drive(http1.serve_connection(io, service), &slot, config).await,
+        Some(Protocol::Http2) => drive(http2.serve_connection(io, service), &slot, config).await,
     };
     if let Err(e) = served {
         tracing::debug!(%peer, error = %e, "connection ended with an error");
     }
 }
 
-/// Runs a hyper connection until it ends; when the server stops, or the connection has had
-/// no request in flight for `idle_timeout`, shuts it down gracefully (requests in flight are
+/// Runs a hyper connection until it ends; when the server wants it closed, or it has had no
+/// request in flight for `idle_timeout`, shuts it down gracefully (requests in flight are
 /// answered; HTTP/2 sends GOAWAY) and gives it `shutdown_grace` to finish.
-async fn drive<C>(
-    connection: C,
-    conn: &Conn,
-    mut stop: watch::Receiver<bool>,
-    config: ServerConfig,
-) -> Result<(), C::Error>
+async fn drive<C>(connection: C, slot: &Slot, config: ServerConfig) -> Result<(), C::Error>
 where
     C: GracefulConnection,
 {
     tokio::pin!(connection);
     tokio::select! {
         served = connection.as_mut() => return served,
-        _ = stop.wait_for(|s| *s) => {}
-        () = conn.idle_for(config.idle_timeout) => {}
+        () = slot.close_requested() => {}
+        () = slot.idle_for(config.idle_timeout) => slot.closing(),
     }
     connection.as_mut().graceful_shutdown();
     // An HTTP/2 client that never answers the shutdown's ping would hold the connection open

@@ -1,6 +1,7 @@
 //! Hostile clients against the real hyper server on 127.0.0.1: slowloris, idle keep-alive
 //! connections, idle HTTP/2 connections that answer pings, oversized bodies and header
-//! sections, and hundreds of connections held open while a normal client keeps calling. The server runs with a 1 s header read timeout so the
+//! sections, hundreds of connections held open while a normal client keeps calling, and every
+//! connection slot taken by idle ones when a new client comes. The server runs with a 1 s header read timeout so the
 //! tests are quick. The attacks use raw `TcpStream`s; the normal client is reqwest.
 //!
 //! Nothing here asserts on speed: a closed connection must close before a generous bound (ten
@@ -808,6 +809,36 @@ async fn hold_idle_h2(stream: TcpStream) -> tokio::task::JoinHandle<H2Idle> {
 /// How long the held connections of these tests are held at most.
 const HOLD_BOUND: Duration = Duration::from_secs(20);
 
+/// A client that opens a new connection for its request, gives up after [`CLOSE_BOUND`], and
+/// answers the status (0: no answer).
+async fn fresh_client_status(app: &TestApp, path: &str) -> u16 {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(0)
+        .timeout(CLOSE_BOUND)
+        .build()
+        .expect("an HTTP client");
+    client
+        .get(app.url(path))
+        .header("X-API-Key", &app.keys.enterprise.raw)
+        .send()
+        .await
+        .map_or(0, |r| r.status().as_u16())
+}
+
+/// Waits for the first of `held` to end, at most [`CLOSE_BOUND`]; its index.
+async fn first_to_end<T>(held: &[tokio::task::JoinHandle<T>]) -> Option<usize> {
+    let deadline = Instant::now() + CLOSE_BOUND;
+    // Bounded by the deadline: a look every 20 ms.
+    while Instant::now() < deadline {
+        if let Some(i) = held.iter().position(|h| h.is_finished()) {
+            return Some(i);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_http2_connection_that_answers_pings_gets_a_goaway_after_the_idle_timeout() {
     let idle_timeout = Duration::from_secs(1);
@@ -828,4 +859,113 @@ async fn an_idle_http2_connection_that_answers_pings_gets_a_goaway_after_the_idl
     );
     assert!(end.goaway, "the server closed without a GOAWAY");
     assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
+}
+
+/// The server of the full-slot tests: 8 connection slots, and an idle timeout longer than the
+/// tests, so that only shedding can free a slot.
+async fn start_with_8_slots() -> TestApp {
+    start_with(ServerConfig {
+        max_connections: 8,
+        idle_timeout: Duration::from_secs(600),
+        ..ServerConfig::default()
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_every_slot_held_by_idle_http2_connections_a_new_client_is_served() {
+    let app = start_with_8_slots().await;
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        held.push(hold_idle_h2(connect(&app).await).await);
+    }
+    let t = Instant::now();
+    let status = fresh_client_status(&app, "/api/v1/jobs?per_page=1").await;
+    eprintln!(
+        "new client with 8 of 8 slots held by idle HTTP/2 connections: {status} after {:?}",
+        t.elapsed()
+    );
+    assert_eq!(status, 200, "a new client was not served (0: no answer)");
+    let shed = first_to_end(&held).await;
+    assert!(
+        shed.is_some(),
+        "no idle connection was closed for the new one"
+    );
+    let end = held
+        .swap_remove(shed.unwrap_or_default())
+        .await
+        .expect("an idle client");
+    assert!(end.goaway, "the shed HTTP/2 connection got no GOAWAY");
+}
+
+/// An HTTP/1 keep-alive client that sends a keyless `OPTIONS` every `every`, reading each
+/// answer, until the server closes the connection or `limit` passes. `served` is told after
+/// the first answer. Its answers' statuses, and whether the server closed the connection.
+async fn options_every(
+    mut stream: TcpStream,
+    every: Duration,
+    limit: Duration,
+    served: tokio::sync::oneshot::Sender<()>,
+) -> (Vec<u16>, bool) {
+    let deadline = Instant::now() + limit;
+    let mut served = Some(served);
+    let mut statuses = Vec::new();
+    // Bounded by the deadline.
+    while Instant::now() < deadline {
+        let request = b"OPTIONS /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        if stream.write_all(request).await.is_err() {
+            return (statuses, true);
+        }
+        match read_response(&mut stream, CLOSE_BOUND).await {
+            Some(answer) => statuses.push(answer.status),
+            None => return (statuses, true),
+        }
+        if let Some(tx) = served.take() {
+            let _ = tx.send(());
+        }
+        tokio::time::sleep(every).await;
+    }
+    (statuses, false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_every_slot_held_by_http1_connections_sending_options_a_new_client_is_served() {
+    let app = start_with_8_slots().await;
+    // Each keeps its connection busier than the header timeout lets an idle one be.
+    let every = HEADER_TIMEOUT / 3;
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        held.push(tokio::spawn(options_every(
+            connect(&app).await,
+            every,
+            HOLD_BOUND,
+            tx,
+        )));
+        tokio::time::timeout(CLOSE_BOUND, rx)
+            .await
+            .expect("a first answer within the bound")
+            .expect("a first answer");
+    }
+    let t = Instant::now();
+    let status = fresh_client_status(&app, "/api/v1/jobs?per_page=1").await;
+    eprintln!(
+        "new client with 8 of 8 slots held by HTTP/1 connections sending OPTIONS every {every:?}: {status} after {:?}",
+        t.elapsed()
+    );
+    assert_eq!(status, 200, "a new client was not served (0: no answer)");
+    let shed = first_to_end(&held).await;
+    assert!(
+        shed.is_some(),
+        "no idle connection was closed for the new one"
+    );
+    let (statuses, closed) = held
+        .swap_remove(shed.unwrap_or_default())
+        .await
+        .expect("an OPTIONS client");
+    assert!(closed, "the shed connection ended without being closed");
+    assert!(
+        statuses.iter().all(|s| *s == 204 || *s == 429),
+        "{statuses:?}"
+    );
 }
