@@ -27,7 +27,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulConnection;
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::api::Api;
+use crate::api::{Api, ClientAddr};
 use connections::{Connections, Slot};
 
 /// Connection-level limits of the server.
@@ -236,7 +236,8 @@ async fn serve_connection(
     };
     let slot = Arc::new(slot);
     let requests = slot.clone();
-    let service = service_fn(move |req: http::Request<Incoming>| {
+    let service = service_fn(move |mut req: http::Request<Incoming>| {
+        req.extensions_mut().insert(ClientAddr(peer.ip()));
         let in_flight = requests.request();
         let api = api.clone();
         async move {

@@ -1,7 +1,8 @@
 //! Hostile clients against the real hyper server on 127.0.0.1: slowloris, idle keep-alive
 //! connections, idle HTTP/2 connections that answer pings, oversized bodies and header
-//! sections, hundreds of connections held open while a normal client keeps calling, and every
-//! connection slot taken by idle ones when a new client comes. The server runs with a 1 s header read timeout so the
+//! sections, hundreds of connections held open while a normal client keeps calling, every
+//! connection slot taken by idle ones when a new client comes, and requests without a key
+//! beyond an address's budget. The server runs with a 1 s header read timeout so the
 //! tests are quick. The attacks use raw `TcpStream`s; the normal client is reqwest.
 //!
 //! Nothing here asserts on speed: a closed connection must close before a generous bound (ten
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use job_listings::api::ApiConfig;
 use job_listings::demo::Dataset;
 use job_listings::server::ServerConfig;
+use job_listings::service::RateLimit;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -968,4 +970,63 @@ async fn with_every_slot_held_by_http1_connections_sending_options_a_new_client_
         statuses.iter().all(|s| *s == 204 || *s == 429),
         "{statuses:?}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests without a key
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyless_requests_beyond_the_address_budget_get_429_while_keyed_ones_are_served() {
+    const BURST: u32 = 5;
+    let app = TestApp::builder()
+        .seed(Dataset::generate(11, 5, 60))
+        .api_config(ApiConfig {
+            // A refill too slow to matter at the test's pace.
+            unauthenticated_rate: Some(RateLimit {
+                per_second: 0.01,
+                burst: BURST,
+            }),
+            ..ApiConfig::default()
+        })
+        .spawn()
+        .await;
+    let options = |key: Option<&str>| {
+        let request = app
+            .client
+            .request(reqwest::Method::OPTIONS, app.url("/api/v1/jobs"));
+        match key {
+            Some(key) => request.header("X-API-Key", key),
+            None => request,
+        }
+    };
+    for i in 0..BURST {
+        let r = options(None).send().await.expect("an answer");
+        assert_eq!(r.status().as_u16(), 204, "OPTIONS {i} within the budget");
+    }
+    let refused = options(None).send().await.expect("an answer");
+    assert_eq!(refused.status().as_u16(), 429);
+    let retry_after: u64 = refused
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .expect("a numeric Retry-After");
+    assert!(retry_after >= 1, "Retry-After {retry_after}");
+    assert!(refused
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json")));
+    let problem: Value = refused.json().await.expect("a problem document");
+    assert_eq!(problem["code"], "rate_limited", "{problem}");
+    assert_eq!(problem["status"], 429, "{problem}");
+    assert_eq!(problem["retry_after"], retry_after, "{problem}");
+
+    // A request without a key, that would have been a 401, is charged as well.
+    let unkeyed = app.client.get(app.url("/api/v1/jobs")).send().await;
+    assert_eq!(unkeyed.map(|r| r.status().as_u16()).ok(), Some(429));
+    // A valid key is not charged: its requests are served, OPTIONS too.
+    let key = &app.keys.enterprise.raw;
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
+    let keyed = options(Some(key)).send().await.expect("an answer");
+    assert_eq!(keyed.status().as_u16(), 204);
 }
