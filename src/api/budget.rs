@@ -22,7 +22,7 @@ use crate::service::RateLimit;
 pub struct ClientAddr(pub IpAddr);
 
 impl ClientAddr {
-    /// The address a client is counted as, for budgets: an
+    /// The address a client is counted as, for budgets and connection limits: an
     /// IPv4-mapped IPv6 address as the IPv4 address, any other IPv6 address as its /64
     /// prefix. A subscriber usually gets a whole /64, so counting single IPv6 addresses would
     /// hand one client 2^64 budgets.

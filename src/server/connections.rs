@@ -1,13 +1,14 @@
-//! The open connections: how many, and which have had no request in flight for how long.
-//! With it the server closes connections that stay idle and, once every slot is taken,
-//! closes the connection idle the longest to serve a new one instead of leaving the newcomer
-//! in the accept queue.
+//! The open connections: how many, from which address, and which have had no request in
+//! flight for how long. With it the server caps connections per address, closes connections
+//! that stay idle, and, once every slot is taken, closes the connection idle the longest to
+//! serve a new one instead of leaving the newcomer in the accept queue.
 //!
 //! A request touches only its own connection's counters (two atomic adds and a clock read);
 //! the table's lock is taken when a connection opens or ends, and the table is scanned only
 //! when a slot must be freed, a batch of candidates at a time.
 
 use std::collections::{BinaryHeap, HashMap};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -27,6 +28,7 @@ pub(super) struct Connections {
     /// a closing connection can hold it only until its drain time is over, so this bounds
     /// memory and file descriptors while new connections keep coming.
     max_kept: usize,
+    max_per_address: usize,
     epoch: Instant,
     table: Mutex<Table>,
     /// How many connections are kept; shutdown waits for 0.
@@ -38,6 +40,7 @@ struct Table {
     all: HashMap<u64, Arc<Conn>>,
     /// Those not told to close.
     open: usize,
+    by_address: HashMap<IpAddr, usize>,
     /// The longest-idle open connections of the last scan, the oldest last, each with the
     /// time it was last active then: still idle since then, it is still among the longest
     /// idle, since every connection idle for longer was picked too.
@@ -47,6 +50,7 @@ struct Table {
 /// One connection's state, shared by its task, its requests and the table.
 pub(super) struct Conn {
     id: u64,
+    address: IpAddr,
     epoch: Instant,
     in_flight: AtomicU32,
     /// When a request last started or ended, in milliseconds since `epoch`.
@@ -77,17 +81,19 @@ fn millis_since(epoch: Instant) -> u64 {
 }
 
 impl Connections {
-    /// A table for at most `max_open` connections.
-    pub(super) fn new(max_open: usize) -> Arc<Self> {
+    /// A table for at most `max_open` connections, `max_per_address` of them from one address.
+    pub(super) fn new(max_open: usize, max_per_address: usize) -> Arc<Self> {
         let max_open = max_open.max(1);
         Arc::new(Self {
             max_open,
             max_kept: max_open.saturating_add((max_open / 4).max(1)),
+            max_per_address: max_per_address.max(1),
             epoch: Instant::now(),
             table: Mutex::new(Table {
                 next_id: 0,
                 all: HashMap::new(),
                 open: 0,
+                by_address: HashMap::new(),
                 candidates: Vec::new(),
             }),
             kept: watch::channel(0).0,
@@ -109,22 +115,32 @@ impl Connections {
         table.open < self.max_open || table.oldest_idle().is_some()
     }
 
-    /// Takes in a connection just accepted, telling the connection idle the longest to
-    /// close when every slot is taken.
-    pub(super) fn admit(self: &Arc<Self>) -> Slot {
+    /// Takes in a connection accepted from `address` (as [`ClientAddr::group`] counts it),
+    /// telling the connection idle the longest to close when every slot is taken; `None`
+    /// when that address already has its most connections.
+    ///
+    /// [`ClientAddr::group`]: crate::api::ClientAddr::group
+    pub(super) fn admit(self: &Arc<Self>, address: IpAddr) -> Option<Slot> {
         let mut table = self.lock();
+        let from_address = table.by_address.get(&address).copied().unwrap_or(0);
+        if from_address >= self.max_per_address {
+            return None;
+        }
         if table.open >= self.max_open {
             if let Some(victim) = table.oldest_idle() {
                 tracing::debug!(
+                    address = %victim.address,
                     "every connection slot taken: closing the connection idle the longest"
                 );
                 table.start_closing(&victim);
             }
         }
+        table.by_address.insert(address, from_address + 1);
         let id = table.next_id;
         table.next_id += 1;
         let conn = Arc::new(Conn {
             id,
+            address,
             epoch: self.epoch,
             in_flight: AtomicU32::new(0),
             last_active: AtomicU64::new(millis_since(self.epoch)),
@@ -134,10 +150,10 @@ impl Connections {
         table.all.insert(id, conn.clone());
         table.open += 1;
         self.kept.send_replace(table.all.len());
-        Slot {
+        Some(Slot {
             connections: self.clone(),
             conn,
-        }
+        })
     }
 
     /// Tells every connection to close, as the server stops.
@@ -162,6 +178,12 @@ impl Connections {
         }
         if !conn.closing.load(Ordering::Acquire) {
             table.open -= 1;
+        }
+        if let Some(n) = table.by_address.get_mut(&conn.address) {
+            *n -= 1;
+            if *n == 0 {
+                table.by_address.remove(&conn.address);
+            }
         }
         self.kept.send_replace(table.all.len());
     }
@@ -278,33 +300,39 @@ impl Drop for InFlight {
 
 #[cfg(test)]
 mod tests {
+    use std::net::Ipv4Addr;
+
     use super::*;
+
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::new(192, 0, 2, last))
+    }
 
     #[test]
     fn a_full_table_closes_the_connection_idle_the_longest() {
-        let connections = Connections::new(3);
-        let first = connections.admit();
-        let second = connections.admit();
-        let third = connections.admit();
+        let connections = Connections::new(3, 10);
+        let first = connections.admit(ip(1)).expect("a slot");
+        let second = connections.admit(ip(1)).expect("a slot");
+        let third = connections.admit(ip(2)).expect("a slot");
         // The first is busy, the third was active after the second.
         let _busy = first.request();
         std::thread::sleep(Duration::from_millis(5));
         drop(third.request());
         assert!(connections.has_room());
-        let _fourth = connections.admit();
+        let _fourth = connections.admit(ip(3)).expect("a slot, for a shed one");
         assert!(second.conn.closing.load(Ordering::Acquire));
         assert!(!first.conn.closing.load(Ordering::Acquire));
         assert!(!third.conn.closing.load(Ordering::Acquire));
         // The next one sheds the third, then every open one is busy or new.
-        let _fifth = connections.admit();
+        let _fifth = connections.admit(ip(4)).expect("a slot, for a shed one");
         assert!(third.conn.closing.load(Ordering::Acquire));
     }
 
     #[test]
     fn with_every_slot_busy_there_is_no_room() {
-        let connections = Connections::new(2);
-        let a = connections.admit();
-        let b = connections.admit();
+        let connections = Connections::new(2, 10);
+        let a = connections.admit(ip(1)).expect("a slot");
+        let b = connections.admit(ip(2)).expect("a slot");
         let (_ra, rb) = (a.request(), b.request());
         assert!(!connections.has_room());
         drop(rb);
@@ -312,12 +340,23 @@ mod tests {
     }
 
     #[test]
+    fn an_address_gets_at_most_its_share_and_gets_it_back() {
+        let connections = Connections::new(100, 2);
+        let a = connections.admit(ip(1)).expect("a slot");
+        let _b = connections.admit(ip(1)).expect("a slot");
+        assert!(connections.admit(ip(1)).is_none());
+        assert!(connections.admit(ip(2)).is_some());
+        drop(a);
+        assert!(connections.admit(ip(1)).is_some());
+    }
+
+    #[test]
     fn closing_connections_are_kept_only_up_to_a_bound() {
         // Four open and one more closing at most.
-        let connections = Connections::new(4);
-        let mut slots: Vec<Slot> = (0..4).map(|_| connections.admit()).collect();
+        let connections = Connections::new(4, 100);
+        let mut slots: Vec<Slot> = (0..4).filter_map(|i| connections.admit(ip(i))).collect();
         assert!(connections.has_room());
-        slots.push(connections.admit());
+        slots.extend(connections.admit(ip(4)));
         assert_eq!(
             slots
                 .iter()

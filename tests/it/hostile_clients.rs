@@ -1,8 +1,8 @@
 //! Hostile clients against the real hyper server on 127.0.0.1: slowloris, idle keep-alive
 //! connections, idle HTTP/2 connections that answer pings, oversized bodies and header
 //! sections, hundreds of connections held open while a normal client keeps calling, every
-//! connection slot taken by idle ones when a new client comes, and requests without a key
-//! beyond an address's budget. The server runs with a 1 s header read timeout so the
+//! connection slot taken by idle ones when a new client comes, requests without a key beyond
+//! an address's budget, and too many connections from one address. The server runs with a 1 s header read timeout so the
 //! tests are quick. The attacks use raw `TcpStream`s; the normal client is reqwest.
 //!
 //! Nothing here asserts on speed: a closed connection must close before a generous bound (ten
@@ -1029,4 +1029,63 @@ async fn keyless_requests_beyond_the_address_budget_get_429_while_keyed_ones_are
     assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
     let keyed = options(Some(key)).send().await.expect("an answer");
     assert_eq!(keyed.status().as_u16(), 204);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connections from one address
+// ---------------------------------------------------------------------------------------------
+
+/// A connection from a chosen loopback address (all of 127.0.0.0/8 is loopback on Linux).
+async fn connect_from(app: &TestApp, source: [u8; 4]) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind((std::net::Ipv4Addr::from(source), 0).into())
+        .expect("a loopback source address");
+    socket
+        .connect(app.addr())
+        .await
+        .expect("a connection to the server")
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_from_one_address_beyond_its_cap_are_closed_while_others_are_served() {
+    const CAP: usize = 4;
+    const SOURCE: [u8; 4] = [127, 0, 0, 2];
+    let app = start_with(ServerConfig {
+        max_connections_per_address: CAP,
+        idle_timeout: Duration::from_secs(600),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut held = Vec::new();
+    for _ in 0..CAP {
+        held.push(hold_idle_h2(connect_from(&app, SOURCE).await).await);
+    }
+    // One more from the same address: a whole, keyed request, never answered.
+    let started = Instant::now();
+    let mut over = connect_from(&app, SOURCE).await;
+    let _ = over.write_all(get_head(&app, "").as_bytes()).await;
+    let answer = read_response(&mut over, CLOSE_BOUND).await;
+    let closed = wait_for_close(&mut over, started, CLOSE_BOUND).await;
+    eprintln!(
+        "connection {} from 127.0.0.2 (cap {CAP}): answer {:?}, closed after {:?}",
+        CAP + 1,
+        answer.as_ref().map(|a| a.status),
+        closed.after
+    );
+    assert!(
+        answer.is_none(),
+        "a connection over the per-address cap was served: {answer:?}"
+    );
+    assert!(
+        closed.after.is_some(),
+        "a connection over the cap stayed open"
+    );
+    // Another address is served, and the address's first connections are kept.
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
+    assert!(
+        held.iter().all(|h| !h.is_finished()),
+        "connections within the cap were closed"
+    );
 }
