@@ -1,6 +1,8 @@
 //! The frames of an HTTP/2 client that says hello and then only acknowledges what the
 //! protocol makes it (SETTINGS and PING): an idle client that a server's keep-alive pings
-//! find alive. Plain bytes, no I/O: the hostile-client tests drive it over their own sockets.
+//! find alive. Plain bytes, no I/O: the hostile-client tests and the
+//! `hostile_connections` load tool (`benches/compare`, which compiles this file too) drive it
+//! over their own sockets.
 
 /// The connection preface and an empty SETTINGS frame: what a client sends first.
 pub const HELLO: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00";
