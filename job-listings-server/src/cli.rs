@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use clap::parser::ValueSource;
@@ -9,7 +10,8 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use job_listings::api::ApiConfig;
 use job_listings::domain::{BillingStatus, KeyId, Plan};
-use job_listings::service::{Metering, Quotas, RateLimits, ServiceConfig};
+use job_listings::server::ServerConfig;
+use job_listings::service::{Metering, Quotas, RateLimit, RateLimits, ServiceConfig};
 use job_listings::webhooks::CallbackPolicy;
 
 /// The job-listings API server, and the tools to administer its data folder.
@@ -138,9 +140,30 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "CALLS")]
     pub(crate) enterprise_quota: Option<u64>,
     /// Turn off the per-key request rate limits (developer 10/s, agent_pro 50/s, enterprise
-    /// 200/s, with bursts of 50/200/1000), e.g. for load tests. The monthly quota still applies.
+    /// 200/s, with bursts of 50/200/1000) and the budget of requests without a valid key, e.g.
+    /// for load tests. The monthly quota still applies.
     #[arg(long)]
     pub(crate) no_rate_limits: bool,
+    /// Requests a second each client address may send without a valid API key (OPTIONS, the
+    /// OpenAPI document, 401s, 404s…), on top of a burst; beyond it they get 429
+    /// rate_limited. 0 turns the budget off. Behind a proxy all clients share its address.
+    #[arg(long, default_value_t = 20.0, value_name = "PER_SECOND")]
+    pub(crate) unauthenticated_rate: f64,
+    /// The burst of requests without a valid key allowed above --unauthenticated-rate.
+    #[arg(long, default_value_t = 100, value_name = "REQUESTS")]
+    pub(crate) unauthenticated_burst: u32,
+    /// Close a connection, HTTP/1 or HTTP/2, that has had no request in flight for this many
+    /// seconds (an idle HTTP/1 one is closed after 10 s anyway).
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub(crate) idle_timeout: u64,
+    /// Most connections served at once; beyond it, the connection idle the longest is closed
+    /// to serve a new one. The process needs a quarter more file descriptors (ulimit -n).
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub(crate) max_connections: usize,
+    /// Most connections open at once from one client address (an IPv6 client by its /64);
+    /// more are closed when accepted. Behind a proxy, raise it to --max-connections.
+    #[arg(long, default_value_t = 1_024, value_name = "N")]
+    pub(crate) max_connections_per_address: usize,
     /// Where calls are counted. `in-memory`: written every 100 ms, fastest; a crash of the
     /// process loses at most the last 100 ms of counting. `in-store`: written durably before
     /// each answer; nothing is lost in a crash, at the cost of one disk flush per call.
@@ -160,9 +183,24 @@ pub(crate) enum MeteringArg {
 impl ServeArgs {
     /// The HTTP layer's settings.
     pub(crate) fn api_config(&self) -> ApiConfig {
+        let budget_on = !self.no_rate_limits && self.unauthenticated_rate > 0.0;
         ApiConfig {
             render_cache_bytes: self.render_cache_mb.saturating_mul(1024 * 1024),
+            unauthenticated_rate: budget_on.then_some(RateLimit {
+                per_second: self.unauthenticated_rate,
+                burst: self.unauthenticated_burst,
+            }),
             ..ApiConfig::default()
+        }
+    }
+
+    /// The server's connection limits.
+    pub(crate) fn server_config(&self) -> ServerConfig {
+        ServerConfig {
+            idle_timeout: Duration::from_secs(self.idle_timeout),
+            max_connections: self.max_connections,
+            max_connections_per_address: self.max_connections_per_address,
+            ..ServerConfig::default()
         }
     }
 

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{ApiKey, Plan};
-use job_listings::server::{Server, ServerConfig};
+use job_listings::server::Server;
 use job_listings::service::{JobListingsService, NewKey};
 
 use crate::cli::{ServeArgs, StoreArgs};
@@ -49,7 +49,7 @@ pub(crate) async fn serve(
         None
     };
     let api = Api::with_config(service.clone(), args.api_config());
-    let server = Server::new(listener, api, ServerConfig::default())?;
+    let server = Server::new(listener, api, args.server_config())?;
     let base = base_url(server.local_addr());
 
     // 4. Tell the person at the terminal what they can do now. Keys go to stdout only.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::domain::{BillingStatus, DomainError};
-use crate::service::ServiceError;
+use crate::service::{RateLimit, ServiceError};
 
 /// Why a request failed at the HTTP layer, or below it.
 #[derive(Debug, Error)]
@@ -86,6 +86,15 @@ pub enum ApiError {
     BodyTimeout {
         /// How long the body was waited for.
         after: std::time::Duration,
+    },
+    /// A request without a valid API key from an address that has sent more of them than
+    /// [`crate::api::ApiConfig::unauthenticated_rate`] allows.
+    #[error("too many requests without a valid API key from one address")]
+    UnauthenticatedRateLimited {
+        /// How long until the address may send another.
+        retry_after: std::time::Duration,
+        /// The budget it went over.
+        limit: RateLimit,
     },
 }
 
@@ -182,6 +191,11 @@ fn seconds_until(t: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
     u64::try_from((t - now).num_seconds()).unwrap_or(0).max(1)
 }
 
+/// A wait in whole seconds for `Retry-After`, rounded up and at least 1.
+fn whole_seconds(wait: std::time::Duration) -> u64 {
+    wait.as_secs_f64().ceil().max(1.0) as u64
+}
+
 impl ApiError {
     /// The status, code and body for this error. Internal failures say nothing beyond
     /// "internal error"; their detail goes to the log under the request id. One table, read
@@ -204,7 +218,8 @@ impl ApiError {
                 | E::QuotaExceeded { .. }
                 | E::RateLimited { .. }
                 | E::TestPingsLimited { .. },
-            ) => self.refusal_answer(now),
+            )
+            | ApiError::UnauthenticatedRateLimited { .. } => self.refusal_answer(now),
             ApiError::Service(
                 E::NotFound { .. }
                 | E::IdempotencyKeyReused { .. }
@@ -277,7 +292,8 @@ impl ApiError {
         }
     }
 
-    /// What the service refused the key: its validity, billing, plan, quota and rate.
+    /// What the service refused the key (its validity, billing, plan, quota and rate), and
+    /// the budget of requests without one.
     fn refusal_answer(&self, now: DateTime<Utc>) -> Answer {
         use StatusCode as S;
         match self {
@@ -334,7 +350,7 @@ impl ApiError {
                         "this key sends more than its plan's {per_second} requests a second; slow down and retry after the Retry-After seconds"
                     ),
                 );
-                a.retry_after = Some(retry_after.as_secs_f64().ceil().max(1.0) as u64);
+                a.retry_after = Some(whole_seconds(*retry_after));
                 a
             }
             ApiError::Service(ServiceError::TestPingsLimited {
@@ -349,7 +365,20 @@ impl ApiError {
                         "a subscription takes at most {per_minute} test pings a minute; retry after the Retry-After seconds"
                     ),
                 );
-                a.retry_after = Some(retry_after.as_secs_f64().ceil().max(1.0) as u64);
+                a.retry_after = Some(whole_seconds(*retry_after));
+                a
+            }
+            ApiError::UnauthenticatedRateLimited { retry_after, limit } => {
+                let mut a = Answer::new(
+                    S::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    "Rate limited",
+                    format!(
+                        "this address sends more than {} requests a second without a valid API key; send your key, or retry after the Retry-After seconds",
+                        limit.per_second
+                    ),
+                );
+                a.retry_after = Some(whole_seconds(*retry_after));
                 a
             }
             // [`ApiError::answer`] sends only the errors above here.

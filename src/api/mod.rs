@@ -4,6 +4,7 @@
 //! nothing of sockets: the hyper frontend (`crate::server`) and any tower-based framework (via
 //! the [`tower_service::Service`] impl) are thin adapters around [`Api::handle_body`].
 
+mod budget;
 mod error;
 mod handlers;
 mod openapi;
@@ -14,7 +15,7 @@ mod tower;
 mod views;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
@@ -22,12 +23,13 @@ use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 
+pub use budget::ClientAddr;
 pub use error::{ApiError, Problem};
 pub use openapi::OPENAPI_JSON;
 pub use params::{COMPANY_PARAMS, JOB_PARAMS};
 
 use crate::domain::ApiKey;
-use crate::service::{JobListingsService, QuotaState, ServiceError};
+use crate::service::{JobListingsService, QuotaState, RateLimit, ServiceError};
 
 /// Settings of the HTTP layer.
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +48,14 @@ pub struct ApiConfig {
     /// Bytes of rendered job JSON kept for the answers that send them again (search pages,
     /// job details); default 64 MiB, 0 turns it off. Companies get a sixteenth more.
     pub render_cache_bytes: u64,
+    /// The budget of requests that carry no valid API key (`OPTIONS`, the OpenAPI document,
+    /// and whatever is answered 401, 404, 405, 413… to a request without one), per client
+    /// address ([`ClientAddr::group`]); beyond it they are answered 429 `rate_limited` with
+    /// `Retry-After`. Default 20 a second with bursts of 100; `None` turns it off. Requests
+    /// with a valid key are not charged: their plan's rate applies. Only requests that carry
+    /// a [`ClientAddr`] are charged (the bundled server sets it): behind a proxy every client
+    /// shares the proxy's address, so raise the budget or set the client's address.
+    pub unauthenticated_rate: Option<RateLimit>,
 }
 
 impl Default for ApiConfig {
@@ -55,6 +65,10 @@ impl Default for ApiConfig {
             max_header_bytes: 16 * 1024,
             body_timeout: Duration::from_secs(10),
             render_cache_bytes: 64 * 1024 * 1024,
+            unauthenticated_rate: Some(RateLimit {
+                per_second: 20.0,
+                burst: 100,
+            }),
         }
     }
 }
@@ -71,6 +85,8 @@ struct ApiInner {
     config: ApiConfig,
     /// Rendered jobs and companies, sent again as they are.
     rendered: render::RenderCache,
+    /// What each address may still send without a valid key.
+    unauthenticated: budget::AddressBudget,
 }
 
 /// A handler's successful answer before headers are added.
@@ -140,6 +156,7 @@ impl Api {
                 service,
                 config,
                 rendered: render::RenderCache::new(config.render_cache_bytes),
+                unauthenticated: budget::AddressBudget::new(config.unauthenticated_rate),
             }),
         }
     }
@@ -170,7 +187,7 @@ impl Api {
         let limit = self.inner.config.max_body_bytes;
         let (parts, body) = req.into_parts();
         if let Err(e) = self.check_head(&parts) {
-            return self.respond(&parts, Err(e.into())).await;
+            return self.refuse_unrouted(&parts, e).await;
         }
         let declared = parts
             .headers
@@ -195,7 +212,7 @@ impl Api {
         };
         match read {
             Ok(bytes) => self.route(Request::from_parts(parts, bytes)).await,
-            Err(e) => self.respond(&parts, Err(e.into())).await,
+            Err(e) => self.refuse_unrouted(&parts, e).await,
         }
     }
 
@@ -206,7 +223,7 @@ impl Api {
         let (parts, body) = req.into_parts();
         match self.check_head(&parts) {
             Ok(()) => self.route(Request::from_parts(parts, body)).await,
-            Err(e) => self.respond(&parts, Err(e.into())).await,
+            Err(e) => self.refuse_unrouted(&parts, e).await,
         }
     }
 
@@ -214,6 +231,53 @@ impl Api {
         let result = routes::route(self, &req).await;
         let (parts, _) = req.into_parts();
         self.respond(&parts, result).await
+    }
+
+    /// Answers a request refused before it reached a handler, after charging it to its
+    /// address's budget; over the budget, the answer is that instead.
+    async fn refuse_unrouted(
+        &self,
+        parts: &http::request::Parts,
+        error: ApiError,
+    ) -> Response<Bytes> {
+        let error = match self.charge_unless_keyed(&parts.headers, &parts.extensions) {
+            Err(over_budget) => over_budget,
+            Ok(()) => error,
+        };
+        self.respond(parts, Err(error.into())).await
+    }
+
+    /// Charges a request that is answered without a caller (`OPTIONS`, the OpenAPI document,
+    /// no such path…) to its address's budget, unless it carries a valid key: a client with
+    /// a key answers for its requests through its key's own rate.
+    pub(crate) fn charge_unless_keyed(
+        &self,
+        headers: &HeaderMap,
+        extensions: &http::Extensions,
+    ) -> Result<(), ApiError> {
+        if self.inner.unauthenticated.limit().is_none() || extensions.get::<ClientAddr>().is_none()
+        {
+            return Ok(());
+        }
+        let keyed = api_key(headers)
+            .ok()
+            .is_some_and(|key| self.inner.service.caller(&key).is_ok());
+        if keyed {
+            return Ok(());
+        }
+        self.charge_keyless(extensions)
+    }
+
+    /// Charges a request known to carry no valid key to its address's budget
+    /// ([`ApiConfig::unauthenticated_rate`]); a request without a [`ClientAddr`] is free.
+    pub(crate) fn charge_keyless(&self, extensions: &http::Extensions) -> Result<(), ApiError> {
+        let budget = &self.inner.unauthenticated;
+        let (Some(limit), Some(addr)) = (budget.limit(), extensions.get::<ClientAddr>()) else {
+            return Ok(());
+        };
+        budget
+            .try_take(addr.group(), Instant::now())
+            .map_err(|retry_after| ApiError::UnauthenticatedRateLimited { retry_after, limit })
     }
 
     /// Refuses a request line and header section over `max_header_bytes`.
@@ -256,17 +320,23 @@ impl Api {
                     None => self.quota_of(headers).await,
                 };
                 quota_headers(response.headers_mut(), quota, now);
-                if let ApiError::Service(ServiceError::RateLimited {
-                    per_second, burst, ..
-                }) = &error
-                {
+                let bucket = match &error {
+                    ApiError::Service(ServiceError::RateLimited {
+                        per_second, burst, ..
+                    }) => Some((*per_second, *burst)),
+                    ApiError::UnauthenticatedRateLimited { limit, .. } => {
+                        Some((limit.per_second, limit.burst))
+                    }
+                    _ => None,
+                };
+                if let Some((per_second, burst)) = bucket {
                     // The wait the answer's Retry-After already gives.
                     let retry_after = response
                         .headers()
                         .get(http::header::RETRY_AFTER)
                         .and_then(|v| v.to_str().ok()?.parse().ok())
                         .unwrap_or(1);
-                    burst_headers(response.headers_mut(), *per_second, *burst, retry_after);
+                    burst_headers(response.headers_mut(), per_second, burst, retry_after);
                 }
                 response
             }

@@ -95,29 +95,69 @@ fn pattern_of<'p>(segments: &[&'p str]) -> Option<(&'static str, Option<&'p str>
 }
 
 /// Finds the handler of a request and calls it with the request's caller: the key is
-/// checked once, here, and every handler's call goes through that caller.
+/// checked once, here, and every handler's call goes through that caller. What is answered
+/// without a caller is charged to the client's address
+/// ([`ApiConfig::unauthenticated_rate`](super::ApiConfig::unauthenticated_rate)).
 pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Handled {
-    let path = req.uri().path();
-    let no_route = || ApiError::NoRoute {
-        under_api: path.starts_with(PREFIX),
+    let segments = segments(req.uri().path());
+    let answered = match before_key(req, segments.as_deref()) {
+        Ok(Step::Call {
+            pattern,
+            id,
+            method,
+        }) => return call(api, req, pattern, id.unwrap_or_default(), method).await,
+        Ok(Step::Answered(reply)) => Ok(reply),
+        Err(refused) => Err(refused),
     };
-    let rest = path
-        .strip_prefix(PREFIX)
-        .and_then(|r| r.strip_prefix('/'))
-        .ok_or_else(no_route)?;
-    // A segment is read percent-decoded: RFC 3986 (6.2.2.2) makes an encoded unreserved
-    // character the character itself, and a client library may encode more, such as the
-    // braces of a braced id (`%7B…%7D`). One whose bytes are not UTF-8 stays as sent, which
-    // matches no path and is no id, and so is named as sent.
-    let decoded: Vec<Cow<'_, str>> = rest
-        .split('/')
-        .map(|s| {
-            percent_encoding::percent_decode_str(s)
-                .decode_utf8()
-                .unwrap_or(Cow::Borrowed(s))
-        })
+    api.charge_unless_keyed(req.headers(), req.extensions())?;
+    answered
+}
+
+/// The segments of a path under `/api/v1/`, percent-decoded; `None` for any other path.
+///
+/// A segment is read percent-decoded: RFC 3986 (6.2.2.2) makes an encoded unreserved
+/// character the character itself, and a client library may encode more, such as the braces
+/// of a braced id (`%7B…%7D`). One whose bytes are not UTF-8 stays as sent, which matches no
+/// path and is no id, and so is named as sent.
+fn segments(path: &str) -> Option<Vec<Cow<'_, str>>> {
+    let rest = path.strip_prefix(PREFIX)?.strip_prefix('/')?;
+    Some(
+        rest.split('/')
+            .map(|s| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8()
+                    .unwrap_or(Cow::Borrowed(s))
+            })
+            .collect(),
+    )
+}
+
+/// Where a request goes once its path and method are known, before its key is looked at.
+enum Step<'r> {
+    /// An endpoint, called through the request's caller.
+    Call {
+        pattern: &'static str,
+        id: Option<&'r str>,
+        method: &'r Method,
+    },
+    /// Answered without a key: `OPTIONS` and the OpenAPI document.
+    Answered(Reply),
+}
+
+/// Reads the path and method: no such path, no such method, or what needs no key, are
+/// answered here.
+fn before_key<'r>(
+    req: &'r Request<Bytes>,
+    decoded: Option<&'r [Cow<'r, str>]>,
+) -> Result<Step<'r>, Failure> {
+    let no_route = || ApiError::NoRoute {
+        under_api: req.uri().path().starts_with(PREFIX),
+    };
+    let segments: Vec<&str> = decoded
+        .ok_or_else(no_route)?
+        .iter()
+        .map(|s| s.as_ref())
         .collect();
-    let segments: Vec<&str> = decoded.iter().map(|s| s.as_ref()).collect();
     let (pattern, id) = pattern_of(&segments).ok_or_else(no_route)?;
     let (_, methods, allow) = ROUTES
         .iter()
@@ -125,7 +165,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Handled {
         .ok_or_else(no_route)?;
     if req.method() == Method::OPTIONS {
         // Says what the path takes, like the 405 does: no key needed, nothing metered.
-        return Ok(Reply::options(allow));
+        return Ok(Step::Answered(Reply::options(allow)));
     }
     let method = match req.method() {
         &Method::HEAD => &Method::GET,
@@ -136,15 +176,38 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Handled {
     }
     if pattern == "/api/v1/openapi.json" {
         no_params(req)?;
-        return Ok(Reply::new(
+        return Ok(Step::Answered(Reply::new(
             StatusCode::OK,
             Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
             None,
-        ));
+        )));
     }
+    Ok(Step::Call {
+        pattern,
+        id,
+        method,
+    })
+}
+
+/// Calls an endpoint's handler through the request's caller.
+async fn call(
+    api: &Api,
+    req: &Request<Bytes>,
+    pattern: &'static str,
+    id: &str,
+    method: &Method,
+) -> Handled {
     // A missing or invalid key is a 401 before any parameter is looked at.
-    let caller = api.service().caller(&api_key(req.headers())?)?;
-    let id = id.unwrap_or_default();
+    let caller = match api_key(req.headers())
+        .map_err(Failure::from)
+        .and_then(|key| api.service().caller(&key).map_err(Failure::from))
+    {
+        Ok(caller) => caller,
+        Err(refused) => {
+            api.charge_keyless(req.extensions())?;
+            return Err(refused);
+        }
+    };
     let answer = match (pattern, method) {
         ("/api/v1/jobs", _) => jobs::search(api, &caller, req).await,
         ("/api/v1/jobs/{id}", _) => jobs::get(api, &caller, id, req).await,
@@ -158,7 +221,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Handled {
         ("/api/v1/webhooks/{id}/deliveries", _) => webhooks::deliveries(&caller, id, req).await,
         ("/api/v1/webhooks/{id}/test", _) => webhooks::test(&caller, id, req).await,
         ("/api/v1/usage", _) => usage::get(&caller, req).await,
-        _ => Err(no_route().into()),
+        _ => Err(ApiError::NoRoute { under_api: true }.into()),
     };
     with_quota(&caller, answer).await
 }

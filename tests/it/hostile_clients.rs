@@ -1,6 +1,8 @@
 //! Hostile clients against the real hyper server on 127.0.0.1: slowloris, idle keep-alive
-//! connections, oversized bodies and header sections, and hundreds of connections held open
-//! while a normal client keeps calling. The server runs with a 1 s header read timeout so the
+//! connections, idle HTTP/2 connections that answer pings, oversized bodies and header
+//! sections, hundreds of connections held open while a normal client keeps calling, every
+//! connection slot taken by idle ones when a new client comes, requests without a key beyond
+//! an address's budget, and too many connections from one address. The server runs with a 1 s header read timeout so the
 //! tests are quick. The attacks use raw `TcpStream`s; the normal client is reqwest.
 //!
 //! Nothing here asserts on speed: a closed connection must close before a generous bound (ten
@@ -12,11 +14,12 @@ use std::time::{Duration, Instant};
 use job_listings::api::ApiConfig;
 use job_listings::demo::Dataset;
 use job_listings::server::ServerConfig;
+use job_listings::service::RateLimit;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::TestApp;
+use crate::support::{h2_peer, TestApp};
 
 /// The server's header read timeout in these tests.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(1);
@@ -104,7 +107,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Reads one HTTP/1.1 answer (head, then `Content-Length` bytes of body, or up to EOF).
+/// Reads one HTTP/1.1 answer (head, then `Content-Length` bytes of body, none for 204 and
+/// 304, or up to EOF).
 /// `None` when the connection closed before a whole head arrived or `limit` passed.
 async fn read_response(
     stream: &mut (impl AsyncRead + Unpin),
@@ -132,12 +136,15 @@ async fn read_response(
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
+    // A 204 or 304 has no body whatever its headers say (RFC 9110, 6.4.1).
+    let bodiless = status == 204 || status == 304;
     let length = head.lines().find_map(|l| {
         let (name, value) = l.split_once(':')?;
         name.trim()
             .eq_ignore_ascii_case("content-length")
             .then(|| value.trim().parse::<usize>().ok())?
     });
+    let length = if bodiless { Some(0) } else { length };
     let mut body = buf[head_end..].to_vec();
     loop {
         if length.is_some_and(|n| body.len() >= n) || body.len() > 1 << 20 {
@@ -735,5 +742,350 @@ async fn five_hundred_silent_connections_are_shed_within_the_timeout() {
         "{open} of {FLOOD} connections that never sent a byte were still open after \
          {CLOSE_BOUND:?} (header timeout {HEADER_TIMEOUT:?}): each holds a connection slot \
          and a task for as long as the client likes"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connections kept idle or barely busy
+// ---------------------------------------------------------------------------------------------
+
+/// How an idle HTTP/2 client's connection went.
+#[derive(Debug, Default)]
+struct H2Idle {
+    /// When the server closed it, from the client's start; `None` if still open at the bound.
+    closed_after: Option<Duration>,
+    /// Whether the server sent a GOAWAY.
+    goaway: bool,
+}
+
+/// An HTTP/2 client that sends its preface and SETTINGS, then nothing but the
+/// acknowledgements the protocol asks for (SETTINGS and PING), until the server closes the
+/// connection or `limit` passes. `served` is told once the server's SETTINGS arrive, that
+/// is, once the server is serving the connection.
+async fn idle_h2_client(
+    mut stream: TcpStream,
+    limit: Duration,
+    served: tokio::sync::oneshot::Sender<()>,
+) -> H2Idle {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut served = Some(served);
+    let mut seen = h2_peer::Seen::default();
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let mut reply = h2_peer::HELLO.to_vec();
+    let closed_after = loop {
+        // The server may already have closed its side; the read tells.
+        if !reply.is_empty() && stream.write_all(&reply).await.is_err() {
+            break Some(started.elapsed());
+        }
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break Some(started.elapsed()),
+            Ok(Ok(n)) => received.extend_from_slice(&chunk[..n]),
+            Err(_) => break None,
+        }
+        reply = h2_peer::acknowledge(&mut received, &mut seen);
+        if seen.settings {
+            if let Some(tx) = served.take() {
+                let _ = tx.send(());
+            }
+        }
+    };
+    H2Idle {
+        closed_after,
+        goaway: seen.goaway,
+    }
+}
+
+/// Starts an idle HTTP/2 client on `stream` in a task and waits until the server serves it.
+async fn hold_idle_h2(stream: TcpStream) -> tokio::task::JoinHandle<H2Idle> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let held = tokio::spawn(idle_h2_client(stream, HOLD_BOUND, tx));
+    tokio::time::timeout(CLOSE_BOUND, rx)
+        .await
+        .expect("the server's SETTINGS within the bound")
+        .expect("the server's SETTINGS before the connection closed");
+    held
+}
+
+/// How long the held connections of these tests are held at most.
+const HOLD_BOUND: Duration = Duration::from_secs(20);
+
+/// A client that opens a new connection for its request, gives up after [`CLOSE_BOUND`], and
+/// answers the status (0: no answer).
+async fn fresh_client_status(app: &TestApp, path: &str) -> u16 {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(0)
+        .timeout(CLOSE_BOUND)
+        .build()
+        .expect("an HTTP client");
+    client
+        .get(app.url(path))
+        .header("X-API-Key", &app.keys.enterprise.raw)
+        .send()
+        .await
+        .map_or(0, |r| r.status().as_u16())
+}
+
+/// Waits for the first of `held` to end, at most [`CLOSE_BOUND`]; its index.
+async fn first_to_end<T>(held: &[tokio::task::JoinHandle<T>]) -> Option<usize> {
+    let deadline = Instant::now() + CLOSE_BOUND;
+    // Bounded by the deadline: a look every 20 ms.
+    while Instant::now() < deadline {
+        if let Some(i) = held.iter().position(|h| h.is_finished()) {
+            return Some(i);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_http2_connection_that_answers_pings_gets_a_goaway_after_the_idle_timeout() {
+    let idle_timeout = Duration::from_secs(1);
+    let app = start_with(ServerConfig {
+        idle_timeout,
+        ..ServerConfig::default()
+    })
+    .await;
+    let held = hold_idle_h2(connect(&app).await).await;
+    let end = held.await.expect("the idle client");
+    eprintln!(
+        "idle HTTP/2 connection answering pings: closed after {:?}, GOAWAY {} (idle timeout {idle_timeout:?})",
+        end.closed_after, end.goaway
+    );
+    assert!(
+        end.closed_after.is_some(),
+        "an HTTP/2 connection with no request for {HOLD_BOUND:?} was still open (idle timeout {idle_timeout:?})"
+    );
+    assert!(end.goaway, "the server closed without a GOAWAY");
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
+}
+
+/// The server of the full-slot tests: 8 connection slots, and an idle timeout longer than the
+/// tests, so that only shedding can free a slot.
+async fn start_with_8_slots() -> TestApp {
+    start_with(ServerConfig {
+        max_connections: 8,
+        idle_timeout: Duration::from_secs(600),
+        ..ServerConfig::default()
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_every_slot_held_by_idle_http2_connections_a_new_client_is_served() {
+    let app = start_with_8_slots().await;
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        held.push(hold_idle_h2(connect(&app).await).await);
+    }
+    let t = Instant::now();
+    let status = fresh_client_status(&app, "/api/v1/jobs?per_page=1").await;
+    eprintln!(
+        "new client with 8 of 8 slots held by idle HTTP/2 connections: {status} after {:?}",
+        t.elapsed()
+    );
+    assert_eq!(status, 200, "a new client was not served (0: no answer)");
+    let shed = first_to_end(&held).await;
+    assert!(
+        shed.is_some(),
+        "no idle connection was closed for the new one"
+    );
+    let end = held
+        .swap_remove(shed.unwrap_or_default())
+        .await
+        .expect("an idle client");
+    assert!(end.goaway, "the shed HTTP/2 connection got no GOAWAY");
+}
+
+/// An HTTP/1 keep-alive client that sends a keyless `OPTIONS` every `every`, reading each
+/// answer, until the server closes the connection or `limit` passes. `served` is told after
+/// the first answer. Its answers' statuses, and whether the server closed the connection.
+async fn options_every(
+    mut stream: TcpStream,
+    every: Duration,
+    limit: Duration,
+    served: tokio::sync::oneshot::Sender<()>,
+) -> (Vec<u16>, bool) {
+    let deadline = Instant::now() + limit;
+    let mut served = Some(served);
+    let mut statuses = Vec::new();
+    // Bounded by the deadline.
+    while Instant::now() < deadline {
+        let request = b"OPTIONS /api/v1/jobs HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        if stream.write_all(request).await.is_err() {
+            return (statuses, true);
+        }
+        match read_response(&mut stream, CLOSE_BOUND).await {
+            Some(answer) => statuses.push(answer.status),
+            None => return (statuses, true),
+        }
+        if let Some(tx) = served.take() {
+            let _ = tx.send(());
+        }
+        tokio::time::sleep(every).await;
+    }
+    (statuses, false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_every_slot_held_by_http1_connections_sending_options_a_new_client_is_served() {
+    let app = start_with_8_slots().await;
+    // Each keeps its connection busier than the header timeout lets an idle one be.
+    let every = HEADER_TIMEOUT / 3;
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        held.push(tokio::spawn(options_every(
+            connect(&app).await,
+            every,
+            HOLD_BOUND,
+            tx,
+        )));
+        tokio::time::timeout(CLOSE_BOUND, rx)
+            .await
+            .expect("a first answer within the bound")
+            .expect("a first answer");
+    }
+    let t = Instant::now();
+    let status = fresh_client_status(&app, "/api/v1/jobs?per_page=1").await;
+    eprintln!(
+        "new client with 8 of 8 slots held by HTTP/1 connections sending OPTIONS every {every:?}: {status} after {:?}",
+        t.elapsed()
+    );
+    assert_eq!(status, 200, "a new client was not served (0: no answer)");
+    let shed = first_to_end(&held).await;
+    assert!(
+        shed.is_some(),
+        "no idle connection was closed for the new one"
+    );
+    let (statuses, closed) = held
+        .swap_remove(shed.unwrap_or_default())
+        .await
+        .expect("an OPTIONS client");
+    assert!(closed, "the shed connection ended without being closed");
+    assert!(
+        statuses.iter().all(|s| *s == 204 || *s == 429),
+        "{statuses:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests without a key
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyless_requests_beyond_the_address_budget_get_429_while_keyed_ones_are_served() {
+    const BURST: u32 = 5;
+    let app = TestApp::builder()
+        .seed(Dataset::generate(11, 5, 60))
+        .api_config(ApiConfig {
+            // A refill too slow to matter at the test's pace.
+            unauthenticated_rate: Some(RateLimit {
+                per_second: 0.01,
+                burst: BURST,
+            }),
+            ..ApiConfig::default()
+        })
+        .spawn()
+        .await;
+    let options = |key: Option<&str>| {
+        let request = app
+            .client
+            .request(reqwest::Method::OPTIONS, app.url("/api/v1/jobs"));
+        match key {
+            Some(key) => request.header("X-API-Key", key),
+            None => request,
+        }
+    };
+    for i in 0..BURST {
+        let r = options(None).send().await.expect("an answer");
+        assert_eq!(r.status().as_u16(), 204, "OPTIONS {i} within the budget");
+    }
+    let refused = options(None).send().await.expect("an answer");
+    assert_eq!(refused.status().as_u16(), 429);
+    let retry_after: u64 = refused
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .expect("a numeric Retry-After");
+    assert!(retry_after >= 1, "Retry-After {retry_after}");
+    assert!(refused
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json")));
+    let problem: Value = refused.json().await.expect("a problem document");
+    assert_eq!(problem["code"], "rate_limited", "{problem}");
+    assert_eq!(problem["status"], 429, "{problem}");
+    assert_eq!(problem["retry_after"], retry_after, "{problem}");
+
+    // A request without a key, that would have been a 401, is charged as well.
+    let unkeyed = app.client.get(app.url("/api/v1/jobs")).send().await;
+    assert_eq!(unkeyed.map(|r| r.status().as_u16()).ok(), Some(429));
+    // A valid key is not charged: its requests are served, OPTIONS too.
+    let key = &app.keys.enterprise.raw;
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
+    let keyed = options(Some(key)).send().await.expect("an answer");
+    assert_eq!(keyed.status().as_u16(), 204);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connections from one address
+// ---------------------------------------------------------------------------------------------
+
+/// A connection from a chosen loopback address (all of 127.0.0.0/8 is loopback on Linux).
+async fn connect_from(app: &TestApp, source: [u8; 4]) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind((std::net::Ipv4Addr::from(source), 0).into())
+        .expect("a loopback source address");
+    socket
+        .connect(app.addr())
+        .await
+        .expect("a connection to the server")
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_from_one_address_beyond_its_cap_are_closed_while_others_are_served() {
+    const CAP: usize = 4;
+    const SOURCE: [u8; 4] = [127, 0, 0, 2];
+    let app = start_with(ServerConfig {
+        max_connections_per_address: CAP,
+        idle_timeout: Duration::from_secs(600),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut held = Vec::new();
+    for _ in 0..CAP {
+        held.push(hold_idle_h2(connect_from(&app, SOURCE).await).await);
+    }
+    // One more from the same address: a whole, keyed request, never answered.
+    let started = Instant::now();
+    let mut over = connect_from(&app, SOURCE).await;
+    let _ = over.write_all(get_head(&app, "").as_bytes()).await;
+    let answer = read_response(&mut over, CLOSE_BOUND).await;
+    let closed = wait_for_close(&mut over, started, CLOSE_BOUND).await;
+    eprintln!(
+        "connection {} from 127.0.0.2 (cap {CAP}): answer {:?}, closed after {:?}",
+        CAP + 1,
+        answer.as_ref().map(|a| a.status),
+        closed.after
+    );
+    assert!(
+        answer.is_none(),
+        "a connection over the per-address cap was served: {answer:?}"
+    );
+    assert!(
+        closed.after.is_some(),
+        "a connection over the cap stayed open"
+    );
+    // Another address is served, and the address's first connections are kept.
+    assert_eq!(status_of(&app, "/api/v1/jobs?per_page=1").await, 200);
+    assert!(
+        held.iter().all(|h| !h.is_finished()),
+        "connections within the cap were closed"
     );
 }

@@ -1,9 +1,14 @@
-//! Per-key rate limits: a token bucket per key on top of the monthly quota.
+//! Per-key rate limits: a token bucket per key on top of the monthly quota; and the budget of
+//! requests without a key, per client address.
 
+use std::net::IpAddr;
+
+use job_listings::api::{ApiConfig, ClientAddr};
 use job_listings::service::{RateLimit, RateLimits, ServiceConfig};
 use reqwest::StatusCode;
 
 use super::spawn_app_with;
+use crate::support::TestApp;
 
 fn tight(per_second: f64, burst: u32) -> ServiceConfig {
     let limit = RateLimit { per_second, burst };
@@ -105,5 +110,54 @@ async fn without_configured_rate_limits_only_the_quota_applies() {
             app.get_as(&key, "/api/v1/jobs?per_page=1").await.status,
             StatusCode::OK
         );
+    }
+}
+
+/// `OPTIONS /api/v1/jobs` answered in-process, from `addr` when given.
+async fn options_from(app: &TestApp, addr: Option<IpAddr>) -> http::Response<bytes::Bytes> {
+    let mut request = http::Request::options("/api/v1/jobs")
+        .body(bytes::Bytes::new())
+        .expect("a request");
+    if let Some(ip) = addr {
+        request.extensions_mut().insert(ClientAddr(ip));
+    }
+    app.api.handle(request).await
+}
+
+#[tokio::test]
+async fn requests_without_a_key_are_charged_to_the_client_address_their_frontend_names() {
+    let app = TestApp::builder()
+        .api_config(ApiConfig {
+            unauthenticated_rate: Some(RateLimit {
+                per_second: 0.01,
+                burst: 2,
+            }),
+            ..ApiConfig::default()
+        })
+        .build()
+        .await;
+    let first: IpAddr = "2001:db8::1".parse().expect("an address");
+    // Another address of the same /64 is the same client.
+    let same_64: IpAddr = "2001:db8::2".parse().expect("an address");
+    let other: IpAddr = "2001:db8:0:1::1".parse().expect("an address");
+    assert_eq!(options_from(&app, Some(first)).await.status(), 204);
+    assert_eq!(options_from(&app, Some(same_64)).await.status(), 204);
+    let refused = options_from(&app, Some(first)).await;
+    assert_eq!(refused.status(), 429);
+    let problem: serde_json::Value =
+        serde_json::from_slice(refused.body()).expect("a problem document");
+    assert_eq!(problem["code"], "rate_limited");
+    assert!(refused.headers().contains_key("retry-after"));
+    assert_eq!(
+        refused
+            .headers()
+            .get("ratelimit-policy")
+            .map(|v| v.as_bytes()),
+        Some(&b"\"burst\";q=2;w=200"[..])
+    );
+    assert_eq!(options_from(&app, Some(other)).await.status(), 204);
+    // An embedder that names no address charges nobody.
+    for _ in 0..10 {
+        assert_eq!(options_from(&app, None).await.status(), 204);
     }
 }

@@ -13,6 +13,8 @@
 //! - [`child`]: a test that re-executes its own binary as a child process.
 //! - [`fixture`]: one API over a memory store for synchronous callers (properties, fuzz
 //!   targets) and the checks every answer must pass; the fuzz crate compiles this file too.
+//! - [`h2_peer`]: the frames of an idle HTTP/2 client that answers pings; the load tool
+//!   `hostile_connections` compiles this file too.
 //!
 //! The crash tests, which run apart (they re-execute their own binary), include this module
 //! with `#[path]`.
@@ -23,6 +25,7 @@ pub mod app;
 pub mod child;
 pub mod data;
 pub mod fixture;
+pub mod h2_peer;
 pub mod pg;
 pub mod receiver;
 pub mod server;
