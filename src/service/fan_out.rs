@@ -5,10 +5,14 @@
 //! up pending deliveries.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{JobListingsService, ServiceResult};
-use crate::domain::{EventId, Job, JobId, LoggedEvent, OutboxEvent, Subscription, WebhookId};
+use crate::domain::{
+    EventId, Job, JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, SubscriptionStatus,
+    WebhookId,
+};
 use crate::store::{CursorMove, FanOut};
 use crate::webhooks::{announcement, pending_delivery, subscribes_to};
 
@@ -65,8 +69,9 @@ impl JobListingsService {
     }
 
     /// One fan-out step: for every subscription behind the head that can move, up to
-    /// [`STEP_ENTRIES`] log entries after its cursor. Subscriptions far apart in the log read
-    /// it apart, so one far behind never holds up those near the head.
+    /// [`STEP_ENTRIES`] log entries after its cursor. Each key's subscriptions are written in
+    /// a step of their own, the keys' steps side by side, so one customer's large step never
+    /// holds up another's; subscriptions far apart in the log read it apart.
     async fn fan_out_step(&self) -> ServiceResult<Step> {
         let store = &self.inner.subscriptions.store;
         let head = store.log_head().await?;
@@ -79,7 +84,43 @@ impl JobListingsService {
         if behind.is_empty() {
             return Ok(Step::Idle);
         }
-        let mut lanes = self.lanes(behind).await?;
+        let mut by_owner: HashMap<Option<KeyId>, Vec<Lane>> = HashMap::new();
+        for lane in self.lanes(behind).await? {
+            by_owner
+                .entry(lane.receiver.as_ref().map(|s| s.owner))
+                .or_default()
+                .push(lane);
+        }
+        let mut running = tokio::task::JoinSet::new();
+        for lanes in by_owner.into_values() {
+            let service = self.clone();
+            running.spawn(async move { service.fan_out_lanes(lanes, head).await });
+        }
+        let mut steps = Vec::new();
+        while let Some(done) = running.join_next().await {
+            steps.push(done.map_err(|e| {
+                crate::store::StoreError::backend("a fan-out step", e.to_string())
+            })??);
+        }
+        let made: usize = steps
+            .iter()
+            .map(|s| match *s {
+                Step::Made(n) => n,
+                _ => 0,
+            })
+            .sum();
+        Ok(if steps.iter().any(|s| matches!(s, Step::Made(_))) {
+            Step::Made(made)
+        } else if steps.iter().any(|s| matches!(s, Step::Lost)) {
+            Step::Lost
+        } else {
+            Step::Idle
+        })
+    }
+
+    /// Writes one step for these lanes.
+    async fn fan_out_lanes(&self, mut lanes: Vec<Lane>, head: u64) -> ServiceResult<Step> {
+        let store = &self.inner.subscriptions.store;
         lanes.sort_by_key(|l| l.cursor);
         let mut step = FanOut::default();
         let mut events = HashMap::new();
@@ -103,7 +144,10 @@ impl JobListingsService {
         })
     }
 
-    /// The subscriptions behind the head that can move: each with its room, or skipping.
+    /// The subscriptions behind the head that move in this step: every one that skips, and
+    /// of each key's receiving ones the next in turn that has room. One key's subscriptions
+    /// thus add at most [`STEP_DELIVERIES`] to a step however many it holds, and a step
+    /// stays short for the customers who share it.
     async fn lanes(&self, behind: Vec<(WebhookId, u64)>) -> ServiceResult<Vec<Lane>> {
         let receivers = self.inner.access.keys.webhook_receivers();
         let window = self
@@ -112,38 +156,48 @@ impl JobListingsService {
             .delivery
             .max_pending_per_subscription
             .max(1);
-        let subscriptions: HashMap<WebhookId, Subscription> = {
+        let mut lanes = Vec::new();
+        let mut by_owner: HashMap<KeyId, Vec<(u64, Subscription)>> = HashMap::new();
+        {
             let webhooks = self.read_webhooks();
-            behind
-                .iter()
-                .filter_map(|(id, _)| webhooks.get(id).map(|s| (*id, s.clone())))
-                .collect()
-        };
-        let mut lanes = Vec::with_capacity(behind.len());
-        for (webhook, cursor) in behind {
-            let receiver = subscriptions.get(&webhook).filter(|s| {
-                s.status == crate::domain::SubscriptionStatus::Active
-                    && receivers.contains(&s.owner)
-            });
-            let room = match receiver {
-                Some(_) => window
-                    .saturating_sub(
-                        self.inner
-                            .subscriptions
-                            .store
-                            .pending_count(webhook)
-                            .await?,
-                    )
-                    .min(STEP_DELIVERIES),
-                None => usize::MAX,
-            };
-            if room > 0 {
-                lanes.push(Lane {
-                    webhook,
-                    cursor,
-                    receiver: receiver.cloned(),
-                    room,
-                });
+            for (webhook, cursor) in behind {
+                match webhooks.get(&webhook).filter(|s| {
+                    s.status == SubscriptionStatus::Active && receivers.contains(&s.owner)
+                }) {
+                    Some(sub) => by_owner
+                        .entry(sub.owner)
+                        .or_default()
+                        .push((cursor, sub.clone())),
+                    None => lanes.push(Lane {
+                        webhook,
+                        cursor,
+                        receiver: None,
+                        room: usize::MAX,
+                    }),
+                }
+            }
+        }
+        let turn = self
+            .inner
+            .subscriptions
+            .fan_out_turn
+            .fetch_add(1, Ordering::Relaxed);
+        for (_, mut subs) in by_owner {
+            subs.sort_by_key(|(_, s)| s.id);
+            let first = turn % subs.len();
+            subs.rotate_left(first);
+            for (cursor, sub) in subs {
+                let pending = self.inner.subscriptions.store.pending_count(sub.id).await?;
+                let room = window.saturating_sub(pending).min(STEP_DELIVERIES);
+                if room > 0 {
+                    lanes.push(Lane {
+                        webhook: sub.id,
+                        cursor,
+                        receiver: Some(sub),
+                        room,
+                    });
+                    break;
+                }
             }
         }
         Ok(lanes)

@@ -168,6 +168,8 @@ struct Subscriptions {
     wake: Arc<tokio::sync::Notify>,
     /// Each subscription's allowance of test pings.
     test_pings: std::sync::Mutex<HashMap<WebhookId, rate_limit::TokenBucket>>,
+    /// Whose turn it is among one key's subscriptions in fan-out.
+    fan_out_turn: std::sync::atomic::AtomicUsize,
 }
 
 /// A summary: the state itself holds webhook secrets and is large.
@@ -274,6 +276,7 @@ impl ServiceBuilder {
                     notifier: self.notifier,
                     wake: Arc::new(tokio::sync::Notify::new()),
                     test_pings: Default::default(),
+                    fan_out_turn: Default::default(),
                 },
                 stop: tokio::sync::watch::channel(false).0,
             }),
