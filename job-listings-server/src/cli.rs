@@ -171,6 +171,11 @@ pub(crate) struct ServeArgs {
     /// metering costs).
     #[arg(long, value_enum, default_value = "in-memory")]
     pub(crate) metering: MeteringArg,
+    /// Seconds the store may refuse every write (a full disk) before GET /livez answers 503
+    /// so an orchestrator restarts the process; GET /readyz answers 503 from the first
+    /// refused write.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    pub(crate) write_failure_grace: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -213,6 +218,7 @@ impl ServeArgs {
                 enterprise: self.enterprise_quota.unwrap_or(defaults.enterprise),
             },
             rate_limits: (!self.no_rate_limits).then(RateLimits::default),
+            write_failure_grace: Duration::from_secs(self.write_failure_grace),
             metering: match self.metering {
                 MeteringArg::InMemory => Metering::default(),
                 MeteringArg::InStore => Metering::InStore,

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 
 use super::error::ApiError;
-use super::handlers::{companies, jobs, no_params, usage, webhooks, Handled};
+use super::handlers::{companies, health, jobs, no_params, usage, webhooks, Handled};
 use super::{api_key, Api, Reply, OPENAPI_JSON};
 use crate::domain::DomainError;
 use crate::service::{Caller, QuotaState, Refused, ServiceError};
@@ -99,6 +99,9 @@ fn pattern_of<'p>(segments: &[&'p str]) -> Option<(&'static str, Option<&'p str>
 /// without a caller is charged to the client's address
 /// ([`ApiConfig::unauthenticated_rate`](super::ApiConfig::unauthenticated_rate)).
 pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Handled {
+    if let Some(probe) = health::Probe::of(req.uri().path()) {
+        return health::answer(api, req, probe).await;
+    }
     let segments = segments(req.uri().path());
     let answered = match before_key(req, segments.as_deref()) {
         Ok(Step::Call {

@@ -100,6 +100,10 @@ pub struct ServiceConfig {
     ///
     /// [`JobListingsService::save_index_snapshot`]: super::JobListingsService::save_index_snapshot
     pub index_snapshot_interval: Option<Duration>,
+    /// How long the store may refuse every write before the service reports itself not live
+    /// ([`JobListingsService::health`](super::JobListingsService::health)), so an
+    /// orchestrator restarts it; default one minute. It is not ready from the first failure.
+    pub write_failure_grace: Duration,
 }
 
 /// How the webhook delivery worker runs.
@@ -167,6 +171,7 @@ impl Default for ServiceConfig {
             secret_key: None,
             follow_poll_interval: Duration::from_secs(1),
             index_snapshot_interval: Some(Duration::from_secs(300)),
+            write_failure_grace: Duration::from_secs(60),
         }
     }
 }

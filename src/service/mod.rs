@@ -35,6 +35,7 @@ mod error;
 mod facade;
 mod fan_out;
 mod follower;
+mod health;
 mod import;
 mod index_snapshots;
 mod indexer;
@@ -56,6 +57,7 @@ pub use caller::{CallResult, Caller, Refused};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
+pub use health::Health;
 pub use import::{ImportError, ImportSummary};
 pub use index_snapshots::IndexOrigin;
 pub use ingest::{DeferredCompaction, IngestOutcome};
@@ -126,6 +128,8 @@ struct Inner {
     access: Access,
     /// Webhook subscriptions and the delivery worker's means.
     subscriptions: Subscriptions,
+    /// What the last write probes found.
+    health: health::HealthState,
     /// Tells the background tasks to stop.
     stop: tokio::sync::watch::Sender<bool>,
 }
@@ -278,6 +282,7 @@ impl ServiceBuilder {
                     test_pings: Default::default(),
                     fan_out_turn: Default::default(),
                 },
+                health: Default::default(),
                 stop: tokio::sync::watch::channel(false).0,
             }),
         };

@@ -293,11 +293,19 @@ pub trait OutboxStore: Send + Sync + std::fmt::Debug + 'static {
 /// The default implementation is [`SledStore`]; [`MemoryStore`] serves tests and embedders;
 /// `PgStore` (feature `postgres`) lets several replicas share one state. One test suite runs
 /// against all three.
+#[async_trait]
 pub trait Store: JobStore + KeyStore + OutboxStore {
     /// The change feed of a store that several processes share, so each can follow what the
     /// others write; `None` (the default) for a store only one process uses.
     fn change_feed(&self) -> Option<&dyn ChangeFeed> {
         None
+    }
+
+    /// Checks that the store takes a durable write now (a full disk, a lost connection),
+    /// with the smallest write it can make. The default, for a store that cannot fail so,
+    /// succeeds.
+    async fn probe_write(&self) -> StoreResult<()> {
+        Ok(())
     }
 }
 

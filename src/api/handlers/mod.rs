@@ -4,6 +4,7 @@
 //! `api/error.rs`.
 
 pub(crate) mod companies;
+pub(crate) mod health;
 pub(crate) mod jobs;
 pub(crate) mod usage;
 mod webhook_bodies;

@@ -416,8 +416,18 @@ impl KeyStore for PgStore {
     }
 }
 
+#[async_trait]
 impl Store for PgStore {
     fn change_feed(&self) -> Option<&dyn ChangeFeed> {
         Some(self)
+    }
+
+    async fn probe_write(&self) -> StoreResult<()> {
+        let client = self.client().await?;
+        client
+            .execute("SELECT 1", &[])
+            .await
+            .map(drop)
+            .map_err(pg_error)
     }
 }

@@ -466,4 +466,16 @@ fn encode_job_writes(writes: &[JobWrite]) -> StoreResult<Vec<JobRow>> {
         .collect()
 }
 
-impl Store for SledStore {}
+#[async_trait]
+impl Store for SledStore {
+    async fn probe_write(&self) -> StoreResult<()> {
+        let now = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+        self.durably(move |s| {
+            s.meta
+                .insert(b"write_probe", &now.to_be_bytes())
+                .map(drop)
+                .map_err(backend)
+        })
+        .await
+    }
+}

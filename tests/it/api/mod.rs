@@ -5,6 +5,7 @@
 mod auth;
 mod companies;
 mod errors;
+mod health;
 mod jobs;
 mod methods;
 mod openapi;

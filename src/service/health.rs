@@ -1,0 +1,87 @@
+//! Health for load balancers and orchestrators: ready while the store takes writes, live
+//! until it has refused them for longer than the configured grace.
+//!
+//! sled keeps an I/O error (such as a full disk) and fails every later write even after the
+//! cause is gone; only a new process recovers. So a store that keeps refusing writes makes the
+//! process not ready at once (traffic goes to other replicas) and not live after the grace (the
+//! orchestrator restarts it).
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+use super::JobListingsService;
+
+/// How often the store is probed at most: health checks in between get the last answer.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+
+/// What the last probes found.
+#[derive(Debug, Default)]
+pub(super) struct HealthState {
+    last: Mutex<Option<Probe>>,
+}
+
+#[derive(Clone, Debug)]
+struct Probe {
+    at: Instant,
+    /// The failure, and when failures began (the first of an unbroken run).
+    failing: Option<(String, Instant, DateTime<Utc>)>,
+}
+
+/// The service's health, as `GET /readyz` and `GET /livez` report it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Health {
+    /// The store takes writes: send traffic here.
+    pub ready: bool,
+    /// Writes have not failed for longer than the grace: no restart needed.
+    pub live: bool,
+    /// Why writes fail and since when, while they do.
+    pub store_writes_failing: Option<(String, DateTime<Utc>)>,
+}
+
+impl JobListingsService {
+    /// Probes the store with a small durable write (at most once a second; calls in between
+    /// get the last result) and reports readiness and liveness (see the module notes).
+    pub async fn health(&self) -> Health {
+        let grace = self.inner.config.write_failure_grace;
+        let state = &self.inner.health;
+        let cached = state
+            .last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .filter(|p| p.at.elapsed() < PROBE_EVERY);
+        let probe = match cached {
+            Some(p) => p,
+            None => {
+                let outcome = self.inner.store.probe_write().await;
+                let mut last = state.last.lock().unwrap_or_else(|e| e.into_inner());
+                let since = last.as_ref().and_then(|p| p.failing.clone());
+                let probe = Probe {
+                    at: Instant::now(),
+                    failing: outcome.err().map(|e| match since {
+                        Some((_, began, began_utc)) => (e.to_string(), began, began_utc),
+                        None => {
+                            tracing::error!(error = %e, "the store refuses writes: not ready");
+                            (e.to_string(), Instant::now(), Utc::now())
+                        }
+                    }),
+                };
+                if probe.failing.is_none() && since.is_some() {
+                    tracing::info!("the store takes writes again: ready");
+                }
+                *last = Some(probe.clone());
+                probe
+            }
+        };
+        Health {
+            ready: probe.failing.is_none(),
+            live: probe
+                .failing
+                .as_ref()
+                .is_none_or(|(_, began, _)| began.elapsed() < grace),
+            store_writes_failing: probe.failing.map(|(error, _, at)| (error, at)),
+        }
+    }
+}
