@@ -828,17 +828,29 @@ async fn fresh_client_status(app: &TestApp, path: &str) -> u16 {
         .map_or(0, |r| r.status().as_u16())
 }
 
-/// Waits for the first of `held` to end, at most [`CLOSE_BOUND`]; its index.
-async fn first_to_end<T>(held: &[tokio::task::JoinHandle<T>]) -> Option<usize> {
+/// With every connection slot held by the tasks `held` (`held_by` says by what), a new
+/// client must be served, and one of them closed for it: what that one saw.
+async fn a_newcomer_is_served<T>(
+    app: &TestApp,
+    mut held: Vec<tokio::task::JoinHandle<T>>,
+    held_by: &str,
+) -> T {
+    let t = Instant::now();
+    let status = fresh_client_status(app, "/api/v1/jobs?per_page=1").await;
+    eprintln!(
+        "new client with every slot held by {held_by}: {status} after {:?}",
+        t.elapsed()
+    );
+    assert_eq!(status, 200, "a new client was not served (0: no answer)");
     let deadline = Instant::now() + CLOSE_BOUND;
-    // Bounded by the deadline: a look every 20 ms.
+    // Bounded by the deadline: a look every 20 ms for the one closed.
     while Instant::now() < deadline {
         if let Some(i) = held.iter().position(|h| h.is_finished()) {
-            return Some(i);
+            return held.swap_remove(i).await.expect("a held connection's task");
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    None
+    panic!("no connection held by {held_by} was closed for the new client");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -881,22 +893,7 @@ async fn with_every_slot_held_by_idle_http2_connections_a_new_client_is_served()
     for _ in 0..8 {
         held.push(hold_idle_h2(connect(&app).await).await);
     }
-    let t = Instant::now();
-    let status = fresh_client_status(&app, "/api/v1/jobs?per_page=1").await;
-    eprintln!(
-        "new client with 8 of 8 slots held by idle HTTP/2 connections: {status} after {:?}",
-        t.elapsed()
-    );
-    assert_eq!(status, 200, "a new client was not served (0: no answer)");
-    let shed = first_to_end(&held).await;
-    assert!(
-        shed.is_some(),
-        "no idle connection was closed for the new one"
-    );
-    let end = held
-        .swap_remove(shed.unwrap_or_default())
-        .await
-        .expect("an idle client");
+    let end = a_newcomer_is_served(&app, held, "idle HTTP/2 connections").await;
     assert!(end.goaway, "the shed HTTP/2 connection got no GOAWAY");
 }
 
@@ -949,22 +946,8 @@ async fn with_every_slot_held_by_http1_connections_sending_options_a_new_client_
             .expect("a first answer within the bound")
             .expect("a first answer");
     }
-    let t = Instant::now();
-    let status = fresh_client_status(&app, "/api/v1/jobs?per_page=1").await;
-    eprintln!(
-        "new client with 8 of 8 slots held by HTTP/1 connections sending OPTIONS every {every:?}: {status} after {:?}",
-        t.elapsed()
-    );
-    assert_eq!(status, 200, "a new client was not served (0: no answer)");
-    let shed = first_to_end(&held).await;
-    assert!(
-        shed.is_some(),
-        "no idle connection was closed for the new one"
-    );
-    let (statuses, closed) = held
-        .swap_remove(shed.unwrap_or_default())
-        .await
-        .expect("an OPTIONS client");
+    let held_by = format!("HTTP/1 connections sending OPTIONS every {every:?}");
+    let (statuses, closed) = a_newcomer_is_served(&app, held, &held_by).await;
     assert!(closed, "the shed connection ended without being closed");
     assert!(
         statuses.iter().all(|s| *s == 204 || *s == 429),
