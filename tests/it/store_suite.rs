@@ -1389,7 +1389,7 @@ async fn sled_store_reads_one_webhooks_deliveries_without_reading_the_others() {
         db.drop_tree("deliveries_due_by_webhook").expect("dropped");
         db.open_tree("meta")
             .expect("the meta tree")
-            .remove("outbox_layout_2")
+            .remove("outbox_layout_3")
             .expect("removed");
         db.open_tree("deliveries")
             .expect("the deliveries tree")

@@ -70,10 +70,10 @@ pub struct SledStore {
     deliveries: Tree,
     /// Pending deliveries: `webhook id ++ due time ++ delivery id` → empty.
     due: Tree,
-    /// Every delivery by its subscription: `webhook id ++ delivery id` → empty, so reading
-    /// one subscription's deliveries reads only them.
+    /// Every delivery by its subscription: `webhook id ++ next attempt ++ delivery id` →
+    /// empty, so listing one subscription's latest deliveries reads only them.
     by_webhook: Tree,
-    /// Settled deliveries: `settled time ++ delivery id` → webhook id, for retention.
+    /// Settled deliveries: `settled time ++ delivery id` → by-subscription key, for retention.
     settled: Tree,
     /// The outbox log in segments: the position of a segment's first entry (big-endian) →
     /// the entries of one job write.
@@ -216,7 +216,7 @@ impl SledStore {
     /// by-subscription deliveries, settled deliveries and events for retention, a fan-out
     /// cursor per subscription): every write since keeps them in its own transaction.
     fn migrate_outbox(&self) -> StoreResult<()> {
-        const KEY: &[u8] = b"outbox_layout_2";
+        const KEY: &[u8] = b"outbox_layout_3";
         if self.meta.get(KEY).map_err(backend)?.is_some() {
             return Ok(());
         }

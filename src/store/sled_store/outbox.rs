@@ -232,16 +232,8 @@ impl OutboxStore for SledStore {
     }
 
     async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
-        let mut list = self
-            .blocking(move |s| s.deliveries_of_webhook(webhook))
-            .await?;
-        list.sort_by(|a, b| {
-            b.next_attempt_at
-                .cmp(&a.next_attempt_at)
-                .then(a.id.cmp(&b.id))
-        });
-        list.truncate(limit);
-        Ok(list)
+        self.blocking(move |s| s.deliveries_of_webhook(webhook, limit))
+            .await
     }
 
     async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
@@ -365,13 +357,21 @@ impl SledStore {
         Ok(list)
     }
 
-    /// Every delivery of one subscription, through the by-subscription index: it reads that
-    /// subscription's deliveries only, never another customer's. Blocking.
-    fn deliveries_of_webhook(&self, webhook: WebhookId) -> StoreResult<Vec<Delivery>> {
+    /// The latest `limit` deliveries of one subscription (latest next attempt first),
+    /// through the by-subscription index: it reads those only, never another subscription's
+    /// nor the rest of its own. Blocking.
+    fn deliveries_of_webhook(
+        &self,
+        webhook: WebhookId,
+        limit: usize,
+    ) -> StoreResult<Vec<Delivery>> {
         let mut list = Vec::new();
-        for item in self.by_webhook.scan_prefix(webhook.0.as_bytes()) {
+        for item in self.by_webhook.scan_prefix(webhook.0.as_bytes()).rev() {
+            if list.len() >= limit {
+                break;
+            }
             let (key, _) = item.map_err(backend)?;
-            let Some(id) = key.get(16..32) else { continue };
+            let Some(id) = key.get(24..40) else { continue };
             if let Some(d) = Self::get::<Delivery>(&self.deliveries, id)? {
                 list.push(d);
             }
@@ -383,18 +383,16 @@ impl SledStore {
     fn prune_settled(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
         let mut doomed = Vec::new();
         for item in self.settled.range(..time_key(before)).take(limit) {
-            let (key, webhook) = item.map_err(backend)?;
-            doomed.push((key, webhook));
+            let (key, by_webhook) = item.map_err(backend)?;
+            doomed.push((key, by_webhook));
         }
         let mut records = sled::Batch::default();
         let mut index = sled::Batch::default();
         let mut owners = sled::Batch::default();
-        for (key, webhook) in &doomed {
+        for (key, by_webhook) in &doomed {
             let Some(id) = key.get(8..24) else { continue };
             records.remove(id);
-            let mut by_webhook = webhook.to_vec();
-            by_webhook.extend_from_slice(id);
-            owners.remove(by_webhook);
+            owners.remove(by_webhook.as_ref());
             index.remove(key.as_ref());
         }
         // Records first: an index entry left by a crash here points at nothing, which every

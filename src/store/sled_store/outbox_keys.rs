@@ -22,7 +22,8 @@ pub(super) fn due_key(d: &Delivery) -> Vec<u8> {
     key
 }
 
-/// A settled delivery in the retention index: `settled time ++ delivery id` → webhook id.
+/// A settled delivery in the retention index: `settled time ++ delivery id` → its key in
+/// the by-subscription index.
 pub(super) fn settled_key(d: &Delivery) -> Vec<u8> {
     let mut key = time_key(d.settled_at()).to_vec();
     key.extend_from_slice(d.id.0.as_bytes());
@@ -36,10 +37,12 @@ pub(super) fn event_time_key(e: &OutboxEvent) -> Vec<u8> {
     key
 }
 
-/// A delivery's key in the by-subscription index: `webhook id ++ delivery id`.
-pub(super) fn by_webhook_key(webhook: WebhookId, delivery: DeliveryId) -> Vec<u8> {
-    let mut key = webhook.0.as_bytes().to_vec();
-    key.extend_from_slice(delivery.0.as_bytes());
+/// A delivery's key in the by-subscription index: `webhook id ++ next attempt time ++
+/// delivery id`, so a subscription's latest are read first, and only as many as asked for.
+pub(super) fn by_webhook_key(d: &Delivery) -> Vec<u8> {
+    let mut key = d.webhook_id.0.as_bytes().to_vec();
+    key.extend_from_slice(&time_key(d.next_attempt_at));
+    key.extend_from_slice(d.id.0.as_bytes());
     key
 }
 
@@ -70,16 +73,15 @@ impl DeliveryTrees<'_> {
             let old: Delivery = decode(key, &bytes).map_err(abort)?;
             self.due.remove(due_key(&old))?;
             self.settled.remove(settled_key(&old))?;
+            self.by_webhook.remove(by_webhook_key(&old))?;
         }
         self.deliveries
             .insert(key.as_slice(), encode(new).map_err(abort)?)?;
-        self.by_webhook
-            .insert(by_webhook_key(new.webhook_id, new.id), &[] as &[u8])?;
+        self.by_webhook.insert(by_webhook_key(new), &[] as &[u8])?;
         if new.status == DeliveryStatus::Pending {
             self.due.insert(due_key(new), &[] as &[u8])?;
         } else {
-            self.settled
-                .insert(settled_key(new), new.webhook_id.0.as_bytes().as_slice())?;
+            self.settled.insert(settled_key(new), by_webhook_key(new))?;
         }
         Ok(())
     }
