@@ -19,9 +19,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "../receiver.rs"]
+mod receiver;
+
 use anyhow::{bail, Result};
 use clap::Parser;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use job_listings::api::Api;
@@ -53,7 +55,10 @@ async fn main() -> Result<()> {
     let cli = Cli::parse();
     let receiver = TcpListener::bind("127.0.0.1:0").await?;
     let hook_url = format!("http://{}/hook", receiver.local_addr()?);
-    tokio::spawn(answer_ok(receiver));
+    tokio::spawn(receiver::receive(
+        receiver,
+        Arc::new(|_: &str, _: &[u8]| Duration::ZERO),
+    ));
 
     let policy = CallbackPolicy::local_development();
     let service = JobListingsService::builder()
@@ -199,40 +204,4 @@ fn report(label: &str, ms: &[f64]) {
         pct(ms, 0.5),
         pct(ms, 0.99)
     );
-}
-
-/// Answers every request 200 at once.
-async fn answer_ok(listener: TcpListener) {
-    while let Ok((mut stream, _)) = listener.accept().await {
-        tokio::spawn(async move {
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 16 * 1024];
-            loop {
-                let Ok(n) = stream.read(&mut chunk).await else {
-                    return;
-                };
-                if n == 0 {
-                    return;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-                let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                    continue;
-                };
-                let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-                let length: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse().ok())
-                    .unwrap_or(0);
-                if buf.len() < end + 4 + length {
-                    continue;
-                }
-                buf.drain(..end + 4 + length);
-                let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
-                if stream.write_all(ok).await.is_err() {
-                    return;
-                }
-            }
-        });
-    }
 }

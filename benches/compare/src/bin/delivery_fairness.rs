@@ -20,9 +20,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "../receiver.rs"]
+mod receiver;
+
 use anyhow::Result;
 use clap::Parser;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use job_listings::demo::Dataset;
@@ -55,7 +57,20 @@ async fn main() -> Result<()> {
     let arrivals: Arrivals = Arc::default();
     let receiver = TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", receiver.local_addr()?);
-    tokio::spawn(receive(receiver, arrivals.clone()));
+    let seen = arrivals.clone();
+    tokio::spawn(receiver::receive(
+        receiver,
+        Arc::new(move |head: &str, body: &[u8]| {
+            if head.starts_with("post /slow") {
+                return Duration::from_secs(30);
+            }
+            let body: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+            if let (Some(id), Ok(mut seen)) = (body["data"]["id"].as_str(), seen.lock()) {
+                seen.entry(id.to_owned()).or_insert_with(Instant::now);
+            }
+            Duration::ZERO
+        }),
+    ));
 
     let policy = CallbackPolicy::local_development();
     let notifier = HttpNotifier::new(policy, HttpNotifierConfig::default())?;
@@ -163,52 +178,4 @@ async fn measure(
         ms.last().copied().unwrap_or(f64::NAN)
     );
     Ok((pct(0.5), pct(0.99)))
-}
-
-/// A minimal HTTP/1 receiver: records `/fast` deliveries by job id and answers 200 at once;
-/// holds `/slow` ones for 30 s.
-async fn receive(listener: TcpListener, arrivals: Arrivals) {
-    while let Ok((mut stream, _)) = listener.accept().await {
-        let arrivals = arrivals.clone();
-        tokio::spawn(async move {
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 16 * 1024];
-            loop {
-                let Ok(n) = stream.read(&mut chunk).await else {
-                    return;
-                };
-                if n == 0 {
-                    return;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-                let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                    continue;
-                };
-                let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-                let length: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse().ok())
-                    .unwrap_or(0);
-                if buf.len() < end + 4 + length {
-                    continue;
-                }
-                let body: serde_json::Value =
-                    serde_json::from_slice(&buf[end + 4..end + 4 + length]).unwrap_or_default();
-                if head.starts_with("post /slow") {
-                    tokio::time::sleep(Duration::from_secs(30)).await;
-                } else if let Some(id) = body["data"]["id"].as_str() {
-                    if let Ok(mut a) = arrivals.lock() {
-                        a.entry(id.to_owned()).or_insert_with(Instant::now);
-                    }
-                }
-                let _ = stream
-                    .write_all(
-                        b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: keep-alive\r\n\r\n",
-                    )
-                    .await;
-                buf.drain(..end + 4 + length);
-            }
-        });
-    }
 }
