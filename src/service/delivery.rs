@@ -351,6 +351,9 @@ impl JobListingsService {
             .store
             .put_delivery(&delivery)
             .await?;
+        if delivery.status != DeliveryStatus::Pending {
+            self.may_have_room(delivery.webhook_id);
+        }
 
         let disable_after = policy.disable_after;
         let error = outcome.error.clone();

@@ -21,6 +21,9 @@ const STEP_ENTRIES: usize = 512;
 /// Deliveries made for one subscription per step: a step stays small, and subscriptions
 /// with much to catch up take turns with those that have little.
 const STEP_DELIVERIES: usize = 32;
+/// How long a subscription found full is skipped before its pending deliveries are counted
+/// again (sooner when one of them settles in this process).
+const RECOUNT_FULL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What one fan-out step did.
 enum Step {
@@ -187,9 +190,14 @@ impl JobListingsService {
             let first = turn % subs.len();
             subs.rotate_left(first);
             for (cursor, sub) in subs {
+                if self.known_full(sub.id) {
+                    continue;
+                }
                 let pending = self.inner.subscriptions.store.pending_count(sub.id).await?;
                 let room = window.saturating_sub(pending).min(STEP_DELIVERIES);
-                if room > 0 {
+                if room == 0 {
+                    self.mark_full(sub.id);
+                } else {
                     lanes.push(Lane {
                         webhook: sub.id,
                         cursor,
@@ -201,6 +209,38 @@ impl JobListingsService {
             }
         }
         Ok(lanes)
+    }
+
+    /// Whether the subscription held its window of pending deliveries when last counted,
+    /// less than [`RECOUNT_FULL`] ago, and none of them has settled here since: counting its
+    /// deliveries again on every step would make its backlog cost everyone's steps.
+    fn known_full(&self, id: WebhookId) -> bool {
+        self.inner
+            .subscriptions
+            .full
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+            .is_some_and(|at| at.elapsed() < RECOUNT_FULL)
+    }
+
+    fn mark_full(&self, id: WebhookId) {
+        self.inner
+            .subscriptions
+            .full
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, std::time::Instant::now());
+    }
+
+    /// One of the subscription's pending deliveries settled: it may have room again.
+    pub(super) fn may_have_room(&self, id: WebhookId) {
+        self.inner
+            .subscriptions
+            .full
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
     }
 
     /// The jobs the entries announce, as they are now, read once for every subscription.

@@ -174,6 +174,8 @@ struct Subscriptions {
     test_pings: std::sync::Mutex<HashMap<WebhookId, rate_limit::TokenBucket>>,
     /// Whose turn it is among one key's subscriptions in fan-out.
     fan_out_turn: std::sync::atomic::AtomicUsize,
+    /// Subscriptions found holding their window of pending deliveries, and when.
+    full: std::sync::Mutex<HashMap<WebhookId, std::time::Instant>>,
 }
 
 /// A summary: the state itself holds webhook secrets and is large.
@@ -281,6 +283,7 @@ impl ServiceBuilder {
                     wake: Arc::new(tokio::sync::Notify::new()),
                     test_pings: Default::default(),
                     fan_out_turn: Default::default(),
+                    full: Default::default(),
                 },
                 health: Default::default(),
                 stop: tokio::sync::watch::channel(false).0,

@@ -247,8 +247,11 @@ pub trait OutboxStore: Send + Sync + std::fmt::Debug + 'static {
     async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>>;
     /// How many of one subscription's deliveries are pending.
     async fn pending_count(&self, webhook: WebhookId) -> StoreResult<usize>;
-    /// Applies one fan-out step durably, all or nothing; `false` (and nothing written) when a
-    /// cursor was not where the step read it, or its subscription is gone.
+    /// Applies one fan-out step, all or nothing; `false` (and nothing written) when a cursor
+    /// was not where the step read it, or its subscription is gone. The step need not be
+    /// durable when this returns, only once a later durable write of the store is (such as
+    /// the attempt that sends one of its deliveries): a step lost to a crash is made again
+    /// from the log, with the same events and so the same `webhook-id`s.
     async fn fan_out(&self, step: &FanOut) -> StoreResult<bool>;
     /// The pending deliveries due at or before `due` and not leased at `due` (see
     /// [`OutboxStore::claim_delivery`]): of each subscription, its `per_subscription` soonest

@@ -163,7 +163,9 @@ impl OutboxStore for SledStore {
 
     async fn fan_out(&self, step: &FanOut) -> StoreResult<bool> {
         let step = step.clone();
-        self.durably(move |s| {
+        // Not flushed: sled's flush is the whole database's, so the attempt that sends one of
+        // these deliveries makes the step durable when it records itself.
+        self.blocking(move |s| {
             (
                 &s.cursors,
                 &s.events,
