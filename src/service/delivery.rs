@@ -41,8 +41,8 @@ fn release(in_flight: &InFlight, id: DeliveryId) {
 /// and one customer's shares can be bounded.
 type InFlight = Arc<Mutex<HashMap<DeliveryId, (WebhookId, KeyId)>>>;
 
-/// Fan-out steps per round of the worker before it sends what is due; a round that made
-/// deliveries runs again at once.
+/// Fan-out steps per round of the worker before it sends what is due; a round whose step
+/// moved a cursor runs again at once.
 const FAN_OUT_STEPS: usize = 1;
 
 /// Runs until stopped: wakes on new work, on a finished attempt, or every `poll_interval`,
@@ -64,7 +64,7 @@ pub(super) async fn worker(inner: Weak<Inner>, mut stop: watch::Receiver<bool>, 
         let service = JobListingsService { inner: strong };
         // One step, then what is due: a long fan-out never keeps due deliveries waiting.
         match service.fan_out(FAN_OUT_STEPS).await {
-            Ok(made) if made > 0 => wake.notify_one(),
+            Ok(progress) if progress.moved => wake.notify_one(),
             Ok(_) => {}
             Err(e) => tracing::error!(error = %e, "fanning out the outbox log failed; will retry"),
         }

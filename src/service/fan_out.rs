@@ -25,9 +25,18 @@ const STEP_DELIVERIES: usize = 32;
 /// again (sooner when one of them settles in this process).
 const RECOUNT_FULL: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// What fan-out did.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Progress {
+    /// Deliveries made.
+    pub(super) deliveries: usize,
+    /// Some cursor moved, with or without deliveries: there may be more to do at once.
+    pub(super) moved: bool,
+}
+
 /// What one fan-out step did.
 enum Step {
-    /// Wrote this many deliveries (and moved cursors).
+    /// Moved cursors, making this many deliveries.
     Made(usize),
     /// Found a cursor moved since it was read; wrote nothing.
     Lost,
@@ -53,22 +62,25 @@ impl JobListingsService {
     /// delivery worker does this on its own; without a notifier (nothing sends), logged
     /// events wait in the log until this is called or a server with one runs.
     pub async fn fan_out_now(&self) -> ServiceResult<usize> {
-        self.fan_out(usize::MAX).await
+        Ok(self.fan_out(usize::MAX).await?.deliveries)
     }
 
     /// Fans out the log to every subscription behind its head, until all are caught up, full,
-    /// or `max_steps` steps were written. Returns how many deliveries it made.
-    pub(super) async fn fan_out(&self, max_steps: usize) -> ServiceResult<usize> {
-        let mut made = 0;
+    /// or `max_steps` steps were written.
+    pub(super) async fn fan_out(&self, max_steps: usize) -> ServiceResult<Progress> {
+        let mut progress = Progress::default();
         for _ in 0..max_steps {
             match self.fan_out_step().await? {
-                Step::Made(n) => made += n,
+                Step::Made(n) => {
+                    progress.deliveries += n;
+                    progress.moved = true;
+                }
                 // Another task or process moved a cursor first: read again.
                 Step::Lost => {}
                 Step::Idle => break,
             }
         }
-        Ok(made)
+        Ok(progress)
     }
 
     /// One fan-out step: for every subscription behind the head that can move, up to
