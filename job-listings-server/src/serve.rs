@@ -18,6 +18,10 @@ use crate::cli::{ServeArgs, StoreArgs};
 use crate::import;
 use crate::open::describe_store;
 
+/// The listen queue asked for: room for a burst of new connections beside the connections
+/// served (the kernel caps it at `net.core.somaxconn`, 4,096 by default on Linux).
+const LISTEN_BACKLOG: u32 = 4_096;
+
 /// The demo dataset: seed, companies, jobs.
 const DEMO: (u64, usize, usize) = (42, 600, 6_000);
 
@@ -35,8 +39,7 @@ pub(crate) async fn serve(
     //    bind: port 0 lets the system pick a free port. Before the demo keys are issued, so
     //    a port in use stops the start before it makes keys it could never show.
     let shutdown = shutdown_signal()?;
-    let listener = tokio::net::TcpListener::bind(args.addr)
-        .await
+    let listener = job_listings::server::bind(args.addr, LISTEN_BACKLOG)
         .with_context(|| format!("listening on {}", args.addr))?;
 
     // 3. On a first start, load the demo dataset and issue one key per plan. A stop request

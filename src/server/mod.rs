@@ -30,6 +30,23 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::api::{Api, ClientAddr};
 use connections::{Connections, Slot};
 
+/// Binds a listener with a listen queue of `backlog` connections (the kernel caps it at
+/// `net.core.somaxconn`). `tokio::net::TcpListener::bind` asks for 1,024, which a burst of
+/// new connections (thousands of clients reconnecting at once, or a flood beside them) can
+/// overflow: the kernel then drops connection attempts before the server sees them, and
+/// shedding idle connections (see [`ServerConfig::max_connections`]) cannot help.
+pub fn bind(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    // As the standard library's bind does on Unix: a restart finds its port free at once.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
+}
+
 /// Connection-level limits of the server.
 #[derive(Clone, Copy, Debug)]
 pub struct ServerConfig {
@@ -314,4 +331,20 @@ fn connection_builders(config: &ServerConfig) -> (http1::Builder, http2::Builder
         .keep_alive_interval(config.header_read_timeout)
         .keep_alive_timeout(config.header_read_timeout);
     (http1, http2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn bind_listens_and_refuses_a_port_in_use() {
+        let listener = bind("127.0.0.1:0".parse().expect("an address"), 4_096).expect("bound");
+        let addr = listener.local_addr().expect("its address");
+        let client = tokio::net::TcpStream::connect(addr);
+        let (accepted, connected) = tokio::join!(listener.accept(), client);
+        assert!(accepted.is_ok() && connected.is_ok());
+        let taken = bind(addr, 16).expect_err("the port is in use");
+        assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
+    }
 }
