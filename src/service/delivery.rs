@@ -207,8 +207,21 @@ impl JobListingsService {
         }
     }
 
+    /// Records a delivery as failed without an attempt, saying why.
+    async fn fail_unsent(&self, mut delivery: Delivery, reason: &str) -> ServiceResult<()> {
+        delivery.status = DeliveryStatus::Failed;
+        delivery.last_error = Some(reason.to_owned());
+        self.inner
+            .subscriptions
+            .store
+            .put_delivery(&delivery)
+            .await?;
+        self.may_have_room(delivery.webhook_id);
+        Ok(())
+    }
+
     /// Makes one attempt of one delivery and records the outcome.
-    async fn attempt(&self, mut delivery: Delivery) -> ServiceResult<()> {
+    async fn attempt(&self, delivery: Delivery) -> ServiceResult<()> {
         let Some(notifier) = self.inner.subscriptions.notifier.clone() else {
             return Ok(());
         };
@@ -218,27 +231,12 @@ impl JobListingsService {
             .filter(|s| s.status == SubscriptionStatus::Active)
             .cloned();
         let Some(subscription) = subscription else {
-            delivery.status = DeliveryStatus::Failed;
-            delivery.last_error = Some("the subscription was deleted or disabled".to_owned());
-            return Ok(self
-                .inner
-                .subscriptions
-                .store
-                .put_delivery(&delivery)
-                .await?);
+            return self
+                .fail_unsent(delivery, "the subscription was deleted or disabled")
+                .await;
         };
         if !self.inner.access.keys.receives_webhooks(subscription.owner) {
-            delivery.status = DeliveryStatus::Failed;
-            delivery.last_error = Some(
-                "the API key that registered the subscription was revoked, its billing is not active, or its plan no longer includes webhooks"
-                    .to_owned(),
-            );
-            return Ok(self
-                .inner
-                .subscriptions
-                .store
-                .put_delivery(&delivery)
-                .await?);
+            return self.fail_unsent(delivery, "the API key that registered the subscription was revoked, its billing is not active, or its plan no longer includes webhooks").await;
         }
         let Some(event) = self
             .inner
@@ -247,14 +245,9 @@ impl JobListingsService {
             .get_event(delivery.event_id)
             .await?
         else {
-            delivery.status = DeliveryStatus::Failed;
-            delivery.last_error = Some("the event is missing from the outbox".to_owned());
-            return Ok(self
-                .inner
-                .subscriptions
-                .store
-                .put_delivery(&delivery)
-                .await?);
+            return self
+                .fail_unsent(delivery, "the event is missing from the outbox")
+                .await;
         };
         // Pending when the subscription was disabled: what was missed stays missed, rather
         // than arriving late and out of order once it is enabled again.
@@ -262,17 +255,7 @@ impl JobListingsService {
             .enabled_again_at
             .is_some_and(|enabled| event.created_at < enabled)
         {
-            delivery.status = DeliveryStatus::Failed;
-            delivery.last_error = Some(
-                "the subscription was disabled while this delivery was pending; it is not sent after the subscription was enabled again"
-                    .to_owned(),
-            );
-            return Ok(self
-                .inner
-                .subscriptions
-                .store
-                .put_delivery(&delivery)
-                .await?);
+            return self.fail_unsent(delivery, "the subscription was disabled while this delivery was pending; it is not sent after the subscription was enabled again").await;
         }
 
         let started = self.now();
