@@ -19,8 +19,8 @@ use job_listings::webhooks::CallbackPolicy;
 #[command(
     name = "job-listings",
     version,
-    after_help = "Without a command, `serve` runs. sled lets only one process open a data \
-                  folder: stop the server before running `import` or `keys` on its folder."
+    after_help = "Without a command, `serve` runs. While a server runs on a data folder, \
+                  `import` and `keys` on that folder go through its admin API."
 )]
 pub(crate) struct Cli {
     #[command(flatten)]
@@ -92,15 +92,37 @@ pub(crate) struct StoreArgs {
         value_name = "NAME"
     )]
     pub(crate) database_schema: String,
+    /// The file holding the admin token in clear, which `import` and `keys` send to a running
+    /// server's admin API [default: DIR/admin.token]. The server makes it on first start
+    /// (readable by its owner only); the token may instead come in JOB_LISTINGS_ADMIN_TOKEN.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_ADMIN_TOKEN_FILE",
+        value_name = "FILE"
+    )]
+    pub(crate) admin_token_file: Option<PathBuf>,
+    /// The admin API `import` and `keys` go through, e.g. http://127.0.0.1:8081 [default:
+    /// the address a server running on --data-dir wrote to DIR/admin.addr; with none, the
+    /// commands open the store themselves].
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_ADMIN_URL",
+        value_name = "URL"
+    )]
+    pub(crate) admin_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Serve the API (the default command).
     Serve(ServeArgs),
-    /// Import companies and jobs from JSON Lines files. Stop the server first.
+    /// Import companies and jobs from JSON Lines files, through the running server's admin API
+    /// when one runs on the data folder, else into the store directly.
     Import(ImportArgs),
-    /// Issue, revoke and list API keys. Stop the server first.
+    /// Issue, revoke and list API keys, through the running server's admin API when one runs
+    /// on the data folder, else in the store directly.
     #[command(subcommand)]
     Keys(KeysCommand),
 }
@@ -115,6 +137,23 @@ pub(crate) struct ServeArgs {
         value_name = "IP:PORT"
     )]
     pub(crate) addr: SocketAddr,
+    /// The admin API's address (`/admin/v1`, `/metrics`, health), apart from the public one.
+    /// A loopback address unless --admin-allow-remote is given.
+    #[arg(
+        long,
+        env = "JOB_LISTINGS_ADMIN_ADDR",
+        default_value = "127.0.0.1:8081",
+        value_name = "IP:PORT"
+    )]
+    pub(crate) admin_addr: SocketAddr,
+    /// Let --admin-addr be an address other machines can reach. Put a firewall or a TLS proxy
+    /// in front: the admin token is all that guards it.
+    #[arg(long)]
+    pub(crate) admin_allow_remote: bool,
+    /// Serve no admin API (the data can then be changed only with the server stopped, or,
+    /// on PostgreSQL, from another process).
+    #[arg(long, conflicts_with_all = ["admin_addr", "admin_allow_remote"])]
+    pub(crate) no_admin: bool,
     /// Rendered job and company JSON kept in memory for the answers that send them again
     /// (search pages, job details), in MiB (0: off).
     #[arg(
@@ -206,6 +245,15 @@ impl ServeArgs {
             max_connections: self.max_connections,
             max_connections_per_address: self.max_connections_per_address,
             ..ServerConfig::default()
+        }
+    }
+
+    /// The admin listener's connection limits: few clients, all of them the operator's.
+    pub(crate) fn admin_server_config(&self) -> ServerConfig {
+        ServerConfig {
+            max_connections: 256,
+            max_connections_per_address: 256,
+            ..self.server_config()
         }
     }
 

@@ -19,10 +19,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 
+use job_listings::domain::jsonl::parse_record;
 use job_listings::domain::{Company, CompanyId, DomainError, Job, JobId};
-use job_listings::service::{ImportError, JobListingsService, ServiceError};
+use job_listings::service::{ImportError, ImportSummary, JobListingsService, ServiceError};
 
 use crate::cli::ImportArgs;
+use crate::remote::Remote;
 
 /// Companies written per store transaction.
 const COMPANY_BATCH: usize = 1_000;
@@ -265,7 +267,7 @@ fn read_jsonl<T: DeserializeOwned + Send, K: Send>(
                 parsing.lines[..parsing.filled]
                     .par_iter()
                     .map(|(line, text)| {
-                        let record = parse_line(text, line.number == 1, validate);
+                        let record = parse_record(text, line.number == 1, validate);
                         (*line, record.map(|r| r.map(|value| keep(value, *line))))
                     })
                     .collect()
@@ -343,98 +345,6 @@ impl LineReader<'_> {
             block.filled += 1;
         }
         Ok(())
-    }
-}
-
-/// One line's record, or what is wrong with it; `None` for a blank line.
-fn parse_line<T: DeserializeOwned>(
-    text: &[u8],
-    first: bool,
-    validate: fn(&T) -> Result<(), DomainError>,
-) -> Option<Result<T, String>> {
-    let text = if first {
-        text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text)
-    } else {
-        text
-    };
-    if text.trim_ascii().is_empty() {
-        return None;
-    }
-    // serde would also read a positional array into a struct: only objects are records.
-    if !text.trim_ascii_start().starts_with(b"{") {
-        return Some(Err(
-            "a record must be a JSON object, one per line".to_owned()
-        ));
-    }
-    let mut unknown = None;
-    let mut json = serde_json::Deserializer::from_slice(text);
-    let mut note_unknown = |path: serde_ignored::Path| {
-        unknown.get_or_insert_with(|| field_path(&path));
-    };
-    let parsed = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(
-        &mut json,
-        &mut note_unknown,
-    ))
-    .map_err(|e| {
-        let field = e.path().to_string();
-        (field, e.into_inner())
-    })
-    .and_then(|value: T| json.end().map(|()| value).map_err(|e| (String::new(), e)));
-    let misspelt = |field: &str| {
-        format!(
-            "unknown field `{field}`: check its spelling against the record's fields in README \
-             (Importing your own data)"
-        )
-    };
-    Some(match (parsed, unknown) {
-        (Ok(_), Some(field)) => Err(misspelt(&field)),
-        (Ok(value), None) => validate(&value).map(|()| value).map_err(|e| e.to_string()),
-        // A missing field is most often a misspelt one: name the stranger too.
-        (Err((field, e)), Some(stranger)) => Err(format!(
-            "{}; {}",
-            describe_json_error(&field, &e),
-            misspelt(&stranger)
-        )),
-        (Err((field, e)), None) => Err(describe_json_error(&field, &e)),
-    })
-}
-
-/// A field's place in a record as a reader writes it: `salary.period`, `enrichment.investors[2]`
-/// (serde_ignored's own form marks optional values with a `?` level of their own).
-fn field_path(path: &serde_ignored::Path) -> String {
-    use serde_ignored::Path;
-    match path {
-        Path::Root => String::new(),
-        Path::Seq { parent, index } => format!("{}[{index}]", field_path(parent)),
-        Path::Map { parent, key } => match field_path(parent) {
-            above if above.is_empty() => key.clone(),
-            above => format!("{above}.{key}"),
-        },
-        Path::Some { parent }
-        | Path::NewtypeStruct { parent }
-        | Path::NewtypeVariant { parent } => field_path(parent),
-    }
-}
-
-/// serde_json's message, with the column in front instead of a "line 1" that means nothing
-/// for a single line, and the field the bad value is in (`field`, as serde_path_to_error
-/// writes it: `.` for the record itself).
-fn describe_json_error(field: &str, e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let message = text.strip_suffix(&suffix).unwrap_or(&text);
-    let kind = match e.classify() {
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not valid JSON",
-        serde_json::error::Category::Data => "not a valid record",
-        serde_json::error::Category::Io => "unreadable",
-    };
-    match field {
-        "" | "." => format!("column {}: {kind}: {message}", e.column()),
-        // A value's own check may name its field already ("confidence: must be …").
-        field if message.starts_with(&format!("{field}: ")) => {
-            format!("column {}: {kind}: {message}", e.column())
-        }
-        field => format!("column {}: {kind}: {field}: {message}", e.column()),
     }
 }
 
@@ -519,7 +429,7 @@ fn read_job_again(reread: &Reread, path: &Path, job: &JobLine, text: &mut Vec<u8
     reread
         .line(&job.line, text)
         .map_err(|e| anyhow!("{at}: reading the line again failed: {e}"))?;
-    match parse_line::<Job>(text, job.line.number == 1, Job::validate) {
+    match parse_record::<Job>(text, job.line.number == 1, Job::validate) {
         Some(Ok(read)) if read.id == job.id && read.company_id == job.company_id => Ok(read),
         Some(Ok(read)) => Err(changed(&format_args!("it now holds job {}", read.id))),
         Some(Err(problem)) => Err(changed(&problem)),
@@ -590,16 +500,21 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
     })?;
 
     // 3. Report.
-    let took = started.elapsed();
-    let jobs_total = imported.created + imported.updated;
+    print_summary(
+        &companies_loaded,
+        &imported,
+        started.elapsed(),
+        "Start the server again to serve the new data.",
+    );
+    Ok(())
+}
+
+/// What an import says once it is done, the same whichever way it went.
+fn print_summary(companies: &CompaniesLoaded, jobs: &ImportSummary, took: Duration, serving: &str) {
+    let jobs_total = jobs.created + jobs.updated;
     let parts: Vec<String> = [
-        counted(
-            companies_loaded.created,
-            companies_loaded.updated,
-            "company",
-            "companies",
-        ),
-        counted(imported.created, imported.updated, "job", "jobs"),
+        counted(companies.created, companies.updated, "company", "companies"),
+        counted(jobs.created, jobs.updated, "job", "jobs"),
     ]
     .into_iter()
     .flatten()
@@ -611,21 +526,20 @@ pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<
     };
     if parts.is_empty() {
         println!("The files held no records; nothing was imported.");
-        return Ok(());
+        return;
     }
     println!("Imported {} in {took:.2?}{rate}.", parts.join(" and "));
-    if imported.announced > 0 {
+    if jobs.announced > 0 {
         println!(
             "{} to webhook subscribers; the server sends them to the matching ones.",
             plural(
-                imported.announced,
+                jobs.announced,
                 "new job was announced",
                 "new jobs were announced"
             )
         );
     }
-    println!("Start the server again to serve the new data.");
-    Ok(())
+    println!("{serving}");
 }
 
 /// The input checked as for a store that holds no company yet (a new folder), where every
@@ -745,4 +659,165 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 
 pub fn per_second(n: usize, took: Duration) -> f64 {
     n as f64 / took.as_secs_f64().max(1e-9)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through a running server
+// ---------------------------------------------------------------------------------------------
+
+/// Ids sent to the server's company lookup at a time.
+const LOOKUP_BATCH: usize = 10_000;
+/// Bytes of a file sent at a time.
+const UPLOAD_CHUNK: usize = 256 * 1024;
+
+/// What a bulk upload answered.
+#[derive(Debug, Default, serde::Deserialize)]
+struct BulkReport {
+    created: usize,
+    updated: usize,
+    #[serde(default)]
+    announced: Option<usize>,
+    refused: usize,
+    errors: Vec<BulkLineError>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct BulkLineError {
+    line: usize,
+    message: String,
+}
+
+/// Imports what `read_import` checked through a running server's admin API: the jobs'
+/// companies are checked against the server's first, so that a file with a bad line imports
+/// nothing, as without a server; then each file is sent as it is, and the server checks
+/// every line again as it writes.
+pub async fn import_remote(remote: &Remote, input: ImportInput) -> Result<()> {
+    let started = Instant::now();
+    let ImportInput {
+        companies,
+        jobs,
+        mut problems,
+    } = input;
+    if problems.companies_unchecked.is_none() && !problems.full() {
+        let mut unknown = companies_not_in_file(&companies, &jobs);
+        let asked: Vec<CompanyId> = unknown.iter().copied().collect();
+        for ids in asked.chunks(LOOKUP_BATCH) {
+            #[derive(serde::Deserialize)]
+            struct LookedUp {
+                found: Vec<CompanyId>,
+            }
+            let looked_up: LookedUp = remote
+                .call(
+                    remote
+                        .request(reqwest::Method::POST, "/companies/lookup")
+                        .json(&serde_json::json!({ "ids": ids })),
+                )
+                .await?
+                .ok_or_else(|| anyhow!("the server at {} has no company lookup", remote.base()))?;
+            for id in looked_up.found {
+                unknown.remove(&id);
+            }
+        }
+        report_unknown_companies(&jobs, &unknown, &mut problems);
+    }
+    problems.check()?;
+
+    let company_report = match companies.records.is_empty() {
+        true => BulkReport::default(),
+        false => upload(remote, "/companies/bulk", &companies, None).await?,
+    };
+    refused_lines(&companies.path, &company_report, "companies")?;
+    let bar = progress_bar(jobs.records.len() as u64, "jobs");
+    let job_report = match jobs.records.is_empty() {
+        true => Ok(BulkReport::default()),
+        false => upload(remote, "/jobs/bulk", &jobs, Some(&bar)).await,
+    };
+    bar.finish_and_clear();
+    let job_report = job_report?;
+    refused_lines(&jobs.path, &job_report, "jobs")?;
+    print_summary(
+        &CompaniesLoaded {
+            created: company_report.created,
+            updated: company_report.updated,
+        },
+        &ImportSummary {
+            created: job_report.created,
+            updated: job_report.updated,
+            announced: job_report.announced.unwrap_or(0),
+        },
+        started.elapsed(),
+        &format!(
+            "The server at {} serves them now: they are searchable.",
+            remote.base()
+        ),
+    );
+    Ok(())
+}
+
+/// Fails, after telling each of them, when the server refused lines the command had checked
+/// (the store changed meanwhile, such as a company deleted); the other lines were written.
+fn refused_lines(path: &Path, report: &BulkReport, what: &str) -> Result<()> {
+    if report.refused == 0 {
+        return Ok(());
+    }
+    for e in &report.errors {
+        eprintln!("{}:{}: {}", path.display(), e.line, e.message);
+    }
+    bail!(
+        "the server refused {} of the {what}; the {} others were imported. Fix the lines and \
+         import them again.",
+        plural(report.refused, "line", "lines"),
+        report.created + report.updated
+    )
+}
+
+/// Sends a checked file (or the copy of a stream) to a bulk endpoint as it is read, moving
+/// `bar` by the lines sent.
+async fn upload<T>(
+    remote: &Remote,
+    endpoint: &str,
+    source: &Source<T>,
+    bar: Option<&ProgressBar>,
+) -> Result<BulkReport> {
+    let body = match &source.copy {
+        Some(bytes) => {
+            if let Some(bar) = bar {
+                bar.set_position(source.records.len() as u64);
+            }
+            reqwest::Body::from(bytes.clone())
+        }
+        None => {
+            let file = tokio::fs::File::open(&source.path)
+                .await
+                .with_context(|| format!("opening {} again", source.path.display()))?;
+            let bar = bar.cloned();
+            let chunks = futures_util::stream::try_unfold(file, move |mut file| {
+                let bar = bar.clone();
+                async move {
+                    use tokio::io::AsyncReadExt;
+                    let mut chunk = vec![0; UPLOAD_CHUNK];
+                    let n = file.read(&mut chunk).await?;
+                    if n == 0 {
+                        return Ok::<_, std::io::Error>(None);
+                    }
+                    chunk.truncate(n);
+                    if let Some(bar) = &bar {
+                        bar.inc(chunk.iter().filter(|&&b| b == b'\n').count() as u64);
+                    }
+                    Ok(Some((chunk, file)))
+                }
+            });
+            reqwest::Body::wrap_stream(chunks)
+        }
+    };
+    remote
+        .call(
+            remote
+                .request(reqwest::Method::POST, endpoint)
+                .header(reqwest::header::CONTENT_TYPE, "application/x-ndjson")
+                .body(body),
+        )
+        .await
+        .with_context(|| format!("sending {}", source.path.display()))?
+        .ok_or_else(|| anyhow!("the server at {} has no {endpoint}", remote.base()))
 }

@@ -55,10 +55,12 @@
 //! `JOB_LISTINGS_JOB_CACHE_MB` (`--job-cache-mb`) and `JOB_LISTINGS_ADDR` (`--addr`) stand in
 //! for the options of the same meaning.
 
+mod admin_files;
 mod cli;
 mod import;
 mod keys;
 mod open;
+mod remote;
 mod serve;
 
 use std::io::IsTerminal;
@@ -69,7 +71,9 @@ use anyhow::{bail, Context, Result};
 use job_listings::service::{JobListingsService, ServiceConfig};
 
 use cli::{Command, KeysCommand};
+use keys::Keys;
 use open::{open_service, Deliver};
+use remote::Remote;
 
 /// mimalloc for everything, C's `malloc` included (its `override` feature): the query index's
 /// CRoaring bitmaps allocate through `malloc` on every search, and glibc's took a fifth of a
@@ -93,6 +97,9 @@ async fn main() -> Result<()> {
             init_logging("warn");
             // Read and check the files before taking the store's lock.
             let mut input = import::read_import(&args)?;
+            if let Some(remote) = Remote::find(&store).await? {
+                return import::import_remote(&remote, input).await;
+            }
             if store.database_url.is_none() && !store.data_dir.exists() {
                 input = import::checked_for_a_new_store(input)?;
             }
@@ -108,6 +115,9 @@ async fn main() -> Result<()> {
             init_logging("warn");
             // Only `create` may make the folder: one that lists or changes keys in a folder
             // that is not there was given the wrong one.
+            if let Some(remote) = Remote::find(&store).await? {
+                return keys::keys(Keys::Remote(&remote), command).await;
+            }
             let creates = matches!(command, KeysCommand::Create { .. });
             if !creates && store.database_url.is_none() && !store.data_dir.exists() {
                 bail!(
@@ -117,7 +127,7 @@ async fn main() -> Result<()> {
                 );
             }
             let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
-            let outcome = keys::keys(&service, command).await;
+            let outcome = keys::keys(Keys::Direct(&service), command).await;
             close(&service, outcome).await
         }
     }

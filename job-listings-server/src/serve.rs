@@ -6,14 +6,16 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
+use job_listings::api::admin::AdminApi;
 use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{ApiKey, Plan};
 use job_listings::server::Server;
 use job_listings::service::{JobListingsService, NewKey};
 
+use crate::admin_files::{self, AddressFile};
 use crate::cli::{ServeArgs, StoreArgs};
 use crate::import;
 use crate::open::describe_store;
@@ -21,6 +23,9 @@ use crate::open::describe_store;
 /// The listen queue asked for: room for a burst of new connections beside the connections
 /// served (the kernel caps it at `net.core.somaxconn`, 4,096 by default on Linux).
 const LISTEN_BACKLOG: u32 = 4_096;
+
+/// The admin listener's queue: a few operators and scrapers.
+const ADMIN_BACKLOG: u32 = 128;
 
 /// The demo dataset: seed, companies, jobs.
 const DEMO: (u64, usize, usize) = (42, 600, 6_000);
@@ -41,6 +46,7 @@ pub(crate) async fn serve(
     let shutdown = shutdown_signal()?;
     let listener = job_listings::server::bind(args.addr, LISTEN_BACKLOG)
         .with_context(|| format!("listening on {}", args.addr))?;
+    let admin_listener = bind_admin(args)?;
 
     // 3. On a first start, load the demo dataset and issue one key per plan. A stop request
     //    meanwhile lets the load finish, so that the keys it made are shown, then stops: cut
@@ -52,6 +58,10 @@ pub(crate) async fn serve(
         None
     };
     let api = Api::with_config(service.clone(), args.api_config());
+    let admin = match admin_listener {
+        Some(listener) => Some(admin_server(listener, &api, store, args)?),
+        None => None,
+    };
     let server = Server::new(listener, api, args.server_config())?;
     let base = base_url(server.local_addr());
 
@@ -76,16 +86,15 @@ pub(crate) async fn serve(
         }
         None if first_start => {
             println!(
-                "The store is empty (--no-demo). Stop the server and run `{}` to add data, \
-                 and `{}` to issue a key.",
+                "The store is empty (--no-demo). Run `{}` to add data, and `{}` to issue a \
+                 key.",
                 admin_command(store, "import --companies FILE --jobs FILE"),
                 admin_command(store, "keys create --plan developer"),
             );
         }
         None => {
             println!(
-                "Keys are shown only when they are created. To issue one, run (with sled, stop \
-                 the server first): {}",
+                "Keys are shown only when they are created. To issue one, run: {}",
                 admin_command(store, "keys create --plan developer")
             );
         }
@@ -101,9 +110,78 @@ pub(crate) async fn serve(
     );
 
     // 5. Serve until Ctrl-C or SIGTERM; `run` lets open requests finish before it returns.
-    server.run(shutdown).await?;
+    //    The admin listener stops with the public one; the address file goes with it.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let admin = admin.map(|(server, address_file)| {
+        let mut stopped = stopped.clone();
+        let task = tokio::spawn(server.run(async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        }));
+        (task, address_file)
+    });
+    let served = server
+        .run(async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        })
+        .await;
+    if let Some((task, address_file)) = admin {
+        drop(address_file);
+        match task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "the admin listener failed"),
+            Err(e) => tracing::error!(error = %e, "the admin listener panicked"),
+        }
+    }
+    served?;
     tracing::info!("server stopped");
     Ok(())
+}
+
+/// Binds the admin listener, unless `--no-admin`; refuses an address other machines can
+/// reach unless `--admin-allow-remote` says so.
+fn bind_admin(args: &ServeArgs) -> Result<Option<tokio::net::TcpListener>> {
+    if args.no_admin {
+        return Ok(None);
+    }
+    let addr = args.admin_addr;
+    if !addr.ip().is_loopback() && !args.admin_allow_remote {
+        bail!(
+            "refusing to serve the admin API on {addr}, which other machines may reach: give a \
+             loopback address such as 127.0.0.1:8081 to --admin-addr, or --admin-allow-remote \
+             if a firewall or TLS proxy guards it"
+        );
+    }
+    job_listings::server::bind(addr, ADMIN_BACKLOG)
+        .map(Some)
+        .with_context(|| format!("listening on {addr} for the admin API (--admin-addr)"))
+}
+
+/// The admin API's server on its listener, and the address file that lets the commands find
+/// it; prints the admin token when it was made just now.
+fn admin_server(
+    listener: tokio::net::TcpListener,
+    api: &Api,
+    store: &StoreArgs,
+    args: &ServeArgs,
+) -> Result<(Server<AdminApi>, AddressFile)> {
+    let (hash, made) = admin_files::token_hash(store)?;
+    let server = Server::new(
+        listener,
+        AdminApi::new(api.clone(), hash),
+        args.admin_server_config(),
+    )?;
+    let url = base_url(server.local_addr());
+    let address_file = AddressFile::write(store, &url)?;
+    if let Some(token) = made {
+        println!(
+            "Admin token (shown only now; also kept in {}, readable by you only):",
+            admin_files::token_file(store).display()
+        );
+        println!("  {}", token.expose());
+    }
+    println!("Admin API:    {url}/admin/v1 (Authorization: Bearer <admin token>)");
+    Ok((server, address_file))
 }
 
 /// Loads the demo dataset into the (empty) store and issues one key per plan.

@@ -34,6 +34,15 @@ pub enum ApiError {
     /// The presented key is not of our form, or its checksum is wrong.
     #[error("malformed API key: {0}")]
     MalformedApiKey(DomainError),
+    /// The admin API was called without `Authorization: Bearer <admin token>`.
+    #[error("missing admin token")]
+    MissingAdminToken,
+    /// The admin API was called with a token that is not the admin token.
+    #[error("invalid admin token")]
+    InvalidAdminToken,
+    /// No such path on the admin listener.
+    #[error("no such admin path")]
+    NoAdminRoute,
     /// No such path.
     #[error("no such path")]
     NoRoute {
@@ -68,9 +77,12 @@ pub enum ApiError {
         /// The limit in bytes.
         limit: usize,
     },
-    /// The body is not `application/json`.
-    #[error("unsupported media type")]
-    UnsupportedMediaType,
+    /// The body is not of the media type the endpoint reads.
+    #[error("unsupported media type, expected {expected}")]
+    UnsupportedMediaType {
+        /// The `Content-Type` to send, such as `application/json`.
+        expected: &'static str,
+    },
     /// The body was sent compressed (`Content-Encoding` other than `identity`), which the API
     /// does not read.
     #[error("unsupported content coding {coding}")]
@@ -210,7 +222,9 @@ impl ApiError {
             | ApiError::UnknownParameter { .. }
             | ApiError::InvalidBody(_)
             | ApiError::MissingApiKey
-            | ApiError::MalformedApiKey(_) => self.input_answer(),
+            | ApiError::MalformedApiKey(_)
+            | ApiError::MissingAdminToken
+            | ApiError::InvalidAdminToken => self.input_answer(),
             ApiError::Service(
                 E::InvalidKey
                 | E::BillingInactive(_)
@@ -227,13 +241,15 @@ impl ApiError {
                 | E::LimitReached(_)
                 | E::Store(_),
             ) => self.service_state_answer(),
-            ApiError::NoRoute { .. } | ApiError::MethodNotAllowed { .. } => self.route_answer(),
+            ApiError::NoRoute { .. }
+            | ApiError::NoAdminRoute
+            | ApiError::MethodNotAllowed { .. } => self.route_answer(),
             ApiError::BodyRead(_)
             | ApiError::BodyTimeout { .. }
             | ApiError::BodyTooLarge { .. }
             | ApiError::HeadersTooLarge { .. }
             | ApiError::UriTooLong { .. }
-            | ApiError::UnsupportedMediaType
+            | ApiError::UnsupportedMediaType { .. }
             | ApiError::UnsupportedContentEncoding { .. } => self.transport_answer(),
         }
     }
@@ -286,6 +302,23 @@ impl ApiError {
                 "invalid_api_key",
                 "Invalid API key",
                 format!("the API key {}", e.reason),
+            ),
+            ApiError::MissingAdminToken => Answer::new(
+                S::UNAUTHORIZED,
+                "missing_admin_token",
+                "Missing admin token",
+                "send the admin token as Authorization: Bearer <token>; the server wrote it to \
+                 admin.token in its data folder when it made it (API keys do not open the admin \
+                 API)"
+                    .into(),
+            ),
+            ApiError::InvalidAdminToken => Answer::new(
+                S::UNAUTHORIZED,
+                "invalid_admin_token",
+                "Invalid admin token",
+                "this is not the server's admin token (API keys do not open the admin API); \
+                 send the token from admin.token in the server's data folder"
+                    .into(),
             ),
             // [`ApiError::answer`] sends only the errors above here.
             _ => internal(),
@@ -448,6 +481,19 @@ impl ApiError {
                         .join(", ")
                 ),
             ),
+            ApiError::NoAdminRoute => Answer::new(
+                S::NOT_FOUND,
+                "not_found",
+                "Not found",
+                format!(
+                    "no admin endpoint at this path; they are: {} (see /admin/v1/openapi.json)",
+                    super::admin::ROUTES
+                        .iter()
+                        .map(|(path, _, _)| *path)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
             ApiError::MethodNotAllowed { allow } => {
                 let mut a = Answer::new(
                     S::METHOD_NOT_ALLOWED,
@@ -504,11 +550,11 @@ impl ApiError {
                     "the request line (method and URL) comes to {size} bytes; at most {limit} are accepted for it and the headers together, so shorten the query string (q and company take at most 500 characters each)"
                 ),
             ),
-            ApiError::UnsupportedMediaType => Answer::new(
+            ApiError::UnsupportedMediaType { expected } => Answer::new(
                 S::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported_media_type",
                 "Unsupported media type",
-                "send the body as JSON with Content-Type: application/json".into(),
+                format!("send the body with Content-Type: {expected}"),
             ),
             ApiError::UnsupportedContentEncoding { coding } => {
                 let mut a = Answer::new(

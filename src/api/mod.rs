@@ -4,6 +4,7 @@
 //! nothing of sockets: the hyper frontend (`crate::server`) and any tower-based framework (via
 //! the [`tower_service::Service`] impl) are thin adapters around [`Api::handle_body`].
 
+pub mod admin;
 mod budget;
 mod error;
 mod handlers;
@@ -189,27 +190,7 @@ impl Api {
         if let Err(e) = self.check_head(&parts) {
             return self.refuse_unrouted(&parts, e).await;
         }
-        let declared = parts
-            .headers
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        let read = if declared.is_some_and(|n| n > limit as u64) {
-            Err(ApiError::BodyTooLarge { limit })
-        } else if body.is_end_stream() {
-            // Most requests (every GET) have no body: no timer to set for them.
-            Ok(Bytes::new())
-        } else {
-            let after = self.inner.config.body_timeout;
-            match tokio::time::timeout(after, Limited::new(body, limit).collect()).await {
-                Ok(Ok(collected)) => Ok(collected.to_bytes()),
-                Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-                    Err(ApiError::BodyTooLarge { limit })
-                }
-                Ok(Err(e)) => Err(ApiError::BodyRead(e.to_string())),
-                Err(_) => Err(ApiError::BodyTimeout { after }),
-            }
-        };
+        let read = read_body(&parts, body, limit, self.inner.config.body_timeout).await;
         match read {
             Ok(bytes) => self.route(Request::from_parts(parts, bytes)).await,
             Err(e) => self.refuse_unrouted(&parts, e).await,
@@ -301,7 +282,7 @@ impl Api {
         let headers = &request.headers;
         let request_id = request_id(headers);
         let now = self.inner.service.now();
-        let mut response = match result {
+        let response = match result {
             Ok(reply) => {
                 let quota = reply.quota;
                 let mut response = ok_response(reply);
@@ -341,18 +322,7 @@ impl Api {
                 response
             }
         };
-        response
-            .headers_mut()
-            .insert(X_REQUEST_ID.clone(), request_id);
-        if request.method == http::Method::HEAD {
-            // The length the GET would have had, without its bytes (RFC 9110, 9.3.2).
-            let length = HeaderValue::from(response.body().len());
-            response
-                .headers_mut()
-                .insert(http::header::CONTENT_LENGTH, length);
-            *response.body_mut() = Bytes::new();
-        }
-        response
+        finish(response, request_id, &request.method)
     }
 
     /// The quota of the key a request carries, if it is a valid one.
@@ -411,6 +381,60 @@ impl Api {
         }
         response
     }
+}
+
+/// Reads a whole request body: at most `limit` bytes (413 beyond, refused at once when its
+/// `Content-Length` says so), within `timeout` (408 beyond).
+async fn read_body<B>(
+    parts: &http::request::Parts,
+    body: B,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, ApiError>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(ApiError::BodyTooLarge { limit });
+    }
+    if body.is_end_stream() {
+        // Most requests (every GET) have no body: no timer to set for them.
+        return Ok(Bytes::new());
+    }
+    match tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(ApiError::BodyTooLarge { limit })
+        }
+        Ok(Err(e)) => Err(ApiError::BodyRead(e.to_string())),
+        Err(_) => Err(ApiError::BodyTimeout { after: timeout }),
+    }
+}
+
+/// What every answer gets last: the request id, and for `HEAD` the length the `GET` would
+/// have had without its bytes (RFC 9110, 9.3.2).
+fn finish(
+    mut response: Response<Bytes>,
+    request_id: HeaderValue,
+    method: &http::Method,
+) -> Response<Bytes> {
+    response
+        .headers_mut()
+        .insert(X_REQUEST_ID.clone(), request_id);
+    if method == http::Method::HEAD {
+        let length = HeaderValue::from(response.body().len());
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_LENGTH, length);
+        *response.body_mut() = Bytes::new();
+    }
+    response
 }
 
 fn ok_response(reply: Reply) -> Response<Bytes> {

@@ -132,6 +132,11 @@ impl Params {
         Ok(text)
     }
 
+    /// A boolean parameter (`true` or `false`), if given.
+    pub(crate) fn bool(&self, field: &'static str) -> Result<Option<bool>, DomainError> {
+        self.one(field).map(|v| parse_bool(field, v)).transpose()
+    }
+
     pub(crate) fn page(&self) -> Result<(Page, PerPage), DomainError> {
         let page = self
             .one("page")
@@ -241,11 +246,7 @@ pub(crate) fn job_query(params: &Params) -> Result<JobQuery, ApiError> {
     let mut filter = JobFilter {
         domains: params.list("domain", DomainTag::parse)?,
         seniority: params.list("seniority", Seniority::parse)?,
-        remote_only: params
-            .one("remote_only")
-            .map(|v| parse_bool("remote_only", v))
-            .transpose()?
-            .unwrap_or(false),
+        remote_only: params.bool("remote_only")?.unwrap_or(false),
         min_confidence: params
             .one("min_confidence")
             .map(Confidence::parse)

@@ -27,10 +27,7 @@ pub struct ApiKey {
 impl ApiKey {
     /// Makes a new random key from the operating system's random source.
     pub fn generate() -> Self {
-        let mut rng = rand::rngs::OsRng;
-        let body: String = (0..BODY_LEN)
-            .map(|_| BASE62[rng.gen_range(0..62)] as char)
-            .collect();
+        let body = random_base62(BODY_LEN);
         let checksum = checksum(&body);
         Self::of(format!("{PREFIX}{body}{checksum}"))
     }
@@ -93,6 +90,14 @@ impl fmt::Debug for ApiKey {
     }
 }
 
+/// `len` random base62 characters from the operating system's random source.
+pub(crate) fn random_base62(len: usize) -> String {
+    let mut rng = rand::rngs::OsRng;
+    (0..len)
+        .map(|_| BASE62[rng.gen_range(0..62)] as char)
+        .collect()
+}
+
 fn checksum(body: &str) -> String {
     let mut n = u64::from(crc32fast::hash(body.as_bytes()));
     let mut out = [b'0'; CHECKSUM_LEN];
@@ -131,21 +136,33 @@ mod hex32 {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(bytes: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        s.serialize_str(&hex)
+        s.serialize_str(&super::KeyHash(*bytes).to_hex())
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
         let hex = String::deserialize(d)?;
+        super::KeyHash::from_hex(&hex)
+            .map(|h| h.0)
+            .ok_or_else(|| serde::de::Error::custom("key hash must be 64 hex digits"))
+    }
+}
+
+impl KeyHash {
+    /// The hash as 64 lower-case hex digits.
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// A hash written by [`KeyHash::to_hex`]; `None` unless `hex` is 64 hex digits.
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        if hex.len() != 64 || !hex.is_ascii() {
+            return None;
+        }
         let mut out = [0u8; 32];
-        if hex.len() != 64 {
-            return Err(serde::de::Error::custom("key hash must be 64 hex digits"));
-        }
         for (i, slot) in out.iter_mut().enumerate() {
-            *slot =
-                u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(serde::de::Error::custom)?;
+            *slot = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
         }
-        Ok(out)
+        Some(Self(out))
     }
 }
 

@@ -1,5 +1,6 @@
 //! The hyper 1.x frontend: accept loop, HTTP/1 and HTTP/2, timeouts, limits and graceful
-//! shutdown around an [`Api`]. A thin adapter: routing and errors live in [`crate::api`].
+//! shutdown around an [`Api`], or around an [`AdminApi`] on a listener of its own. A thin
+//! adapter: routing and errors live in [`crate::api`].
 //!
 //! ```no_run
 //! # async fn run(api: job_listings::api::Api) -> std::io::Result<()> {
@@ -27,7 +28,11 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulConnection;
 use tokio::net::{TcpListener, TcpStream};
 
+use bytes::Bytes;
+
+use crate::api::admin::AdminApi;
 use crate::api::{Api, ClientAddr};
+use crate::service::JobListingsService;
 use connections::{Connections, Slot};
 
 /// Binds a listener with a listen queue of `backlog` connections (the kernel caps it at
@@ -104,11 +109,50 @@ impl Default for ServerConfig {
     }
 }
 
+/// What a [`Server`] serves: the public [`Api`], or the [`AdminApi`] on a listener of its own.
+pub trait Handler: Clone + Send + Sync + std::fmt::Debug + 'static {
+    /// Answers one request; every error is an answer.
+    fn answer(
+        &self,
+        req: http::Request<Incoming>,
+    ) -> impl Future<Output = http::Response<Bytes>> + Send;
+
+    /// The service to shut down when the server stops; `None` when another server owns it
+    /// (the admin listener beside the public one).
+    fn owned_service(&self) -> Option<&JobListingsService>;
+}
+
+impl Handler for Api {
+    fn answer(
+        &self,
+        req: http::Request<Incoming>,
+    ) -> impl Future<Output = http::Response<Bytes>> + Send {
+        self.handle_body(req)
+    }
+
+    fn owned_service(&self) -> Option<&JobListingsService> {
+        Some(self.service())
+    }
+}
+
+impl Handler for AdminApi {
+    fn answer(
+        &self,
+        req: http::Request<Incoming>,
+    ) -> impl Future<Output = http::Response<Bytes>> + Send {
+        self.handle_body(req)
+    }
+
+    fn owned_service(&self) -> Option<&JobListingsService> {
+        None
+    }
+}
+
 /// A bound server, ready to [`Server::run`].
 #[derive(Debug)]
-pub struct Server {
+pub struct Server<H: Handler = Api> {
     listener: TcpListener,
-    api: Api,
+    api: H,
     config: ServerConfig,
     local_addr: SocketAddr,
 }
@@ -157,9 +201,9 @@ async fn request_starts(stream: &tokio::net::TcpStream, limit: Duration) -> Opti
     }
 }
 
-impl Server {
+impl<H: Handler> Server<H> {
     /// Wraps a bound listener (bind port 0 to let the system choose).
-    pub fn new(listener: TcpListener, api: Api, config: ServerConfig) -> std::io::Result<Self> {
+    pub fn new(listener: TcpListener, api: H, config: ServerConfig) -> std::io::Result<Self> {
         let local_addr = listener.local_addr()?;
         Ok(Self {
             listener,
@@ -175,7 +219,7 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes, then stops accepting, lets open requests finish
-    /// (up to `shutdown_grace`) and shuts the service down
+    /// (up to `shutdown_grace`) and, serving an [`Api`], shuts the service down
     /// ([`JobListingsService::shutdown`](crate::service::JobListingsService::shutdown): usage
     /// counters written, the search index saved, background tasks stopped). Other clones of
     /// the service still answer afterwards, but nothing writes their usage counts any more:
@@ -236,8 +280,10 @@ impl Server {
                 tracing::warn!("shutdown grace period over; closing open connections");
             }
         }
-        if let Err(e) = api.service().shutdown().await {
-            tracing::error!(error = %e, "final usage flush failed");
+        if let Some(service) = api.owned_service() {
+            if let Err(e) = service.shutdown().await {
+                tracing::error!(error = %e, "final usage flush failed");
+            }
         }
         Ok(())
     }
@@ -247,11 +293,11 @@ impl Server {
 const ROOM_POLL: Duration = Duration::from_millis(10);
 
 /// Serves one connection until it ends, the server wants its slot back, or it stays idle.
-async fn serve_connection(
+async fn serve_connection<H: Handler>(
     stream: TcpStream,
     peer: SocketAddr,
     slot: Slot,
-    api: Api,
+    api: H,
     builders: Arc<(http1::Builder, http2::Builder<TokioExecutor>)>,
     config: ServerConfig,
 ) {
@@ -269,7 +315,7 @@ async fn serve_connection(
         let in_flight = requests.request();
         let api = api.clone();
         async move {
-            let response = api.handle_body(req).await.map(Full::new);
+            let response = api.answer(req).await.map(Full::new);
             drop(in_flight);
             Ok::<_, Infallible>(response)
         }

@@ -125,7 +125,7 @@ impl KeyRegistry {
         self.find(id).is_some_and(|e| e.record.receives_webhooks())
     }
 
-    fn find(&self, id: KeyId) -> Option<Arc<KeyEntry>> {
+    pub(super) fn find(&self, id: KeyId) -> Option<Arc<KeyEntry>> {
         self.by_hash
             .read()
             .unwrap_or_else(|e| e.into_inner())

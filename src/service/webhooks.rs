@@ -66,7 +66,14 @@ pub struct WebhookChange {
 }
 
 impl WebhookChange {
-    fn apply_to(self, sub: &mut Subscription, now: DateTime<Utc>) {
+    /// Applies the change as of `now`; `disabled_because` is kept as the reason of a change to
+    /// `Disabled`.
+    pub(super) fn apply_to(
+        self,
+        sub: &mut Subscription,
+        now: DateTime<Utc>,
+        disabled_because: &str,
+    ) {
         if let Some(url) = self.callback_url {
             sub.callback_url = url;
         }
@@ -97,7 +104,7 @@ impl WebhookChange {
             }
             Some(SubscriptionStatus::Disabled) if sub.status != SubscriptionStatus::Disabled => {
                 sub.status = SubscriptionStatus::Disabled;
-                sub.disabled_reason = Some("disabled through the API".to_owned());
+                sub.disabled_reason = Some(disabled_because.to_owned());
             }
             _ => {}
         }
@@ -303,7 +310,7 @@ impl Caller {
         self.metered(|| async move {
             let _writer = service.inner.subscriptions.writes.lock(id.0).await;
             let mut sub = service.own_webhook(self.key_id(), id)?;
-            change.apply_to(&mut sub, service.now());
+            change.apply_to(&mut sub, service.now(), "disabled through the API");
             service.store_webhook(&sub).await?;
             service.write_webhooks().insert(sub.id, sub.clone());
             tracing::info!(webhook_id = %sub.id, status = ?sub.status, "webhook changed");

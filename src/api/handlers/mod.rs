@@ -37,6 +37,23 @@ pub(super) fn no_body(req: &Request<Bytes>) -> Result<(), ApiError> {
     json_object::<NoFields>(req, &[], "without fields (or no body at all)").map(drop)
 }
 
+/// Refuses a body sent compressed (`Content-Encoding` other than `identity`): the API reads
+/// bodies as sent.
+pub(super) fn refuse_compressed(headers: &http::HeaderMap) -> Result<(), ApiError> {
+    let compressed = headers
+        .get_all(http::header::CONTENT_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii)
+        .find(|coding| !coding.is_empty() && !coding.eq_ignore_ascii_case(b"identity"));
+    match compressed {
+        Some(coding) => Err(ApiError::UnsupportedContentEncoding {
+            coding: String::from_utf8_lossy(coding).chars().take(64).collect(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// What a handler answers.
 pub(crate) type Handled = Result<super::Reply, Failure>;
 
@@ -47,18 +64,7 @@ pub(super) fn json_object<T: serde::de::DeserializeOwned>(
     takes: &'static [&'static str],
     fields: &str,
 ) -> Result<T, ApiError> {
-    let compressed = req
-        .headers()
-        .get_all(http::header::CONTENT_ENCODING)
-        .iter()
-        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-        .map(<[u8]>::trim_ascii)
-        .find(|coding| !coding.is_empty() && !coding.eq_ignore_ascii_case(b"identity"));
-    if let Some(coding) = compressed {
-        return Err(ApiError::UnsupportedContentEncoding {
-            coding: String::from_utf8_lossy(coding).chars().take(64).collect(),
-        });
-    }
+    refuse_compressed(req.headers())?;
     let json = req
         .headers()
         .get(http::header::CONTENT_TYPE)
@@ -67,7 +73,9 @@ pub(super) fn json_object<T: serde::de::DeserializeOwned>(
         .map(|v| v.trim().to_ascii_lowercase())
         .is_some_and(|v| v == "application/json" || v.ends_with("+json"));
     if !json {
-        return Err(ApiError::UnsupportedMediaType);
+        return Err(ApiError::UnsupportedMediaType {
+            expected: "application/json",
+        });
     }
     // serde would also read a positional array into the struct: only an object is a body.
     if !req.body().trim_ascii_start().starts_with(b"{") {

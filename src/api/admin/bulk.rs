@@ -1,0 +1,406 @@
+//! `POST /admin/v1/jobs/bulk` and `POST /admin/v1/companies/bulk`: records as JSON Lines,
+//! read as they arrive and written a batch at a time, with a report of every line refused and
+//! why, in the words of the `import` command.
+//!
+//! A bad line is refused alone; the others are written. `?dry_run=true` checks every line
+//! (form, values, and for a job that its company is stored) and writes nothing, so a client
+//! that wants all or nothing checks first. Once the answer comes, every line it counts as
+//! written is durable and searchable.
+
+use std::collections::HashMap;
+
+use bytes::Buf;
+use http::HeaderMap;
+use http_body::Body;
+use http_body_util::BodyExt;
+use serde::Serialize;
+
+use super::AdminApi;
+use crate::api::error::ApiError;
+use crate::api::handlers::{refuse_compressed, Handled};
+use crate::api::params::Params;
+use crate::api::Reply;
+use crate::domain::jsonl::parse_record;
+use crate::domain::{Company, Job};
+use crate::service::{JobListingsService, ServiceError};
+
+/// Lines checked and written at a time.
+const BATCH: usize = 4_096;
+
+/// The media types a bulk body may be sent as.
+const NDJSON_TYPES: &[&str] = &[
+    "application/x-ndjson",
+    "application/ndjson",
+    "application/jsonl",
+    "application/jsonlines",
+    "application/x-jsonlines",
+];
+
+/// What a bulk upload holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Jobs,
+    Companies,
+}
+
+/// The answer to an upload.
+#[derive(Debug, Default, Serialize)]
+struct Report {
+    /// Nothing was written: the lines were only checked.
+    dry_run: bool,
+    /// Lines that held a record (blank lines are skipped).
+    records: usize,
+    /// Records written (or, on a dry run, that would be) that were not stored before.
+    created: usize,
+    /// Records written that replaced a stored one (a repeated id counts once created, then
+    /// updated).
+    updated: usize,
+    /// New active jobs announced to webhook subscribers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    announced: Option<usize>,
+    /// Lines refused.
+    refused: usize,
+    /// The refused lines, first ones first, each with what is wrong with it.
+    errors: Vec<LineError>,
+    /// More lines were refused than `errors` lists.
+    errors_truncated: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct LineError {
+    /// 1-based line number in the body.
+    line: usize,
+    /// What is wrong, as the `import` command says it.
+    message: String,
+}
+
+/// A line of the body with its number.
+struct Line {
+    number: usize,
+    text: Vec<u8>,
+}
+
+/// Reads a bulk body as it arrives and writes its records a batch at a time.
+pub(super) async fn upload<B>(
+    admin: &AdminApi,
+    parts: &http::request::Parts,
+    body: B,
+    kind: Kind,
+) -> Handled
+where
+    B: Body + Send + Unpin,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let dry_run = Params::parse(parts.uri.query(), &["dry_run"], &[])?
+        .bool("dry_run")?
+        .unwrap_or(false);
+    check_media_type(&parts.headers)?;
+    refuse_compressed(&parts.headers)?;
+    let config = admin.config();
+    let service = admin.service();
+    let mut upload = Upload {
+        service,
+        kind,
+        report: Report {
+            dry_run,
+            announced: (kind == Kind::Jobs).then_some(0),
+            ..Report::default()
+        },
+        max_reported: config.max_reported_lines,
+    };
+    let mut body = body;
+    let mut pending: Vec<u8> = Vec::new();
+    let mut batch: Vec<Line> = Vec::with_capacity(BATCH);
+    let mut number = 0;
+    let mut ended = false;
+    while !ended {
+        let frame = match tokio::time::timeout(config.body_idle_timeout, body.frame()).await {
+            Err(_) => {
+                return Err(upload.stopped(
+                    number + 1,
+                    format!(
+                        "no bytes arrived for {} s",
+                        config.body_idle_timeout.as_secs()
+                    ),
+                ))
+            }
+            Ok(None) => {
+                ended = true;
+                None
+            }
+            Ok(Some(Err(e))) => {
+                let e: Box<dyn std::error::Error + Send + Sync> = e.into();
+                return Err(upload.stopped(number + 1, format!("the body could not be read: {e}")));
+            }
+            Ok(Some(Ok(frame))) => frame.into_data().ok(),
+        };
+        if let Some(mut data) = frame {
+            while data.has_remaining() {
+                let chunk = data.chunk();
+                pending.extend_from_slice(chunk);
+                let n = chunk.len();
+                data.advance(n);
+            }
+        }
+        // Every whole line; at the end, the last one even without its newline.
+        let mut start = 0;
+        while let Some(end) = pending[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|at| start + at)
+            .or((ended && start < pending.len()).then_some(pending.len()))
+        {
+            number += 1;
+            let text = &pending[start..end];
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            if text.len() > config.max_line_bytes {
+                return Err(upload.stopped(
+                    number,
+                    format!(
+                        "the line is longer than {} bytes; records are one per line",
+                        config.max_line_bytes
+                    ),
+                ));
+            }
+            batch.push(Line {
+                number,
+                text: text.to_vec(),
+            });
+            start = (end + 1).min(pending.len());
+            if batch.len() == BATCH {
+                upload.batch(std::mem::take(&mut batch)).await?;
+            }
+        }
+        pending.drain(..start);
+        if pending.len() > config.max_line_bytes {
+            return Err(upload.stopped(
+                number + 1,
+                format!(
+                    "the line is longer than {} bytes; records are one per line",
+                    config.max_line_bytes
+                ),
+            ));
+        }
+    }
+    upload.batch(batch).await?;
+    Ok(Reply::json(&upload.report, None))
+}
+
+/// Refuses a body that does not say it is JSON Lines.
+fn check_media_type(headers: &HeaderMap) -> Result<(), ApiError> {
+    let sent = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    match sent {
+        Some(t) if NDJSON_TYPES.contains(&t.as_str()) => Ok(()),
+        _ => Err(ApiError::UnsupportedMediaType {
+            expected: "application/x-ndjson (one JSON object per line)",
+        }),
+    }
+}
+
+/// One upload's state: what it has written and refused so far.
+struct Upload<'s> {
+    service: &'s JobListingsService,
+    kind: Kind,
+    report: Report,
+    max_reported: usize,
+}
+
+impl Upload<'_> {
+    /// The upload cannot go on at line `line`: says so, with what was written before it.
+    fn stopped(&self, line: usize, why: String) -> crate::api::routes::Failure {
+        let r = &self.report;
+        let written = if r.dry_run {
+            "nothing was written (dry run)".to_owned()
+        } else {
+            format!(
+                "the {} records before it were written ({} created, {} updated) and {} refused",
+                r.created + r.updated,
+                r.created,
+                r.updated,
+                r.refused
+            )
+        };
+        ApiError::InvalidBody(format!(
+            "the upload stopped at line {line}: {why}; {written}"
+        ))
+        .into()
+    }
+
+    fn refuse(&mut self, line: usize, message: String) {
+        self.report.refused += 1;
+        if self.report.errors.len() < self.max_reported {
+            self.report.errors.push(LineError { line, message });
+        } else {
+            self.report.errors_truncated = true;
+        }
+    }
+
+    /// Checks a batch of lines and writes its good records.
+    async fn batch(&mut self, lines: Vec<Line>) -> Result<(), crate::api::routes::Failure> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        match self.kind {
+            Kind::Jobs => {
+                let parsed = parse_all(lines, Job::validate).await?;
+                self.jobs(parsed).await
+            }
+            Kind::Companies => {
+                let parsed = parse_all(lines, Company::validate).await?;
+                self.companies(parsed).await
+            }
+        }
+    }
+
+    async fn jobs(
+        &mut self,
+        parsed: Vec<(usize, Option<Result<Job, String>>)>,
+    ) -> Result<(), crate::api::routes::Failure> {
+        let mut good: Vec<Job> = Vec::with_capacity(parsed.len());
+        for (line, record) in parsed {
+            match record {
+                None => {}
+                Some(Err(message)) => {
+                    self.report.records += 1;
+                    self.refuse(line, message);
+                }
+                Some(Ok(job)) if !self.service.has_company(job.company_id) => {
+                    self.report.records += 1;
+                    self.refuse(
+                        line,
+                        format!(
+                            "company_id: company {} is unknown; add it to --companies or import it first",
+                            job.company_id
+                        ),
+                    );
+                }
+                Some(Ok(job)) => {
+                    self.report.records += 1;
+                    good.push(job);
+                }
+            }
+        }
+        let (jobs, repeats) = last_of_each(good, |j| j.id);
+        if self.report.dry_run {
+            for job in &jobs {
+                let stored = self.service.stored_job(job.id).await;
+                match stored {
+                    Ok(_) => self.report.updated += 1,
+                    Err(ServiceError::NotFound { .. }) => self.report.created += 1,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            self.report.updated += repeats;
+            return Ok(());
+        }
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let outcomes = self.service.upsert_jobs(jobs).await?;
+        for o in outcomes {
+            if o.created {
+                self.report.created += 1;
+            } else {
+                self.report.updated += 1;
+            }
+            if o.announced {
+                *self.report.announced.get_or_insert(0) += 1;
+            }
+        }
+        self.report.updated += repeats;
+        Ok(())
+    }
+
+    async fn companies(
+        &mut self,
+        parsed: Vec<(usize, Option<Result<Company, String>>)>,
+    ) -> Result<(), crate::api::routes::Failure> {
+        let mut good = Vec::with_capacity(parsed.len());
+        for (line, record) in parsed {
+            match record {
+                None => {}
+                Some(Err(message)) => {
+                    self.report.records += 1;
+                    self.refuse(line, message);
+                }
+                Some(Ok(company)) => {
+                    self.report.records += 1;
+                    good.push(company);
+                }
+            }
+        }
+        let (companies, repeats) = last_of_each(good, |c: &Company| c.id);
+        let known = companies
+            .iter()
+            .filter(|c| self.service.has_company(c.id))
+            .count();
+        if !self.report.dry_run && !companies.is_empty() {
+            let len = companies.len();
+            self.service.upsert_companies(companies).await?;
+            self.report.created += len - known;
+        } else {
+            self.report.created += companies.len() - known;
+        }
+        self.report.updated += known + repeats;
+        Ok(())
+    }
+}
+
+/// Each line's record, parsed off the async threads (parsing is most of an upload's work).
+async fn parse_all<T>(
+    lines: Vec<Line>,
+    validate: fn(&T) -> Result<(), crate::domain::DomainError>,
+) -> Result<Vec<(usize, Option<Result<T, String>>)>, ApiError>
+where
+    T: serde::de::DeserializeOwned + Send + 'static,
+{
+    let parse = move || {
+        lines
+            .into_iter()
+            .map(|l| (l.number, parse_record(&l.text, l.number == 1, validate)))
+            .collect::<Vec<_>>()
+    };
+    // Only a panic in the parser fails the task.
+    tokio::task::spawn_blocking(parse)
+        .await
+        .map_err(|e| ApiError::InvalidBody(format!("the lines could not be parsed: {e}")))
+}
+
+/// The records with repeated ids reduced to the last of each (as a file read in order
+/// would leave them), in first-seen order, and how many earlier ones were dropped.
+fn last_of_each<T, K>(records: Vec<T>, id: impl Fn(&T) -> K) -> (Vec<T>, usize)
+where
+    K: std::hash::Hash + Eq,
+{
+    let total = records.len();
+    let mut at: HashMap<K, usize> = HashMap::with_capacity(total);
+    let mut kept: Vec<T> = Vec::with_capacity(total);
+    for record in records {
+        match at.get(&id(&record)) {
+            Some(&i) => kept[i] = record,
+            None => {
+                at.insert(id(&record), kept.len());
+                kept.push(record);
+            }
+        }
+    }
+    let repeats = total - kept.len();
+    (kept, repeats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_of_each;
+
+    #[test]
+    fn the_last_record_of_an_id_wins_in_first_seen_order() {
+        let (kept, repeats) = last_of_each(vec![(1, "a"), (2, "b"), (1, "c")], |r| r.0);
+        assert_eq!(kept, vec![(1, "c"), (2, "b")]);
+        assert_eq!(repeats, 1);
+    }
+}

@@ -1,0 +1,193 @@
+//! The admin API: the operator's calls on a running server, under `/admin/v1`, on a listener
+//! of its own and behind a credential of its own ([`AdminToken`]).
+//!
+//! It writes jobs and companies (one at a time, or streamed as JSON Lines with a report of
+//! every line refused), issues and changes keys, and enables or disables any key's webhook
+//! subscriptions. A job written here is searchable when the call returns, and a new active one
+//! is announced to webhook subscribers as any ingest is. `/livez`, `/readyz` and the admin
+//! OpenAPI document answer without the token.
+//!
+//! [`AdminApi`] is framework-agnostic like [`Api`]: `http::Request` in, `http::Response` out.
+//! Never serve it on the public API's listener: anyone who can reach it with the token can
+//! change everything. The bundled server binds it to a loopback address by default.
+
+mod bulk;
+mod companies;
+mod jobs;
+mod keys;
+mod routes;
+mod token;
+mod views;
+mod webhooks;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Request, Response};
+use http_body::Body;
+
+pub(crate) use routes::ROUTES;
+pub use token::AdminToken;
+
+use super::error::ApiError;
+use super::routes::Failure;
+use super::{finish, ok_response, read_body, request_id, Api, Reply};
+use crate::domain::KeyHash;
+use crate::service::JobListingsService;
+
+/// The admin API's OpenAPI 3.1 document, apart from the public one.
+pub const ADMIN_OPENAPI_JSON: &str = include_str!("openapi.json");
+
+/// Settings of the admin API.
+#[derive(Clone, Copy, Debug)]
+pub struct AdminConfig {
+    /// The largest body of a single-record call (a job, a company, a key), in bytes;
+    /// default 1 MiB. Bulk uploads are streamed and have no total limit.
+    pub max_body_bytes: usize,
+    /// The longest line of a bulk upload, in bytes; default 1 MiB. A longer one is refused
+    /// with the rest of the upload.
+    pub max_line_bytes: usize,
+    /// The longest a bulk upload may go without sending a byte; default 30 s.
+    pub body_idle_timeout: Duration,
+    /// The most refused lines a bulk report lists one by one (all are counted); default 1,000.
+    pub max_reported_lines: usize,
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 1024 * 1024,
+            max_line_bytes: 1024 * 1024,
+            body_idle_timeout: Duration::from_secs(30),
+            max_reported_lines: 1_000,
+        }
+    }
+}
+
+/// The admin API over the same [`Api`] (and so the same service) that serves the public one.
+/// Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct AdminApi {
+    inner: Arc<AdminInner>,
+}
+
+#[derive(Debug)]
+struct AdminInner {
+    api: Api,
+    /// The hash of the one token accepted.
+    token: KeyHash,
+    config: AdminConfig,
+}
+
+impl AdminApi {
+    /// The admin API beside `api`, accepting the token whose hash is `token`
+    /// ([`AdminToken::hash`]), with default settings.
+    pub fn new(api: Api, token: KeyHash) -> Self {
+        Self::with_config(api, token, AdminConfig::default())
+    }
+
+    /// The admin API with the given settings.
+    pub fn with_config(api: Api, token: KeyHash, config: AdminConfig) -> Self {
+        Self {
+            inner: Arc::new(AdminInner { api, token, config }),
+        }
+    }
+
+    /// The service behind it.
+    pub fn service(&self) -> &JobListingsService {
+        self.inner.api.service()
+    }
+
+    /// The public API it stands beside.
+    pub fn api(&self) -> &Api {
+        &self.inner.api
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> AdminConfig {
+        self.inner.config
+    }
+
+    /// Answers a request whose body is still a stream. Never panics, never fails: every error
+    /// becomes a problem document. Bulk uploads are read as they arrive; any other body is
+    /// read whole, up to [`AdminConfig::max_body_bytes`].
+    pub async fn handle_body<B>(&self, req: Request<B>) -> Response<Bytes>
+    where
+        B: Body + Send + Unpin,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (parts, body) = req.into_parts();
+        let answered = self.answer(&parts, body).await;
+        let request_id = request_id(&parts.headers);
+        let response = match answered {
+            Ok(reply) => ok_response(reply),
+            Err(Failure { error, .. }) => {
+                let id = request_id.to_str().unwrap_or_default().to_owned();
+                self.inner
+                    .api
+                    .error_response(&error, &id, self.service().now())
+            }
+        };
+        finish(response, request_id, &parts.method)
+    }
+
+    async fn answer<B>(&self, parts: &http::request::Parts, body: B) -> Result<Reply, Failure>
+    where
+        B: Body + Send + Unpin,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let api = &self.inner.api;
+        api.check_head(parts)?;
+        let route = routes::Route::of(parts)?;
+        if route.needs_token() {
+            self.authorize(&parts.headers)?;
+        }
+        let route = route.with_method(&parts.method)?;
+        if route.streams_body() {
+            return routes::call_streaming(self, parts, route, body).await;
+        }
+        let config = &self.inner.config;
+        let bytes = read_body(
+            parts,
+            body,
+            config.max_body_bytes,
+            api.config().body_timeout,
+        )
+        .await?;
+        let req = Request::from_parts(parts.clone(), bytes);
+        routes::call(self, &req, route).await
+    }
+
+    /// Checks `Authorization: Bearer <admin token>`, in time that does not depend on how
+    /// much of a wrong token was right.
+    fn authorize(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        let mut sent = headers.get_all(http::header::AUTHORIZATION).iter();
+        let (Some(value), None) = (sent.next(), sent.next()) else {
+            return Err(if headers.contains_key(http::header::AUTHORIZATION) {
+                ApiError::InvalidAdminToken
+            } else {
+                ApiError::MissingAdminToken
+            });
+        };
+        let value = value.as_bytes().trim_ascii();
+        let token = match value.split_at_checked(7) {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case(b"bearer ") => rest.trim_ascii(),
+            _ => return Err(ApiError::MissingAdminToken),
+        };
+        if token::hash_presented(token).ct_eq(&self.inner.token) {
+            Ok(())
+        } else {
+            Err(ApiError::InvalidAdminToken)
+        }
+    }
+}
+
+/// A JSON answer with a status other than 200.
+fn json_with_status(status: http::StatusCode, body: &impl serde::Serialize) -> Reply {
+    let mut reply = Reply::json(body, None);
+    reply.status = status;
+    reply
+}
