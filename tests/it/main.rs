@@ -8,6 +8,7 @@
 
 mod support;
 
+mod admin;
 mod api;
 mod hostile_clients;
 mod index_compaction;

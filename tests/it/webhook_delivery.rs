@@ -336,6 +336,40 @@ fn at_plus(at: &str, latency_ms: u64) -> DateTime<Utc> {
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_put_through_the_admin_api_is_announced_as_any_ingest_is() {
+    use job_listings::api::admin::{AdminApi, AdminToken};
+    let app = start_default(&[10, 20, 40]).await;
+    let rx = Receiver::start(always_ok()).await;
+    let (hook, secret) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/hook") }))
+        .await;
+    let token = AdminToken::generate();
+    let admin = crate::support::server::RunningServer::start(
+        AdminApi::new(app.api.clone(), token.hash()),
+        crate::support::server::server_config(),
+    )
+    .await;
+
+    let job = app.job(&Spec::default());
+    let put = reqwest::Client::new()
+        .put(format!("{}/admin/v1/jobs/{}", admin.base, job.id))
+        .bearer_auth(token.expose())
+        .json(&job)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(put.status(), reqwest::StatusCode::CREATED);
+    assert_eq!(app.queued(job.id).await, 1);
+    assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
+    assert!(app.settle(&[hook]).await);
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_signed(&hits[0], &secret);
+    assert_eq!(hits[0].kind(), Some("job.new"));
+    assert_eq!(hits[0].data_id(), Some(job.id.to_string().as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_job_is_delivered_signed_with_standard_webhooks_headers() {
     let app = start_default(&[10, 20, 40]).await;
     let rx = Receiver::start(always_ok()).await;

@@ -3,8 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use job_listings::api::Api;
-use job_listings::server::{Server, ServerConfig};
+use job_listings::server::{Handler, Server, ServerConfig};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -28,8 +27,8 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
-    /// Binds 127.0.0.1 port 0 and serves `api` in a task.
-    pub async fn start(api: Api, config: ServerConfig) -> Self {
+    /// Binds 127.0.0.1 port 0 and serves `api` (the public API or the admin API) in a task.
+    pub async fn start<H: Handler>(api: H, config: ServerConfig) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a port");

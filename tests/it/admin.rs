@@ -1,0 +1,487 @@
+//! The admin API end to end: the public API and the admin API each on its own real listener
+//! on 127.0.0.1, over one service on sled in a temporary folder.
+
+use job_listings::api::admin::{AdminApi, AdminToken};
+use job_listings::demo::Dataset;
+use job_listings::domain::{Job, JobId};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::support::server::{server_config, RunningServer};
+use crate::support::{Auth, Resp, TestApp};
+
+/// The app's admin API on a listener of its own, with its token.
+struct Admin {
+    server: RunningServer,
+    token: AdminToken,
+    client: reqwest::Client,
+}
+
+impl Admin {
+    async fn beside(app: &TestApp) -> Self {
+        let token = AdminToken::generate();
+        let server = RunningServer::start(
+            AdminApi::new(app.api.clone(), token.hash()),
+            server_config(),
+        )
+        .await;
+        Self {
+            server,
+            token,
+            client: reqwest::Client::new(),
+        }
+    }
+
+    /// A request with the admin token.
+    async fn send(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
+        let token = self.token.expose().to_owned();
+        self.send_as(method, path, Some(&token), body).await
+    }
+
+    /// A request with `Authorization: Bearer <bearer>`, or none.
+    async fn send_as(
+        &self,
+        method: Method,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<Value>,
+    ) -> Resp {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.server.base));
+        if let Some(bearer) = bearer {
+            req = req.bearer_auth(bearer);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        read(req.send().await.expect("answered")).await
+    }
+
+    /// A bulk upload of these lines.
+    async fn upload(&self, path: &str, lines: &[String]) -> Resp {
+        let req = self
+            .client
+            .post(format!("{}{path}", self.server.base))
+            .bearer_auth(self.token.expose())
+            .header("content-type", "application/x-ndjson")
+            .body(lines.join("\n"));
+        read(req.send().await.expect("answered")).await
+    }
+}
+
+async fn read(response: reqwest::Response) -> Resp {
+    let status = response.status();
+    let headers = response.headers().clone();
+    Resp::new(status, headers, response.text().await.expect("a body"))
+}
+
+async fn app() -> TestApp {
+    TestApp::builder()
+        .seed(Dataset::generate(11, 20, 200))
+        .spawn()
+        .await
+}
+
+/// A new job of the app's first company, as an import line holds it.
+fn new_job(app: &TestApp, role: &str) -> Value {
+    let mut job: Value = serde_json::to_value(&app.dataset.jobs[0]).expect("a job");
+    let object = job.as_object_mut().expect("an object");
+    for generated in ["first_seen_at", "updated_at", "status", "company_name"] {
+        object.remove(generated);
+    }
+    object.insert("id".into(), json!(JobId::new_random().to_string()));
+    object.insert("role".into(), json!(role));
+    job
+}
+
+async fn search_total(app: &TestApp, q: &str) -> u64 {
+    let r = app.get_jobs(&format!("q={q}")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.body["pagination"]["total"].as_u64().expect("a total")
+}
+
+#[tokio::test]
+async fn the_public_listener_has_no_admin_route() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    for path in [
+        "/admin/v1/keys",
+        "/admin/v1/jobs/bulk",
+        "/admin/v1/webhooks",
+    ] {
+        let r = app
+            .request(
+                Method::GET,
+                path,
+                Auth::Bearer(admin.token.expose()),
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{path}: {}", r.text);
+    }
+}
+
+#[tokio::test]
+async fn the_admin_api_refuses_api_keys_missing_and_wrong_tokens_without_echoing_them() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let missing = admin
+        .send_as(Method::GET, "/admin/v1/keys", None, None)
+        .await;
+    assert_eq!(missing.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(missing.body["code"], "missing_admin_token");
+
+    let other = AdminToken::generate();
+    let key = app.keys.enterprise.raw.clone();
+    for wrong in [key.as_str(), other.expose(), "x"] {
+        let r = admin
+            .send_as(Method::GET, "/admin/v1/keys", Some(wrong), None)
+            .await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.text);
+        assert_eq!(r.body["code"], "invalid_admin_token");
+        assert!(!r.text.contains(wrong), "{}", r.text);
+        assert!(!r.text.contains(admin.token.expose()), "{}", r.text);
+    }
+    // An API key in X-API-Key opens nothing either.
+    let r = admin
+        .client
+        .get(format!("{}/admin/v1/keys", admin.server.base))
+        .header("x-api-key", &key)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+
+    // The health probes and the document need no token.
+    for path in ["/livez", "/readyz", "/admin/v1/openapi.json"] {
+        let r = admin.send_as(Method::GET, path, None, None).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+    }
+}
+
+#[tokio::test]
+async fn a_job_put_through_the_admin_api_is_searchable_when_the_call_returns() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    assert_eq!(search_total(&app, "zanzibarian").await, 0);
+    let job = new_job(&app, "Zanzibarian Cartographer");
+    let id = job["id"].as_str().expect("an id").to_owned();
+    let path = format!("/admin/v1/jobs/{id}");
+
+    let created = admin.send(Method::PUT, &path, Some(job.clone())).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    assert_eq!(created.body["status"], "active");
+    assert_eq!(search_total(&app, "zanzibarian").await, 1);
+
+    let mut changed = job.clone();
+    changed["role"] = json!("Zanzibarian Surveyor");
+    changed.as_object_mut().expect("an object").remove("id");
+    let replaced = admin.send(Method::PUT, &path, Some(changed)).await;
+    assert_eq!(replaced.status, StatusCode::OK, "{}", replaced.text);
+    assert_eq!(search_total(&app, "surveyor").await, 1);
+    let read = admin.send(Method::GET, &path, None).await;
+    assert_eq!(read.body["role"], "Zanzibarian Surveyor");
+
+    let closed = admin
+        .send(Method::POST, &format!("{path}/close"), None)
+        .await;
+    assert_eq!(closed.status, StatusCode::OK, "{}", closed.text);
+    assert_eq!(closed.body["status"], "closed");
+    assert_eq!(search_total(&app, "zanzibarian").await, 0);
+}
+
+#[tokio::test]
+async fn a_bad_job_body_is_refused_with_what_to_fix() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let mut job = new_job(&app, "Role");
+    let id = job["id"].as_str().expect("an id").to_owned();
+    job["confidence"] = json!(7);
+    let r = admin
+        .send(Method::PUT, &format!("/admin/v1/jobs/{id}"), Some(job))
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    assert!(
+        r.body["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("confidence"),
+        "{}",
+        r.text
+    );
+
+    let other = new_job(&app, "Role");
+    let r = admin
+        .send(Method::PUT, &format!("/admin/v1/jobs/{id}"), Some(other))
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    assert_eq!(r.body["param"], "id");
+    assert!(app
+        .service
+        .stored_job(id.parse().expect("an id"))
+        .await
+        .is_err());
+}
+
+#[tokio::test]
+async fn a_bulk_upload_writes_the_good_lines_and_reports_each_bad_one() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let good: Vec<Value> = (0..5)
+        .map(|i| new_job(&app, &format!("Quixotic Lamplighter {i}")))
+        .collect();
+    let mut unknown_company = new_job(&app, "Quixotic Orphan");
+    let stranger = job_listings::domain::CompanyId::new_random();
+    unknown_company["company_id"] = json!(stranger.to_string());
+    let mut lines: Vec<String> = good.iter().map(Value::to_string).collect();
+    lines.insert(1, "{not json".to_owned());
+    lines.insert(3, String::new());
+    lines.push(unknown_company.to_string());
+
+    // A dry run checks and writes nothing.
+    let checked = admin
+        .upload("/admin/v1/jobs/bulk?dry_run=true", &lines)
+        .await;
+    assert_eq!(checked.status, StatusCode::OK, "{}", checked.text);
+    assert_eq!(checked.body["dry_run"], true);
+    assert_eq!(checked.body["created"], 5);
+    assert_eq!(checked.body["refused"], 2);
+    assert_eq!(search_total(&app, "quixotic").await, 0);
+
+    let r = admin.upload("/admin/v1/jobs/bulk", &lines).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["records"], 7, "{}", r.text);
+    assert_eq!(r.body["created"], 5);
+    assert_eq!(r.body["updated"], 0);
+    assert_eq!(r.body["refused"], 2);
+    let errors = r.body["errors"].as_array().expect("errors");
+    assert_eq!(errors[0]["line"], 2);
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("not valid JSON"));
+    assert_eq!(errors[1]["line"], 8);
+    assert_eq!(
+        errors[1]["message"],
+        format!(
+            "company_id: company {stranger} is unknown; add it to --companies or import it first"
+        )
+    );
+    assert_eq!(search_total(&app, "quixotic").await, 5);
+
+    // Sent again, every line replaces its job.
+    let again = admin.upload("/admin/v1/jobs/bulk", &lines[..1]).await;
+    assert_eq!(again.body["updated"], 1, "{}", again.text);
+}
+
+#[tokio::test]
+async fn a_bulk_upload_says_what_it_reads_and_refuses_other_bodies() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let r = admin
+        .send(Method::POST, "/admin/v1/jobs/bulk", Some(json!({})))
+        .await;
+    assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{}", r.text);
+    assert!(r.body["detail"]
+        .as_str()
+        .unwrap_or("")
+        .contains("application/x-ndjson"));
+    let r = admin.send(Method::GET, "/admin/v1/jobs/bulk", None).await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn companies_are_written_one_at_a_time_or_in_bulk_and_looked_up() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let mut company: Value = serde_json::to_value(&app.dataset.companies[0]).expect("a company");
+    let id = job_listings::domain::CompanyId::new_random();
+    company["id"] = json!(id.to_string());
+    company["name"] = json!("Obsidian Orchard");
+    let r = admin
+        .send(
+            Method::PUT,
+            &format!("/admin/v1/companies/{id}"),
+            Some(company.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert!(app.service.has_company(id));
+
+    let other = job_listings::domain::CompanyId::new_random();
+    let mut second = company.clone();
+    second["id"] = json!(other.to_string());
+    let lines = vec![company.to_string(), second.to_string()];
+    let r = admin.upload("/admin/v1/companies/bulk", &lines).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        (r.body["created"].clone(), r.body["updated"].clone()),
+        (json!(1), json!(1))
+    );
+
+    let missing = job_listings::domain::CompanyId::new_random();
+    let r = admin
+        .send(
+            Method::POST,
+            "/admin/v1/companies/lookup",
+            Some(json!({ "ids": [id, missing, other] })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["found"], json!([id, other]));
+    assert_eq!(r.body["missing"], json!([missing]));
+}
+
+#[tokio::test]
+async fn keys_are_issued_changed_and_revoked_and_the_public_api_follows() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let created = admin
+        .send(
+            Method::POST,
+            "/admin/v1/keys",
+            Some(json!({ "plan": "developer", "label": "ops@example.com" })),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    let key = created.body["key"].as_str().expect("the key").to_owned();
+    let id = created.body["id"].as_str().expect("an id").to_owned();
+    assert_eq!(
+        app.get_as(&key, "/api/v1/jobs").await.status,
+        StatusCode::OK
+    );
+
+    // Listed without the key itself.
+    let listed = admin.send(Method::GET, "/admin/v1/keys", None).await;
+    assert!(!listed.text.contains(&key));
+    assert!(listed.body["data"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .any(|k| k["id"] == id.as_str() && k["label"] == "ops@example.com"));
+
+    // The plan follows at once: webhooks need agent_pro.
+    let hook = json!({ "callback_url": "https://hooks.example.com/jobs" });
+    let subscribe = || app.call(Method::POST, "/api/v1/webhooks", &key, Some(&hook));
+    assert_eq!(subscribe().await.status, StatusCode::FORBIDDEN);
+    let changed = admin
+        .send(
+            Method::PATCH,
+            &format!("/admin/v1/keys/{id}"),
+            Some(json!({ "plan": "agent_pro" })),
+        )
+        .await;
+    assert_eq!(changed.body["plan"], "agent_pro", "{}", changed.text);
+    assert_eq!(
+        app.get_as(&key, "/api/v1/webhooks").await.status,
+        StatusCode::OK
+    );
+
+    let usage = admin
+        .send(Method::GET, &format!("/admin/v1/keys/{id}/usage"), None)
+        .await;
+    assert_eq!(usage.status, StatusCode::OK, "{}", usage.text);
+    assert_eq!(usage.body["calls_used"], 2, "{}", usage.text);
+
+    let past_due = admin
+        .send(
+            Method::PATCH,
+            &format!("/admin/v1/keys/{id}"),
+            Some(json!({ "billing_status": "past_due" })),
+        )
+        .await;
+    assert_eq!(past_due.body["billing_status"], "past_due");
+    assert_eq!(
+        app.get_as(&key, "/api/v1/jobs").await.body["code"],
+        "billing_inactive"
+    );
+
+    let revoked = admin
+        .send(Method::DELETE, &format!("/admin/v1/keys/{id}"), None)
+        .await;
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.text);
+    assert!(revoked.body["revoked_at"].is_string());
+    assert_eq!(
+        app.get_as(&key, "/api/v1/jobs").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let unknown = admin
+        .send(
+            Method::GET,
+            &format!(
+                "/admin/v1/keys/{}",
+                job_listings::domain::KeyId::new_random()
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn every_keys_subscriptions_are_listed_and_can_be_disabled_and_enabled() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let created = app
+        .call(
+            Method::POST,
+            "/api/v1/webhooks",
+            &app.keys.agent_pro.raw,
+            Some(&json!({ "callback_url": "https://hooks.example.com/jobs" })),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text);
+    let hook = created.body["id"].as_str().expect("an id").to_owned();
+    let secret = created.body["secret"]
+        .as_str()
+        .expect("a secret")
+        .to_owned();
+
+    let listed = admin.send(Method::GET, "/admin/v1/webhooks", None).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
+    let all = listed.body["data"].as_array().expect("subscriptions");
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0]["id"], hook.as_str());
+    assert_eq!(all[0]["owner"], app.keys.agent_pro.id.to_string());
+    assert_eq!(all[0]["pending_deliveries"], 0);
+    assert!(!listed.text.contains(&secret), "no secret in the list");
+
+    let path = format!("/admin/v1/webhooks/{hook}");
+    let disabled = admin
+        .send(Method::PATCH, &path, Some(json!({ "status": "disabled" })))
+        .await;
+    assert_eq!(disabled.body["status"], "disabled", "{}", disabled.text);
+    assert_eq!(disabled.body["disabled_reason"], "disabled by the operator");
+    let seen_by_owner = app
+        .get_as(&app.keys.agent_pro.raw, &format!("/api/v1/webhooks/{hook}"))
+        .await;
+    assert_eq!(seen_by_owner.body["status"], "disabled");
+
+    let enabled = admin
+        .send(Method::PATCH, &path, Some(json!({ "status": "active" })))
+        .await;
+    assert_eq!(enabled.body["status"], "active", "{}", enabled.text);
+}
+
+#[tokio::test]
+async fn a_job_written_through_the_admin_api_survives_a_restart() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let job = new_job(&app, "Persistent Heliographer");
+    let id: JobId = job["id"]
+        .as_str()
+        .expect("an id")
+        .parse()
+        .expect("a job id");
+    let r = admin
+        .send(Method::PUT, &format!("/admin/v1/jobs/{id}"), Some(job))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    drop(admin);
+    let app = app.restart().await;
+    let stored: std::sync::Arc<Job> = app.service.stored_job(id).await.expect("kept");
+    assert_eq!(stored.role, "Persistent Heliographer");
+    assert_eq!(search_total(&app, "heliographer").await, 1);
+}
