@@ -19,7 +19,7 @@
 #      transaction, no flush per batch, one flush (fsync) at the end before it returns). The
 #      index is built on the side, compacted once at the end and saved beside sled's files
 #      (the `search-index` snapshot) on the way out;
-#   3. starts `server --data-dir D serve --no-demo` and times it until it prints its
+#   3. starts `server --data-dir D serve --admin-addr 127.0.0.1:0 --no-demo` and times it until it prints its
 #      `Listening on` line: opening sled, loading companies and keys and loading the index
 #      snapshot; checks with one GET /jobs that every job is searchable; stops it (SIGTERM);
 #   4. deletes the snapshot and does the same again: the index rebuilt from every stored job,
@@ -107,7 +107,7 @@ sled_bytes="$(du -sb "$data" | awk '{ print $1 }')"
 start_server() {
   local t0
   t0="$(now_ms)"
-  RUST_LOG=info "$server" --data-dir "$data" --cache-mb "$cache_mb" serve --no-demo \
+  RUST_LOG=info "$server" --data-dir "$data" --cache-mb "$cache_mb" serve --admin-addr 127.0.0.1:0 --no-demo \
     --addr "127.0.0.1:$port" --no-rate-limits >"$work/serve.out" 2>"$work/serve.err" &
   server_pid=$!
   local listening=0

@@ -74,7 +74,7 @@ body_sizes() {
 }
 
 echo "== our server (the job-listings binary), demo data, in-memory metering, wrk -t1 -c32 -d${seconds}s"
-RUST_LOG=warn "$server_bin" --data-dir "$work/db" serve --addr "127.0.0.1:$port" --no-rate-limits \
+RUST_LOG=warn "$server_bin" --data-dir "$work/db" serve --admin-addr 127.0.0.1:0 --addr "127.0.0.1:$port" --no-rate-limits \
   --enterprise-quota 1000000000 --developer-quota 1000000000 --agent-pro-quota 1000000000 \
   >"$work/server.out" 2>"$work/server.out.err" &
 pid=$!

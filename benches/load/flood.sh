@@ -32,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-RUST_LOG=warn target/release/job-listings --data-dir "$data/db" serve \
+RUST_LOG=warn target/release/job-listings --data-dir "$data/db" serve --admin-addr 127.0.0.1:0 \
   --addr "127.0.0.1:$port" --enterprise-quota 100000000 --developer-quota 100000000 >"$out" &
 server_pid=$!
 for _ in $(seq 1 600); do

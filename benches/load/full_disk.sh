@@ -38,7 +38,7 @@ trap cleanup EXIT
 
 start() {
   : >"$out"
-  RUST_LOG=info target/release/job-listings --data-dir "$mnt/db" serve --addr "127.0.0.1:$port" \
+  RUST_LOG=info target/release/job-listings --data-dir "$mnt/db" serve --admin-addr 127.0.0.1:0 --addr "127.0.0.1:$port" \
     --write-failure-grace 5 --no-rate-limits >"$out" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 300); do grep -q '^Listening on' "$out" 2>/dev/null && break; sleep 0.1; done

@@ -52,7 +52,7 @@ summary=()
 for mode in $modes; do
   echo "== $mode: $connections connections from $sources addresses for ${seconds}s"
   out="$work/$mode.out"
-  RUST_LOG=warn "$server_bin" --data-dir "$work/$mode" serve --addr "127.0.0.1:$port" \
+  RUST_LOG=warn "$server_bin" --data-dir "$work/$mode" serve --admin-addr 127.0.0.1:0 --addr "127.0.0.1:$port" \
     --enterprise-quota 100000000 >"$out" 2>"$out.err" &
   pid=$!
   wait_listening "$out" "the server"

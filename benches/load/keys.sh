@@ -44,7 +44,7 @@ data="$work/db"
 # start NAME METERING: our server on $data, rate limits off, quotas out of reach.
 start() {
   local out="$work/$1.out"
-  RUST_LOG=warn "$server_bin" --data-dir "$data" serve --addr "127.0.0.1:$port" \
+  RUST_LOG=warn "$server_bin" --data-dir "$data" serve --admin-addr 127.0.0.1:0 --addr "127.0.0.1:$port" \
     --no-rate-limits --metering "$2" --enterprise-quota 1000000000 \
     --developer-quota 1000000000 --agent-pro-quota 1000000000 >"$out" 2>"$out.err" &
   pid=$!

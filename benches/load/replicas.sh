@@ -31,7 +31,7 @@ trap cleanup EXIT
 start() { # start NAME PORT [extra args]
   local name="$1" port="$2"; shift 2
   RUST_LOG=warn target/release/job-listings --data-dir "$work/keys" \
-    --database-url "$DATABASE_URL" --database-schema "$schema" serve \
+    --database-url "$DATABASE_URL" --database-schema "$schema" serve --admin-addr 127.0.0.1:0 \
     --addr "127.0.0.1:$port" --no-rate-limits --enterprise-quota 100000000 "$@" >"$work/$name.out" &
   pids+=($!)
   for _ in $(seq 1 600); do grep -q '^Listening on' "$work/$name.out" 2>/dev/null && return; sleep 0.1; done
