@@ -112,5 +112,8 @@ pub(super) async fn revoke(
 /// A key's usage in its current billing period.
 pub(super) async fn usage(service: &JobListingsService, id: &str, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
-    Ok(Reply::json(&service.key_usage(KeyId::parse(id)?).await?, None))
+    Ok(Reply::json(
+        &service.key_usage(KeyId::parse(id)?).await?,
+        None,
+    ))
 }
