@@ -9,6 +9,7 @@
 mod support;
 
 mod admin;
+mod admin_openapi;
 mod api;
 mod hostile_clients;
 mod index_compaction;
