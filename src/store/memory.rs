@@ -130,6 +130,10 @@ impl JobStore for MemoryStore {
         Ok(page(&self.state()?.jobs, after, limit))
     }
 
+    async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
+        Ok(self.state()?.jobs.remove(&id).is_some())
+    }
+
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         Ok(self.state()?.companies.get(&id).cloned())
     }
@@ -140,6 +144,10 @@ impl JobStore for MemoryStore {
             state.companies.insert(c.id, c.clone());
         }
         Ok(())
+    }
+
+    async fn delete_company(&self, id: CompanyId) -> StoreResult<bool> {
+        Ok(self.state()?.companies.remove(&id).is_some())
     }
 
     async fn scan_companies(

@@ -145,9 +145,18 @@ pub trait JobStore: Send + Sync + std::fmt::Debug + 'static {
     }
     /// Up to `limit` jobs with ids greater than `after`.
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>>;
+    /// Deletes a job for good, durably, as one write of jobs: the jobs version changes and the
+    /// job is among [`JobStore::jobs_written_since`] (so an index snapshot taken before is
+    /// brought up to date by dropping it), and a store with a [change feed](Store::change_feed)
+    /// records it there (so every replica drops it from its index). Returns whether it existed;
+    /// deleting a job that does not exist changes nothing.
+    ///
+    /// The outbox log entries and events about the job stay: fan-out skips an entry whose job
+    /// is gone, and an event already fanned out carries its own copy of the job.
+    async fn delete_job(&self, id: JobId) -> StoreResult<bool>;
     /// A number that changes, durably and in the same transaction, with every write of jobs
-    /// ([`JobStore::write_jobs`], [`JobStore::write_jobs_deferred`] or any rewrite of stored jobs):
-    /// equal numbers mean the same jobs.
+    /// ([`JobStore::write_jobs`], [`JobStore::write_jobs_deferred`], [`JobStore::delete_job`] or
+    /// any rewrite of stored jobs): equal numbers mean the same jobs.
     /// `None` (the default) for a store that does not keep one; it then keeps no index
     /// snapshots either.
     async fn jobs_version(&self) -> StoreResult<Option<u64>> {
@@ -179,6 +188,10 @@ pub trait JobStore: Send + Sync + std::fmt::Debug + 'static {
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>>;
     /// Writes companies, all or nothing, durably.
     async fn put_companies(&self, companies: &[Company]) -> StoreResult<()>;
+    /// Deletes a company, durably, recording it in the [change feed](Store::change_feed) if
+    /// there is one; returns whether it existed. Jobs are not looked at: the caller checks that
+    /// none still needs the company (the service refuses while active jobs do).
+    async fn delete_company(&self, id: CompanyId) -> StoreResult<bool>;
     /// Up to `limit` companies with ids greater than `after`.
     async fn scan_companies(
         &self,
@@ -315,9 +328,9 @@ pub trait Store: JobStore + KeyStore + OutboxStore {
 /// A record some process wrote, identified by kind and id: read it again to see its new state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChangedRecord {
-    /// A job was written (ingested, updated or closed).
+    /// A job was written (ingested, updated or closed) or deleted.
     Job(JobId),
-    /// A company was written.
+    /// A company was written or deleted.
     Company(CompanyId),
     /// A key was issued or changed (plan, billing status, revocation).
     Key(KeyId),

@@ -14,8 +14,8 @@ use job_listings::domain::{
     Seniority, Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
 use job_listings::store::{
-    CursorMove, FanOut, IndexSnapshot, JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore,
-    PgStore, Pruned, SledStore, Store, UsageCounter,
+    ChangedRecord, CursorMove, FanOut, IndexSnapshot, JobStore, JobWrite, KeyStore, MemoryStore,
+    OutboxStore, PgStore, Pruned, SledStore, Store, UsageCounter,
 };
 use uuid::Uuid;
 
@@ -1152,6 +1152,99 @@ async fn deliveries_of_lists_one_webhooks_deliveries_newest_first_up_to_the_limi
         .is_empty());
 }
 
+/// The feed's changes after `after`, or `None` for a store without a feed.
+async fn feed_after(store: &dyn Store, after: Option<u64>) -> Option<Vec<ChangedRecord>> {
+    let (feed, after) = (store.change_feed()?, after?);
+    let changes = feed.changes_after(after, 1_000).await.expect("the feed");
+    Some(changes.into_iter().map(|c| c.record).collect())
+}
+
+async fn feed_head(store: &dyn Store) -> Option<u64> {
+    match store.change_feed() {
+        Some(feed) => Some(feed.head().await.expect("the feed's head")),
+        None => None,
+    }
+}
+
+async fn deleting_a_job_removes_it_for_good_and_counts_as_a_write_of_jobs(store: &dyn Store) {
+    let announced = announcing(job(2), EventId(uuid(602)), t0());
+    store
+        .write_jobs(&[plain(job(1)), announced, plain(job(3))])
+        .await
+        .expect("written");
+    // Read first, so a store that keeps what it read has it to forget.
+    assert!(store.get_job(job(2).id).await.expect("read").is_some());
+    let version = store.jobs_version().await.expect("the version");
+    let head = feed_head(store).await;
+
+    assert!(store.delete_job(job(2).id).await.expect("deleted"));
+
+    assert_eq!(store.get_job(job(2).id).await.expect("read"), None);
+    let ids = [job(1).id, job(2).id, job(3).id];
+    assert_eq!(
+        unshared(store.get_jobs(&ids).await.expect("read")),
+        vec![job(1), job(3)]
+    );
+    let mut left = vec![job(1), job(3)];
+    left.sort_by_key(|j| j.id);
+    assert_eq!(store.scan_jobs(None, 10).await.expect("scan"), left);
+    // A store that versions its jobs counts the delete as a write of the job, so an index
+    // snapshot taken before it is brought up to date by dropping the job.
+    if let Some(before) = version {
+        let after = store.jobs_version().await.expect("the version");
+        assert_ne!(after, Some(before), "the delete changes the jobs version");
+        if let Some(written) = store.jobs_written_since(before).await.expect("read") {
+            assert_eq!(written, vec![job(2).id]);
+        }
+    }
+    // A store shared by replicas tells them, so each drops the job from its index.
+    if let Some(changes) = feed_after(store, head).await {
+        assert_eq!(changes, vec![ChangedRecord::Job(job(2).id)]);
+    }
+    // The log entry stays: fan-out skips an entry whose job is gone.
+    let log = store.log_after(0, 10).await.expect("the log");
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].job_id, job(2).id);
+
+    // Deleting what is not there changes nothing.
+    let version = store.jobs_version().await.expect("the version");
+    let head = feed_head(store).await;
+    assert!(!store.delete_job(job(2).id).await.expect("deleted"));
+    assert!(!store.delete_job(JobId(uuid(99))).await.expect("deleted"));
+    assert_eq!(store.jobs_version().await.expect("the version"), version);
+    if let Some(changes) = feed_after(store, head).await {
+        assert_eq!(changes, Vec::new());
+    }
+    // And a deleted job can be written again, as a new one.
+    store.write_jobs(&[plain(job(2))]).await.expect("written");
+    assert_eq!(
+        store.get_job(job(2).id).await.expect("read").as_deref(),
+        Some(&job(2))
+    );
+}
+
+async fn deleting_a_company_removes_it_for_good(store: &dyn Store) {
+    store
+        .put_companies(&[company(1), company(2)])
+        .await
+        .expect("written");
+    let head = feed_head(store).await;
+    assert!(store.delete_company(company(1).id).await.expect("deleted"));
+    assert_eq!(store.get_company(company(1).id).await.expect("read"), None);
+    assert_eq!(
+        store.scan_companies(None, 10).await.expect("scan"),
+        vec![company(2)]
+    );
+    if let Some(changes) = feed_after(store, head).await {
+        assert_eq!(changes, vec![ChangedRecord::Company(company(1).id)]);
+    }
+    assert!(!store.delete_company(company(1).id).await.expect("deleted"));
+    assert!(!store
+        .delete_company(CompanyId(uuid(99)))
+        .await
+        .expect("deleted"));
+}
+
 async fn an_empty_store_has_nothing(store: &dyn Store) {
     assert!(store.scan_jobs(None, 10).await.expect("scan").is_empty());
     assert!(store
@@ -1292,6 +1385,8 @@ macro_rules! store_suite {
             check!(pending_deliveries_are_due_ones_soonest_first_up_to_the_limit);
             check!(put_delivery_moves_a_delivery_out_of_pending_when_it_succeeds);
             check!(deliveries_of_lists_one_webhooks_deliveries_newest_first_up_to_the_limit);
+            check!(deleting_a_job_removes_it_for_good_and_counts_as_a_write_of_jobs);
+            check!(deleting_a_company_removes_it_for_good);
         }
     };
 }

@@ -1695,8 +1695,16 @@ impl JobStore for SlowOutbox {
         self.inner.scan_jobs(after, limit).await
     }
 
+    async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
+        self.inner.delete_job(id).await
+    }
+
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         self.inner.get_company(id).await
+    }
+
+    async fn delete_company(&self, id: CompanyId) -> StoreResult<bool> {
+        self.inner.delete_company(id).await
     }
 
     async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {

@@ -208,6 +208,23 @@ impl PgStore {
         feed::record(&tx, &self.inner.channel, &changed).await?;
         tx.commit().await.map_err(pg_error)
     }
+
+    /// Deletes one row of a table keyed by `id`, recording the change in the feed when there
+    /// was one to delete (the others' followers then drop it too); returns whether there was.
+    async fn delete_row(&self, table: &str, id: Uuid, changed: ChangedRecord) -> StoreResult<bool> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let deleted = tx
+            .execute(&format!("DELETE FROM {table} WHERE id = $1"), &[&id])
+            .await
+            .map_err(pg_error)?
+            > 0;
+        if deleted {
+            feed::record(&tx, &self.inner.channel, &[changed]).await?;
+        }
+        tx.commit().await.map_err(pg_error)?;
+        Ok(deleted)
+    }
 }
 
 /// Decodes the JSON document in column `col`.
@@ -287,8 +304,17 @@ impl JobStore for PgStore {
         .await
     }
 
+    async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
+        self.delete_row("jobs", id.0, ChangedRecord::Job(id)).await
+    }
+
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         self.get_doc("SELECT doc FROM companies WHERE id = $1", id.0)
+            .await
+    }
+
+    async fn delete_company(&self, id: CompanyId) -> StoreResult<bool> {
+        self.delete_row("companies", id.0, ChangedRecord::Company(id))
             .await
     }
 

@@ -37,6 +37,10 @@ impl JobStore for SledStore {
         self.durably(|_| Ok(())).await
     }
 
+    async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
+        self.durably(move |s| s.delete_job_row(id)).await
+    }
+
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
         let after = after.as_ref().map(|a| a.0.as_bytes().as_slice());
         Self::entries_after(&self.jobs, after)
@@ -88,6 +92,16 @@ impl JobStore for SledStore {
         }
         self.durably(move |s| s.companies.apply_batch(batch).map_err(backend))
             .await
+    }
+
+    async fn delete_company(&self, id: CompanyId) -> StoreResult<bool> {
+        self.durably(move |s| {
+            s.companies
+                .remove(id.0.as_bytes())
+                .map(|old| old.is_some())
+                .map_err(backend)
+        })
+        .await
     }
 
     async fn scan_companies(

@@ -294,6 +294,26 @@ impl SledStore {
         .map_err(backend)?
     }
 
+    /// Deletes a job's record in one transaction that also bumps the jobs version and records
+    /// the id as written in it, so an index snapshot taken before drops it; without flushing.
+    fn delete_job_row(&self, id: JobId) -> StoreResult<bool> {
+        let key = id.0.as_bytes();
+        let deleted = (&self.jobs, &self.meta, &self.job_changes)
+            .transaction(|(jobs, meta, job_changes)| {
+                if jobs.remove(key.as_slice())?.is_none() {
+                    return Ok(false);
+                }
+                let version = version_of(meta.get(JOBS_VERSION)?.as_deref()) + 1;
+                meta.insert(JOBS_VERSION, &version.to_be_bytes())?;
+                job_changes.insert(&version.to_be_bytes(), key.as_slice())?;
+                Ok(true)
+            })
+            .map_err(tx_error)?;
+        // Only once the tree no longer answers it.
+        self.job_cache.invalidate(&id);
+        Ok(deleted)
+    }
+
     /// Writes encoded jobs and their events in one transaction that also bumps the jobs
     /// version, without flushing.
     fn write_job_rows(&self, rows: &[JobRow]) -> StoreResult<()> {
