@@ -239,6 +239,7 @@ impl ApiError {
                 | E::IdempotencyKeyReused { .. }
                 | E::WebhookDisabled { .. }
                 | E::LimitReached(_)
+                | E::CompanyHasJobs { .. }
                 | E::Store(_),
             ) => self.service_state_answer(),
             ApiError::NoRoute { .. }
@@ -453,6 +454,19 @@ impl ApiError {
                 "Limit reached",
                 why.clone(),
             ),
+            ApiError::Service(ServiceError::CompanyHasJobs {
+                company,
+                active_jobs,
+            }) => Answer::new(
+                S::CONFLICT,
+                "company_has_jobs",
+                "Company has jobs",
+                format!(
+                    "company {company} still has {active_jobs} active job{}; delete or close {} first, then delete the company",
+                    if *active_jobs == 1 { "" } else { "s" },
+                    if *active_jobs == 1 { "it" } else { "them" },
+                ),
+            ),
             // A storage failure, and any error `answer` does not send here.
             _ => internal(),
         }
@@ -582,4 +596,28 @@ fn internal() -> Answer {
         "Internal error",
         "internal error; quote the request_id if you contact support".into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::CompanyId;
+
+    #[test]
+    fn a_company_with_jobs_is_a_conflict_that_says_what_to_do() {
+        let company = CompanyId(uuid::Uuid::nil());
+        let e = ApiError::Service(ServiceError::CompanyHasJobs {
+            company,
+            active_jobs: 3,
+        });
+        let answer = e.answer(Utc::now());
+        assert_eq!(answer.status, StatusCode::CONFLICT);
+        assert_eq!(answer.code, "company_has_jobs");
+        assert_eq!(
+            answer.detail,
+            format!(
+                "company {company} still has 3 active jobs; delete or close them first, then delete the company"
+            )
+        );
+    }
 }

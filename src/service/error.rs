@@ -1,7 +1,7 @@
 use chrono::{DateTime, Utc};
 use thiserror::Error;
 
-use crate::domain::{BillingStatus, DomainError, IdempotencyKey, Plan, WebhookId};
+use crate::domain::{BillingStatus, CompanyId, DomainError, IdempotencyKey, Plan, WebhookId};
 use crate::store::StoreError;
 
 /// Why a service call failed. The first variants are the caller's doing; [`ServiceError::Store`]
@@ -80,6 +80,15 @@ pub enum ServiceError {
     /// A per-key limit was reached.
     #[error("limit reached: {0}")]
     LimitReached(String),
+    /// A company cannot be deleted while active jobs name it: they would be listed under a
+    /// company that no longer exists. Delete or close them first.
+    #[error("company {company} still has {active_jobs} active jobs")]
+    CompanyHasJobs {
+        /// The company.
+        company: CompanyId,
+        /// Its active jobs.
+        active_jobs: u64,
+    },
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),

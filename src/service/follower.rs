@@ -1,5 +1,5 @@
 //! Follows the change feed of a store shared with other replicas, so this process's search
-//! index, companies, keys and subscriptions take in what the others write.
+//! index, companies, keys and subscriptions take in what the others write and delete.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -81,14 +81,18 @@ impl JobListingsService {
                 self.compact_index_if_due(&writes).await;
             }
             ChangedRecord::Company(id) => {
-                if let Some(company) = store.get_company(id).await? {
-                    self.inner
-                        .catalog
-                        .companies
-                        .write()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(id, Arc::new(company));
-                }
+                let company = store.get_company(id).await?;
+                let mut companies = self
+                    .inner
+                    .catalog
+                    .companies
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner());
+                match company {
+                    Some(company) => companies.insert(id, Arc::new(company)),
+                    // Deleted by another replica.
+                    None => companies.remove(&id),
+                };
             }
             ChangedRecord::Key(id) => {
                 if let Some(record) = store.get_key(id).await? {

@@ -109,13 +109,15 @@ async fn from_snapshot(snapshot: IndexSnapshot) -> ServiceResult<Option<JobIndex
     })
 }
 
-/// Indexes the stored state of `ids` again: added or replaced if active, removed if not.
+/// Indexes the stored state of `ids` again: added or replaced if active, removed if not,
+/// and removed if no longer stored (deleted).
 async fn reindex(
     store: &dyn JobStore,
     index: JobIndex,
     ids: Vec<JobId>,
 ) -> ServiceResult<JobIndex> {
     let (to_index, indexer) = spawn_indexer(index);
+    let mut deleted = Vec::new();
     for chunk in ids.chunks(REBUILD_BATCH) {
         let batch: Vec<Job> = store
             .get_jobs(chunk)
@@ -123,12 +125,24 @@ async fn reindex(
             .into_iter()
             .map(Arc::unwrap_or_clone)
             .collect();
+        // `get_jobs` skips unknown ids and keeps the order asked, so what it skipped is
+        // what is gone.
+        let mut found = batch.iter().map(|j| j.id).peekable();
+        for &id in chunk {
+            match found.peek() == Some(&id) {
+                true => drop(found.next()),
+                false => deleted.push(id),
+            }
+        }
         if to_index.send(batch).await.is_err() {
             break;
         }
     }
     drop(to_index);
-    let index = indexer.await.map_err(indexing_failed)?;
+    let mut index = indexer.await.map_err(indexing_failed)?;
+    for id in deleted {
+        index.remove(id);
+    }
     ready_to_serve(index).await
 }
 

@@ -30,6 +30,7 @@
 mod caller;
 mod clock;
 mod config;
+mod delete;
 mod delivery;
 mod error;
 mod facade;

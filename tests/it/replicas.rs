@@ -259,6 +259,62 @@ async fn what_one_replica_writes_the_others_serve_within_a_bounded_time() {
     eprintln!("replicas: propagation times {times:?}");
 }
 
+/// A job deleted on one replica is gone from the others' searches (counted totals included)
+/// and details, and a company deleted on one is gone from the others' catalogs, while its
+/// closed job is still served everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
+async fn what_one_replica_deletes_the_others_drop() {
+    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
+    let a = cluster.replica(None).await;
+    let b = cluster.replica(None).await;
+    let (companies, key) = cluster.seed(&a, &[&a, &b], Plan::Enterprise).await;
+    let word = format!("zd{}", &Uuid::new_v4().simple().to_string()[..8]);
+    let (kept, deleted) = (job(&companies[0], &word), job(&companies[0], &word));
+    let mut closed = job(&companies[1], &word);
+    closed.status = JobStatus::Closed;
+    a.service
+        .upsert_jobs(vec![kept.clone(), deleted.clone(), closed.clone()])
+        .await
+        .expect("ingested");
+    let search = format!("/api/v1/jobs?q={word}");
+    time_until("the jobs on B", || async {
+        cluster.get(&b, &search, &key).await.1["pagination"]["total"] == json!(2)
+    })
+    .await;
+
+    a.service.delete_job(deleted.id).await.expect("deleted");
+    time_until("the delete on B", || async {
+        let (status, body) = cluster.get(&b, &search, &key).await;
+        status == StatusCode::OK
+            && body["pagination"]["total"] == json!(1)
+            && body["data"][0]["id"] == json!(kept.id.0.to_string())
+    })
+    .await;
+    let detail = format!("/api/v1/jobs/{}", deleted.id.0);
+    assert_eq!(
+        cluster.get(&b, &detail, &key).await.0,
+        StatusCode::NOT_FOUND
+    );
+
+    // Deleted on B: A's catalog drops it too. Its closed job stays, without a company record.
+    b.service
+        .delete_company(companies[1].id)
+        .await
+        .expect("deleted");
+    let company = format!("/api/v1/companies/{}", companies[1].id.0);
+    time_until("the company's delete on A", || async {
+        cluster.get(&a, &company, &key).await.0 == StatusCode::NOT_FOUND
+    })
+    .await;
+    assert!(!a.service.has_company(companies[1].id));
+    let (status, body) = cluster
+        .get(&a, &format!("/api/v1/jobs/{}", closed.id.0), &key)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["company"].is_null(), "{body}");
+}
+
 /// A replica started on a database that already holds jobs builds its index from them (from
 /// PostgreSQL's text of each job's `jsonb`): it finds every active one, by a word of its role,
 /// of its description with escapes in it, or of nothing, and none of the closed ones.

@@ -2169,3 +2169,66 @@ async fn delivery_throughput_to_a_local_receiver() {
     );
     assert_eq!(distinct, expected, "every event arrived");
 }
+
+/// A job deleted after its `job.new` was fanned out is still delivered, as the event carries
+/// its own copy of the job; one deleted before fan-out is announced to no one, and fan-out
+/// moves on past it. First without a notifier (nothing is fanned out or sent until asked),
+/// then on the same folder with one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_jobs_delivery_is_still_sent_and_its_unmade_one_is_dropped() {
+    let rx = Receiver::start(always_ok()).await;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("db");
+    let quiet = TestApp::builder()
+        .store(StoreKind::SledAt(path.clone()))
+        .config(config(&[10, 20]))
+        .seed(Dataset::generate(7, 2, 0))
+        .build()
+        .await;
+    let hook = quiet.subscribe(&rx.url("/deleted"), |_| {}).await;
+    let sent = quiet.ingest_new_job().await;
+    assert!(sent.announced);
+    assert_eq!(quiet.service.fan_out_now().await.expect("fanned out"), 1);
+    quiet.service.delete_job(sent.id).await.expect("deleted");
+    let unmade = quiet.ingest_new_job().await;
+    assert!(unmade.announced);
+    quiet.service.delete_job(unmade.id).await.expect("deleted");
+    assert_eq!(
+        quiet
+            .service
+            .fan_out_now()
+            .await
+            .expect("fanned out past it"),
+        0
+    );
+    assert_eq!(
+        quiet.store.fan_out_cursors().await.expect("cursors").len(),
+        1
+    );
+    let made = quiet.deliveries(hook.id).await;
+    assert_eq!(made.len(), 1, "{made:?}");
+    let event = quiet
+        .store
+        .get_event(made[0].event_id)
+        .await
+        .expect("the outbox")
+        .expect("the delivery's event");
+    assert_eq!(event.data["id"], sent.id.to_string().as_str());
+    drop(quiet.close().await);
+
+    let notifier = HttpNotifier::new(CallbackPolicy::local_development(), FAST_TIMEOUTS)
+        .expect("the HTTP notifier");
+    let sending = TestApp::builder()
+        .store(StoreKind::SledAt(path))
+        .config(config(&[10, 20]))
+        .notifier(Arc::new(notifier))
+        .build()
+        .await;
+    assert!(sending.settle(&[hook.id]).await);
+    let settled = sending.deliveries(hook.id).await;
+    assert_eq!(settled.len(), 1, "{settled:?}");
+    assert_eq!(settled[0].status, DeliveryStatus::Succeeded, "{settled:?}");
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].data_id(), Some(sent.id.to_string().as_str()));
+}
