@@ -19,8 +19,9 @@ pub struct IngestOutcome {
     pub id: JobId,
     /// It was not known before.
     pub created: bool,
-    /// It became active for the first time while webhook subscriptions exist, so a `job.new`
-    /// event was logged for them; the delivery worker sends it to those that match.
+    /// It became active for the first time while webhook subscriptions exist (or may exist:
+    /// on a store shared by replicas, always), so a `job.new` event was logged for them; the
+    /// delivery worker sends it to those that match.
     pub announced: bool,
 }
 
@@ -84,10 +85,40 @@ impl JobListingsService {
         &self,
         jobs: Vec<impl Into<NewJob>>,
     ) -> ServiceResult<Vec<IngestOutcome>> {
+        self.upsert(jobs, true).await
+    }
+
+    /// Adds or updates jobs as [`JobListingsService::upsert_jobs`] does, searchable at once,
+    /// but durable only once [`JobListingsService::flush_jobs`] (or a later durable write)
+    /// returns: for streams of batches that pay for durability once, at the end, before they
+    /// acknowledge anything. A crash before then may lose the latest batches, never part of
+    /// one.
+    pub async fn upsert_jobs_deferred(
+        &self,
+        jobs: Vec<impl Into<NewJob>>,
+    ) -> ServiceResult<Vec<IngestOutcome>> {
+        self.upsert(jobs, false).await
+    }
+
+    /// Makes every job write so far durable.
+    pub async fn flush_jobs(&self) -> ServiceResult<()> {
+        Ok(self.inner.catalog.store.flush().await?)
+    }
+
+    async fn upsert(
+        &self,
+        jobs: Vec<impl Into<NewJob>>,
+        durable: bool,
+    ) -> ServiceResult<Vec<IngestOutcome>> {
         let jobs: Vec<NewJob> = jobs.into_iter().map(Into::into).collect();
         let _ingest = self.inner.catalog.ingest.lock().await;
         let (writes, outcomes) = self.prepare_job_writes(jobs, self.now()).await?;
-        self.inner.catalog.store.write_jobs(&writes).await?;
+        let store = &self.inner.catalog.store;
+        if durable {
+            store.write_jobs(&writes).await?;
+        } else {
+            store.write_jobs_deferred(&writes).await?;
+        }
         for w in &writes {
             // One job per lock: searches wait for one job's update at most.
             self.write_index().upsert(&w.job);
@@ -120,11 +151,15 @@ impl JobListingsService {
         {
             let companies = self.read_companies();
             // Nobody to announce to: no event, as a bulk load with no subscriptions would
-            // log a million for nothing. Who receives what is decided at fan-out.
-            let announcing = self
-                .read_webhooks()
-                .values()
-                .any(|s| s.status == SubscriptionStatus::Active);
+            // log a million for nothing. Who receives what is decided at fan-out. A store
+            // shared with other replicas always gets the event: a subscription registered on
+            // another one moments ago may not have reached this one's memory yet, and its
+            // cursor already stands before this job.
+            let announcing = self.inner.store.change_feed().is_some()
+                || self
+                    .read_webhooks()
+                    .values()
+                    .any(|s| s.status == SubscriptionStatus::Active);
             let mut seen = std::collections::HashSet::new();
             for new in jobs {
                 let company = checked_company(&new, &companies)?;

@@ -425,6 +425,43 @@ async fn exactly_the_quota_succeeds_with_calls_spread_over_three_replicas() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
+async fn a_job_written_right_after_a_subscription_on_another_replica_is_announced() {
+    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
+    let replicas = [
+        cluster.replica(Some(Duration::from_secs(5))).await,
+        cluster.replica(None).await,
+    ];
+    let all: Vec<&Replica> = replicas.iter().collect();
+    let (companies, key) = cluster.seed(&replicas[0], &all, Plan::AgentPro).await;
+    let rx = Receiver::start(always_ok()).await;
+    // Registered on the first replica; the job is written on the second before its follower
+    // (polling every 500 ms) can have seen the subscription.
+    let (status, hook) = cluster
+        .call(
+            &replicas[0],
+            Method::POST,
+            "/api/v1/webhooks",
+            &key,
+            Some(json!({ "callback_url": rx.url("/jobs") })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hook}");
+    let job = job(&companies[0], "right after");
+    let outcome = replicas[1]
+        .service
+        .upsert_job(job.clone())
+        .await
+        .expect("ingested");
+    assert!(outcome.announced);
+    assert!(
+        eventually(Duration::from_secs(20), || async { rx.count() >= 1 }).await,
+        "the job was never delivered"
+    );
+    assert_eq!(rx.hits()[0].data_id(), Some(job.id.0.to_string().as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
     const JOBS_PER_REPLICA: usize = 10;
     let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
