@@ -266,7 +266,8 @@ async fn a_bulk_upload_writes_the_good_lines_and_reports_each_bad_one() {
     assert_eq!(
         errors[1]["message"],
         format!(
-            "company_id: company {stranger} is unknown; add it to --companies or import it first"
+            "company_id: company {stranger} is unknown; write the company first \
+             (PUT /admin/v1/companies/{{id}} or POST /admin/v1/companies/bulk)"
         )
     );
     assert_eq!(search_total(&app, "quixotic").await, 5);

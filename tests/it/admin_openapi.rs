@@ -17,11 +17,11 @@ use crate::support::{Resp, StoreKind, TestApp};
 /// the router's own table is private to the library.
 const ROUTES: &[(&str, &[&str])] = &[
     ("/admin/v1/jobs/bulk", &["POST"]),
-    ("/admin/v1/jobs/{id}", &["GET", "PUT"]),
+    ("/admin/v1/jobs/{id}", &["DELETE", "GET", "PUT"]),
     ("/admin/v1/jobs/{id}/close", &["POST"]),
     ("/admin/v1/companies/bulk", &["POST"]),
     ("/admin/v1/companies/lookup", &["POST"]),
-    ("/admin/v1/companies/{id}", &["GET", "PUT"]),
+    ("/admin/v1/companies/{id}", &["DELETE", "GET", "PUT"]),
     ("/admin/v1/keys", &["GET", "POST"]),
     ("/admin/v1/keys/{id}", &["DELETE", "GET", "PATCH"]),
     ("/admin/v1/keys/{id}/usage", &["GET"]),
@@ -342,11 +342,25 @@ async fn every_operation_answers_in_the_documented_statuses_and_shapes() {
     let report = check(Method::POST, p, at, lines, 200).await;
     assert_eq!(report.body["created"], 1, "{}", report.text);
     assert_eq!(report.body["refused"], 2, "{}", report.text);
-    check(Method::POST, p, p.into(), ndjson(&[good]), 200).await;
+    check(Method::POST, p, p.into(), ndjson(&[good.clone()]), 200).await;
     let wrong = Body::Raw("application/json", b"{}".to_vec());
     check(Method::POST, p, p.into(), wrong, 415).await;
     let at = format!("{p}?dry_run=maybe");
     check(Method::POST, p, at, ndjson(&[]), 400).await;
+
+    // Deleting: a company is held back by its active jobs, not by its closed ones.
+    let p = "/admin/v1/companies/{id}";
+    let company_at = format!("/admin/v1/companies/{company}");
+    let held = check(Method::DELETE, p, company_at.clone(), Body::None, 409).await;
+    assert_eq!(held.body["code"], "company_has_jobs");
+    let p = "/admin/v1/jobs/{id}";
+    let good_at = format!("/admin/v1/jobs/{}", good["id"].as_str().expect("an id"));
+    check(Method::DELETE, p, good_at.clone(), Body::None, 204).await;
+    check(Method::DELETE, p, good_at.clone(), Body::None, 404).await;
+    check(Method::GET, p, good_at, Body::None, 404).await;
+    let p = "/admin/v1/companies/{id}";
+    check(Method::DELETE, p, company_at.clone(), Body::None, 204).await;
+    check(Method::GET, p, company_at, Body::None, 404).await;
 
     let p = "/admin/v1/keys";
     check(Method::GET, p, p.into(), Body::None, 200).await;

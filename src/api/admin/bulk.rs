@@ -19,6 +19,7 @@ use super::AdminApi;
 use crate::api::error::ApiError;
 use crate::api::handlers::{refuse_compressed, Handled};
 use crate::api::params::Params;
+use crate::api::routes::Failure;
 use crate::api::Reply;
 use crate::domain::jsonl::parse_record;
 use crate::domain::{Company, Job};
@@ -55,7 +56,7 @@ struct Report {
     /// Records written that replaced a stored one (a repeated id counts once created, then
     /// updated).
     updated: usize,
-    /// New active jobs announced to webhook subscribers.
+    /// New active jobs announced to webhook subscribers (jobs, and not on a dry run).
     #[serde(skip_serializing_if = "Option::is_none")]
     announced: Option<usize>,
     /// Lines refused.
@@ -104,10 +105,13 @@ where
         kind,
         report: Report {
             dry_run,
-            announced: (kind == Kind::Jobs).then_some(0),
+            // A dry run writes nothing, so it announces nothing either.
+            announced: (kind == Kind::Jobs && !dry_run).then_some(0),
             ..Report::default()
         },
         max_reported: config.max_reported_lines,
+        parsing: None,
+        written: false,
     };
     let mut body = body;
     let mut pending: Vec<u8> = Vec::new();
@@ -117,13 +121,11 @@ where
     while !ended {
         let frame = match tokio::time::timeout(config.body_idle_timeout, body.frame()).await {
             Err(_) => {
-                return Err(upload.stopped(
-                    number + 1,
-                    format!(
-                        "no bytes arrived for {} s",
-                        config.body_idle_timeout.as_secs()
-                    ),
-                ))
+                let why = format!(
+                    "no bytes arrived for {} s",
+                    config.body_idle_timeout.as_secs()
+                );
+                return Err(upload.stop(batch, number + 1, why).await);
             }
             Ok(None) => {
                 ended = true;
@@ -131,7 +133,8 @@ where
             }
             Ok(Some(Err(e))) => {
                 let e: Box<dyn std::error::Error + Send + Sync> = e.into();
-                return Err(upload.stopped(number + 1, format!("the body could not be read: {e}")));
+                let why = format!("the body could not be read: {e}");
+                return Err(upload.stop(batch, number + 1, why).await);
             }
             Ok(Some(Ok(frame))) => frame.into_data().ok(),
         };
@@ -155,13 +158,8 @@ where
             let text = &pending[start..end];
             let text = text.strip_suffix(b"\r").unwrap_or(text);
             if text.len() > config.max_line_bytes {
-                return Err(upload.stopped(
-                    number,
-                    format!(
-                        "the line is longer than {} bytes; records are one per line",
-                        config.max_line_bytes
-                    ),
-                ));
+                let why = too_long(config.max_line_bytes);
+                return Err(upload.stop(batch, number, why).await);
             }
             batch.push(Line {
                 number,
@@ -169,22 +167,22 @@ where
             });
             start = (end + 1).min(pending.len());
             if batch.len() == BATCH {
-                upload.batch(std::mem::take(&mut batch)).await?;
+                upload.push(std::mem::take(&mut batch)).await?;
             }
         }
         pending.drain(..start);
         if pending.len() > config.max_line_bytes {
-            return Err(upload.stopped(
-                number + 1,
-                format!(
-                    "the line is longer than {} bytes; records are one per line",
-                    config.max_line_bytes
-                ),
-            ));
+            let why = too_long(config.max_line_bytes);
+            return Err(upload.stop(batch, number + 1, why).await);
         }
     }
-    upload.batch(batch).await?;
+    upload.push(batch).await?;
+    upload.finish().await?;
     Ok(Reply::json(&upload.report, None))
+}
+
+fn too_long(limit: usize) -> String {
+    format!("the line is longer than {limit} bytes; records are one per line")
 }
 
 /// Refuses a body that does not say it is JSON Lines.
@@ -202,23 +200,40 @@ fn check_media_type(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
-/// One upload's state: what it has written and refused so far.
+/// One upload's state: what it has written and refused so far, and the batch being parsed
+/// while the one before is written.
 struct Upload<'s> {
     service: &'s JobListingsService,
     kind: Kind,
     report: Report,
     max_reported: usize,
+    parsing: Option<tokio::task::JoinHandle<Parsed>>,
+    /// Jobs were written without a flush: the upload flushes before it answers.
+    written: bool,
+}
+
+/// A batch's lines, each parsed into its record or what is wrong with it.
+enum Parsed {
+    Jobs(Vec<(usize, Option<Result<Job, String>>)>),
+    Companies(Vec<(usize, Option<Result<Company, String>>)>),
 }
 
 impl Upload<'_> {
-    /// The upload cannot go on at line `line`: says so, with what was written before it.
-    fn stopped(&self, line: usize, why: String) -> crate::api::routes::Failure {
+    /// The upload cannot go on at line `line`: writes the lines before it that are still
+    /// waiting in `batch`, then says why it stopped and what was written.
+    async fn stop(&mut self, batch: Vec<Line>, line: usize, why: String) -> Failure {
+        if let Err(failed) = self.push(batch).await {
+            return failed;
+        }
+        if let Err(failed) = self.finish().await {
+            return failed;
+        }
         let r = &self.report;
         let written = if r.dry_run {
             "nothing was written (dry run)".to_owned()
         } else {
             format!(
-                "the {} records before it were written ({} created, {} updated) and {} refused",
+                "every line before it was read: {} records written ({} created, {} updated) and {} refused",
                 r.created + r.updated,
                 r.created,
                 r.updated,
@@ -240,27 +255,44 @@ impl Upload<'_> {
         }
     }
 
-    /// Checks a batch of lines and writes its good records.
-    async fn batch(&mut self, lines: Vec<Line>) -> Result<(), crate::api::routes::Failure> {
-        if lines.is_empty() {
-            return Ok(());
+    /// Starts parsing a batch of lines (off the async threads: parsing is most of an upload's
+    /// work), and meanwhile checks and writes the batch parsed before it.
+    async fn push(&mut self, lines: Vec<Line>) -> Result<(), Failure> {
+        let next = (!lines.is_empty()).then(|| parse(self.kind, lines));
+        match std::mem::replace(&mut self.parsing, next) {
+            Some(previous) => self.write(previous).await,
+            None => Ok(()),
         }
-        match self.kind {
-            Kind::Jobs => {
-                let parsed = parse_all(lines, Job::validate).await?;
-                self.jobs(parsed).await
-            }
-            Kind::Companies => {
-                let parsed = parse_all(lines, Company::validate).await?;
-                self.companies(parsed).await
-            }
+    }
+
+    /// Writes the last batch, then makes every write durable.
+    async fn finish(&mut self) -> Result<(), Failure> {
+        if let Some(last) = self.parsing.take() {
+            self.write(last).await?;
+        }
+        if self.written {
+            self.service.flush_jobs().await?;
+            self.written = false;
+        }
+        Ok(())
+    }
+
+    /// Checks a parsed batch and writes its good records.
+    async fn write(&mut self, parsing: tokio::task::JoinHandle<Parsed>) -> Result<(), Failure> {
+        // Only a panic in the parser fails the task.
+        let parsed = parsing
+            .await
+            .map_err(|e| ApiError::InvalidBody(format!("the lines could not be parsed: {e}")))?;
+        match parsed {
+            Parsed::Jobs(jobs) => self.jobs(jobs).await,
+            Parsed::Companies(companies) => self.companies(companies).await,
         }
     }
 
     async fn jobs(
         &mut self,
         parsed: Vec<(usize, Option<Result<Job, String>>)>,
-    ) -> Result<(), crate::api::routes::Failure> {
+    ) -> Result<(), Failure> {
         let mut good: Vec<Job> = Vec::with_capacity(parsed.len());
         for (line, record) in parsed {
             match record {
@@ -274,7 +306,8 @@ impl Upload<'_> {
                     self.refuse(
                         line,
                         format!(
-                            "company_id: company {} is unknown; add it to --companies or import it first",
+                            "company_id: company {} is unknown; write the company first \
+                             (PUT /admin/v1/companies/{{id}} or POST /admin/v1/companies/bulk)",
                             job.company_id
                         ),
                     );
@@ -301,7 +334,11 @@ impl Upload<'_> {
         if jobs.is_empty() {
             return Ok(());
         }
-        let outcomes = self.service.upsert_jobs(jobs).await?;
+        // In id order, the store fills its tree along rather than here and there.
+        let mut jobs = jobs;
+        jobs.sort_by_key(|j| j.id);
+        self.written = true;
+        let outcomes = self.service.upsert_jobs_deferred(jobs).await?;
         for o in outcomes {
             if o.created {
                 self.report.created += 1;
@@ -319,7 +356,7 @@ impl Upload<'_> {
     async fn companies(
         &mut self,
         parsed: Vec<(usize, Option<Result<Company, String>>)>,
-    ) -> Result<(), crate::api::routes::Failure> {
+    ) -> Result<(), Failure> {
         let mut good = Vec::with_capacity(parsed.len());
         for (line, record) in parsed {
             match record {
@@ -351,24 +388,21 @@ impl Upload<'_> {
     }
 }
 
-/// Each line's record, parsed off the async threads (parsing is most of an upload's work).
-async fn parse_all<T>(
-    lines: Vec<Line>,
-    validate: fn(&T) -> Result<(), crate::domain::DomainError>,
-) -> Result<Vec<(usize, Option<Result<T, String>>)>, ApiError>
-where
-    T: serde::de::DeserializeOwned + Send + 'static,
-{
-    let parse = move || {
+/// Parses a batch's lines on a blocking thread.
+fn parse(kind: Kind, lines: Vec<Line>) -> tokio::task::JoinHandle<Parsed> {
+    fn each<T: serde::de::DeserializeOwned>(
+        lines: Vec<Line>,
+        validate: fn(&T) -> Result<(), crate::domain::DomainError>,
+    ) -> Vec<(usize, Option<Result<T, String>>)> {
         lines
             .into_iter()
             .map(|l| (l.number, parse_record(&l.text, l.number == 1, validate)))
-            .collect::<Vec<_>>()
-    };
-    // Only a panic in the parser fails the task.
-    tokio::task::spawn_blocking(parse)
-        .await
-        .map_err(|e| ApiError::InvalidBody(format!("the lines could not be parsed: {e}")))
+            .collect()
+    }
+    tokio::task::spawn_blocking(move || match kind {
+        Kind::Jobs => Parsed::Jobs(each(lines, Job::validate)),
+        Kind::Companies => Parsed::Companies(each(lines, Company::validate)),
+    })
 }
 
 /// The records with repeated ids reduced to the last of each (as a file read in order

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::json_with_status;
 use crate::api::error::ApiError;
-use crate::api::handlers::{json_object, no_params, Handled};
+use crate::api::handlers::{json_object, no_body, no_params, Handled};
 use crate::api::Reply;
 use crate::domain::{Company, CompanyId, DomainError};
 use crate::service::JobListingsService;
@@ -36,6 +36,18 @@ pub(super) async fn put(service: &JobListingsService, id: &str, req: &Request<By
         StatusCode::OK
     };
     Ok(json_with_status(status, &*stored))
+}
+
+/// Deletes a company (204); refused (409 `company_has_jobs`) while active jobs name it.
+pub(super) async fn delete(
+    service: &JobListingsService,
+    id: &str,
+    req: &Request<Bytes>,
+) -> Handled {
+    no_params(req)?;
+    no_body(req)?;
+    service.delete_company(CompanyId::parse(id)?).await?;
+    Ok(Reply::new(StatusCode::NO_CONTENT, None, None))
 }
 
 #[derive(Deserialize)]

@@ -41,6 +41,18 @@ pub(super) async fn close(service: &JobListingsService, id: &str, req: &Request<
     Ok(Reply::json(&job, None))
 }
 
+/// Deletes a job for good (204): unlike a closed one, nothing of it stays.
+pub(super) async fn delete(
+    service: &JobListingsService,
+    id: &str,
+    req: &Request<Bytes>,
+) -> Handled {
+    no_params(req)?;
+    no_body(req)?;
+    service.delete_job(JobId::parse(id)?).await?;
+    Ok(Reply::new(StatusCode::NO_CONTENT, None, None))
+}
+
 /// A record body in the form of an import line, read as the `import` command reads a line
 /// (same checks, same messages); its `id` must be the path's, or is taken from it when left
 /// out.
@@ -52,7 +64,7 @@ pub(super) fn record_with_id<T: serde::de::DeserializeOwned>(
     let mut body: serde_json::Map<String, serde_json::Value> =
         json_object(req, &[], "in the form of an import line")?;
     // Read the body as sent, so that a message's column is the client's; one without an id
-    // is read with the path's put in.
+    // is read with the path's put in (its columns then count in that form).
     let with_id;
     let text: &[u8] = match body.get("id") {
         None => {

@@ -13,14 +13,18 @@ use crate::api::Reply;
 /// Every admin route: its path pattern, the methods it takes, and its `Allow` header.
 pub(crate) const ROUTES: &[(&str, &str, &str)] = &[
     ("/admin/v1/jobs/bulk", "POST", "POST, OPTIONS"),
-    ("/admin/v1/jobs/{id}", "GET, PUT", "GET, HEAD, PUT, OPTIONS"),
+    (
+        "/admin/v1/jobs/{id}",
+        "GET, PUT, DELETE",
+        "GET, HEAD, PUT, DELETE, OPTIONS",
+    ),
     ("/admin/v1/jobs/{id}/close", "POST", "POST, OPTIONS"),
     ("/admin/v1/companies/bulk", "POST", "POST, OPTIONS"),
     ("/admin/v1/companies/lookup", "POST", "POST, OPTIONS"),
     (
         "/admin/v1/companies/{id}",
-        "GET, PUT",
-        "GET, HEAD, PUT, OPTIONS",
+        "GET, PUT, DELETE",
+        "GET, HEAD, PUT, DELETE, OPTIONS",
     ),
     ("/admin/v1/keys", "GET, POST", "GET, HEAD, POST, OPTIONS"),
     (
@@ -159,9 +163,9 @@ pub(super) async fn call(admin: &AdminApi, req: &Request<Bytes>, call: Call) -> 
     let service = admin.service();
     let id = id.as_str();
     match (pattern, method) {
-        ("/livez", _) => health::answer(admin.api(), req, Probe::Live).await,
-        ("/readyz", _) => health::answer(admin.api(), req, Probe::Ready).await,
-        ("/admin/v1/openapi.json", _) => {
+        ("/livez", Method::GET) => health::answer(admin.api(), req, Probe::Live).await,
+        ("/readyz", Method::GET) => health::answer(admin.api(), req, Probe::Ready).await,
+        ("/admin/v1/openapi.json", Method::GET) => {
             no_params(req)?;
             Ok(Reply::new(
                 StatusCode::OK,
@@ -170,20 +174,23 @@ pub(super) async fn call(admin: &AdminApi, req: &Request<Bytes>, call: Call) -> 
             ))
         }
         ("/admin/v1/jobs/{id}", Method::PUT) => jobs::put(service, id, req).await,
-        ("/admin/v1/jobs/{id}", _) => jobs::get(service, id, req).await,
-        ("/admin/v1/jobs/{id}/close", _) => jobs::close(service, id, req).await,
-        ("/admin/v1/companies/lookup", _) => companies::lookup(service, req).await,
+        ("/admin/v1/jobs/{id}", Method::DELETE) => jobs::delete(service, id, req).await,
+        ("/admin/v1/jobs/{id}", Method::GET) => jobs::get(service, id, req).await,
+        ("/admin/v1/jobs/{id}/close", Method::POST) => jobs::close(service, id, req).await,
+        ("/admin/v1/companies/lookup", Method::POST) => companies::lookup(service, req).await,
         ("/admin/v1/companies/{id}", Method::PUT) => companies::put(service, id, req).await,
-        ("/admin/v1/companies/{id}", _) => companies::get(service, id, req).await,
+        ("/admin/v1/companies/{id}", Method::DELETE) => companies::delete(service, id, req).await,
+        ("/admin/v1/companies/{id}", Method::GET) => companies::get(service, id, req).await,
         ("/admin/v1/keys", Method::POST) => keys::create(service, req).await,
-        ("/admin/v1/keys", _) => keys::list(service, req).await,
+        ("/admin/v1/keys", Method::GET) => keys::list(service, req).await,
         ("/admin/v1/keys/{id}", Method::PATCH) => keys::update(service, id, req).await,
         ("/admin/v1/keys/{id}", Method::DELETE) => keys::revoke(service, id, req).await,
-        ("/admin/v1/keys/{id}", _) => keys::get(service, id, req).await,
-        ("/admin/v1/keys/{id}/usage", _) => keys::usage(service, id, req).await,
-        ("/admin/v1/webhooks", _) => webhooks::list(service, req).await,
+        ("/admin/v1/keys/{id}", Method::GET) => keys::get(service, id, req).await,
+        ("/admin/v1/keys/{id}/usage", Method::GET) => keys::usage(service, id, req).await,
+        ("/admin/v1/webhooks", Method::GET) => webhooks::list(service, req).await,
         ("/admin/v1/webhooks/{id}", Method::PATCH) => webhooks::update(service, id, req).await,
-        ("/admin/v1/webhooks/{id}", _) => webhooks::get(service, id, req).await,
+        ("/admin/v1/webhooks/{id}", Method::GET) => webhooks::get(service, id, req).await,
+        // Every pattern and method of ROUTES has its arm above.
         _ => Err(ApiError::NoAdminRoute.into()),
     }
 }
