@@ -6,9 +6,10 @@
 #
 # Goal: ingesting 1,000 jobs/s while serving the GET /jobs mix moves read p99 by < 2x.
 #
-# Jobs enter only through the library (JobListingsService::upsert_job; there is no HTTP ingest
-# endpoint), so the server here is benches/compare/src/bin/ingest_while_serving.rs: the hyper server and a
-# writer task in one process, on a fresh sled folder loaded with the demo data (plus WWR_JOBS
+# Jobs enter through the library (JobListingsService::upsert_job, which the admin API's
+# PUT /admin/v1/jobs/{id} calls, without an HTTP round trip per job), so the server here is
+# benches/compare/src/bin/ingest_while_serving.rs: the hyper server and a writer task in one
+# process, on a fresh sled folder loaded with the demo data (plus WWR_JOBS
 # generated jobs). Each phase starts it afresh on its own folder, on 127.0.0.1 only:
 #   1. --ingest-rate 0: the GET /jobs mix at WWR_RATE req/s for WWR_SECONDS with the open-loop
 #      load tool (benches/compare/src/bin/load.rs) -> read p99 alone;

@@ -150,9 +150,9 @@ pub(crate) struct ServeArgs {
     /// in front: the admin token is all that guards it.
     #[arg(long)]
     pub(crate) admin_allow_remote: bool,
-    /// Serve no admin API (the data can then be changed only with the server stopped, or,
-    /// on PostgreSQL, from another process).
-    #[arg(long, conflicts_with_all = ["admin_addr", "admin_allow_remote"])]
+    /// Serve no admin API; --admin-addr is then ignored. The data can then be changed only
+    /// with the server stopped (or, on PostgreSQL, from another process).
+    #[arg(long)]
     pub(crate) no_admin: bool,
     /// Rendered job and company JSON kept in memory for the answers that send them again
     /// (search pages, job details), in MiB (0: off).

@@ -35,11 +35,19 @@
 //! `import` loads companies and jobs from JSON Lines files, one record per line in the serde
 //! form of `job_listings::domain::Company` and `Job`; `first_seen_at`, `updated_at` and `status` may be left out.
 //! Every line is checked before anything is written, so a file with a bad line imports nothing.
-//! Webhook deliveries an import queues are sent by the server when it next runs. `keys` issues,
-//! revokes and lists API keys and sets their billing status.
+//! `keys` issues, revokes and lists API keys and sets their billing status.
 //!
-//! sled allows one process per folder: stop the server before running `import` or `keys` on
-//! its folder, and start it again afterwards to serve the new data.
+//! While a server runs on the data folder, both go through its admin API (`serve` writes its
+//! address to `DIR/admin.addr` and the admin token to `DIR/admin.token`): what they write is
+//! served at once, and new jobs are announced to webhook subscribers. With no server running
+//! they open the store themselves (sled allows one process per folder); the server then serves
+//! the data, and sends the webhook deliveries an import queued, when it next starts.
+//!
+//! ## The admin listener
+//!
+//! `serve` also serves the admin API (`/admin/v1`: jobs, companies, keys, webhook
+//! subscriptions; `/livez`, `/readyz`) on `--admin-addr`, a loopback address by default, behind
+//! the admin token made on first start and printed once.
 //!
 //! ## Several replicas on PostgreSQL
 //!

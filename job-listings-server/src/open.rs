@@ -101,8 +101,9 @@ fn with_notifier(builder: ServiceBuilder, policy: CallbackPolicy) -> Result<Serv
 fn explain_open_error(dir: &Path, e: StoreError) -> anyhow::Error {
     if matches!(e, StoreError::Locked { .. }) {
         anyhow!(
-            "the data folder {} is in use by another process, most likely a running server. \
-             sled lets one process at a time open a folder: stop the server, run this \
+            "the data folder {} is in use by another process, most likely a running server \
+             whose admin API could not be found: give its admin address with --admin-url \
+             (a server started with --no-admin has none), or stop the server, run this \
              command, then start the server again.",
             dir.display()
         )

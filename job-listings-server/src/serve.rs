@@ -84,6 +84,14 @@ pub(crate) async fn serve(
                 );
             }
         }
+        None if first_start && args.no_admin => {
+            println!(
+                "The store is empty (--no-demo). To add data and keys without an admin API, \
+                 stop the server and run `{}` and `{}`.",
+                admin_command(store, "import --companies FILE --jobs FILE"),
+                admin_command(store, "keys create --plan developer"),
+            );
+        }
         None if first_start => {
             println!(
                 "The store is empty (--no-demo). Run `{}` to add data, and `{}` to issue a \

@@ -6,7 +6,8 @@ pub type BackendError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// A storage failure. Never the caller's fault: the API answers these with 500 `internal`.
 #[derive(Debug, Error)]
 pub enum StoreError {
-    /// Another process holds the database (sled is single-process: stop the server first).
+    /// Another process holds the database (sled is single-process: go through the running
+    /// server's admin API, or stop it first).
     #[error("the database at {path} is in use by another process, or by another store this process opened on it and still holds")]
     Locked {
         /// The database folder.

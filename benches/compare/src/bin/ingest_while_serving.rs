@@ -9,9 +9,10 @@
 //!     --rate 1000 --duration 20s --mix jobs
 //! ```
 //!
-//! Measures the goal "writes while reading": jobs reach the service only through the library
-//! ([`JobListingsService::upsert_job`]; there is no HTTP ingest endpoint), so this program runs
-//! the writer in the same process as the hyper [`Server`]. It
+//! Measures the goal "writes while reading": jobs reach the service through the library
+//! ([`JobListingsService::upsert_job`], which the admin API's `PUT /admin/v1/jobs/{id}` calls),
+//! here without an HTTP round trip per job, so this program runs the writer in the same process
+//! as the hyper [`Server`]. It
 //!
 //! 1. opens (or creates) a sled folder and builds the service on it, as the `job-listings`
 //!    binary does, with no per-key rate limit and a large enterprise quota (for load tests);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Freshness: how soon a job written through the admin API is searchable, and announced to a
+# webhook subscriber, on a running server.
+#
+#   bash benches/load/freshness.sh                     # sled: one server
+#   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test bash benches/load/freshness.sh postgres
+#
+# Starts the bundled release server on a fresh store with demo data, allowed to call loopback
+# webhooks (with PostgreSQL: two replicas on a fresh schema; jobs are written on the first and
+# searched on the second). Then benches/compare/src/bin/freshness.rs writes FRESH_JOBS (1,000)
+# new jobs one at a time with PUT /admin/v1/jobs/{id} at FRESH_RATE (100) a second, while a
+# poller searches for them and a receiver on 127.0.0.1 takes their job.new webhooks; it prints
+# p50, p99 and max of both, and fails on a job never seen or delivered twice. Loopback only.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+mode="${1:-sled}"
+jobs="${FRESH_JOBS:-1000}"
+rate="${FRESH_RATE:-100}"
+target="${CARGO_TARGET_DIR:-$root/target}"
+source "$here/common.sh"
+cd "$root"
+cargo build --release --quiet -p job-listings-server -p job-listings-compare --bin job-listings \
+  --bin freshness
+bin="$target/release"
+
+schema="jl_fresh_$$"
+pids=()
+cleanup_all() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [[ "$mode" == postgres ]]; then
+    psql "$DATABASE_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup_all EXIT
+
+# start NAME [store args...]: a server on ports the system picks; sets url, admin and token.
+start() {
+  local name="$1"; shift
+  local data="$work/$name"
+  RUST_LOG=warn "$bin/job-listings" --data-dir "$data" --secret-key-file "$work/secret.key" "$@" \
+    serve --addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 --allow-local-webhooks --no-rate-limits \
+    --enterprise-quota 100000000 >"$work/$name.out" 2>"$work/$name.out.err" &
+  pid=$!
+  pids+=("$pid")
+  wait_listening "$work/$name.out" "server $name"
+  url="$(sed -n 's/^Listening on \(http:[^ ]*\)$/\1/p' "$work/$name.out")"
+  admin="$(cat "$data/admin.addr")"
+  token_file="$data/admin.token"
+}
+
+case "$mode" in
+  sled)
+    start one
+    key="$(awk '$1 == "enterprise" && $2 ~ /^jl_live_/ { print $2; exit }' "$work/one.out")"
+    search_url="$url"
+    ;;
+  postgres)
+    : "${DATABASE_URL:?set DATABASE_URL to a PostgreSQL server}"
+    start one --database-url "$DATABASE_URL" --database-schema "$schema"
+    key="$(awk '$1 == "enterprise" && $2 ~ /^jl_live_/ { print $2; exit }' "$work/one.out")"
+    write_admin="$admin"; write_token="$token_file"
+    start two --database-url "$DATABASE_URL" --database-schema "$schema"
+    search_url="$url"; admin="$write_admin"; token_file="$write_token"
+    ;;
+  *) echo "usage: $0 [sled|postgres]" >&2; exit 2 ;;
+esac
+
+echo "== $mode: $jobs jobs through $admin at $rate/s, searched on $search_url"
+"$bin/freshness" --url "$search_url" --admin-url "$admin" --admin-token-file "$token_file" \
+  --key "$key" --jobs "$jobs" --rate "$rate"
