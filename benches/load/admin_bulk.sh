@@ -16,7 +16,8 @@
 #      load tool (benches/compare/src/bin/load.rs) reading the GET /jobs mix at
 #      ADMIN_BULK_READ_RATE (500) a second for ADMIN_BULK_SECONDS (20) alone; then the same
 #      reads again while `job-listings import` runs on the same folder, which finds the server
-#      and streams both files through POST /admin/v1/companies/bulk and /jobs/bulk, timed.
+#      and streams both files through POST /admin/v1/companies/bulk and /jobs/bulk, timed on
+#      its own (give ADMIN_BULK_SECONDS about the import's time, so the reads span it).
 # Prints both import rates and their ratio, and read p50/p99 alone and during. Loopback only.
 set -euo pipefail
 
@@ -58,11 +59,15 @@ reads() { # reads NAME: the GET /jobs mix at the read rate for the phase's secon
 }
 reads alone
 t0="$(now_ms)"
-"$bin/job-listings" --data-dir "$work/online" import "${files[@]}" >"$work/online.out" 2>&1 &
+( status=0
+  "$bin/job-listings" --data-dir "$work/online" import "${files[@]}" >"$work/online.out" 2>&1 ||
+    status=$?
+  now_ms >"$work/online.end"
+  exit "$status" ) &
 import_pid=$!
 reads during
 wait "$import_pid" || { cat "$work/online.out" >&2; exit 1; }
-online_ms=$(($(now_ms) - t0))
+online_ms=$(($(cat "$work/online.end") - t0))
 cat "$work/online.out"
 
 offline_rate="$(rate_of "$jobs" "$offline_ms")"

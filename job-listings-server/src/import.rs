@@ -383,21 +383,8 @@ impl Reread {
 fn jobs_in_id_order(
     source: Source<JobLine>,
 ) -> Result<impl Iterator<Item = Result<Vec<Job>>> + Send + 'static> {
-    let Source {
-        path,
-        records: mut lines,
-        copy,
-    } = source;
-    let reread = match copy {
-        Some(bytes) => Reread::Copy(bytes),
-        // No jobs file, or one without a job: nothing to read again.
-        None if lines.is_empty() => Reread::Copy(Vec::new()),
-        None => Reread::File(
-            File::open(&path).with_context(|| format!("opening {} again", path.display()))?,
-        ),
-    };
-    // Stable: of lines with the same id, the later one stays later and wins.
-    lines.sort_by_key(|l| l.id);
+    let path = source.path.clone();
+    let (reread, lines) = reread_in_id_order(source)?;
     let mut start = 0;
     Ok(std::iter::from_fn(move || {
         if start == lines.len() {
@@ -418,6 +405,26 @@ fn jobs_in_id_order(
                 .collect(),
         )
     }))
+}
+
+/// Where the checked jobs' lines can be read again, and those lines in id order (stably: of
+/// lines with the same id, the later one stays later and wins).
+fn reread_in_id_order(source: Source<JobLine>) -> Result<(Reread, Vec<JobLine>)> {
+    let Source {
+        path,
+        records: mut lines,
+        copy,
+    } = source;
+    let reread = match copy {
+        Some(bytes) => Reread::Copy(bytes),
+        // No jobs file, or one without a job: nothing to read again.
+        None if lines.is_empty() => Reread::Copy(Vec::new()),
+        None => Reread::File(
+            File::open(&path).with_context(|| format!("opening {} again", path.display()))?,
+        ),
+    };
+    lines.sort_by_key(|l| l.id);
+    Ok((reread, lines))
 }
 
 /// One checked job's line, read and parsed again.
@@ -728,13 +735,21 @@ pub async fn import_remote(remote: &Remote, input: ImportInput) -> Result<()> {
     };
     refused_lines(&companies.path, &company_report, "companies")?;
     let bar = progress_bar(jobs.records.len() as u64, "jobs");
-    let job_report = match jobs.records.is_empty() {
-        true => Ok(BulkReport::default()),
-        false => upload(remote, "/jobs/bulk", &jobs, Some(&bar)).await,
+    let jobs_path = jobs.path.clone();
+    let (job_report, sent_lines) = match jobs.records.is_empty() {
+        true => (Ok(BulkReport::default()), Vec::new()),
+        false => upload_in_id_order(remote, jobs, &bar).await?,
     };
     bar.finish_and_clear();
-    let job_report = job_report?;
-    refused_lines(&jobs.path, &job_report, "jobs")?;
+    let mut job_report = job_report?;
+    // The server counts lines in the order they were sent: name them by their place in the file.
+    for e in &mut job_report.errors {
+        e.line = sent_lines
+            .get(e.line.wrapping_sub(1))
+            .copied()
+            .unwrap_or(e.line);
+    }
+    refused_lines(&jobs_path, &job_report, "jobs")?;
     print_summary(
         &CompaniesLoaded {
             created: company_report.created,
@@ -769,6 +784,57 @@ fn refused_lines(path: &Path, report: &BulkReport, what: &str) -> Result<()> {
         plural(report.refused, "line", "lines"),
         report.created + report.updated
     )
+}
+
+/// Sends the checked jobs' lines as they are, in id order (as the import without a server
+/// writes them, so the store fills its tree from one end), moving `bar` by the lines sent.
+/// Returns the server's report and the file's line number of each line sent, in order.
+async fn upload_in_id_order(
+    remote: &Remote,
+    jobs: Source<JobLine>,
+    bar: &ProgressBar,
+) -> Result<(Result<BulkReport>, Vec<usize>)> {
+    let path = jobs.path.clone();
+    let (reread, lines) = reread_in_id_order(jobs)?;
+    let sent_lines: Vec<usize> = lines.iter().map(|l| l.line.number).collect();
+    let bar = bar.clone();
+    let mut next = 0;
+    let chunks = futures_util::stream::iter(std::iter::from_fn(move || {
+        if next == lines.len() {
+            return None;
+        }
+        let mut chunk = Vec::with_capacity(UPLOAD_CHUNK + 4096);
+        let mut text = Vec::new();
+        let first = next;
+        while next < lines.len() && chunk.len() < UPLOAD_CHUNK {
+            let line = &lines[next].line;
+            if let Err(e) = reread.line(line, &mut text) {
+                return Some(Err(std::io::Error::other(format!(
+                    "{}:{}: reading the line again failed: {e}",
+                    path.display(),
+                    line.number
+                ))));
+            }
+            chunk.extend_from_slice(&text);
+            chunk.push(b'\n');
+            next += 1;
+        }
+        bar.inc((next - first) as u64);
+        Some(Ok::<_, std::io::Error>(chunk))
+    }));
+    let report = remote
+        .call(
+            remote
+                .request(reqwest::Method::POST, "/jobs/bulk")
+                .header(reqwest::header::CONTENT_TYPE, "application/x-ndjson")
+                .body(reqwest::Body::wrap_stream(chunks)),
+        )
+        .await
+        .context("sending the jobs")
+        .and_then(|r| {
+            r.ok_or_else(|| anyhow!("the server at {} has no /jobs/bulk", remote.base()))
+        });
+    Ok((report, sent_lines))
 }
 
 /// Sends a checked file (or the copy of a stream) to a bulk endpoint as it is read, moving
