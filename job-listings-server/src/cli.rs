@@ -1,4 +1,4 @@
-//! The command line: `serve` (the default), `import` and `keys`.
+//! The command line: `serve` (the default), `import`, `keys`, `backup` and `restore`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,7 +20,8 @@ use job_listings::webhooks::CallbackPolicy;
     name = "job-listings",
     version,
     after_help = "Without a command, `serve` runs. While a server runs on a data folder, \
-                  `import` and `keys` on that folder go through its admin API."
+                  `import` and `keys` on that folder go through its admin API; `backup` opens \
+                  the folder itself, so stop the server first."
 )]
 pub(crate) struct Cli {
     #[command(flatten)]
@@ -125,6 +126,11 @@ pub(crate) enum Command {
     /// on the data folder, else in the store directly.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Back up the data folder into a new folder: the data, the key sealing the webhook
+    /// secrets and a manifest. Stop the server first.
+    Backup(BackupArgs),
+    /// Restore a backup into a new data folder: --data-dir must not exist or be empty.
+    Restore(RestoreArgs),
 }
 
 #[derive(Debug, Args)]
@@ -297,6 +303,37 @@ pub(crate) struct ImportArgs {
     /// Jobs, one JSON object per line.
     #[arg(long, value_name = "FILE")]
     pub(crate) jobs: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The backup is a consistent copy: the data as it was when the command ran, \
+                  with the secret key file (without it the webhook secrets in the copy cannot \
+                  be read) and, written last, backup-manifest.json, which lists every file \
+                  with its size and checksum. Keep it as safe as the data folder itself: it \
+                  holds the secret key. `restore --from DIR` turns it into a data folder. \
+                  With PostgreSQL, use pg_dump instead."
+)]
+pub(crate) struct BackupArgs {
+    /// The folder to write the backup to: made when missing; an existing one must be empty.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) to: PathBuf,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The backup is checked before anything is written: its manifest must be \
+                  there (a backup cut short has none) and every file it lists present with \
+                  its size; each file's checksum is checked as it is copied. Nothing is ever \
+                  written over: --data-dir must not exist or be empty, and a \
+                  --secret-key-file that exists must hold the backup's key. The restored \
+                  folder is then opened and its contents compared with the manifest. With \
+                  PostgreSQL, use pg_restore instead."
+)]
+pub(crate) struct RestoreArgs {
+    /// The backup folder, as `backup --to` wrote it.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) from: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]

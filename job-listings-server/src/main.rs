@@ -7,6 +7,8 @@
 //! job-listings import --companies companies.jsonl --jobs jobs.jsonl
 //! job-listings keys create --plan developer --label alice@example.com
 //! job-listings keys list
+//! job-listings backup --to /backups/jl-2026-11-26
+//! job-listings --data-dir /srv/jl-restored restore --from /backups/jl-2026-11-26
 //! ```
 //!
 //! The operator's program beside the `job-listings` library: it runs the whole API on the
@@ -30,18 +32,25 @@
 //! logs name keys by id, never by value. Logs go to stderr at `info` (`RUST_LOG` overrides,
 //! e.g. `RUST_LOG=job_listings=debug`); stdout carries only what a person needs to copy.
 //!
-//! ## `import` and `keys`
+//! ## `import`, `keys`, `backup` and `restore`
 //!
 //! `import` loads companies and jobs from JSON Lines files, one record per line in the serde
 //! form of `job_listings::domain::Company` and `Job`; `first_seen_at`, `updated_at` and `status` may be left out.
 //! Every line is checked before anything is written, so a file with a bad line imports nothing.
 //! `keys` issues, revokes and lists API keys and sets their billing status.
 //!
-//! While a server runs on the data folder, both go through its admin API (`serve` writes its
-//! address to `DIR/admin.addr` and the admin token to `DIR/admin.token`): what they write is
+//! While a server runs on the data folder, `import` and `keys` go through its admin API
+//! (`serve` writes its address to `DIR/admin.addr` and the admin token to
+//! `DIR/admin.token`): what they write is
 //! served at once, and new jobs are announced to webhook subscribers. With no server running
 //! they open the store themselves (sled allows one process per folder); the server then serves
 //! the data, and sends the webhook deliveries an import queued, when it next starts.
+//!
+//! `backup --to DIR` copies the data folder into a new folder with the key that seals the
+//! webhook secrets and, written last, a manifest of every file; `restore --from DIR` checks a
+//! backup against its manifest and turns it into a new data folder (`--data-dir`, which must
+//! not exist or be empty), never writing over anything. `backup` opens the folder itself, so
+//! stop the server before backing up its folder.
 //!
 //! ## The admin listener
 //!
@@ -64,6 +73,7 @@
 //! for the options of the same meaning.
 
 mod admin_files;
+mod backup;
 mod cli;
 mod import;
 mod keys;
@@ -137,6 +147,17 @@ async fn main() -> Result<()> {
             let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
             let outcome = keys::keys(Keys::Direct(&service), command).await;
             close(&service, outcome).await
+        }
+        Command::Backup(args) => {
+            init_logging("warn");
+            backup::check_backup(&store, &args)?;
+            let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
+            let outcome = backup::backup(&service, &args).await;
+            close(&service, outcome).await
+        }
+        Command::Restore(args) => {
+            init_logging("warn");
+            backup::restore(&store, &args).await
         }
     }
 }

@@ -240,6 +240,7 @@ impl ApiError {
                 | E::WebhookDisabled { .. }
                 | E::LimitReached(_)
                 | E::CompanyHasJobs { .. }
+                | E::Unsupported { .. }
                 | E::Store(_),
             ) => self.service_state_answer(),
             ApiError::NoRoute { .. }
@@ -420,7 +421,8 @@ impl ApiError {
         }
     }
 
-    /// What the state answers: nothing there, a conflict, or a fault of ours.
+    /// What the state answers: nothing there, a conflict, what the store cannot do, or a
+    /// fault of ours.
     fn service_state_answer(&self) -> Answer {
         use StatusCode as S;
         match self {
@@ -466,6 +468,18 @@ impl ApiError {
                     if *active_jobs == 1 { "" } else { "s" },
                     if *active_jobs == 1 { "it" } else { "them" },
                 ),
+            ),
+            // Not a failure of ours but the deployment's limit, so the answer says what to
+            // do instead; 501 as the server does not support what was asked.
+            ApiError::Service(ServiceError::Unsupported {
+                operation,
+                store,
+                advice,
+            }) => Answer::new(
+                S::NOT_IMPLEMENTED,
+                "unsupported",
+                "Not supported",
+                format!("{operation} is not supported by {store}: {advice}"),
             ),
             // A storage failure, and any error `answer` does not send here.
             _ => internal(),
@@ -618,6 +632,22 @@ mod tests {
             format!(
                 "company {company} still has 3 active jobs; delete or close them first, then delete the company"
             )
+        );
+    }
+
+    #[test]
+    fn what_the_store_cannot_do_is_not_an_internal_error_and_says_what_to_do_instead() {
+        let e = ApiError::Service(ServiceError::Unsupported {
+            operation: "an online backup",
+            store: "the PostgreSQL store",
+            advice: "use pg_dump",
+        });
+        let answer = e.answer(Utc::now());
+        assert_eq!(answer.status, StatusCode::NOT_IMPLEMENTED);
+        assert_eq!(answer.code, "unsupported");
+        assert_eq!(
+            answer.detail,
+            "an online backup is not supported by the PostgreSQL store: use pg_dump"
         );
     }
 }

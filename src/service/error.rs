@@ -89,9 +89,39 @@ pub enum ServiceError {
         /// Its active jobs.
         active_jobs: u64,
     },
+    /// The store the service runs on cannot do this at all (an online backup of PostgreSQL,
+    /// say): not a failure, and retrying will not help. The message says what to do instead.
+    #[error("{operation} is not supported by {store}: {advice}")]
+    Unsupported {
+        /// What was asked, such as "an online backup".
+        operation: &'static str,
+        /// Which store was asked, such as "the PostgreSQL store".
+        store: &'static str,
+        /// What to do instead.
+        advice: &'static str,
+    },
     /// Storage failed.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
+}
+
+/// A store's [`StoreError::Unsupported`] is the service's [`ServiceError::Unsupported`]: the
+/// deployment's limit, not a storage failure. Every other store error is one.
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Unsupported {
+                operation,
+                store,
+                advice,
+            } => ServiceError::Unsupported {
+                operation,
+                store,
+                advice,
+            },
+            e => ServiceError::Store(e),
+        }
+    }
 }
 
 /// The result of a service call.

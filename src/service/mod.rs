@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod backup;
 mod caller;
 mod clock;
 mod config;
@@ -55,6 +56,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use chrono::{DateTime, Utc};
 
+pub use backup::{restore_backup, BackupFile, BackupManifest, BACKUP_MANIFEST};
 pub use caller::{CallResult, Caller, Refused};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};

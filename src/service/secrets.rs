@@ -42,7 +42,7 @@ impl SecretKey {
     /// data folder. Keep the file apart from the database and back it up with it: without
     /// it, stored webhook secrets cannot be read.
     pub fn load_or_create(path: &std::path::Path) -> std::io::Result<Self> {
-        use std::io::{Error, ErrorKind, Write};
+        use std::io::{Error, ErrorKind};
         match std::fs::read_to_string(path) {
             Ok(text) => STANDARD
                 .decode(text.trim())
@@ -63,17 +63,25 @@ impl SecretKey {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)?;
                 }
-                let mut options = std::fs::OpenOptions::new();
-                options.write(true).create_new(true);
-                #[cfg(unix)]
-                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-                let mut file = options.open(path)?;
-                file.write_all(format!("{}\n", STANDARD.encode(key.0)).as_bytes())?;
-                file.sync_all()?;
+                key.write_new_file(path)?;
                 Ok(key)
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// Keeps the key in a new file at `path` in the form [`SecretKey::load_or_create`] reads
+    /// (created readable and writable by its owner only on Unix, and synced); an existing
+    /// file is an error, never overwritten.
+    pub(super) fn write_new_file(&self, path: &std::path::Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(path)?;
+        file.write_all(format!("{}\n", STANDARD.encode(self.0)).as_bytes())?;
+        file.sync_all()
     }
 
     fn cipher(&self) -> ChaCha20Poly1305 {

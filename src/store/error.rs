@@ -3,7 +3,9 @@ use thiserror::Error;
 /// The error a storage backend reported, kept as it was.
 pub type BackendError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// A storage failure. Never the caller's fault: the API answers these with 500 `internal`.
+/// A storage failure. Never the caller's fault: the API answers these with 500 `internal`,
+/// except [`StoreError::Unsupported`], which is no failure (the service reports it as
+/// `ServiceError::Unsupported`).
 #[derive(Debug, Error)]
 pub enum StoreError {
     /// Another process holds the database (sled is single-process: go through the running
@@ -23,6 +25,17 @@ pub enum StoreError {
         /// What the backend said.
         #[source]
         source: BackendError,
+    },
+    /// The store cannot do this at all: retrying will not help, and the message says what to
+    /// do instead (for an online backup of PostgreSQL: `pg_dump`).
+    #[error("{operation} is not supported by {store}: {advice}")]
+    Unsupported {
+        /// What was asked, such as "an online backup".
+        operation: &'static str,
+        /// Which store was asked, such as "the PostgreSQL store".
+        store: &'static str,
+        /// What to do instead.
+        advice: &'static str,
     },
     /// A stored record could not be decoded.
     #[error("stored record {key} could not be decoded: {reason}")]

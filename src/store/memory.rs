@@ -438,4 +438,14 @@ impl OutboxStore for MemoryStore {
     }
 }
 
-impl Store for MemoryStore {}
+#[async_trait]
+impl Store for MemoryStore {
+    async fn backup_to(&self, _dir: &std::path::Path) -> StoreResult<super::BackupSummary> {
+        Err(StoreError::Unsupported {
+            operation: "a backup",
+            store: "the memory store",
+            advice: "it keeps nothing on disk; back up wherever the program that embeds it \
+                     keeps its data",
+        })
+    }
+}

@@ -26,6 +26,7 @@ mod sled_store;
 #[cfg(feature = "sled")]
 mod snapshot_file;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -323,6 +324,43 @@ pub trait Store: JobStore + KeyStore + OutboxStore {
     async fn probe_write(&self) -> StoreResult<()> {
         Ok(())
     }
+
+    /// Copies the store, while it serves, into the folder `dir` (made when missing; it must be
+    /// empty), as a store of the same kind that can be opened there: a consistent copy, holding
+    /// every write acknowledged before the call and a state the store was actually in. Readers
+    /// are served meanwhile; a store may hold writers back while it copies (the sled store
+    /// does). The copy is not marked complete: the caller does that once it is
+    /// (`JobListingsService::backup` writes a manifest last), so a copy cut short is never
+    /// taken for a backup.
+    ///
+    /// The default refuses with [`StoreError::Unsupported`]: a store that keeps its data
+    /// elsewhere (PostgreSQL) is backed up with that system's own tools.
+    async fn backup_to(&self, _dir: &Path) -> StoreResult<BackupSummary> {
+        Err(StoreError::Unsupported {
+            operation: "an online backup",
+            store: "this store",
+            advice: "back up its data with the tools of the system that keeps it",
+        })
+    }
+}
+
+/// What [`Store::backup_to`] copied, and what it cost.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BackupSummary {
+    /// Jobs copied, active and closed.
+    pub jobs: u64,
+    /// Companies copied.
+    pub companies: u64,
+    /// API keys copied (revoked ones too).
+    pub keys: u64,
+    /// Webhook subscriptions copied.
+    pub webhooks: u64,
+    /// Bytes the backup takes on disk.
+    pub bytes: u64,
+    /// How long the backup took, from start to finish.
+    pub took: std::time::Duration,
+    /// How long writes were held back while the copy was made (reads never were).
+    pub writes_paused: std::time::Duration,
 }
 
 /// A record some process wrote, identified by kind and id: read it again to see its new state.

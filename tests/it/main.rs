@@ -11,6 +11,7 @@ mod support;
 mod admin;
 mod admin_openapi;
 mod api;
+mod backup;
 mod deleting;
 mod hostile_clients;
 mod index_compaction;

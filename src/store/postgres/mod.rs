@@ -456,4 +456,15 @@ impl Store for PgStore {
             .map(drop)
             .map_err(pg_error)
     }
+
+    async fn backup_to(&self, _dir: &std::path::Path) -> StoreResult<super::BackupSummary> {
+        Err(StoreError::Unsupported {
+            operation: "an online backup",
+            store: "the PostgreSQL store",
+            advice:
+                "back up the database with pg_dump (pg_dump --format=custom --schema=<schema>) \
+                     and restore it with pg_restore; keep a copy of the secret key file with the \
+                     dump, as the webhook secrets in it cannot be read without it",
+        })
+    }
 }

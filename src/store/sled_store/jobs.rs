@@ -26,8 +26,11 @@ impl JobStore for SledStore {
         let rows = encode_job_writes(writes)?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
-            rows.chunks(DEFERRED_ROWS)
-                .try_for_each(|chunk| this.write_job_rows(chunk))
+            rows.chunks(DEFERRED_ROWS).try_for_each(|chunk| {
+                // Per transaction, so a backup waits for one chunk at most.
+                let _writing = this.writing();
+                this.write_job_rows(chunk)
+            })
         })
         .await
         .map_err(backend)?
@@ -75,6 +78,7 @@ impl JobStore for SledStore {
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
             snapshot_file::write(&this.index_snapshot, &snapshot)?;
+            let _writing = this.writing();
             this.forget_job_changes_through(snapshot.jobs_version)
         })
         .await

@@ -1,5 +1,5 @@
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -10,6 +10,7 @@ use sled::transaction::{
 };
 use sled::{Db, Tree};
 
+mod backup;
 mod jobs;
 mod keys;
 mod outbox;
@@ -55,6 +56,9 @@ impl SledConfig {
 /// so an acknowledged write survives a crash. sled is single-process: one server per folder.
 /// The search index snapshot ([`JobStore::save_index_snapshot`]) is the file `search-index` in
 /// the same folder; deleting it only makes the next start rebuild the index.
+///
+/// Every write passes a gate that an online backup ([`Store::backup_to`]) closes while it
+/// copies the database: writes wait meanwhile, reads never do.
 #[derive(Clone)]
 pub struct SledStore {
     db: Db,
@@ -89,6 +93,10 @@ pub struct SledStore {
     index_snapshot: PathBuf,
     leases: Arc<Leases>,
     job_cache: Arc<JobCache>,
+    /// Taken shared by every write, from its first change to its flush, and exclusively by
+    /// a backup while it copies the trees: sled has no snapshot of several trees at once, so
+    /// the copy is made while no write is under way (see [`SledStore::backup_to`]).
+    write_gate: Arc<RwLock<()>>,
 }
 
 /// The meta key of [`JobStore::jobs_version`]: a big-endian `u64`.
@@ -206,6 +214,7 @@ impl SledStore {
             index_snapshot: config.path.join("search-index"),
             leases: Default::default(),
             job_cache: Arc::new(JobCache::new(config.job_cache_bytes)),
+            write_gate: Default::default(),
             db,
         };
         store.migrate_outbox()?;
@@ -279,19 +288,29 @@ impl SledStore {
         Ok(())
     }
 
-    /// Runs blocking sled work, then flushes, off the async threads.
+    /// Runs blocking sled writes, then flushes, off the async threads, inside the write gate.
     async fn durably<T: Send + 'static>(
         &self,
         work: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
+            let _writing = this.writing();
             let out = work(&this)?;
             this.db.flush().map_err(backend)?;
             Ok(out)
         })
         .await
         .map_err(backend)?
+    }
+
+    /// Enters the write gate: every write holds this from its first change until it is
+    /// flushed, so a backup never copies half of one. Blocking, and never taken twice by one
+    /// write (a backup waiting between the two would wait forever). Nothing is changed while
+    /// the lock is held exclusively, so a panic there cannot leave anything half done: a
+    /// poisoned gate is entered as it is.
+    fn writing(&self) -> RwLockReadGuard<'_, ()> {
+        self.write_gate.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Deletes a job's record in one transaction that also bumps the jobs version and records
@@ -488,14 +507,35 @@ fn encode_job_writes(writes: &[JobWrite]) -> StoreResult<Vec<JobRow>> {
 
 #[async_trait]
 impl Store for SledStore {
+    /// Outside the write gate, so health checks keep answering while a backup holds writes
+    /// back: the probe's record means nothing, and a backup may or may not copy it.
     async fn probe_write(&self) -> StoreResult<()> {
         let now = Utc::now().timestamp_nanos_opt().unwrap_or_default();
-        self.durably(move |s| {
-            s.meta
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            this.meta
                 .insert(b"write_probe", &now.to_be_bytes())
-                .map(drop)
-                .map_err(backend)
+                .map_err(backend)?;
+            this.db.flush().map(drop).map_err(backend)
         })
         .await
+        .map_err(backend)?
+    }
+
+    /// Copies every tree into a new sled database in `dir`, with the search index snapshot
+    /// beside it, as a data folder [`SledStore::open`] opens.
+    ///
+    /// Writes wait while the trees are copied (the write gate: sled cannot snapshot several
+    /// trees at once, and a job is written with its log entry and jobs version in three);
+    /// readers never wait. The copy is then read back and compared with what was copied,
+    /// with writes flowing again. The index snapshot is copied first, before the trees: a
+    /// snapshot saved meanwhile only makes the copy's first start rebuild the index (the
+    /// record of the jobs written since the older snapshot is gone), never miss a job.
+    async fn backup_to(&self, dir: &Path) -> StoreResult<super::BackupSummary> {
+        let this = self.clone();
+        let dir = dir.to_owned();
+        tokio::task::spawn_blocking(move || backup::copy(&this, &dir))
+            .await
+            .map_err(backend)?
     }
 }

@@ -166,6 +166,7 @@ impl OutboxStore for SledStore {
         // Not flushed: sled's flush is the whole database's, so the attempt that sends one of
         // these deliveries makes the step durable when it records itself.
         self.blocking(move |s| {
+            let _writing = s.writing();
             (
                 &s.cursors,
                 &s.events,

@@ -1,0 +1,470 @@
+//! Backups while the service runs, and restoring one into a new data folder.
+//!
+//! A backup is a folder: the store's own copy ([`Store::backup_to`]: for sled, a data folder
+//! with its index snapshot), the secret key that seals the webhook secrets (`secret.key`, so
+//! the copy can be served; it must be protected like the data), and last a manifest
+//! ([`BACKUP_MANIFEST`]) listing every file with its size and checksum. A folder without the
+//! manifest is a backup cut short and is never restored; a file that does not match it is
+//! damaged and stops the restore before anything is written.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{JobListingsService, SecretKey, ServiceError, ServiceResult};
+use crate::domain::DomainError;
+use crate::store::{BackupSummary, StoreError};
+
+/// The file a finished backup ends with: a [`BackupManifest`] as JSON.
+pub const BACKUP_MANIFEST: &str = "backup-manifest.json";
+
+/// The name of the secret key in a backup, as in a data folder.
+const SECRET_KEY_FILE: &str = "secret.key";
+
+/// The manifest format this build writes and reads.
+const FORMAT: u32 = 1;
+
+/// What a backup holds, written last into it ([`BACKUP_MANIFEST`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackupManifest {
+    /// The manifest's format; a build refuses a backup of a format it does not know.
+    pub format: u32,
+    /// When the backup was finished, by the service's clock.
+    pub created_at: DateTime<Utc>,
+    /// Jobs in the backup, active and closed.
+    pub jobs: u64,
+    /// Companies in the backup.
+    pub companies: u64,
+    /// API keys in the backup.
+    pub keys: u64,
+    /// Webhook subscriptions in the backup.
+    pub webhooks: u64,
+    /// Whether the backup holds the key sealing the webhook secrets (`secret.key`); without
+    /// one configured, the secrets are stored in clear.
+    pub secret_key: bool,
+    /// Every file of the backup but the manifest.
+    pub files: Vec<BackupFile>,
+}
+
+/// One file of a backup.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackupFile {
+    /// Its path in the backup, `/`-separated.
+    pub path: String,
+    /// Its size.
+    pub bytes: u64,
+    /// The CRC-32 of its bytes, to find a file damaged since it was written.
+    pub crc32: u32,
+}
+
+impl JobListingsService {
+    /// Backs up the store, while the service runs, into the folder `dir` (made when missing;
+    /// it must be empty): a consistent copy holding every write acknowledged before the call
+    /// (usage counted in memory is written first), with the key that seals the webhook
+    /// secrets and a manifest written last ([`BACKUP_MANIFEST`]). [`restore_backup`] turns it
+    /// into a data folder.
+    ///
+    /// Searches and reads are served meanwhile. Writes may wait while the store is copied:
+    /// on sled, every write (ingest, key changes, counted calls with in-store metering,
+    /// webhook deliveries) waits until the copy is made, about as long as reading the whole
+    /// database takes ([`BackupSummary::writes_paused`]). A backup that fails removes what
+    /// it wrote.
+    ///
+    /// The backup holds the secret key beside the data: protect it as the data itself. A
+    /// store that cannot copy itself refuses with [`ServiceError::Unsupported`] (PostgreSQL:
+    /// use `pg_dump`); a folder that is not empty is [`ServiceError::InvalidInput`].
+    pub async fn backup(&self, dir: &Path) -> ServiceResult<BackupSummary> {
+        let started = std::time::Instant::now();
+        let made = prepare_empty(dir, "dir")?;
+        self.flush_usage().await?;
+        let written = self.write_backup(dir).await;
+        match written {
+            Ok(mut summary) => {
+                summary.took = started.elapsed();
+                tracing::info!(
+                    dir = %dir.display(),
+                    jobs = summary.jobs,
+                    bytes = summary.bytes,
+                    writes_paused = ?summary.writes_paused,
+                    took = ?summary.took,
+                    "backup written"
+                );
+                Ok(summary)
+            }
+            Err(e) => {
+                remove_written(dir, made);
+                Err(e)
+            }
+        }
+    }
+
+    async fn write_backup(&self, dir: &Path) -> ServiceResult<BackupSummary> {
+        let summary = self.inner.store.backup_to(dir).await?;
+        let key = self.inner.config.secret_key.clone();
+        let created_at = self.now();
+        let dir = dir.to_owned();
+        tokio::task::spawn_blocking(move || finish(&dir, key.as_ref(), created_at, summary))
+            .await
+            .map_err(|e| StoreError::backend("writing the backup", e))?
+    }
+}
+
+/// Adds the secret key and the manifest to the store's copy in `dir`. Blocking.
+fn finish(
+    dir: &Path,
+    key: Option<&SecretKey>,
+    created_at: DateTime<Utc>,
+    mut summary: BackupSummary,
+) -> ServiceResult<BackupSummary> {
+    if let Some(key) = key {
+        let path = dir.join(SECRET_KEY_FILE);
+        key.write_new_file(&path)
+            .map_err(|e| io_error("writing", &path, e))?;
+    }
+    let mut files = Vec::new();
+    list_files(dir, dir, &mut files)?;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let manifest = BackupManifest {
+        format: FORMAT,
+        created_at,
+        jobs: summary.jobs,
+        companies: summary.companies,
+        keys: summary.keys,
+        webhooks: summary.webhooks,
+        secret_key: key.is_some(),
+        files,
+    };
+    let bytes = serde_json::to_vec_pretty(&manifest)
+        .map_err(|e| StoreError::backend("writing the backup manifest", e))?;
+    // Written aside and renamed: a manifest is whole or absent.
+    let aside = dir.join(format!("{BACKUP_MANIFEST}.partial"));
+    let mut file = fs::File::create(&aside).map_err(|e| io_error("creating", &aside, e))?;
+    file.write_all(&bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| io_error("writing", &aside, e))?;
+    let path = dir.join(BACKUP_MANIFEST);
+    fs::rename(&aside, &path).map_err(|e| io_error("renaming", &aside, e))?;
+    sync_dir(dir)?;
+    summary.bytes = manifest.files.iter().map(|f| f.bytes).sum::<u64>() + bytes.len() as u64;
+    Ok(summary)
+}
+
+/// Restores the backup in `from` into the data folder `data_dir`, which must not exist or
+/// be empty; nothing there is ever overwritten. The backup's secret key goes to
+/// `secret_key_file` when given (a file already there must hold the same key), else to
+/// `secret.key` in `data_dir`, where the bundled server looks for it. Blocking.
+///
+/// The backup is checked before anything is written: its manifest must be there (a backup
+/// cut short has none) and of a known format, and every file it lists present with its size.
+/// Each file's checksum is checked as it is copied; a mismatch stops the restore and removes
+/// what it wrote, as any failure does. Returns the manifest, whose counts the restored store
+/// should show.
+///
+/// Errors: a folder that is not a whole backup, a data folder that is not empty or a key
+/// file that holds another key are [`ServiceError::InvalidInput`]; failing reads and writes
+/// are [`ServiceError::Store`].
+pub fn restore_backup(
+    from: &Path,
+    data_dir: &Path,
+    secret_key_file: Option<&Path>,
+) -> ServiceResult<BackupManifest> {
+    let manifest = read_manifest(from)?;
+    let key_target = match secret_key_file {
+        Some(path) => path.to_owned(),
+        None => data_dir.join(SECRET_KEY_FILE),
+    };
+    let mut plan = Vec::new();
+    for file in &manifest.files {
+        let source = from.join(relative(&file.path)?);
+        let found = fs::metadata(&source).map(|m| m.len());
+        if found.as_ref().ok() != Some(&file.bytes) {
+            return Err(invalid(
+                "from",
+                format!(
+                    "{} is not a whole backup: {} is {}, the manifest says {} bytes; restore \
+                     another backup",
+                    from.display(),
+                    file.path,
+                    match found {
+                        Ok(bytes) => format!("{bytes} bytes"),
+                        Err(_) => "missing".to_owned(),
+                    },
+                    file.bytes
+                ),
+            ));
+        }
+        let target = match file.path == SECRET_KEY_FILE {
+            true => key_target.clone(),
+            false => data_dir.join(relative(&file.path)?),
+        };
+        plan.push((file, source, target));
+    }
+    // A key file kept outside the data folder may be there already (replicas share one):
+    // the same key is left as it is, another refused before anything is written.
+    let key_outside = !key_target.starts_with(data_dir);
+    let key_there = match plan.iter().find(|(f, _, _)| f.path == SECRET_KEY_FILE) {
+        Some((_, source, target)) if key_outside => same_key_there(source, target)?,
+        _ => false,
+    };
+    let made = prepare_empty(data_dir, "data_dir")?;
+    let mut key_written = false;
+    let mut restore = || {
+        for (file, source, target) in &plan {
+            if file.path == SECRET_KEY_FILE && key_outside {
+                if key_there {
+                    continue;
+                }
+                copy_checked(file, source, target)?;
+                key_written = true;
+                if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    sync_dir(parent)?;
+                }
+                continue;
+            }
+            copy_checked(file, source, target)?;
+        }
+        sync_tree(data_dir)
+    };
+    match restore() {
+        Ok(()) => Ok(manifest),
+        Err(e) => {
+            if key_written {
+                let _ = fs::remove_file(&key_target);
+            }
+            remove_written(data_dir, made);
+            Err(e)
+        }
+    }
+}
+
+/// The manifest of the backup in `from`, checked.
+fn read_manifest(from: &Path) -> ServiceResult<BackupManifest> {
+    let path = from.join(BACKUP_MANIFEST);
+    let text = match fs::read(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(invalid(
+                "from",
+                format!(
+                    "{} holds no {BACKUP_MANIFEST}: it is not a backup, or one that did not \
+                     finish; restore another backup",
+                    from.display()
+                ),
+            ))
+        }
+        Err(e) => return Err(io_error("reading", &path, e)),
+    };
+    let manifest: BackupManifest = serde_json::from_slice(&text).map_err(|e| {
+        invalid(
+            "from",
+            format!(
+                "{} cannot be read ({e}); restore another backup",
+                path.display()
+            ),
+        )
+    })?;
+    if manifest.format != FORMAT {
+        return Err(invalid(
+            "from",
+            format!(
+                "{} is of format {}, which this build does not read (it reads {FORMAT}); \
+                 restore it with the build that wrote it",
+                path.display(),
+                manifest.format
+            ),
+        ));
+    }
+    Ok(manifest)
+}
+
+/// A manifest path as a relative path that stays inside the folder it is joined to.
+fn relative(path: &str) -> ServiceResult<PathBuf> {
+    let relative: PathBuf = path.split('/').collect();
+    let inside = relative
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)));
+    match inside && !path.is_empty() {
+        true => Ok(relative),
+        false => Err(invalid(
+            "from",
+            format!("the backup manifest names a file outside the backup: {path}"),
+        )),
+    }
+}
+
+/// Whether the key file `target` exists and holds the key in `source`; a file there with
+/// another key is refused, as it must not be overwritten.
+fn same_key_there(source: &Path, target: &Path) -> ServiceResult<bool> {
+    let there = match fs::read(target) {
+        Ok(there) => there,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(io_error("reading", target, e)),
+    };
+    let backed_up = fs::read(source).map_err(|e| io_error("reading", source, e))?;
+    match there.trim_ascii() == backed_up.trim_ascii() {
+        true => Ok(true),
+        false => Err(invalid(
+            "secret_key_file",
+            format!(
+                "{} holds another key than the backup's; give a path where no key file is \
+                 yet, and that file to the server",
+                target.display()
+            ),
+        )),
+    }
+}
+
+/// Copies one file of a backup to a new file, checking its checksum, and syncs it.
+fn copy_checked(file: &BackupFile, source: &Path, target: &Path) -> ServiceResult<()> {
+    if let Some(parent) = target.parent() {
+        fs::create_dir_all(parent).map_err(|e| io_error("creating", parent, e))?;
+    }
+    let mut input = fs::File::open(source).map_err(|e| io_error("reading", source, e))?;
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    if file.path == SECRET_KEY_FILE {
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    }
+    let mut output = options
+        .open(target)
+        .map_err(|e| io_error("creating", target, e))?;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buffer = vec![0; 1 << 20];
+    loop {
+        let n = input
+            .read(&mut buffer)
+            .map_err(|e| io_error("reading", source, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        output
+            .write_all(&buffer[..n])
+            .map_err(|e| io_error("writing", target, e))?;
+    }
+    output
+        .sync_all()
+        .map_err(|e| io_error("syncing", target, e))?;
+    if hasher.finalize() != file.crc32 {
+        return Err(invalid(
+            "from",
+            format!(
+                "{} is damaged: its checksum is not the one in the manifest; restore another \
+                 backup",
+                source.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Makes `dir` when it is missing (returning `true`); refuses one that holds anything.
+fn prepare_empty(dir: &Path, field: &'static str) -> ServiceResult<bool> {
+    match fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
+        Ok(true) => Err(invalid(
+            field,
+            format!(
+                "{} exists and is not empty; give a new or empty folder: nothing is ever \
+                 written over",
+                dir.display()
+            ),
+        )),
+        Ok(false) => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            fs::create_dir_all(dir).map_err(|e| io_error("creating", dir, e))?;
+            Ok(true)
+        }
+        Err(e) => Err(io_error("reading", dir, e)),
+    }
+}
+
+/// Removes what a failed backup or restore wrote into `dir`: the folder, when it `made` it,
+/// else (it was empty) what is in it now. Best effort: the failure is what is reported.
+fn remove_written(dir: &Path, made: bool) {
+    if made {
+        let _ = fs::remove_dir_all(dir);
+        return;
+    }
+    if let Ok(entries) = fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let _ = match path.is_dir() {
+                true => fs::remove_dir_all(&path),
+                false => fs::remove_file(&path),
+            };
+        }
+    }
+}
+
+/// Adds every file below `dir` to `files`, named relative to `root`, with its size and
+/// checksum.
+fn list_files(root: &Path, dir: &Path, files: &mut Vec<BackupFile>) -> ServiceResult<()> {
+    for entry in fs::read_dir(dir).map_err(|e| io_error("reading", dir, e))? {
+        let path = entry.map_err(|e| io_error("reading", dir, e))?.path();
+        if path.is_dir() {
+            list_files(root, &path, files)?;
+            continue;
+        }
+        let name = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let (bytes, crc32) = checksum(&path)?;
+        files.push(BackupFile {
+            path: name,
+            bytes,
+            crc32,
+        });
+    }
+    Ok(())
+}
+
+/// The size and CRC-32 of a file.
+fn checksum(path: &Path) -> ServiceResult<(u64, u32)> {
+    let mut file = fs::File::open(path).map_err(|e| io_error("reading", path, e))?;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buffer = vec![0; 1 << 20];
+    let mut bytes = 0u64;
+    loop {
+        let n = file
+            .read(&mut buffer)
+            .map_err(|e| io_error("reading", path, e))?;
+        if n == 0 {
+            return Ok((bytes, hasher.finalize()));
+        }
+        bytes += n as u64;
+        hasher.update(&buffer[..n]);
+    }
+}
+
+/// Syncs `dir` and every folder below it, so the files' names are durable.
+fn sync_tree(dir: &Path) -> ServiceResult<()> {
+    for entry in fs::read_dir(dir).map_err(|e| io_error("reading", dir, e))? {
+        let path = entry.map_err(|e| io_error("reading", dir, e))?.path();
+        if path.is_dir() {
+            sync_tree(&path)?;
+        }
+    }
+    sync_dir(dir)
+}
+
+fn sync_dir(dir: &Path) -> ServiceResult<()> {
+    fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io_error("syncing", dir, e))
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> ServiceError {
+    StoreError::backend(format!("{what} {}", path.display()), e).into()
+}
+
+fn invalid(field: &'static str, reason: String) -> ServiceError {
+    ServiceError::InvalidInput(DomainError::new(field, reason))
+}
