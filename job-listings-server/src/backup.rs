@@ -12,6 +12,7 @@ use job_listings::store::BackupSummary;
 
 use crate::cli::{BackupArgs, RestoreArgs, StoreArgs};
 use crate::open::{open_service, Deliver};
+use crate::remote::Remote;
 
 /// Refuses what can be refused before the store is opened (and locked): PostgreSQL, a data
 /// folder that is not there, a backup folder that holds something.
@@ -45,15 +46,56 @@ pub(crate) async fn backup(service: &JobListingsService, args: &BackupArgs) -> R
         .await
         .map_err(said_plainly)
         .with_context(|| format!("backing up into {}", args.to.display()))?;
+    say_backed_up(&summary, &args.to);
+    Ok(())
+}
+
+fn say_backed_up(summary: &BackupSummary, to: &Path) {
     println!(
         "Backed up {} into {} ({}) in {:.2?}; writes waited {:.2?}.",
-        contents(&summary),
-        args.to.display(),
+        contents(summary),
+        to.display(),
         size(summary.bytes),
         summary.took,
         summary.writes_paused,
     );
     println!("It holds the secret key: keep it as safe as the data folder.");
+}
+
+/// Has the running server write the backup (into a folder on its machine: an absolute path,
+/// made from the one given relative to here), and says what it holds as [`backup`] does.
+pub(crate) async fn backup_remote(remote: &Remote, args: &BackupArgs) -> Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Written {
+        jobs: u64,
+        companies: u64,
+        keys: u64,
+        webhooks: u64,
+        bytes: u64,
+        took_ms: u64,
+        writes_paused_ms: u64,
+    }
+    let to = std::path::absolute(&args.to)
+        .with_context(|| format!("making {} an absolute path", args.to.display()))?;
+    let written: Written = remote
+        .call(
+            remote
+                .request(reqwest::Method::POST, "/backup")
+                .json(&serde_json::json!({ "to": to })),
+        )
+        .await
+        .with_context(|| format!("backing up into {}", to.display()))?
+        .ok_or_else(|| anyhow::anyhow!("the server at {} has no backup endpoint", remote.base()))?;
+    let summary = BackupSummary {
+        jobs: written.jobs,
+        companies: written.companies,
+        keys: written.keys,
+        webhooks: written.webhooks,
+        bytes: written.bytes,
+        took: std::time::Duration::from_millis(written.took_ms),
+        writes_paused: std::time::Duration::from_millis(written.writes_paused_ms),
+    };
+    say_backed_up(&summary, &to);
     Ok(())
 }
 

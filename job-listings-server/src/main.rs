@@ -150,6 +150,9 @@ async fn main() -> Result<()> {
         }
         Command::Backup(args) => {
             init_logging("warn");
+            if let Some(remote) = Remote::find(&store).await? {
+                return backup::backup_remote(&remote, &args).await;
+            }
             backup::check_backup(&store, &args)?;
             let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
             let outcome = backup::backup(&service, &args).await;

@@ -204,6 +204,25 @@ fn keys_and_import_go_through_the_running_server_and_it_serves_at_once() {
         .expect("JSON");
     assert_eq!(body["pagination"]["total"].as_u64(), Some(active));
 
+    // `backup` while the server runs: the server writes it, and it restores elsewhere.
+    let backup = dir.path().join("backup");
+    let backed_up = command(
+        &server.data,
+        &["backup", "--to", backup.to_str().expect("a path")],
+    );
+    assert!(backed_up.status.success(), "{}", text(&backed_up.stderr));
+    assert!(
+        text(&backed_up.stdout).contains("Backed up 40 jobs"),
+        "{}",
+        text(&backed_up.stdout)
+    );
+    let restored_dir = dir.path().join("restored");
+    let restored = command(
+        &restored_dir,
+        &["restore", "--from", backup.to_str().expect("a path")],
+    );
+    assert!(restored.status.success(), "{}", text(&restored.stderr));
+
     // The token never reaches the logs; the address file goes with the server.
     let logged = server.stop();
     assert!(!logged.contains(token.trim()), "{logged}");

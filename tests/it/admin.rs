@@ -486,3 +486,51 @@ async fn a_job_written_through_the_admin_api_survives_a_restart() {
     assert_eq!(stored.role, "Persistent Heliographer");
     assert_eq!(search_total(&app, "heliographer").await, 1);
 }
+
+#[tokio::test]
+async fn a_backup_of_the_live_store_restores_to_the_same_data() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let job = new_job(&app, "Archived Lighthouse Keeper");
+    let id = job["id"].as_str().expect("an id").to_owned();
+    let r = admin
+        .send(Method::PUT, &format!("/admin/v1/jobs/{id}"), Some(job))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let folder = tempfile::tempdir().expect("a folder");
+    let to = folder.path().join("backup");
+    let r = admin
+        .send(Method::POST, "/admin/v1/backup", Some(json!({ "to": to })))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let jobs = app.dataset.jobs.len() as u64 + 1;
+    assert_eq!(r.body["jobs"], jobs, "{}", r.text);
+    assert_eq!(r.body["keys"], 3);
+    // The server still serves, and refuses a second backup into the same folder.
+    assert_eq!(search_total(&app, "lighthouse").await, 1);
+    let again = admin
+        .send(Method::POST, "/admin/v1/backup", Some(json!({ "to": to })))
+        .await;
+    assert_eq!(again.status, StatusCode::BAD_REQUEST, "{}", again.text);
+    assert_eq!(again.body["param"], "to");
+
+    let data = folder.path().join("restored");
+    let manifest =
+        job_listings::service::restore_backup(&to, &data.join("db"), None).expect("restored");
+    assert_eq!(manifest.jobs, jobs);
+    let restored = TestApp::builder()
+        .store(crate::support::StoreKind::SledAt(data.join("db")))
+        .service()
+        .await;
+    let found = restored
+        .service
+        .stored_job(id.parse().expect("a job id"))
+        .await
+        .expect("the job written before the backup");
+    assert_eq!(found.role, "Archived Lighthouse Keeper");
+    assert_eq!(restored.service.list_keys().len(), 3);
+    assert_eq!(
+        restored.service.company_count(),
+        app.service.company_count()
+    );
+}

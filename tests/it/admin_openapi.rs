@@ -27,6 +27,7 @@ const ROUTES: &[(&str, &[&str])] = &[
     ("/admin/v1/keys/{id}/usage", &["GET"]),
     ("/admin/v1/webhooks", &["GET"]),
     ("/admin/v1/webhooks/{id}", &["GET", "PATCH"]),
+    ("/admin/v1/backup", &["POST"]),
     ("/admin/v1/openapi.json", &["GET"]),
     ("/livez", &["GET"]),
     ("/readyz", &["GET"]),
@@ -347,6 +348,16 @@ async fn every_operation_answers_in_the_documented_statuses_and_shapes() {
     check(Method::POST, p, p.into(), wrong, 415).await;
     let at = format!("{p}?dry_run=maybe");
     check(Method::POST, p, at, ndjson(&[]), 400).await;
+
+    // The memory store keeps no backups: 501 with what to do; a relative path is a 400.
+    let p = "/admin/v1/backup";
+    let somewhere = std::env::temp_dir().join(format!("jl-backup-{unknown}"));
+    let to = Body::Json(json!({ "to": somewhere }));
+    let refused = check(Method::POST, p, p.into(), to, 501).await;
+    assert_eq!(refused.body["code"], "unsupported");
+    let relative = Body::Json(json!({ "to": "backups/today" }));
+    let refused = check(Method::POST, p, p.into(), relative, 400).await;
+    assert_eq!(refused.body["param"], "to");
 
     // Deleting: a company is held back by its active jobs, not by its closed ones.
     let p = "/admin/v1/companies/{id}";

@@ -1,9 +1,9 @@
 //! The admin API: the operator's calls on a running server, under `/admin/v1`, on a listener
 //! of its own and behind a credential of its own ([`AdminToken`]).
 //!
-//! It writes jobs and companies (one at a time, or streamed as JSON Lines with a report of
-//! every line refused), issues and changes keys, and enables or disables any key's webhook
-//! subscriptions. A job written here is searchable when the call returns, and a new active one
+//! It writes and deletes jobs and companies (one at a time, or streamed as JSON Lines with a
+//! report of every line refused), issues and changes keys, enables or disables any key's
+//! webhook subscriptions, and backs the live store up. A job written here is searchable when the call returns, and a new active one
 //! is announced to webhook subscribers as any ingest is. `/livez`, `/readyz` and the admin
 //! OpenAPI document answer without the token.
 //!
@@ -11,6 +11,7 @@
 //! Never serve it on the public API's listener: anyone who can reach it with the token can
 //! change everything. The bundled server binds it to a loopback address by default.
 
+mod backup;
 mod bulk;
 mod companies;
 mod jobs;

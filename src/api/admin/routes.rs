@@ -4,7 +4,7 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 use http_body::Body;
 
-use super::{bulk, companies, jobs, keys, webhooks, AdminApi, ADMIN_OPENAPI_JSON};
+use super::{backup, bulk, companies, jobs, keys, webhooks, AdminApi, ADMIN_OPENAPI_JSON};
 use crate::api::error::ApiError;
 use crate::api::handlers::health::{self, Probe};
 use crate::api::handlers::{no_params, Handled};
@@ -39,6 +39,7 @@ pub(crate) const ROUTES: &[(&str, &str, &str)] = &[
         "GET, PATCH",
         "GET, HEAD, PATCH, OPTIONS",
     ),
+    ("/admin/v1/backup", "POST", "POST, OPTIONS"),
     ("/admin/v1/openapi.json", "GET", "GET, HEAD, OPTIONS"),
     ("/livez", "GET", "GET, HEAD, OPTIONS"),
     ("/readyz", "GET", "GET, HEAD, OPTIONS"),
@@ -144,6 +145,7 @@ fn pattern_of(path: &str) -> Option<(&'static str, &str)> {
         ["keys"] => ("/admin/v1/keys", ""),
         ["keys", id] => ("/admin/v1/keys/{id}", id),
         ["keys", id, "usage"] => ("/admin/v1/keys/{id}/usage", id),
+        ["backup"] => ("/admin/v1/backup", ""),
         ["webhooks"] => ("/admin/v1/webhooks", ""),
         ["webhooks", id] => ("/admin/v1/webhooks/{id}", id),
         _ => return None,
@@ -188,6 +190,7 @@ pub(super) async fn call(admin: &AdminApi, req: &Request<Bytes>, call: Call) -> 
         ("/admin/v1/keys/{id}", Method::GET) => keys::get(service, id, req).await,
         ("/admin/v1/keys/{id}/usage", Method::GET) => keys::usage(service, id, req).await,
         ("/admin/v1/webhooks", Method::GET) => webhooks::list(service, req).await,
+        ("/admin/v1/backup", Method::POST) => backup::create(service, req).await,
         ("/admin/v1/webhooks/{id}", Method::PATCH) => webhooks::update(service, id, req).await,
         ("/admin/v1/webhooks/{id}", Method::GET) => webhooks::get(service, id, req).await,
         // Every pattern and method of ROUTES has its arm above.
