@@ -110,7 +110,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>, trace: &mut Trace) ->
             pattern,
             id,
             method,
-        }) => return call(api, req, pattern, id.unwrap_or_default(), method).await,
+        }) => return call(api, req, pattern, id.unwrap_or_default(), method, trace).await,
         Ok(Step::Answered(reply)) => Ok(reply),
         Err(refused) => Err(refused),
     };
@@ -219,13 +219,17 @@ async fn call(
     pattern: &'static str,
     id: &str,
     method: &Method,
+    trace: &mut Trace,
 ) -> Handled {
     // A missing or invalid key is a 401 before any parameter is looked at.
     let caller = match api_key(req.headers())
         .map_err(Failure::from)
         .and_then(|key| api.service().caller(&key).map_err(Failure::from))
     {
-        Ok(caller) => caller,
+        Ok(caller) => {
+            trace.key(caller.key_id());
+            caller
+        }
         Err(refused) => {
             api.charge_keyless(req.extensions())?;
             return Err(refused);
