@@ -26,6 +26,8 @@ use job_listings::webhooks::CallbackPolicy;
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) store: StoreArgs,
+    #[command(flatten)]
+    pub(crate) log: LogArgs,
     /// Options of `serve`, accepted here too since it is the default command.
     #[command(flatten)]
     pub(crate) serve: ServeArgs,
@@ -113,6 +115,29 @@ pub(crate) struct StoreArgs {
         value_name = "URL"
     )]
     pub(crate) admin_url: Option<String>,
+}
+
+/// How the log is written; shared by every command.
+#[derive(Debug, Args)]
+pub(crate) struct LogArgs {
+    /// How log lines are written to stderr: `text` for a person at a terminal, `json` for a
+    /// log pipeline (one JSON object per line, the event's fields at the top level).
+    /// `RUST_LOG` still chooses what is logged.
+    #[arg(
+        long,
+        global = true,
+        env = "JOB_LISTINGS_LOG_FORMAT",
+        value_enum,
+        default_value = "text",
+        value_name = "FORMAT"
+    )]
+    pub(crate) log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -221,6 +246,24 @@ pub(crate) struct ServeArgs {
     /// refused write.
     #[arg(long, default_value_t = 60, value_name = "SECONDS")]
     pub(crate) write_failure_grace: u64,
+    /// Log every answered request at info on the target job_listings::access: request id,
+    /// key id (never the key), route pattern, method, status, body bytes and latency. `off`
+    /// costs nothing per request; `RUST_LOG=job_listings::access=off` also silences it.
+    #[arg(
+        long,
+        env = "JOB_LISTINGS_ACCESS_LOG",
+        value_enum,
+        default_value = "on",
+        value_name = "ON_OFF"
+    )]
+    pub(crate) access_log: Switch,
+}
+
+/// A setting turned on or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Switch {
+    On,
+    Off,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -240,6 +283,7 @@ impl ServeArgs {
                 per_second: self.unauthenticated_rate,
                 burst: self.unauthenticated_burst,
             }),
+            access_log: self.access_log == Switch::On,
             ..ApiConfig::default()
         }
     }

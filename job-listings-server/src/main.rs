@@ -30,7 +30,9 @@
 //!
 //! Keys are stored as hashes only, so a key is shown when it is created and never again; the
 //! logs name keys by id, never by value. Logs go to stderr at `info` (`RUST_LOG` overrides,
-//! e.g. `RUST_LOG=job_listings=debug`); stdout carries only what a person needs to copy.
+//! e.g. `RUST_LOG=job_listings=debug`), as text or, with `--log-format json`, one JSON object
+//! a line; stdout carries only what a person needs to copy. `serve` logs every answered
+//! request on the target `job_listings::access` (`--access-log off` turns it off).
 //!
 //! ## `import`, `keys`, `backup` and `restore`
 //!
@@ -69,8 +71,9 @@
 //! ## Environment
 //!
 //! `JOB_LISTINGS_DATA` (`--data-dir`), `JOB_LISTINGS_CACHE_MB` (`--cache-mb`),
-//! `JOB_LISTINGS_JOB_CACHE_MB` (`--job-cache-mb`) and `JOB_LISTINGS_ADDR` (`--addr`) stand in
-//! for the options of the same meaning.
+//! `JOB_LISTINGS_JOB_CACHE_MB` (`--job-cache-mb`), `JOB_LISTINGS_ADDR` (`--addr`),
+//! `JOB_LISTINGS_LOG_FORMAT` (`--log-format`) and `JOB_LISTINGS_ACCESS_LOG` (`--access-log`)
+//! stand in for the options of the same meaning.
 
 mod admin_files;
 mod backup;
@@ -88,7 +91,7 @@ use anyhow::{bail, Context, Result};
 
 use job_listings::service::{JobListingsService, ServiceConfig};
 
-use cli::{Command, KeysCommand};
+use cli::{Command, KeysCommand, LogFormat};
 use keys::Keys;
 use open::{open_service, Deliver};
 use remote::Remote;
@@ -104,15 +107,16 @@ async fn main() -> Result<()> {
     let started = Instant::now();
     let cli = cli::parse_command_line();
     let store = cli.store;
+    let log_format = cli.log.log_format;
     match cli.command.unwrap_or(Command::Serve(cli.serve)) {
         Command::Serve(args) => {
-            init_logging("info");
+            init_logging("info", log_format);
             let service = open_service(&store, args.service_config(), Deliver::Webhooks).await?;
             let outcome = serve::serve(&service, &store, &args, started).await;
             close(&service, outcome).await
         }
         Command::Import(args) => {
-            init_logging("warn");
+            init_logging("warn", log_format);
             // Read and check the files before taking the store's lock.
             let mut input = import::read_import(&args)?;
             if let Some(remote) = Remote::find(&store).await? {
@@ -130,7 +134,7 @@ async fn main() -> Result<()> {
             close(&service, outcome).await
         }
         Command::Keys(command) => {
-            init_logging("warn");
+            init_logging("warn", log_format);
             // Only `create` may make the folder: one that lists or changes keys in a folder
             // that is not there was given the wrong one.
             if let Some(remote) = Remote::find(&store).await? {
@@ -149,7 +153,7 @@ async fn main() -> Result<()> {
             close(&service, outcome).await
         }
         Command::Backup(args) => {
-            init_logging("warn");
+            init_logging("warn", log_format);
             if let Some(remote) = Remote::find(&store).await? {
                 return backup::backup_remote(&remote, &args).await;
             }
@@ -159,21 +163,24 @@ async fn main() -> Result<()> {
             close(&service, outcome).await
         }
         Command::Restore(args) => {
-            init_logging("warn");
+            init_logging("warn", log_format);
             backup::restore(&store, &args).await
         }
     }
 }
 
-/// Logs to stderr; `RUST_LOG` overrides the default level.
-fn init_logging(default: &str) {
+/// Logs to stderr as text or JSON lines; `RUST_LOG` overrides the default level.
+fn init_logging(default: &str, format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let log = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => log.with_ansi(std::io::stderr().is_terminal()).init(),
+        // The event's fields beside its time, level and target, as pipelines index them.
+        LogFormat::Json => log.json().flatten_event(true).init(),
+    }
 }
 
 /// Every path that opened the service ends here: stop the usage writer and write the usage

@@ -4,10 +4,12 @@
 //! nothing of sockets: the hyper frontend (`crate::server`) and any tower-based framework (via
 //! the [`tower_service::Service`] impl) are thin adapters around [`Api::handle_body`].
 
+mod access_log;
 pub mod admin;
 mod budget;
 mod error;
 mod handlers;
+mod metrics;
 mod openapi;
 mod params;
 mod render;
@@ -24,13 +26,18 @@ use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 
+pub use access_log::ACCESS_LOG_TARGET;
 pub use budget::ClientAddr;
 pub use error::{ApiError, Problem};
 pub use openapi::OPENAPI_JSON;
 pub use params::{COMPANY_PARAMS, JOB_PARAMS};
 
-use crate::domain::ApiKey;
+use crate::domain::{ApiKey, KeyId};
 use crate::service::{JobListingsService, QuotaState, RateLimit, ServiceError};
+use metrics::{HttpMetrics, RouteLabel};
+
+/// The `Content-Type` of [`Api::metrics_text`]: the Prometheus text format, version 0.0.4.
+pub const METRICS_CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// Settings of the HTTP layer.
 #[derive(Clone, Copy, Debug)]
@@ -57,6 +64,10 @@ pub struct ApiConfig {
     /// a [`ClientAddr`] are charged (the bundled server sets it): behind a proxy every client
     /// shares the proxy's address, so raise the budget or set the client's address.
     pub unauthenticated_rate: Option<RateLimit>,
+    /// Whether each answered request is logged on the target [`ACCESS_LOG_TARGET`] at `info`
+    /// (request id, key id, route pattern, method, status, body bytes, latency); default on.
+    /// Off, nothing of it is gathered at all; on, only when a subscriber takes the events.
+    pub access_log: bool,
 }
 
 impl Default for ApiConfig {
@@ -70,6 +81,7 @@ impl Default for ApiConfig {
                 per_second: 20.0,
                 burst: 100,
             }),
+            access_log: true,
         }
     }
 }
@@ -88,6 +100,41 @@ struct ApiInner {
     rendered: render::RenderCache,
     /// What each address may still send without a valid key.
     unauthenticated: budget::AddressBudget,
+    /// Requests and problem answers counted.
+    metrics: Arc<HttpMetrics>,
+    /// This API's metrics with its service's: one registry per API, so two APIs in one
+    /// process (or test) count apart.
+    registry: prometheus_client::registry::Registry,
+}
+
+/// What the layer learns of a request on its way through, for its metrics and access log.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Trace {
+    started: Instant,
+    /// The route it matched; set by the router.
+    route: RouteLabel,
+    /// The key it was served for, once the key is found valid.
+    key_id: Option<KeyId>,
+}
+
+impl Trace {
+    fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            route: RouteLabel::UNMATCHED,
+            key_id: None,
+        }
+    }
+
+    /// The request matched this route.
+    pub(crate) fn route(&mut self, route: RouteLabel) {
+        self.route = route;
+    }
+
+    /// The request is served for this key.
+    pub(crate) fn key(&mut self, id: KeyId) {
+        self.key_id = Some(id);
+    }
 }
 
 /// A handler's successful answer before headers are added.
@@ -152,14 +199,35 @@ impl Api {
 
     /// The API over a service, with the given settings.
     pub fn with_config(service: JobListingsService, config: ApiConfig) -> Self {
+        let mut registry = prometheus_client::registry::Registry::default();
+        let metrics = HttpMetrics::registered(&mut registry);
+        service.register_metrics(&mut registry);
         Self {
             inner: Arc::new(ApiInner {
                 service,
                 config,
                 rendered: render::RenderCache::new(config.render_cache_bytes),
                 unauthenticated: budget::AddressBudget::new(config.unauthenticated_rate),
+                metrics,
+                registry,
             }),
         }
+    }
+
+    /// Every metric of this API and its service in the Prometheus text format (version 0.0.4,
+    /// [`METRICS_CONTENT_TYPE`]), for a `GET /metrics` on a listener of the operator's (never
+    /// the public one): requests by route pattern, method and status with their durations,
+    /// problem answers by code, what the service counts (jobs ingested, webhook deliveries,
+    /// store writes), and the gauges of [`JobListingsService::stats`], read now.
+    pub fn metrics_text(&self) -> String {
+        let mut text = String::new();
+        // Writing to a `String` cannot fail, and no collector of ours fails.
+        if let Err(e) =
+            prometheus_client::encoding::prometheus_text::encode(&mut text, &self.inner.registry)
+        {
+            tracing::error!(error = %e, "writing the metrics failed");
+        }
+        text
     }
 
     /// The service behind the API.
@@ -185,15 +253,16 @@ impl Api {
         B: Body,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        let trace = Trace::new();
         let limit = self.inner.config.max_body_bytes;
         let (parts, body) = req.into_parts();
         if let Err(e) = self.check_head(&parts) {
-            return self.refuse_unrouted(&parts, e).await;
+            return self.refuse_unrouted(&parts, e, trace).await;
         }
         let read = read_body(&parts, body, limit, self.inner.config.body_timeout).await;
         match read {
-            Ok(bytes) => self.route(Request::from_parts(parts, bytes)).await,
-            Err(e) => self.refuse_unrouted(&parts, e).await,
+            Ok(bytes) => self.route(Request::from_parts(parts, bytes), trace).await,
+            Err(e) => self.refuse_unrouted(&parts, e, trace).await,
         }
     }
 
@@ -201,17 +270,18 @@ impl Api {
     /// becomes a problem document. `HEAD` is answered as `GET` without the body, and
     /// `OPTIONS` with the path's methods in `Allow`.
     pub async fn handle(&self, req: Request<Bytes>) -> Response<Bytes> {
+        let trace = Trace::new();
         let (parts, body) = req.into_parts();
         match self.check_head(&parts) {
-            Ok(()) => self.route(Request::from_parts(parts, body)).await,
-            Err(e) => self.refuse_unrouted(&parts, e).await,
+            Ok(()) => self.route(Request::from_parts(parts, body), trace).await,
+            Err(e) => self.refuse_unrouted(&parts, e, trace).await,
         }
     }
 
-    async fn route(&self, req: Request<Bytes>) -> Response<Bytes> {
-        let result = routes::route(self, &req).await;
+    async fn route(&self, req: Request<Bytes>, mut trace: Trace) -> Response<Bytes> {
+        let result = routes::route(self, &req, &mut trace).await;
         let (parts, _) = req.into_parts();
-        self.respond(&parts, result).await
+        self.respond(&parts, result, &trace).await
     }
 
     /// Answers a request refused before it reached a handler, after charging it to its
@@ -220,12 +290,14 @@ impl Api {
         &self,
         parts: &http::request::Parts,
         error: ApiError,
+        mut trace: Trace,
     ) -> Response<Bytes> {
         let error = match self.charge_unless_keyed(&parts.headers, &parts.extensions) {
             Err(over_budget) => over_budget,
             Ok(()) => error,
         };
-        self.respond(parts, Err(error.into())).await
+        trace.route(routes::label_of(parts.uri.path()));
+        self.respond(parts, Err(error.into()), &trace).await
     }
 
     /// Charges a request that is answered without a caller (`OPTIONS`, the OpenAPI document,
@@ -278,6 +350,7 @@ impl Api {
         &self,
         request: &http::request::Parts,
         result: Result<Reply, routes::Failure>,
+        trace: &Trace,
     ) -> Response<Bytes> {
         let headers = &request.headers;
         let request_id = request_id(headers);
@@ -292,7 +365,8 @@ impl Api {
             Err(routes::Failure { error, quota }) => {
                 // Plain ASCII either way: the client's only when it is, a UUID otherwise.
                 let id = request_id.to_str().unwrap_or_default();
-                let mut response = self.error_response(&error, id, now);
+                let (mut response, code) = self.problem_response(&error, id, now);
+                self.inner.metrics.problem(code);
                 // Answers to a valid key carry its quota, errors included. A refusal made
                 // before the request was routed (its head or body too large, too slow, no
                 // such path) has no caller yet: look the key up for its headers.
@@ -322,7 +396,29 @@ impl Api {
                 response
             }
         };
-        finish(response, request_id, &request.method)
+        let response = finish(response, request_id, &request.method);
+        self.count(request, &response, trace);
+        response
+    }
+
+    /// Counts an answer in the metrics and writes it to the access log.
+    fn count(&self, request: &http::request::Parts, response: &Response<Bytes>, trace: &Trace) {
+        let took = trace.started.elapsed();
+        let status = response.status();
+        self.inner
+            .metrics
+            .request(trace.route, &request.method, status, took);
+        if self.inner.config.access_log {
+            access_log::log(access_log::AccessRecord {
+                request_id: response.headers().get(&X_REQUEST_ID),
+                key_id: trace.key_id,
+                route: trace.route,
+                method: &request.method,
+                status,
+                bytes: response.body().len(),
+                took,
+            });
+        }
     }
 
     /// The quota of the key a request carries, if it is a valid one.
@@ -337,7 +433,18 @@ impl Api {
         request_id: &str,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Response<Bytes> {
+        self.problem_response(error, request_id, now).0
+    }
+
+    /// The problem document answering `error`, with its stable code.
+    fn problem_response(
+        &self,
+        error: &ApiError,
+        request_id: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> (Response<Bytes>, &'static str) {
         let answer = error.answer(now);
+        let code = answer.code;
         if answer.status.is_server_error() {
             tracing::error!(request_id, error = %error, "request failed");
         } else {
@@ -379,7 +486,7 @@ impl Api {
                 HeaderValue::from_static("Bearer realm=\"job-listings\""),
             );
         }
-        response
+        (response, code)
     }
 }
 

@@ -7,7 +7,8 @@ use http::{Method, Request, StatusCode};
 
 use super::error::ApiError;
 use super::handlers::{companies, health, jobs, no_params, usage, webhooks, Handled};
-use super::{api_key, Api, Reply, OPENAPI_JSON};
+use super::metrics::RouteLabel;
+use super::{api_key, Api, Reply, Trace, OPENAPI_JSON};
 use crate::domain::DomainError;
 use crate::service::{Caller, QuotaState, Refused, ServiceError};
 
@@ -98,22 +99,38 @@ fn pattern_of<'p>(segments: &[&'p str]) -> Option<(&'static str, Option<&'p str>
 /// checked once, here, and every handler's call goes through that caller. What is answered
 /// without a caller is charged to the client's address
 /// ([`ApiConfig::unauthenticated_rate`](super::ApiConfig::unauthenticated_rate)).
-pub(crate) async fn route(api: &Api, req: &Request<Bytes>) -> Handled {
+pub(crate) async fn route(api: &Api, req: &Request<Bytes>, trace: &mut Trace) -> Handled {
     if let Some(probe) = health::Probe::of(req.uri().path()) {
+        trace.route(RouteLabel::probe(probe));
         return health::answer(api, req, probe).await;
     }
     let segments = segments(req.uri().path());
-    let answered = match before_key(req, segments.as_deref()) {
+    let answered = match before_key(req, segments.as_deref(), trace) {
         Ok(Step::Call {
             pattern,
             id,
             method,
-        }) => return call(api, req, pattern, id.unwrap_or_default(), method).await,
+        }) => return call(api, req, pattern, id.unwrap_or_default(), method, trace).await,
         Ok(Step::Answered(reply)) => Ok(reply),
         Err(refused) => Err(refused),
     };
     api.charge_unless_keyed(req.headers(), req.extensions())?;
     answered
+}
+
+/// The route label of a path, for a request refused before it was routed (its head or body
+/// too large, its body too slow).
+pub(crate) fn label_of(path: &str) -> RouteLabel {
+    if let Some(probe) = health::Probe::of(path) {
+        return RouteLabel::probe(probe);
+    }
+    let Some(decoded) = segments(path) else {
+        return RouteLabel::UNMATCHED;
+    };
+    let segments: Vec<&str> = decoded.iter().map(|s| s.as_ref()).collect();
+    pattern_of(&segments)
+        .and_then(|(pattern, _)| ROUTES.iter().position(|(p, _, _)| *p == pattern))
+        .map_or(RouteLabel::UNMATCHED, RouteLabel::route)
 }
 
 /// The segments of a path under `/api/v1/`, percent-decoded; `None` for any other path.
@@ -152,6 +169,7 @@ enum Step<'r> {
 fn before_key<'r>(
     req: &'r Request<Bytes>,
     decoded: Option<&'r [Cow<'r, str>]>,
+    trace: &mut Trace,
 ) -> Result<Step<'r>, Failure> {
     let no_route = || ApiError::NoRoute {
         under_api: req.uri().path().starts_with(PREFIX),
@@ -162,10 +180,12 @@ fn before_key<'r>(
         .map(|s| s.as_ref())
         .collect();
     let (pattern, id) = pattern_of(&segments).ok_or_else(no_route)?;
-    let (_, methods, allow) = ROUTES
+    let index = ROUTES
         .iter()
-        .find(|(p, _, _)| *p == pattern)
+        .position(|(p, _, _)| *p == pattern)
         .ok_or_else(no_route)?;
+    let (_, methods, allow) = ROUTES[index];
+    trace.route(RouteLabel::route(index));
     if req.method() == Method::OPTIONS {
         // Says what the path takes, like the 405 does: no key needed, nothing metered.
         return Ok(Step::Answered(Reply::options(allow)));
@@ -199,13 +219,17 @@ async fn call(
     pattern: &'static str,
     id: &str,
     method: &Method,
+    trace: &mut Trace,
 ) -> Handled {
     // A missing or invalid key is a 401 before any parameter is looked at.
     let caller = match api_key(req.headers())
         .map_err(Failure::from)
         .and_then(|key| api.service().caller(&key).map_err(Failure::from))
     {
-        Ok(caller) => caller,
+        Ok(caller) => {
+            trace.key(caller.key_id());
+            caller
+        }
         Err(refused) => {
             api.charge_keyless(req.extensions())?;
             return Err(refused);

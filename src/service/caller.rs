@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::keys::KeyEntry;
 use super::metering::{period_at, Reservation};
+use super::metrics::StoreWrite;
 use super::{JobListingsService, Metered, Metering, QuotaState, ServiceError, ServiceResult};
 use crate::domain::{ApiKey, KeyId, Plan};
 
@@ -158,7 +159,10 @@ impl Caller {
             }
             Metering::InStore => {
                 let store = &service.inner.access.store;
-                let counter = match store.count_call(record.id, start, limit).await {
+                let counted = service
+                    .timed_write(StoreWrite::Usage, store.count_call(record.id, start, limit))
+                    .await;
+                let counter = match counted {
                     Ok(Some(counter)) => counter,
                     Ok(None) => return Err(exceeded()),
                     Err(e) => return Err(self.refused(e.into()).await),

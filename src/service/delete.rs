@@ -1,6 +1,7 @@
 //! Deleting jobs and companies: an operator's calls (not metered), made under the ingest lock
 //! so that no job write slips between the check, the store and the index.
 
+use super::metrics::StoreWrite;
 use super::{JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{CompanyId, JobId};
 
@@ -16,8 +17,17 @@ impl JobListingsService {
     /// An unknown id is [`ServiceError::NotFound`].
     pub async fn delete_job(&self, id: JobId) -> ServiceResult<()> {
         let writes = self.inner.catalog.ingest.lock().await;
-        if !self.inner.catalog.store.delete_job(id).await? {
+        let store = &self.inner.catalog.store;
+        // Whether it counts among the closed jobs (an operator's call: one read more is fine).
+        let closed = store.get_job(id).await?.is_some_and(|j| !j.is_active());
+        if !self
+            .timed_write(StoreWrite::Jobs, store.delete_job(id))
+            .await?
+        {
             return Err(ServiceError::NotFound { resource: "job" });
+        }
+        if closed {
+            self.inner.stats.closed_jobs.record(&[(id, -1)]);
         }
         self.write_index().remove(id);
         self.compact_index_if_due(&writes).await;
@@ -47,7 +57,10 @@ impl JobListingsService {
                 active_jobs,
             });
         }
-        let deleted = self.inner.catalog.store.delete_company(id).await?;
+        let store = &self.inner.catalog.store;
+        let deleted = self
+            .timed_write(StoreWrite::Companies, store.delete_company(id))
+            .await?;
         let cached = self
             .inner
             .catalog

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, Weak};
 use chrono::{DateTime, Utc};
 use tokio::sync::{watch, Notify, Semaphore};
 
+use super::metrics::{DeliveryOutcome, StoreWrite};
 use super::rate_limit::RateLimit;
 use super::{CallResult, Caller, Inner, JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{
@@ -211,11 +212,12 @@ impl JobListingsService {
     async fn fail_unsent(&self, mut delivery: Delivery, reason: &str) -> ServiceResult<()> {
         delivery.status = DeliveryStatus::Failed;
         delivery.last_error = Some(reason.to_owned());
-        self.inner
-            .subscriptions
-            .store
-            .put_delivery(&delivery)
+        let store = &self.inner.subscriptions.store;
+        self.timed_write(StoreWrite::Deliveries, store.put_delivery(&delivery))
             .await?;
+        self.metrics()
+            .delivery(DeliveryOutcome::FailedUnsent, None, None);
+        self.inner.stats.add_pending(-1);
         self.may_have_room(delivery.webhook_id);
         Ok(())
     }
@@ -329,12 +331,21 @@ impl JobListingsService {
             ok = succeeded,
             "webhook delivery attempt"
         );
-        self.inner
-            .subscriptions
-            .store
-            .put_delivery(&delivery)
+        let store = &self.inner.subscriptions.store;
+        self.timed_write(StoreWrite::Deliveries, store.put_delivery(&delivery))
             .await?;
-        if delivery.status != DeliveryStatus::Pending {
+        let (counted_as, settled) = match delivery.status {
+            DeliveryStatus::Succeeded => (DeliveryOutcome::Succeeded, true),
+            DeliveryStatus::Pending => (DeliveryOutcome::FailedWillRetry, false),
+            DeliveryStatus::Failed => (DeliveryOutcome::FailedFinal, true),
+        };
+        self.metrics().delivery(
+            counted_as,
+            Some(outcome.latency),
+            settled.then_some(delivery.attempts),
+        );
+        if settled {
+            self.inner.stats.add_pending(-1);
             self.may_have_room(delivery.webhook_id);
         }
 
@@ -430,6 +441,9 @@ impl JobListingsService {
                 break;
             }
         }
+        if self.inner.store.change_feed().is_some() {
+            self.recount_pending_deliveries().await?;
+        }
         if pruned.total() > 0 {
             tracing::info!(
                 deliveries = pruned.deliveries,
@@ -491,7 +505,14 @@ impl Caller {
             }
             service.take_test_ping(sub.id)?;
             let event = test_event(&sub, service.now());
-            service.inner.subscriptions.store.put_event(&event).await?;
+            let store = &service.inner.subscriptions.store;
+            service
+                .timed_write(StoreWrite::Events, store.put_event(&event))
+                .await?;
+            service
+                .inner
+                .stats
+                .add_pending(i64::try_from(event.deliveries.len()).unwrap_or(0));
             service.wake_deliveries();
             event
                 .deliveries

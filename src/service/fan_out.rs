@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::metrics::StoreWrite;
 use super::{JobListingsService, ServiceResult};
 use crate::domain::{
     EventId, Job, JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, SubscriptionStatus,
@@ -153,10 +154,20 @@ impl JobListingsService {
         }
         step.events = events.into_values().collect();
         let made = step.deliveries.len();
-        Ok(match store.fan_out(&step).await? {
-            true => Step::Made(made),
-            false => Step::Lost,
-        })
+        Ok(
+            match self
+                .timed_write(StoreWrite::FanOut, store.fan_out(&step))
+                .await?
+            {
+                true => {
+                    self.inner
+                        .stats
+                        .add_pending(i64::try_from(made).unwrap_or(i64::MAX));
+                    Step::Made(made)
+                }
+                false => Step::Lost,
+            },
+        )
     }
 
     /// The subscriptions behind the head that move in this step: every one that skips, and

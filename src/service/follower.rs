@@ -30,9 +30,12 @@ pub(super) async fn follow(
         };
         let service = JobListingsService { inner: strong };
         let mut full = false;
+        // The newest change known: the last one read, or the feed's head when more wait.
+        let mut newest = position;
         match feed.changes_after(position, BATCH).await {
             Ok(changes) => {
                 full = changes.len() == BATCH;
+                newest = changes.last().map_or(position, |c| c.position);
                 for change in changes {
                     match service.apply(change.record).await {
                         Ok(()) => {}
@@ -52,6 +55,10 @@ pub(super) async fn follow(
             }
             Err(e) => tracing::error!(error = %e, "reading the change feed failed; will retry"),
         }
+        if full {
+            newest = feed.head().await.unwrap_or(newest);
+        }
+        service.inner.stats.follower.record(position, newest);
         drop(service);
         if full {
             continue;
@@ -72,10 +79,15 @@ impl JobListingsService {
             ChangedRecord::Job(id) => {
                 let writes = self.inner.catalog.ingest.lock().await;
                 let job = store.get_job(id).await?;
+                let closed = job.as_ref().is_some_and(|j| !j.is_active());
                 match job.filter(|j| j.is_active()) {
                     Some(job) => self.write_index().upsert(&job),
                     None => {
-                        self.write_index().remove(id);
+                        // An active job another replica closed. (Which jobs it stores
+                        // closed from the start, this replica cannot tell from an update.)
+                        if self.write_index().remove(id) && closed {
+                            self.inner.stats.closed_jobs.record(&[(id, 1)]);
+                        }
                     }
                 }
                 self.compact_index_if_due(&writes).await;

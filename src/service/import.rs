@@ -20,7 +20,8 @@ use crate::domain::{DomainError, Job, JobId, NewJob};
 use crate::store::StoreError;
 
 use super::indexer::{indexing_failed, spawn_indexer};
-use super::ingest::checked_company;
+use super::ingest::{checked_company, WriteTally};
+use super::metrics::StoreWrite;
 use super::{JobListingsService, ServiceError, ServiceResult};
 
 /// Jobs checked and written per store transaction.
@@ -127,7 +128,7 @@ impl JobListingsService {
 
         let mut summary = ImportSummary::default();
         let mut written = 0;
-        let mut writing: Option<tokio::task::JoinHandle<ServiceResult<Vec<Job>>>> = None;
+        let mut writing: Option<Writing> = None;
         let mut failure = None;
         let mut order = BatchOrder::default();
         while let Some(arrived) = arriving.recv().await {
@@ -144,7 +145,7 @@ impl JobListingsService {
             };
             // The previous batch may still be on its way to the store: no id is in both, so
             // this batch's stored state is already what it will be.
-            let (writes, outcomes) = match self.prepare_job_writes(batch, now).await {
+            let (writes, outcomes, tally) = match self.prepare_job_writes(batch, now).await {
                 Ok(prepared) => prepared,
                 Err(e) => {
                     failure = Some(e.into());
@@ -152,7 +153,10 @@ impl JobListingsService {
                 }
             };
             if let Some(previous) = writing.take() {
-                if let Err(e) = finish_write(previous, &to_index, &mut written, &progress).await {
+                if let Err(e) = self
+                    .finish_write(previous, &to_index, &mut written, &progress)
+                    .await
+                {
                     failure = Some(e.into());
                     break;
                 }
@@ -165,22 +169,29 @@ impl JobListingsService {
                 }
                 summary.announced += usize::from(o.announced);
             }
-            let store = self.inner.catalog.store.clone();
+            let service = self.clone();
             writing = Some(tokio::spawn(async move {
-                store.write_jobs_deferred(&writes).await?;
-                Ok(writes.into_iter().map(|w| w.job).collect())
+                let store = &service.inner.catalog.store;
+                service
+                    .timed_write(StoreWrite::Jobs, store.write_jobs_deferred(&writes))
+                    .await?;
+                Ok((writes.into_iter().map(|w| w.job).collect(), tally))
             }));
         }
         // The reading thread stops at its next batch.
         drop(arriving);
         if let Some(last) = writing.take() {
-            if let Err(e) = finish_write(last, &to_index, &mut written, &progress).await {
+            if let Err(e) = self
+                .finish_write(last, &to_index, &mut written, &progress)
+                .await
+            {
                 failure = failure.or(Some(e.into()));
             }
         }
         drop(to_index);
 
-        let flushed = self.inner.catalog.store.flush().await;
+        let store = &self.inner.catalog.store;
+        let flushed = self.timed_write(StoreWrite::Jobs, store.flush()).await;
         let indexed = indexer.await.map_err(indexing_failed);
         let indexed = match indexed {
             Ok(indexed) => indexed,
@@ -273,19 +284,27 @@ fn next_batch(rest: &mut std::iter::Peekable<std::vec::IntoIter<NewJob>>) -> Vec
     batch
 }
 
-/// Waits for a batch's store write, counts its jobs as written and hands them to the indexer.
-async fn finish_write(
-    writing: tokio::task::JoinHandle<ServiceResult<Vec<Job>>>,
-    to_index: &mpsc::Sender<Vec<Job>>,
-    written: &mut usize,
-    progress: &impl Fn(usize),
-) -> ServiceResult<()> {
-    let jobs = writing
-        .await
-        .map_err(|e| StoreError::backend("writing imported jobs", e))??;
-    *written += jobs.len();
-    progress(*written);
-    // The indexer only stops early by panicking, which `indexer.await` reports.
-    let _ = to_index.send(jobs).await;
-    Ok(())
+/// A batch on its way to the store: its jobs and what they change in the counts.
+type Writing = tokio::task::JoinHandle<ServiceResult<(Vec<Job>, WriteTally)>>;
+
+impl JobListingsService {
+    /// Waits for a batch's store write, counts its jobs as written and hands them to the
+    /// indexer.
+    async fn finish_write(
+        &self,
+        writing: Writing,
+        to_index: &mpsc::Sender<Vec<Job>>,
+        written: &mut usize,
+        progress: &impl Fn(usize),
+    ) -> ServiceResult<()> {
+        let (jobs, tally) = writing
+            .await
+            .map_err(|e| StoreError::backend("writing imported jobs", e))??;
+        self.count_written(&tally);
+        *written += jobs.len();
+        progress(*written);
+        // The indexer only stops early by panicking, which `indexer.await` reports.
+        let _ = to_index.send(jobs).await;
+        Ok(())
+    }
 }

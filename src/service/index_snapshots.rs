@@ -202,6 +202,9 @@ impl JobListingsService {
         };
         let mut saved = self.inner.catalog.saved_snapshot.lock().await;
         if *saved == Some(version) {
+            self.inner
+                .stats
+                .snapshot_current_at(std::time::Instant::now());
             return Ok(false);
         }
         let this = self.clone();
@@ -224,6 +227,8 @@ impl JobListingsService {
             .save_index_snapshot(snapshot)
             .await?;
         *saved = Some(version);
+        // It reflects every job as of the copy, made while job writes waited.
+        self.inner.stats.snapshot_current_at(started + copied);
         tracing::info!(
             bytes = size,
             writes_waited = ?copied,

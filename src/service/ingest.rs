@@ -5,6 +5,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use tokio::sync::MutexGuard;
 
+use super::metrics::{JobsWritten, StoreWrite};
 use super::{JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{
     Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob, SubscriptionStatus,
@@ -39,7 +40,9 @@ impl JobListingsService {
                     .map_or(now, |k| changed_at(k.updated_at, now));
             }
         }
-        self.inner.catalog.store.put_companies(&companies).await?;
+        let store = &self.inner.catalog.store;
+        self.timed_write(StoreWrite::Companies, store.put_companies(&companies))
+            .await?;
         let mut cache = self
             .inner
             .catalog
@@ -102,7 +105,8 @@ impl JobListingsService {
 
     /// Makes every job write so far durable.
     pub async fn flush_jobs(&self) -> ServiceResult<()> {
-        Ok(self.inner.catalog.store.flush().await?)
+        let store = &self.inner.catalog.store;
+        Ok(self.timed_write(StoreWrite::Jobs, store.flush()).await?)
     }
 
     async fn upsert(
@@ -112,13 +116,16 @@ impl JobListingsService {
     ) -> ServiceResult<Vec<IngestOutcome>> {
         let jobs: Vec<NewJob> = jobs.into_iter().map(Into::into).collect();
         let _ingest = self.inner.catalog.ingest.lock().await;
-        let (writes, outcomes) = self.prepare_job_writes(jobs, self.now()).await?;
+        let (writes, outcomes, tally) = self.prepare_job_writes(jobs, self.now()).await?;
         let store = &self.inner.catalog.store;
         if durable {
-            store.write_jobs(&writes).await?;
+            self.timed_write(StoreWrite::Jobs, store.write_jobs(&writes))
+                .await?;
         } else {
-            store.write_jobs_deferred(&writes).await?;
+            self.timed_write(StoreWrite::Jobs, store.write_jobs_deferred(&writes))
+                .await?;
         }
+        self.count_written(&tally);
         for w in &writes {
             // One job per lock: searches wait for one job's update at most.
             self.write_index().upsert(&w.job);
@@ -131,12 +138,13 @@ impl JobListingsService {
     }
 
     /// Checks jobs and turns them into their stored state and outbox events, as of `now`,
-    /// against the store's current state of each; the caller holds the ingest lock.
+    /// against the store's current state of each, with what writing them changes in the
+    /// counts; the caller holds the ingest lock.
     pub(super) async fn prepare_job_writes(
         &self,
         jobs: Vec<NewJob>,
         now: DateTime<Utc>,
-    ) -> ServiceResult<(Vec<JobWrite>, Vec<IngestOutcome>)> {
+    ) -> ServiceResult<(Vec<JobWrite>, Vec<IngestOutcome>, WriteTally)> {
         let previous: HashMap<JobId, Arc<Job>> = self
             .inner
             .catalog
@@ -148,6 +156,7 @@ impl JobListingsService {
             .collect();
         let mut writes = Vec::with_capacity(jobs.len());
         let mut outcomes = Vec::with_capacity(jobs.len());
+        let mut tally = WriteTally::default();
         {
             let companies = self.read_companies();
             // Nobody to announce to: no event, as a bulk load with no subscriptions would
@@ -188,10 +197,17 @@ impl JobListingsService {
                     created,
                     announced: !events.is_empty(),
                 });
+                tally.add(&job, prev.map(|p| p.is_active()), created);
                 writes.push(JobWrite { job, events });
             }
         }
-        Ok((writes, outcomes))
+        Ok((writes, outcomes, tally))
+    }
+
+    /// Counts jobs the store has taken; the caller holds the ingest lock.
+    pub(super) fn count_written(&self, tally: &WriteTally) {
+        self.metrics().jobs_written(tally.written);
+        self.inner.stats.closed_jobs.record(&tally.closed_changes);
     }
 
     /// Closes a job: it stays on record but is no longer searchable.
@@ -205,16 +221,19 @@ impl JobListingsService {
                 .await?
                 .ok_or(ServiceError::NotFound { resource: "job" })?,
         );
+        let was_active = job.is_active();
         job.status = JobStatus::Closed;
         job.updated_at = changed_at(job.updated_at, self.now());
-        self.inner
-            .catalog
-            .store
-            .write_jobs(&[JobWrite {
-                job: job.clone(),
-                events: Vec::new(),
-            }])
+        let write = [JobWrite {
+            job: job.clone(),
+            events: Vec::new(),
+        }];
+        let store = &self.inner.catalog.store;
+        self.timed_write(StoreWrite::Jobs, store.write_jobs(&write))
             .await?;
+        let mut tally = WriteTally::default();
+        tally.add(&job, Some(was_active), false);
+        self.count_written(&tally);
         self.write_index().remove(id);
         self.compact_index_if_due(&_ingest).await;
         Ok(job)
@@ -259,6 +278,39 @@ impl JobListingsService {
             .fetch_add(1, Ordering::AcqRel);
         DeferredCompaction {
             service: self.clone(),
+        }
+    }
+}
+
+/// What a job write changes in the counts: jobs created, updated and closed, and the jobs
+/// whose closed state it changes (+1 closed now, -1 open again).
+#[derive(Debug, Default)]
+pub(super) struct WriteTally {
+    written: JobsWritten,
+    closed_changes: Vec<(JobId, i64)>,
+    /// Whether each job of the write is active, as the write leaves it so far: a job twice in
+    /// one write changes from what its first occurrence left.
+    active_after: HashMap<JobId, bool>,
+}
+
+impl WriteTally {
+    /// Counts a job as written, given whether it was active before (`None`: not stored).
+    fn add(&mut self, job: &Job, was_active: Option<bool>, created: bool) {
+        let was_active = self.active_after.get(&job.id).copied().or(was_active);
+        let active = job.is_active();
+        self.active_after.insert(job.id, active);
+        match was_active {
+            _ if created => self.written.created += 1,
+            Some(true) if !active => self.written.closed += 1,
+            _ => self.written.updated += 1,
+        }
+        let closed_change = match (was_active, active) {
+            (None | Some(true), false) => 1,
+            (Some(false), true) => -1,
+            _ => 0,
+        };
+        if closed_change != 0 {
+            self.closed_changes.push((job.id, closed_change));
         }
     }
 }

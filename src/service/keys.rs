@@ -5,6 +5,7 @@ use chrono::{DateTime, SubsecRound, Utc};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::metering::{period_at, period_start, Meter};
+use super::metrics::StoreWrite;
 use super::rate_limit::TokenBucket;
 use super::{
     CallResult, Caller, JobListingsService, Metered, Metering, QuotaState, ServiceError,
@@ -157,6 +158,15 @@ impl KeyRegistry {
         self.put(record, meter, bucket);
     }
 
+    /// Calls `visit` with every record, under the read lock: for counting without copying.
+    pub(crate) fn for_each_record(&self, mut visit: impl FnMut(&ApiKeyRecord)) {
+        self.by_hash
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .for_each(|e| visit(&e.record));
+    }
+
     pub(crate) fn records(&self) -> Vec<ApiKeyRecord> {
         let mut all: Vec<ApiKeyRecord> = self
             .by_hash
@@ -223,7 +233,8 @@ impl JobListingsService {
             created_at: now,
             revoked_at: None,
         };
-        self.inner.access.store.put_key(&record).await?;
+        self.timed_write(StoreWrite::Keys, self.inner.access.store.put_key(&record))
+            .await?;
         self.inner
             .access
             .keys
@@ -250,7 +261,8 @@ impl JobListingsService {
             .ok_or(ServiceError::NotFound { resource: "key" })?;
         let mut record = entry.record.clone();
         change(&mut record);
-        self.inner.access.store.put_key(&record).await?;
+        self.timed_write(StoreWrite::Keys, self.inner.access.store.put_key(&record))
+            .await?;
         self.inner
             .access
             .keys

@@ -38,17 +38,21 @@ mod facade;
 mod fan_out;
 mod follower;
 mod health;
+mod histogram;
 mod import;
 mod index_snapshots;
 mod indexer;
 mod ingest;
+mod job_census;
 mod keyed_locks;
 mod keys;
 mod metering;
+mod metrics;
 mod operator;
 mod rate_limit;
 mod reads;
 mod secrets;
+mod stats;
 mod webhooks;
 
 use std::collections::HashMap;
@@ -70,13 +74,16 @@ pub use operator::WebhookHealth;
 pub use rate_limit::{RateLimit, RateLimits};
 pub use reads::{CompanyDetail, CompanyPage, CompanyQuery, CompanySummary, JobDetail, JobPage};
 pub use secrets::SecretKey;
+pub use stats::{JobCounts, KeyCounts, ServiceStats, SubscriptionCounts};
 pub use webhooks::{NewWebhook, WebhookChange, WebhookCreation};
 
 use crate::domain::{Company, CompanyId, Subscription, WebhookId};
 use crate::query::JobIndex;
 use crate::store::{JobStore, KeyStore, OutboxStore, Store, StoreError};
 use crate::webhooks::Notifier;
+pub(crate) use histogram::DurationHistogram;
 use keys::KeyRegistry;
+use metrics::StoreWrite;
 
 /// The quota state after a call, for rate-limit headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,6 +142,10 @@ struct Inner {
     subscriptions: Subscriptions,
     /// What the last write probes found.
     health: health::HealthState,
+    /// What the service counts as it works, for metrics.
+    metrics: metrics::ServiceMetrics,
+    /// The counts behind [`JobListingsService::stats`] that no part keeps on its own.
+    stats: stats::StatsState,
     /// Tells the background tasks to stop.
     stop: tokio::sync::watch::Sender<bool>,
 }
@@ -253,6 +264,15 @@ impl ServiceBuilder {
             let sub = secrets::open(stored, self.config.secret_key.as_ref())?;
             webhooks.insert(sub.id, sub);
         }
+        let stats = stats::StatsState::default();
+        // What each subscription holds pending is bounded by its window: no scan.
+        for id in webhooks.keys() {
+            let pending = store.pending_count(*id).await?;
+            stats.add_pending(i64::try_from(pending).unwrap_or(i64::MAX));
+        }
+        if loaded.origin == IndexOrigin::Snapshot {
+            stats.snapshot_current_at(std::time::Instant::now());
+        }
         if self.config.secret_key.is_none() {
             tracing::warn!("no secret key configured: webhook secrets will be stored in clear");
         }
@@ -291,6 +311,8 @@ impl ServiceBuilder {
                     full: Default::default(),
                 },
                 health: Default::default(),
+                metrics: Default::default(),
+                stats,
                 stop: tokio::sync::watch::channel(false).0,
             }),
         };
@@ -325,6 +347,10 @@ impl JobListingsService {
     /// notifier). Each holds the service weakly and stops with [`JobListingsService::shutdown`].
     fn spawn_background_tasks(&self, feed_position: Option<u64>) {
         let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(job_census::count_closed_jobs(
+            weak.clone(),
+            self.inner.stop.subscribe(),
+        ));
         if let Metering::InMemory { flush_interval } = self.inner.config.metering {
             tokio::spawn(every(
                 weak.clone(),
@@ -437,7 +463,13 @@ impl JobListingsService {
             return Ok(());
         }
         let counters: Vec<_> = dirty.iter().map(|(_, c)| *c).collect();
-        if let Err(e) = self.inner.access.store.put_usage(&counters).await {
+        let written = self
+            .timed_write(
+                StoreWrite::Usage,
+                self.inner.access.store.put_usage(&counters),
+            )
+            .await;
+        if let Err(e) = written {
             // Not written: keep them marked so the next flush tries again.
             dirty.iter().for_each(|(meter, _)| meter.mark_dirty());
             return Err(e.into());
@@ -464,7 +496,10 @@ impl JobListingsService {
     /// Stores a subscription with its secret sealed (when a secret key is configured).
     async fn store_webhook(&self, sub: &Subscription) -> ServiceResult<()> {
         let stored = secrets::seal(sub, self.inner.config.secret_key.as_ref())?;
-        Ok(self.inner.subscriptions.store.put_webhook(&stored).await?)
+        let store = &self.inner.subscriptions.store;
+        Ok(self
+            .timed_write(StoreWrite::Webhooks, store.put_webhook(&stored))
+            .await?)
     }
 
     /// A read guard on the search index. The lock is never held across an await, so a

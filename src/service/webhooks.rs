@@ -1,5 +1,6 @@
 use chrono::{DateTime, Utc};
 
+use super::metrics::StoreWrite;
 use super::{CallResult, Caller, JobListingsService, Metered, ServiceError, ServiceResult};
 use crate::domain::{
     CallbackUrl, Confidence, Delivery, DomainTag, IdempotencyKey, Seniority, Subscription,
@@ -325,7 +326,18 @@ impl Caller {
         self.metered(|| async move {
             service.own_webhook(self.key_id(), id)?;
             let _writer = service.inner.subscriptions.writes.lock(id.0).await;
-            service.inner.subscriptions.store.delete_webhook(id).await?;
+            let store = &service.inner.subscriptions.store;
+            // The deletion fails what it holds pending; counted before, as it is gone after.
+            let pending = store.pending_count(id).await?;
+            if service
+                .timed_write(StoreWrite::Webhooks, store.delete_webhook(id))
+                .await?
+            {
+                service
+                    .inner
+                    .stats
+                    .add_pending(-i64::try_from(pending).unwrap_or(0));
+            }
             service.write_webhooks().remove(&id);
             service
                 .inner

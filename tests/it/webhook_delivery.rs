@@ -30,6 +30,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use crate::support::data;
+use crate::support::metrics::count;
 use crate::support::receiver::{free_port, Hit};
 use crate::support::{always_ok, eventually, script, Answer, Receiver, StoreKind, TestApp};
 
@@ -2231,4 +2232,93 @@ async fn a_deleted_jobs_delivery_is_still_sent_and_its_unmade_one_is_dropped() {
     let hits = rx.hits();
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(hits[0].data_id(), Some(sent.id.to_string().as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_are_counted_by_outcome_with_their_attempts_and_durations() {
+    let app = start_default(&[10, 20, 40, 80]).await;
+    let rx = Receiver::start(script(|hit, seen| {
+        match (hit.path.as_str(), seen.nth_same) {
+            ("/flaky", 0) => Answer::status(500),
+            ("/gone", _) => Answer::status(410),
+            _ => Answer::ok(),
+        }
+    }))
+    .await;
+    let flaky = app.subscribe(&rx.url("/flaky"), |_| {}).await;
+    let gone = app.subscribe(&rx.url("/gone"), |_| {}).await;
+    app.ingest_new_job().await;
+    assert!(app.settle(&[flaky.id, gone.id]).await);
+
+    let outcome = |text: &str, outcome| {
+        count(
+            text,
+            "job_listings_webhook_deliveries_total",
+            &[("outcome", outcome)],
+        )
+    };
+    // Counted just after each attempt is recorded: wait for the last of them.
+    let all_counted = eventually(DEADLINE, || async {
+        let text = app.api.metrics_text();
+        outcome(&text, "succeeded") + outcome(&text, "failed_final") == 2.0
+    })
+    .await;
+    let text = app.api.metrics_text();
+    assert!(all_counted, "{text}");
+    assert_eq!(outcome(&text, "succeeded"), 1.0);
+    assert_eq!(outcome(&text, "failed_will_retry"), 1.0);
+    assert_eq!(outcome(&text, "failed_final"), 1.0);
+    assert_eq!(outcome(&text, "failed_unsent"), 0.0);
+    let duration = "job_listings_webhook_delivery_duration_seconds_count";
+    assert_eq!(count(&text, duration, &[]), 3.0, "one per attempt");
+    let attempts = "job_listings_webhook_delivery_attempts";
+    assert_eq!(count(&text, &format!("{attempts}_count"), &[]), 2.0);
+    assert_eq!(count(&text, &format!("{attempts}_sum"), &[]), 3.0);
+    assert_eq!(
+        count(&text, "job_listings_outbox_pending_deliveries", &[]),
+        0.0,
+        "nothing left pending"
+    );
+    assert_eq!(
+        count(
+            &text,
+            "job_listings_webhook_subscriptions",
+            &[("status", "disabled")]
+        ),
+        1.0,
+        "410 disables"
+    );
+    assert!(
+        count(
+            &text,
+            "job_listings_store_write_duration_seconds_count",
+            &[("operation", "deliveries")]
+        ) >= 3.0
+    );
+}
+
+#[tokio::test]
+async fn the_outbox_backlog_counts_deliveries_made_and_not_yet_sent() {
+    // No notifier: fan-out makes the deliveries, nothing sends them.
+    let app = TestApp::builder()
+        .store(StoreKind::Memory)
+        .config(config(&[10]))
+        .seed(Dataset {
+            companies: Dataset::generate(7, 2, 0).companies,
+            jobs: Vec::new(),
+        })
+        .build()
+        .await;
+    let first = app.subscribe("http://127.0.0.1:9/a", |_| {}).await;
+    app.subscribe("http://127.0.0.1:9/b", |_| {}).await;
+    app.ingest_new_job().await;
+    app.ingest_new_job().await;
+    assert_eq!(app.service.fan_out_now().await.expect("fanned out"), 4);
+    assert_eq!(app.service.stats().expect("stats").outbox_backlog, 4);
+    // Deleting a subscription fails what it held pending.
+    let r = app
+        .delete_webhook(&app.keys.agent_pro.raw, &first.id.to_string())
+        .await;
+    assert_eq!(r.status.as_u16(), 204, "{}", r.text);
+    assert_eq!(app.service.stats().expect("stats").outbox_backlog, 2);
 }

@@ -8,6 +8,7 @@ mod errors;
 mod health;
 mod jobs;
 mod methods;
+mod metrics;
 mod openapi;
 mod rate_limits;
 mod restart;

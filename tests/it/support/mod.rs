@@ -9,6 +9,7 @@
 //! - [`store`]: opening a sled folder once its previous owner let go, and letting go.
 //! - [`server`]: the real server over an API, until stopped.
 //! - [`receiver`]: scripted webhook receivers on 127.0.0.1, and a bounded poller.
+//! - [`metrics`]: one sample of a metrics exposition, by name and labels.
 //! - [`pg`]: a throwaway schema per test on the PostgreSQL server `DATABASE_URL` names.
 //! - [`child`]: a test that re-executes its own binary as a child process.
 //! - [`fixture`]: one API over a memory store for synchronous callers (properties, fuzz
@@ -26,6 +27,7 @@ pub mod child;
 pub mod data;
 pub mod fixture;
 pub mod h2_peer;
+pub mod metrics;
 pub mod pg;
 pub mod receiver;
 pub mod server;
