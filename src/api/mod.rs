@@ -146,6 +146,8 @@ pub(crate) struct Reply {
     allow: Option<&'static str>,
     /// An answer repeated for a request with an idempotency key already used.
     replayed: bool,
+    /// The body's media type when it is not JSON.
+    content_type: Option<&'static str>,
 }
 
 impl Reply {
@@ -158,6 +160,7 @@ impl Reply {
             location: None,
             allow: None,
             replayed: false,
+            content_type: None,
         }
     }
 
@@ -170,6 +173,14 @@ impl Reply {
         // Serialising our own view types cannot fail: they hold only strings, numbers, maps
         // with string keys and JSON values.
         Self::json_bytes(serde_json::to_vec(body).unwrap_or_default(), quota)
+    }
+
+    /// A 200 with a body of another media type than JSON.
+    pub(crate) fn text(body: String, content_type: &'static str) -> Self {
+        Self {
+            content_type: Some(content_type),
+            ..Self::new(StatusCode::OK, Some(Bytes::from(body)), None)
+        }
     }
 
     /// The answer to `OPTIONS`: 204 with the path's methods in `Allow`.
@@ -550,7 +561,8 @@ fn ok_response(reply: Reply) -> Response<Bytes> {
     *response.status_mut() = reply.status;
     let h = response.headers_mut();
     if has_body {
-        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let media_type = reply.content_type.unwrap_or("application/json");
+        h.insert(CONTENT_TYPE, HeaderValue::from_static(media_type));
     }
     h.insert(
         http::header::CACHE_CONTROL,

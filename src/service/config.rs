@@ -104,6 +104,11 @@ pub struct ServiceConfig {
     /// ([`JobListingsService::health`](super::JobListingsService::health)), so an
     /// orchestrator restarts it; default one minute. It is not ready from the first failure.
     pub write_failure_grace: Duration,
+    /// On a store shared by replicas, the most changes of other replicas this one may have
+    /// left to apply and still be ready; default 10,000. Beyond it (a replica catching up
+    /// after a pause, or one whose follower cannot keep up) it answers searches with data
+    /// that far behind, so it reports itself not ready until it catches up.
+    pub max_follower_lag: u64,
 }
 
 /// How the webhook delivery worker runs.
@@ -172,6 +177,7 @@ impl Default for ServiceConfig {
             follow_poll_interval: Duration::from_secs(1),
             index_snapshot_interval: Some(Duration::from_secs(300)),
             write_failure_grace: Duration::from_secs(60),
+            max_follower_lag: 10_000,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Health for load balancers and orchestrators: ready while the store takes writes, live
-//! until it has refused them for longer than the configured grace.
+//! Health for load balancers and orchestrators: ready while the store takes writes (and, on
+//! a store shared by replicas, while this one's follower is within a bound of the change
+//! feed's head), live until the store has refused writes for longer than the configured grace.
 //!
 //! sled keeps an I/O error (such as a full disk) and fails every later write even after the
 //! cause is gone; only a new process recovers. So a store that keeps refusing writes makes the
@@ -38,6 +39,10 @@ pub struct Health {
     pub live: bool,
     /// Why writes fail and since when, while they do.
     pub store_writes_failing: Option<(String, DateTime<Utc>)>,
+    /// On a store shared by replicas, the changes of other replicas this one has yet to
+    /// apply, when more than [`ServiceConfig::max_follower_lag`](super::ServiceConfig):
+    /// not ready until it catches up.
+    pub follower_behind: Option<u64>,
 }
 
 impl JobListingsService {
@@ -75,13 +80,20 @@ impl JobListingsService {
                 probe
             }
         };
+        let follower_behind = self
+            .inner
+            .stats
+            .follower
+            .lag()
+            .filter(|&lag| lag > self.inner.config.max_follower_lag);
         Health {
-            ready: probe.failing.is_none(),
+            ready: probe.failing.is_none() && follower_behind.is_none(),
             live: probe
                 .failing
                 .as_ref()
                 .is_none_or(|(_, began, _)| began.elapsed() < grace),
             store_writes_failing: probe.failing.map(|(error, _, at)| (error, at)),
+            follower_behind,
         }
     }
 }

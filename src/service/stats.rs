@@ -104,7 +104,7 @@ impl FollowerPosition {
         self.following.store(true, Relaxed);
     }
 
-    fn lag(&self) -> Option<u64> {
+    pub(super) fn lag(&self) -> Option<u64> {
         self.following.load(Relaxed).then(|| {
             self.head
                 .load(Relaxed)

@@ -534,3 +534,50 @@ async fn a_backup_of_the_live_store_restores_to_the_same_data() {
         app.service.company_count()
     );
 }
+
+#[tokio::test]
+async fn stats_and_metrics_are_on_the_admin_listener_behind_the_token() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    assert_eq!(app.get_jobs("q=engineer").await.status, StatusCode::OK);
+
+    let stats = admin.send(Method::GET, "/admin/v1/stats", None).await;
+    assert_eq!(stats.status, StatusCode::OK, "{}", stats.text);
+    let active = app
+        .dataset
+        .jobs
+        .iter()
+        .filter(|j| j.status == job_listings::domain::JobStatus::Active)
+        .count();
+    assert_eq!(
+        stats.body["jobs"]["active"], active as u64,
+        "{}",
+        stats.text
+    );
+    assert_eq!(stats.body["companies"], app.dataset.companies.len() as u64);
+    assert!(stats.body["follower_lag"].is_null(), "sled has no follower");
+
+    let metrics = admin
+        .client
+        .get(format!("{}/metrics", admin.server.base))
+        .bearer_auth(admin.token.expose())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(metrics.status(), StatusCode::OK);
+    assert!(metrics
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/plain")));
+    let text = metrics.text().await.expect("a body");
+    assert!(text.contains("job_listings_http_"), "{text}");
+    assert!(!text.contains(&app.keys.enterprise.raw));
+
+    let without = admin.send_as(Method::GET, "/metrics", None, None).await;
+    assert_eq!(without.status, StatusCode::UNAUTHORIZED);
+    let on_public = app
+        .request(Method::GET, "/metrics", Auth::None, &[], None)
+        .await;
+    assert_eq!(on_public.status, StatusCode::NOT_FOUND);
+}

@@ -28,7 +28,9 @@ const ROUTES: &[(&str, &[&str])] = &[
     ("/admin/v1/webhooks", &["GET"]),
     ("/admin/v1/webhooks/{id}", &["GET", "PATCH"]),
     ("/admin/v1/backup", &["POST"]),
+    ("/admin/v1/stats", &["GET"]),
     ("/admin/v1/openapi.json", &["GET"]),
+    ("/metrics", &["GET"]),
     ("/livez", &["GET"]),
     ("/readyz", &["GET"]),
 ];
@@ -269,6 +271,17 @@ async fn every_operation_answers_in_the_documented_statuses_and_shapes() {
     };
 
     check(Method::GET, "/livez", "/livez".into(), Body::None, 200).await;
+    let stats = check(
+        Method::GET,
+        "/admin/v1/stats",
+        "/admin/v1/stats".into(),
+        Body::None,
+        200,
+    )
+    .await;
+    assert!(stats.body["jobs"]["active"].is_u64(), "{}", stats.text);
+    let metrics = check(Method::GET, "/metrics", "/metrics".into(), Body::None, 200).await;
+    assert!(metrics.text.contains("# HELP"), "{}", metrics.text);
     check(Method::GET, "/readyz", "/readyz".into(), Body::None, 200).await;
     let p = "/admin/v1/openapi.json";
     check(Method::GET, p, p.into(), Body::None, 200).await;
@@ -460,8 +473,13 @@ fn conforms_to(doc: &Value, response: &Value, r: &Resp, what: &str) {
     let schema = &content
         .get(media)
         .unwrap_or_else(|| panic!("{what}: {media} is not documented"))["schema"];
+    // A body that is not JSON (the metrics' text) is checked as the string it is.
+    let body = match media.ends_with("json") {
+        true => r.body.clone(),
+        false => Value::String(r.text.clone()),
+    };
     let mut errors = Vec::new();
-    check_schema(doc, schema, &r.body, "body", &mut errors);
+    check_schema(doc, schema, &body, "body", &mut errors);
     assert!(errors.is_empty(), "{what}: {errors:#?}\n{}", r.text);
 }
 

@@ -3,7 +3,8 @@
 //!
 //! It writes and deletes jobs and companies (one at a time, or streamed as JSON Lines with a
 //! report of every line refused), issues and changes keys, enables or disables any key's
-//! webhook subscriptions, and backs the live store up. A job written here is searchable when the call returns, and a new active one
+//! webhook subscriptions, backs the live store up, and reports the service's state
+//! (`/admin/v1/stats` as JSON, `/metrics` in the Prometheus text format). A job written here is searchable when the call returns, and a new active one
 //! is announced to webhook subscribers as any ingest is. `/livez`, `/readyz` and the admin
 //! OpenAPI document answer without the token.
 //!

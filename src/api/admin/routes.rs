@@ -40,7 +40,9 @@ pub(crate) const ROUTES: &[(&str, &str, &str)] = &[
         "GET, HEAD, PATCH, OPTIONS",
     ),
     ("/admin/v1/backup", "POST", "POST, OPTIONS"),
+    ("/admin/v1/stats", "GET", "GET, HEAD, OPTIONS"),
     ("/admin/v1/openapi.json", "GET", "GET, HEAD, OPTIONS"),
+    ("/metrics", "GET", "GET, HEAD, OPTIONS"),
     ("/livez", "GET", "GET, HEAD, OPTIONS"),
     ("/readyz", "GET", "GET, HEAD, OPTIONS"),
 ];
@@ -127,6 +129,7 @@ fn pattern_of(path: &str) -> Option<(&'static str, &str)> {
     match path {
         "/livez" => return Some(("/livez", "")),
         "/readyz" => return Some(("/readyz", "")),
+        "/metrics" => return Some(("/metrics", "")),
         _ => {}
     }
     let rest = path.strip_prefix("/admin/v1/")?;
@@ -146,6 +149,7 @@ fn pattern_of(path: &str) -> Option<(&'static str, &str)> {
         ["keys", id] => ("/admin/v1/keys/{id}", id),
         ["keys", id, "usage"] => ("/admin/v1/keys/{id}/usage", id),
         ["backup"] => ("/admin/v1/backup", ""),
+        ["stats"] => ("/admin/v1/stats", ""),
         ["webhooks"] => ("/admin/v1/webhooks", ""),
         ["webhooks", id] => ("/admin/v1/webhooks/{id}", id),
         _ => return None,
@@ -191,6 +195,15 @@ pub(super) async fn call(admin: &AdminApi, req: &Request<Bytes>, call: Call) -> 
         ("/admin/v1/keys/{id}/usage", Method::GET) => keys::usage(service, id, req).await,
         ("/admin/v1/webhooks", Method::GET) => webhooks::list(service, req).await,
         ("/admin/v1/backup", Method::POST) => backup::create(service, req).await,
+        ("/admin/v1/stats", Method::GET) => {
+            no_params(req)?;
+            Ok(Reply::json(&service.stats()?, None))
+        }
+        ("/metrics", Method::GET) => {
+            no_params(req)?;
+            let text = admin.api().metrics_text();
+            Ok(Reply::text(text, crate::api::METRICS_CONTENT_TYPE))
+        }
         ("/admin/v1/webhooks/{id}", Method::PATCH) => webhooks::update(service, id, req).await,
         ("/admin/v1/webhooks/{id}", Method::GET) => webhooks::get(service, id, req).await,
         // Every pattern and method of ROUTES has its arm above.
