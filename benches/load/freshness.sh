@@ -10,7 +10,8 @@
 # searched on the second). Then benches/compare/src/bin/freshness.rs writes FRESH_JOBS (1,000)
 # new jobs one at a time with PUT /admin/v1/jobs/{id} at FRESH_RATE (100) a second, while a
 # poller searches for them and a receiver on 127.0.0.1 takes their job.new webhooks; it prints
-# p50, p99 and max of both, and fails on a job never seen or delivered twice. Loopback only.
+# p50, p99 and max of both, and fails on a job never seen (within FRESH_WAIT, 30 s, after the
+# last write) or delivered twice. Loopback only.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,6 +19,7 @@ root="$(cd "$here/../.." && pwd)"
 mode="${1:-sled}"
 jobs="${FRESH_JOBS:-1000}"
 rate="${FRESH_RATE:-100}"
+wait_s="${FRESH_WAIT:-30}"
 target="${CARGO_TARGET_DIR:-$root/target}"
 source "$here/common.sh"
 cd "$root"
@@ -71,4 +73,4 @@ esac
 
 echo "== $mode: $jobs jobs through $admin at $rate/s, searched on $search_url"
 "$bin/freshness" --url "$search_url" --admin-url "$admin" --admin-token-file "$token_file" \
-  --key "$key" --jobs "$jobs" --rate "$rate"
+  --key "$key" --jobs "$jobs" --rate "$rate" --wait "$wait_s"

@@ -187,7 +187,13 @@ impl JobListingsService {
         {
             let webhooks = self.read_webhooks();
             for (webhook, cursor) in behind {
-                match webhooks.get(&webhook).filter(|s| {
+                // A subscription this replica has not seen yet was registered on another one
+                // moments ago: its follower brings it here. Its cursor stays where it is;
+                // moving it here would skip the events it is owed.
+                let Some(known) = webhooks.get(&webhook) else {
+                    continue;
+                };
+                match Some(known).filter(|s| {
                     s.status == SubscriptionStatus::Active && receivers.contains(&s.owner)
                 }) {
                     Some(sub) => by_owner

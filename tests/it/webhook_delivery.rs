@@ -337,6 +337,46 @@ fn at_plus(at: &str, latency_ms: u64) -> DateTime<Utc> {
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fan_out_leaves_a_subscription_this_service_has_not_seen_where_it_is() {
+    // As on a replica whose follower has not yet brought a subscription registered on another
+    // one: the store holds it, this service's memory does not.
+    let app = start_default(&[10, 20, 40]).await;
+    let rx = Receiver::start(always_ok()).await;
+    let (known, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/hook") }))
+        .await;
+    let mut unseen = app
+        .store
+        .get_webhook(known)
+        .await
+        .expect("read")
+        .expect("stored");
+    unseen.id = WebhookId::new_random();
+    app.store.put_webhook(&unseen).await.expect("stored");
+    let head_before = app.store.log_head().await.expect("the head");
+
+    let outcome = app
+        .service
+        .upsert_job(app.job(&Spec::default()))
+        .await
+        .expect("ingested");
+    assert!(outcome.announced);
+    app.service.fan_out_now().await.expect("fanned out");
+    let cursors: BTreeMap<WebhookId, u64> = app
+        .store
+        .fan_out_cursors()
+        .await
+        .expect("cursors")
+        .into_iter()
+        .collect();
+    assert!(cursors[&known] > head_before, "the known one got its event");
+    assert_eq!(
+        cursors[&unseen.id], head_before,
+        "the unseen one keeps its place for when this service sees it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_put_through_the_admin_api_is_announced_as_any_ingest_is() {
     use job_listings::api::admin::{AdminApi, AdminToken};
     let app = start_default(&[10, 20, 40]).await;
