@@ -121,8 +121,9 @@ impl HttpMetrics {
         registry.register_collector(Box::new(RequestCollector(metrics.clone())));
         registry.register(
             "job_listings_http_problems",
+            // The client adds the final full stop.
             "Answers that were problem documents (4xx and 5xx), by their stable code, such as \
-             quota_exceeded or rate_limited.",
+             quota_exceeded or rate_limited",
             metrics.problems.clone(),
         );
         metrics
