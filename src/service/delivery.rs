@@ -208,23 +208,6 @@ impl JobListingsService {
         }
     }
 
-    /// A delivery whose subscription is not active in this replica's memory: deleted or
-    /// disabled, or registered (or enabled again) on another replica moments ago and not yet
-    /// brought here by the follower. In the store, active: it is put back for a second,
-    /// without counting an attempt, for whichever replica knows it then. Otherwise it fails.
-    async fn not_seen_or_gone(&self, mut delivery: Delivery) -> ServiceResult<()> {
-        let store = &self.inner.subscriptions.store;
-        let stored = store.get_webhook(delivery.webhook_id).await?;
-        if stored.is_some_and(|s| s.status == SubscriptionStatus::Active) {
-            delivery.next_attempt_at = self.now() + chrono::Duration::seconds(1);
-            return Ok(self
-                .timed_write(StoreWrite::Deliveries, store.put_delivery(&delivery))
-                .await?);
-        }
-        self.fail_unsent(delivery, "the subscription was deleted or disabled")
-            .await
-    }
-
     /// Records a delivery as failed without an attempt, saying why.
     async fn fail_unsent(&self, mut delivery: Delivery, reason: &str) -> ServiceResult<()> {
         delivery.status = DeliveryStatus::Failed;
@@ -244,13 +227,18 @@ impl JobListingsService {
         let Some(notifier) = self.inner.subscriptions.notifier.clone() else {
             return Ok(());
         };
-        let subscription = self
-            .read_webhooks()
-            .get(&delivery.webhook_id)
-            .filter(|s| s.status == SubscriptionStatus::Active)
-            .cloned();
-        let Some(subscription) = subscription else {
-            return self.not_seen_or_gone(delivery).await;
+        let known = self.read_webhooks().get(&delivery.webhook_id).cloned();
+        // Not known here: registered (or enabled again) on another replica moments ago, and
+        // not yet brought by the follower; or deleted. The store says which.
+        let subscription = match known {
+            Some(known) => Some(known),
+            None => self.take_in_webhook(delivery.webhook_id).await?,
+        };
+        let Some(subscription) = subscription.filter(|s| s.status == SubscriptionStatus::Active)
+        else {
+            return self
+                .fail_unsent(delivery, "the subscription was deleted or disabled")
+                .await;
         };
         if !self.inner.access.keys.receives_webhooks(subscription.owner) {
             return self.fail_unsent(delivery, "the API key that registered the subscription was revoked, its billing is not active, or its plan no longer includes webhooks").await;

@@ -175,6 +175,19 @@ impl JobListingsService {
     /// thus add at most [`STEP_DELIVERIES`] to a step however many it holds, and a step
     /// stays short for the customers who share it.
     async fn lanes(&self, behind: Vec<(WebhookId, u64)>) -> ServiceResult<Vec<Lane>> {
+        // A subscription registered on another replica moments ago, not yet brought here by
+        // the follower, is read from the store now: the jobs announced to it go out at once.
+        let unseen: Vec<WebhookId> = {
+            let webhooks = self.read_webhooks();
+            behind
+                .iter()
+                .map(|(id, _)| *id)
+                .filter(|id| !webhooks.contains_key(id))
+                .collect()
+        };
+        for id in unseen {
+            self.take_in_webhook(id).await?;
+        }
         let receivers = self.inner.access.keys.webhook_receivers();
         let window = self
             .inner
@@ -187,9 +200,7 @@ impl JobListingsService {
         {
             let webhooks = self.read_webhooks();
             for (webhook, cursor) in behind {
-                // A subscription this replica has not seen yet was registered on another one
-                // moments ago: its follower brings it here. Its cursor stays where it is;
-                // moving it here would skip the events it is owed.
+                // Deleted since its cursor was read: its cursor goes with it.
                 let Some(known) = webhooks.get(&webhook) else {
                     continue;
                 };

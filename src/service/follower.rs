@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::{secrets, Inner, JobListingsService, ServiceError, ServiceResult};
+use crate::domain::{KeyId, Subscription, WebhookId};
 use crate::store::{ChangedRecord, Store, StoreError};
 
 /// Changes read per round trip.
@@ -106,21 +107,40 @@ impl JobListingsService {
                     None => companies.remove(&id),
                 };
             }
-            ChangedRecord::Key(id) => {
-                if let Some(record) = store.get_key(id).await? {
-                    self.inner.access.keys.refresh(record);
-                }
+            ChangedRecord::Key(id) => self.take_in_key(id).await?,
+            ChangedRecord::Webhook(id) => {
+                self.take_in_webhook(id).await?;
             }
-            ChangedRecord::Webhook(id) => match store.get_webhook(id).await? {
-                Some(stored) => {
-                    let sub = secrets::open(stored, self.inner.config.secret_key.as_ref())?;
-                    self.write_webhooks().insert(id, sub);
-                }
-                None => {
-                    self.write_webhooks().remove(&id);
-                }
-            },
         }
         Ok(())
+    }
+
+    /// Brings a key's record from the store into this process's memory.
+    async fn take_in_key(&self, id: KeyId) -> ServiceResult<()> {
+        if let Some(record) = self.inner.store.get_key(id).await? {
+            self.inner.access.keys.refresh(record);
+        }
+        Ok(())
+    }
+
+    /// Brings a subscription from the store into this process's memory (or drops it, gone
+    /// from the store), with its owner's key when that is not known here yet; returns it as
+    /// stored. The follower does this for every change; fan-out and delivery do it ahead of
+    /// the follower for a subscription registered on another replica moments ago, so the
+    /// jobs announced to it are sent at once rather than when the change feed brings it.
+    pub(super) async fn take_in_webhook(
+        &self,
+        id: WebhookId,
+    ) -> ServiceResult<Option<Subscription>> {
+        let Some(stored) = self.inner.store.get_webhook(id).await? else {
+            self.write_webhooks().remove(&id);
+            return Ok(None);
+        };
+        let sub = secrets::open(stored, self.inner.config.secret_key.as_ref())?;
+        if self.inner.access.keys.find(sub.owner).is_none() {
+            self.take_in_key(sub.owner).await?;
+        }
+        self.write_webhooks().insert(id, sub.clone());
+        Ok(Some(sub))
     }
 }

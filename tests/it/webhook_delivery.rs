@@ -16,7 +16,10 @@ use job_listings::domain::{
 };
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::server::ServerConfig;
-use job_listings::service::{DeliveryConfig, IngestOutcome, NewWebhook, ServiceConfig};
+use job_listings::service::{
+    Clock, DeliveryConfig, IngestOutcome, JobListingsService, ManualClock, NewWebhook,
+    ServiceConfig,
+};
 use job_listings::store::{
     FanOut, JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore, Pruned, Store, StoreResult,
     UsageCounter,
@@ -32,7 +35,9 @@ use uuid::Uuid;
 use crate::support::data;
 use crate::support::metrics::count;
 use crate::support::receiver::{free_port, Hit};
-use crate::support::{always_ok, eventually, script, Answer, Receiver, StoreKind, TestApp};
+use crate::support::{
+    always_ok, eventually, script, Answer, Receiver, StoreKind, TestApp, TestAppBuilder,
+};
 
 /// The longest any single wait in these tests may take.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -86,13 +91,20 @@ fn config(delays_ms: &[u64]) -> ServiceConfig {
 /// ("Quokka Frobnitz" and "Wombat Zephyr Works"); the tests use its Agent Pro key.
 async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig, store: StoreKind) -> TestApp {
     let notifier = HttpNotifier::new(config.callback_policy, timeouts).expect("the HTTP notifier");
+    app_builder(config, store)
+        .notifier(Arc::new(notifier))
+        .spawn()
+        .await
+}
+
+/// An app of `start` without a notifier: it logs and fans out, and sends nothing.
+fn app_builder(config: ServiceConfig, store: StoreKind) -> TestAppBuilder {
     let mut companies = Dataset::generate(7, 2, 0).companies;
     companies[0].name = "Quokka Frobnitz".to_owned();
     companies[1].name = "Wombat Zephyr Works".to_owned();
     TestApp::builder()
         .store(store)
         .config(config)
-        .notifier(Arc::new(notifier))
         .server_config(ServerConfig {
             shutdown_grace: Duration::from_secs(1),
             ..ServerConfig::default()
@@ -101,8 +113,6 @@ async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig, store: Store
             companies,
             jobs: Vec::new(),
         })
-        .spawn()
-        .await
 }
 
 async fn start_default(delays_ms: &[u64]) -> TestApp {
@@ -337,12 +347,12 @@ fn at_plus(at: &str, latency_ms: u64) -> DateTime<Utc> {
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fan_out_leaves_a_subscription_this_service_has_not_seen_where_it_is() {
+async fn fan_out_reads_a_subscription_this_service_has_not_seen_from_the_store() {
     // As on a replica whose follower has not yet brought a subscription registered on another
     // one: the store holds it, this service's memory does not.
     let app = start_default(&[10, 20, 40]).await;
     let rx = Receiver::start(always_ok()).await;
-    let (known, _) = app
+    let (known, secret) = app
         .subscribe_http(json!({ "callback_url": rx.url("/hook") }))
         .await;
     let mut unseen = app
@@ -355,11 +365,8 @@ async fn fan_out_leaves_a_subscription_this_service_has_not_seen_where_it_is() {
     app.store.put_webhook(&unseen).await.expect("stored");
     let head_before = app.store.log_head().await.expect("the head");
 
-    let outcome = app
-        .service
-        .upsert_job(app.job(&Spec::default()))
-        .await
-        .expect("ingested");
+    let job = app.job(&Spec::default());
+    let outcome = app.service.upsert_job(job.clone()).await.expect("ingested");
     assert!(outcome.announced);
     app.service.fan_out_now().await.expect("fanned out");
     let cursors: BTreeMap<WebhookId, u64> = app
@@ -370,10 +377,62 @@ async fn fan_out_leaves_a_subscription_this_service_has_not_seen_where_it_is() {
         .into_iter()
         .collect();
     assert!(cursors[&known] > head_before, "the known one got its event");
-    assert_eq!(
-        cursors[&unseen.id], head_before,
-        "the unseen one keeps its place for when this service sees it"
+    assert!(cursors[&unseen.id] > head_before, "so did the unseen one");
+    assert!(app.settle(&[known, unseen.id]).await);
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 2, "one for each subscription: {hits:?}");
+    for hit in &hits {
+        assert_signed(hit, &secret);
+        assert_eq!(hit.data_id(), Some(job.id.to_string().as_str()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_made_elsewhere_is_sent_at_once_by_a_service_new_to_its_subscription() {
+    // Two services on one store, as two replicas: the first registers the subscription,
+    // ingests and fans out, and sends nothing (it has no notifier); the second, built before
+    // the key and the subscription existed, claims the delivery. Its clock stands a minute
+    // ahead and still, so a delivery it put back for later would never be due again.
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let notifier = HttpNotifier::new(CallbackPolicy::local_development(), FAST_TIMEOUTS)
+        .expect("the HTTP notifier");
+    let sender = JobListingsService::builder()
+        .store(store.clone())
+        .config(config(&[10, 20, 40]))
+        .clock(
+            Arc::new(ManualClock::new(Utc::now() + chrono::Duration::minutes(1))) as Arc<dyn Clock>,
+        )
+        .notifier(Arc::new(notifier))
+        .build()
+        .await
+        .expect("the sending service");
+    let app = app_builder(config(&[10, 20, 40]), StoreKind::Given(store))
+        .spawn()
+        .await;
+    let rx = Receiver::start(always_ok()).await;
+    let (hook, secret) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/hook") }))
+        .await;
+
+    let job = app.job(&Spec::default());
+    assert!(
+        app.service
+            .upsert_job(job.clone())
+            .await
+            .expect("ingested")
+            .announced
     );
+    app.service.fan_out_now().await.expect("fanned out");
+    assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
+    assert!(app.settle(&[hook]).await);
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_signed(&hits[0], &secret);
+    assert_eq!(hits[0].data_id(), Some(job.id.to_string().as_str()));
+    let deliveries = app.deliveries(hook).await;
+    assert_eq!(deliveries.len(), 1);
+    assert_eq!(deliveries[0].status, DeliveryStatus::Succeeded);
+    sender.shutdown().await.expect("stopped");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -34,7 +34,7 @@ pub mod server;
 pub mod store;
 pub mod wire;
 
-pub use app::{StoreKind, TestApp};
+pub use app::{StoreKind, TestApp, TestAppBuilder};
 pub use data::at;
 pub use receiver::{always_ok, eventually, script, Answer, Receiver};
 pub use store::StoredService;
