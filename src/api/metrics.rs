@@ -19,20 +19,23 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use super::admin::ROUTES as ADMIN_ROUTES;
 use super::handlers::health::Probe;
 use super::routes::ROUTES;
 use crate::service::DurationHistogram;
 
 /// The route a request matched, as a metric label: a pattern of [`ROUTES`], a health probe,
 /// or none.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct RouteLabel(usize);
 
-/// Labels after the API's routes.
-const LIVEZ: usize = ROUTES.len();
-const READYZ: usize = ROUTES.len() + 1;
-const UNMATCHED: usize = ROUTES.len() + 2;
-const ROUTE_LABELS: usize = ROUTES.len() + 3;
+/// Labels after the public API's routes: the admin API's (whose health probes count as the
+/// public ones do), then the probes and none.
+const ADMIN: usize = ROUTES.len();
+const LIVEZ: usize = ADMIN + ADMIN_ROUTES.len();
+const READYZ: usize = LIVEZ + 1;
+const UNMATCHED: usize = LIVEZ + 2;
+const ROUTE_LABELS: usize = LIVEZ + 3;
 
 impl RouteLabel {
     /// A path that matches no route.
@@ -41,6 +44,18 @@ impl RouteLabel {
     /// The route at `index` in [`ROUTES`].
     pub(crate) fn route(index: usize) -> Self {
         Self(index.min(UNMATCHED))
+    }
+
+    /// The admin route of this pattern (one of the admin API's `ROUTES`).
+    pub(crate) fn admin(pattern: &str) -> Self {
+        match pattern {
+            "/livez" => Self::probe(Probe::Live),
+            "/readyz" => Self::probe(Probe::Ready),
+            _ => ADMIN_ROUTES
+                .iter()
+                .position(|(p, _, _)| *p == pattern)
+                .map_or(Self::UNMATCHED, |i| Self(ADMIN + i)),
+        }
     }
 
     /// A health probe's path.
@@ -56,7 +71,8 @@ impl RouteLabel {
         match self.0 {
             LIVEZ => "/livez",
             READYZ => "/readyz",
-            i if i < ROUTES.len() => ROUTES[i].0,
+            i if i < ADMIN => ROUTES[i].0,
+            i if i < LIVEZ => ADMIN_ROUTES[i - ADMIN].0,
             _ => "unmatched",
         }
     }
@@ -220,10 +236,32 @@ mod tests {
 
     #[test]
     fn every_route_has_a_label_of_its_own() {
-        let labels: std::collections::HashSet<&str> =
-            (0..ROUTE_LABELS).map(|i| RouteLabel(i).as_str()).collect();
-        assert_eq!(labels.len(), ROUTE_LABELS);
+        let labels: Vec<RouteLabel> = (0..ROUTES.len())
+            .map(RouteLabel::route)
+            .chain(ADMIN_ROUTES.iter().map(|(p, _, _)| RouteLabel::admin(p)))
+            .chain([
+                RouteLabel::probe(Probe::Live),
+                RouteLabel::probe(Probe::Ready),
+                RouteLabel::UNMATCHED,
+            ])
+            .collect();
+        let patterns: std::collections::HashSet<&str> = ROUTES
+            .iter()
+            .chain(ADMIN_ROUTES)
+            .map(|(p, _, _)| *p)
+            .chain(["unmatched"])
+            .collect();
+        let distinct: std::collections::HashSet<RouteLabel> = labels.iter().copied().collect();
+        assert_eq!(distinct.len(), patterns.len(), "one label per pattern");
+        for label in labels {
+            assert!(patterns.contains(label.as_str()), "{}", label.as_str());
+        }
         assert_eq!(RouteLabel::UNMATCHED.as_str(), "unmatched");
         assert_eq!(RouteLabel::route(1).as_str(), "/api/v1/jobs/{id}");
+        assert_eq!(RouteLabel::admin("/livez"), RouteLabel::probe(Probe::Live));
+        assert_eq!(
+            RouteLabel::admin("/admin/v1/jobs/{id}").as_str(),
+            "/admin/v1/jobs/{id}"
+        );
     }
 }

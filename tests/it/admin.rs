@@ -572,6 +572,12 @@ async fn stats_and_metrics_are_on_the_admin_listener_behind_the_token() {
         .is_some_and(|v| v.starts_with("text/plain")));
     let text = metrics.text().await.expect("a body");
     assert!(text.contains("job_listings_http_"), "{text}");
+    for counted in [
+        r#"route="/api/v1/jobs",method="GET",status="200""#,
+        r#"route="/admin/v1/stats",method="GET",status="200""#,
+    ] {
+        assert!(text.contains(counted), "{counted} in {text}");
+    }
     assert!(!text.contains(&app.keys.enterprise.raw));
 
     let without = admin.send_as(Method::GET, "/metrics", None, None).await;

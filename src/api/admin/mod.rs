@@ -34,7 +34,7 @@ pub use token::AdminToken;
 
 use super::error::ApiError;
 use super::routes::Failure;
-use super::{finish, ok_response, read_body, request_id, Api, Reply};
+use super::{finish, ok_response, read_body, request_id, Api, Reply, Trace};
 use crate::domain::KeyHash;
 use crate::service::JobListingsService;
 
@@ -120,8 +120,9 @@ impl AdminApi {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        let mut trace = Trace::new();
         let (parts, body) = req.into_parts();
-        let answered = self.answer(&parts, body).await;
+        let answered = self.answer(&parts, body, &mut trace).await;
         let request_id = request_id(&parts.headers);
         let response = match answered {
             Ok(reply) => ok_response(reply),
@@ -132,10 +133,17 @@ impl AdminApi {
                     .error_response(&error, &id, self.service().now())
             }
         };
-        finish(response, request_id, &parts.method)
+        let response = finish(response, request_id, &parts.method);
+        self.inner.api.count(&parts, &response, &trace);
+        response
     }
 
-    async fn answer<B>(&self, parts: &http::request::Parts, body: B) -> Result<Reply, Failure>
+    async fn answer<B>(
+        &self,
+        parts: &http::request::Parts,
+        body: B,
+        trace: &mut Trace,
+    ) -> Result<Reply, Failure>
     where
         B: Body + Send + Unpin,
         B::Data: Send,
@@ -144,6 +152,7 @@ impl AdminApi {
         let api = &self.inner.api;
         api.check_head(parts)?;
         let route = routes::Route::of(parts)?;
+        trace.route(route.label());
         // `OPTIONS` says what a path takes, as the OpenAPI document does, without a token.
         if route.needs_token() && parts.method != http::Method::OPTIONS {
             self.authorize(&parts.headers)?;

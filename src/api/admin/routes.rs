@@ -8,6 +8,7 @@ use super::{backup, bulk, companies, jobs, keys, webhooks, AdminApi, ADMIN_OPENA
 use crate::api::error::ApiError;
 use crate::api::handlers::health::{self, Probe};
 use crate::api::handlers::{no_params, Handled};
+use crate::api::metrics::RouteLabel;
 use crate::api::Reply;
 
 /// Every admin route: its path pattern, the methods it takes, and its `Allow` header.
@@ -82,6 +83,11 @@ impl Route {
             allow,
             id: id.to_owned(),
         })
+    }
+
+    /// The route as a metric and access-log label.
+    pub(super) fn label(&self) -> RouteLabel {
+        RouteLabel::admin(self.pattern)
     }
 
     /// Whether the route needs the admin token: all but the health probes and the OpenAPI
