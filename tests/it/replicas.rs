@@ -23,7 +23,7 @@ use uuid::Uuid;
 
 use crate::support::pg::TestSchema;
 use crate::support::wire::client;
-use crate::support::{always_ok, eventually, script, Answer, Receiver, StoreKind, TestApp};
+use crate::support::{always_ok, eventually, script, Answer, Auth, Receiver, StoreKind, TestApp};
 
 /// How long a write may take to reach another replica before the test fails; the measured
 /// times are printed, and are normally a few milliseconds (a NOTIFY wakes the followers).
@@ -54,7 +54,16 @@ impl Cluster {
 
     /// A replica; with `send_timeout`, it also delivers webhooks.
     async fn replica(&self, send_timeout: Option<Duration>) -> Replica {
-        let config = ServiceConfig {
+        self.replica_with(send_timeout, |_| {}).await
+    }
+
+    /// A replica whose settings `edit` changes.
+    async fn replica_with(
+        &self,
+        send_timeout: Option<Duration>,
+        edit: impl FnOnce(&mut ServiceConfig),
+    ) -> Replica {
+        let mut config = ServiceConfig {
             quotas: Quotas {
                 developer: self.quota,
                 ..Quotas::default()
@@ -74,6 +83,7 @@ impl Cluster {
             follow_poll_interval: Duration::from_millis(500),
             ..ServiceConfig::default()
         };
+        edit(&mut config);
         let mut builder = TestApp::builder()
             .store(StoreKind::Postgres(self.schema.config(8)))
             .config(config);
@@ -564,4 +574,75 @@ async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_l
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(rx.count(), 2, "delivered once more, not again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
+async fn a_replica_far_behind_the_change_feed_is_not_ready_until_it_caught_up() {
+    const BOUND: u64 = 100;
+    const JOBS: usize = 5_000;
+    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
+    let writer = cluster.replica(None).await;
+    let reader = cluster
+        .replica_with(None, |c| c.max_follower_lag = BOUND)
+        .await;
+    let (companies, key) = cluster
+        .seed(&writer, &[&writer, &reader], Plan::Developer)
+        .await;
+    assert_eq!(readyz(&reader).await.0, StatusCode::OK);
+
+    // One write of many changes: the reader's follower reads them a thousand at a time, and
+    // knows the head is far ahead while it applies them.
+    let jobs: Vec<Job> = (0..JOBS)
+        .map(|i| job(&companies[i % companies.len()], &format!("lagging{i}")))
+        .collect();
+    writer.service.upsert_jobs(jobs).await.expect("the jobs");
+    let behind = std::sync::Mutex::new(None);
+    time_until("the reader saying it is behind", || async {
+        let (status, body) = readyz(&reader).await;
+        if status != StatusCode::SERVICE_UNAVAILABLE {
+            return false;
+        }
+        *behind.lock().unwrap() = Some(body);
+        true
+    })
+    .await;
+    let body = behind.into_inner().unwrap().expect("a 503 body");
+    assert_eq!(body["status"], "not_ready", "{body}");
+    assert!(
+        body["follower_behind"].as_u64().is_some_and(|n| n > BOUND),
+        "{body}"
+    );
+    assert_eq!(
+        readyz(&writer).await.0,
+        StatusCode::OK,
+        "the writer is not behind"
+    );
+
+    // Ready again once it has applied them all, and then it serves them.
+    assert!(
+        eventually(Duration::from_secs(180), || async {
+            readyz(&reader).await.0 == StatusCode::OK
+        })
+        .await,
+        "the reader never caught up"
+    );
+    let (status, page) = cluster
+        .get(&reader, "/api/v1/jobs?q=engineer&per_page=1", &key)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(
+        page["pagination"]["total"]
+            .as_u64()
+            .is_some_and(|n| n >= JOBS as u64),
+        "{page}"
+    );
+}
+
+/// `GET /readyz` on a replica: the status and the body.
+async fn readyz(r: &Replica) -> (StatusCode, Value) {
+    let resp = r
+        .request(Method::GET, "/readyz", Auth::None, &[], None)
+        .await;
+    (resp.status, resp.body)
 }
