@@ -151,6 +151,36 @@ fn extend_postings(
     }
 }
 
+/// Jobs made ready to add to an index: their words gathered, which is most of indexing a job
+/// and needs no index. Made by [`JobIndex::prepare`] wherever it suits (on another thread,
+/// while the jobs are written to storage, say), then added by [`JobIndex::add_prepared`] in
+/// a fraction of the time [`JobIndex::upsert`] takes for each: a writer holds a lock on a
+/// live index that much shorter.
+pub struct PreparedJobs {
+    jobs: Vec<Job>,
+    words: PartWords,
+}
+
+impl PreparedJobs {
+    /// How many jobs it holds.
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+}
+
+impl std::fmt::Debug for PreparedJobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedJobs")
+            .field("jobs", &self.jobs.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A job's JSON that [`JobIndex::extend_from_json`] could not read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("job {position} could not be read: {reason}")]
@@ -179,6 +209,23 @@ impl JobIndex {
         });
         self.compact_if_due();
         loaded
+    }
+
+    /// Gathers the words of `jobs`, for [`JobIndex::add_prepared`]. Takes no index: a
+    /// writer calls it before it locks one.
+    pub fn prepare(jobs: Vec<Job>) -> PreparedJobs {
+        let words = PartWords::gather(&jobs);
+        PreparedJobs { jobs, words }
+    }
+
+    /// Adds or replaces the jobs [`JobIndex::prepare`] made ready, in their order, as one
+    /// [`JobIndex::upsert`] each would (a job that is not active is removed), and then
+    /// compacts if due; returns the jobs.
+    pub fn add_prepared(&mut self, prepared: PreparedJobs) -> Vec<Job> {
+        let PreparedJobs { jobs, words } = prepared;
+        self.add_part(&jobs, words);
+        self.compact_if_due();
+        jobs
     }
 
     /// Adds or replaces every job, as one [`JobIndex::upsert`] each would but without

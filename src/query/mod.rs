@@ -31,7 +31,7 @@ mod snapshot;
 mod terms;
 mod text;
 
-pub use bulk::JobJsonError;
+pub use bulk::{JobJsonError, PreparedJobs};
 pub use filter::{search_terms, JobFilter, JobQuery, SearchResult};
 pub use index::JobIndex;
 pub use snapshot::SnapshotError;

@@ -442,6 +442,8 @@ enum Op {
     Remove(u64),
     /// `JobIndex::compact`: renumber in result order.
     Compact,
+    /// Upserts of a batch, through `JobIndex::prepare` and `add_prepared`.
+    Prepared(Vec<JobSpec>),
 }
 
 fn op(ids: u64) -> impl Strategy<Value = Op> {
@@ -450,6 +452,7 @@ fn op(ids: u64) -> impl Strategy<Value = Op> {
         1 => (0..ids).prop_map(Op::Close),
         1 => (0..ids).prop_map(Op::Remove),
         1 => Just(Op::Compact),
+        1 => prop::collection::vec(job_spec(ids), 0..12).prop_map(Op::Prepared),
     ]
 }
 
@@ -546,6 +549,16 @@ fn apply(index: &mut JobIndex, model: &mut Model, op: &Op) {
             );
         }
         Op::Compact => index.compact(),
+        Op::Prepared(specs) => {
+            let jobs: Vec<Job> = specs.iter().map(build).collect();
+            for job in &jobs {
+                model.upsert(job);
+            }
+            let prepared = JobIndex::prepare(jobs.clone());
+            assert_eq!(prepared.len(), jobs.len());
+            let added = index.add_prepared(prepared);
+            assert_eq!(added.len(), jobs.len(), "the jobs come back");
+        }
     }
 }
 
