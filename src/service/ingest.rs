@@ -5,11 +5,13 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use tokio::sync::MutexGuard;
 
+use super::indexer::indexing_failed;
 use super::metrics::{JobsWritten, StoreWrite};
 use super::{JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{
     Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob, SubscriptionStatus,
 };
+use crate::query::{JobIndex, PreparedJobs};
 use crate::store::JobWrite;
 use crate::webhooks::job_new_event;
 
@@ -117,6 +119,12 @@ impl JobListingsService {
         let jobs: Vec<NewJob> = jobs.into_iter().map(Into::into).collect();
         let _ingest = self.inner.catalog.ingest.lock().await;
         let (writes, outcomes, tally) = self.prepare_job_writes(jobs, self.now()).await?;
+        // A batch's words are gathered while it is written: most of indexing it, done
+        // before any lock on the index is taken.
+        let prepared = (writes.len() >= PREPARE_FROM).then(|| {
+            let jobs: Vec<Job> = writes.iter().map(|w| w.job.clone()).collect();
+            tokio::task::spawn_blocking(move || prepare_in_parts(jobs))
+        });
         let store = &self.inner.catalog.store;
         if durable {
             self.timed_write(StoreWrite::Jobs, store.write_jobs(&writes))
@@ -126,9 +134,20 @@ impl JobListingsService {
                 .await?;
         }
         self.count_written(&tally);
-        for w in &writes {
-            // One job per lock: searches wait for one job's update at most.
-            self.write_index().upsert(&w.job);
+        match prepared {
+            Some(prepared) => {
+                for part in prepared.await.map_err(indexing_failed)? {
+                    // One part per lock: searches wait for one part's numbering at most.
+                    let added = self.write_index().add_prepared(part);
+                    drop(added);
+                }
+            }
+            None => {
+                for w in &writes {
+                    // One job per lock: searches wait for one job's update at most.
+                    self.write_index().upsert(&w.job);
+                }
+            }
         }
         self.compact_index_if_due(&_ingest).await;
         if writes.iter().any(|w| !w.events.is_empty()) {
@@ -277,7 +296,7 @@ impl JobListingsService {
             .compaction_deferrals
             .fetch_add(1, Ordering::AcqRel);
         DeferredCompaction {
-            service: self.clone(),
+            service: Some(self.clone()),
         }
     }
 }
@@ -336,26 +355,43 @@ pub(super) fn checked_company<'c>(
 #[derive(Debug)]
 #[must_use = "compaction resumes when this is finished or dropped"]
 pub struct DeferredCompaction {
-    service: JobListingsService,
+    /// Taken when compaction resumes.
+    service: Option<JobListingsService>,
 }
 
 impl DeferredCompaction {
     /// Lets compaction resume and compacts now if it is due.
-    pub async fn finish(self) {
-        let service = self.service.clone();
-        drop(self);
-        let writes = service.inner.catalog.ingest.lock().await;
-        service.compact_index_if_due(&writes).await;
+    pub async fn finish(mut self) {
+        if let Some(service) = self.resume() {
+            let writes = service.inner.catalog.ingest.lock().await;
+            service.compact_index_if_due(&writes).await;
+        }
     }
-}
 
-impl Drop for DeferredCompaction {
-    fn drop(&mut self) {
-        self.service
+    fn resume(&mut self) -> Option<JobListingsService> {
+        let service = self.service.take()?;
+        service
             .inner
             .catalog
             .compaction_deferrals
             .fetch_sub(1, Ordering::AcqRel);
+        Some(service)
+    }
+}
+
+impl Drop for DeferredCompaction {
+    /// Dropped unfinished (a load that failed or was abandoned midway): compaction resumes
+    /// and, when a runtime is at hand, runs now rather than at the next write.
+    fn drop(&mut self) {
+        let Some(service) = self.resume() else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let writes = service.inner.catalog.ingest.lock().await;
+                service.compact_index_if_due(&writes).await;
+            });
+        }
     }
 }
 
@@ -368,4 +404,21 @@ pub(super) fn changed_at(before: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<
     } else {
         before + chrono::Duration::nanoseconds(1)
     }
+}
+
+/// Batches of at least this many jobs have their words gathered apart from the index; a
+/// smaller one is indexed a job at a time (a thread's hand-off would cost more).
+const PREPARE_FROM: usize = 64;
+
+/// Jobs added to the index per lock of it.
+const INDEX_PART: usize = 512;
+
+/// The jobs made ready for the index, [`INDEX_PART`] at a time, in order.
+fn prepare_in_parts(mut jobs: Vec<Job>) -> Vec<PreparedJobs> {
+    let mut parts = Vec::with_capacity(jobs.len().div_ceil(INDEX_PART));
+    while !jobs.is_empty() {
+        let rest = jobs.split_off(jobs.len().min(INDEX_PART));
+        parts.push(JobIndex::prepare(std::mem::replace(&mut jobs, rest)));
+    }
+    parts
 }

@@ -23,7 +23,9 @@ use crate::api::routes::Failure;
 use crate::api::Reply;
 use crate::domain::jsonl::parse_record;
 use crate::domain::{Company, Job};
-use crate::service::{JobListingsService, ServiceError};
+use crate::service::{
+    DeferredCompaction, IngestOutcome, JobListingsService, ServiceError, ServiceResult,
+};
 
 /// Lines checked and written at a time.
 const BATCH: usize = 4_096;
@@ -112,6 +114,8 @@ where
         max_reported: config.max_reported_lines,
         parsing: None,
         written: false,
+        compaction: None,
+        writing: None,
     };
     let mut body = body;
     let mut pending: Vec<u8> = Vec::new();
@@ -210,6 +214,12 @@ struct Upload<'s> {
     parsing: Option<tokio::task::JoinHandle<Parsed>>,
     /// Jobs were written without a flush: the upload flushes before it answers.
     written: bool,
+    /// Index compaction held off while jobs are written, done once before the answer: a
+    /// large upload in no particular order would otherwise renumber the index every few
+    /// percent of growth.
+    compaction: Option<DeferredCompaction>,
+    /// The batch of jobs being written.
+    writing: Option<tokio::task::JoinHandle<ServiceResult<Vec<IngestOutcome>>>>,
 }
 
 /// A batch's lines, each parsed into its record or what is wrong with it.
@@ -270,9 +280,13 @@ impl Upload<'_> {
         if let Some(last) = self.parsing.take() {
             self.write(last).await?;
         }
+        self.settle_writing().await?;
         if self.written {
             self.service.flush_jobs().await?;
             self.written = false;
+        }
+        if let Some(compaction) = self.compaction.take() {
+            compaction.finish().await;
         }
         Ok(())
     }
@@ -338,7 +352,27 @@ impl Upload<'_> {
         let mut jobs = jobs;
         jobs.sort_by_key(|j| j.id);
         self.written = true;
-        let outcomes = self.service.upsert_jobs_deferred(jobs).await?;
+        if self.compaction.is_none() {
+            self.compaction = Some(self.service.defer_index_compaction());
+        }
+        self.report.updated += repeats;
+        // Written while the next batch is read and parsed; one batch in flight at a time.
+        self.settle_writing().await?;
+        let service = self.service.clone();
+        self.writing = Some(tokio::spawn(async move {
+            service.upsert_jobs_deferred(jobs).await
+        }));
+        Ok(())
+    }
+
+    /// Waits for the batch being written, and counts what it wrote.
+    async fn settle_writing(&mut self) -> Result<(), Failure> {
+        let Some(writing) = self.writing.take() else {
+            return Ok(());
+        };
+        let outcomes = writing.await.map_err(|e| {
+            ServiceError::Store(crate::store::StoreError::backend("writing a batch", e))
+        })??;
         for o in outcomes {
             if o.created {
                 self.report.created += 1;
@@ -349,7 +383,6 @@ impl Upload<'_> {
                 *self.report.announced.get_or_insert(0) += 1;
             }
         }
-        self.report.updated += repeats;
         Ok(())
     }
 
