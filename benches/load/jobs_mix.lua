@@ -7,9 +7,13 @@ local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 package.path = here .. "?.lua;" .. package.path
 local queries = require("jobs_queries")
 local key = os.getenv("JL_KEY") or ""
+-- Optional: the Accept-Encoding to send (benches/load/encodings.sh), none when unset.
+local accept_encoding = os.getenv("JL_ACCEPT_ENCODING")
 local i = 0
 request = function()
   i = i + 1
-  return wrk.format("GET", queries[(i % #queries) + 1], { ["X-API-Key"] = key })
+  local headers = { ["X-API-Key"] = key }
+  if accept_encoding and accept_encoding ~= "" then headers["Accept-Encoding"] = accept_encoding end
+  return wrk.format("GET", queries[(i % #queries) + 1], headers)
 end
 require("answers")

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use job_listings::api::ApiConfig;
+use job_listings::api::{ApiConfig, CorsOrigin};
 use job_listings::domain::{BillingStatus, KeyId, Plan};
 use job_listings::server::ServerConfig;
 use job_listings::service::{Metering, Quotas, RateLimit, RateLimits, ServiceConfig};
@@ -257,6 +257,12 @@ pub(crate) struct ServeArgs {
         value_name = "ON_OFF"
     )]
     pub(crate) access_log: Switch,
+    /// Let pages from this origin call the API from a browser (CORS), e.g.
+    /// `https://app.example.com`; repeat it for more, or give `*` for any origin. Off when
+    /// not given. Keys go in X-API-Key or Authorization, so credentials (cookies) are never
+    /// allowed; the admin API answers no origin.
+    #[arg(long = "cors-origin", value_name = "ORIGIN", value_parser = parse_cors_origin)]
+    pub(crate) cors_origins: Vec<CorsOrigin>,
 }
 
 /// A setting turned on or off.
@@ -284,6 +290,7 @@ impl ServeArgs {
                 burst: self.unauthenticated_burst,
             }),
             access_log: self.access_log == Switch::On,
+            cors_origins: self.cors_origins.clone(),
             ..ApiConfig::default()
         }
     }
@@ -482,6 +489,11 @@ pub(crate) fn parse_command_line() -> Cli {
         }
     }
     cli
+}
+
+/// A `--cors-origin`: `*` or an origin such as `https://app.example.com`.
+fn parse_cors_origin(value: &str) -> Result<CorsOrigin, String> {
+    CorsOrigin::parse(value).map_err(|e| e.reason)
 }
 
 pub(crate) fn parse_rfc3339(raw: &str) -> Result<DateTime<Utc>, String> {

@@ -90,6 +90,11 @@ pub enum ApiError {
         /// The `Content-Encoding` sent, cut to 64 characters.
         coding: String,
     },
+    /// The client refuses every content coding the answer could have: `identity` by
+    /// `Accept-Encoding` (`identity;q=0`, or `*;q=0` without naming it) and none of zstd,
+    /// brotli and gzip accepted.
+    #[error("no acceptable content coding")]
+    NotAcceptable,
     /// The body could not be read from the connection.
     #[error("body could not be read: {0}")]
     BodyRead(String),
@@ -252,7 +257,8 @@ impl ApiError {
             | ApiError::HeadersTooLarge { .. }
             | ApiError::UriTooLong { .. }
             | ApiError::UnsupportedMediaType { .. }
-            | ApiError::UnsupportedContentEncoding { .. } => self.transport_answer(),
+            | ApiError::UnsupportedContentEncoding { .. }
+            | ApiError::NotAcceptable => self.transport_answer(),
         }
     }
 
@@ -596,6 +602,14 @@ impl ApiError {
                 a.accept_encoding = Some("identity");
                 a
             }
+            ApiError::NotAcceptable => Answer::new(
+                S::NOT_ACCEPTABLE,
+                "not_acceptable",
+                "Not acceptable",
+                "Accept-Encoding refuses identity and accepts none of zstd, br and gzip, the \
+                 content codings this API sends; accept one of them or identity"
+                    .into(),
+            ),
             // [`ApiError::answer`] sends only the errors above here.
             _ => internal(),
         }

@@ -7,7 +7,10 @@
 mod access_log;
 pub mod admin;
 mod budget;
+mod cors;
+mod encoding;
 mod error;
+mod etag;
 mod handlers;
 mod metrics;
 mod openapi;
@@ -28,6 +31,7 @@ use http_body_util::{BodyExt, Limited};
 
 pub use access_log::ACCESS_LOG_TARGET;
 pub use budget::ClientAddr;
+pub use cors::CorsOrigin;
 pub use error::{ApiError, Problem};
 pub use openapi::OPENAPI_JSON;
 pub use params::{COMPANY_PARAMS, JOB_PARAMS};
@@ -40,7 +44,7 @@ use metrics::{HttpMetrics, RouteLabel};
 pub const METRICS_CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// Settings of the HTTP layer.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ApiConfig {
     /// The largest request body accepted, in bytes; default 64 KiB.
     pub max_body_bytes: usize,
@@ -68,6 +72,11 @@ pub struct ApiConfig {
     /// (request id, key id, route pattern, method, status, body bytes, latency); default on.
     /// Off, nothing of it is gathered at all; on, only when a subscriber takes the events.
     pub access_log: bool,
+    /// The origins whose pages may call the API from a browser (CORS); default none, which
+    /// turns CORS off. [`CorsOrigin::any`] allows every origin; keys are sent by script, never
+    /// as cookies, so no answer allows credentials. Preflights are answered with the path's
+    /// methods and the headers the API reads; answers expose the quota and request-id headers.
+    pub cors_origins: Vec<CorsOrigin>,
 }
 
 impl Default for ApiConfig {
@@ -82,6 +91,7 @@ impl Default for ApiConfig {
                 burst: 100,
             }),
             access_log: true,
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -96,8 +106,10 @@ pub struct Api {
 struct ApiInner {
     service: JobListingsService,
     config: ApiConfig,
-    /// Rendered jobs and companies, sent again as they are.
+    /// Rendered jobs and companies, sent again as they are, and compressed answers.
     rendered: render::RenderCache,
+    /// Which origins browsers may call the API from.
+    cors: cors::Cors,
     /// What each address may still send without a valid key.
     unauthenticated: budget::AddressBudget,
     /// Requests and problem answers counted.
@@ -148,6 +160,8 @@ pub(crate) struct Reply {
     replayed: bool,
     /// The body's media type when it is not JSON.
     content_type: Option<&'static str>,
+    /// The answer's entity tag, for `ETag` and to find its compressed bytes.
+    etag: Option<etag::ETag>,
 }
 
 impl Reply {
@@ -161,7 +175,22 @@ impl Reply {
             allow: None,
             replayed: false,
             content_type: None,
+            etag: None,
         }
+    }
+
+    /// This reply with an entity tag.
+    pub(crate) fn tagged(self, etag: etag::ETag) -> Self {
+        Self {
+            etag: Some(etag),
+            ..self
+        }
+    }
+
+    /// The answer to a conditional `GET` whose copy the client holds: 304, no body, not
+    /// counted (the quota is as the call left it).
+    pub(crate) fn not_modified(etag: etag::ETag, quota: QuotaState) -> Self {
+        Self::new(StatusCode::NOT_MODIFIED, None, Some(quota)).tagged(etag)
     }
 
     /// A 200 with a JSON body already encoded.
@@ -216,9 +245,10 @@ impl Api {
         Self {
             inner: Arc::new(ApiInner {
                 service,
-                config,
                 rendered: render::RenderCache::new(config.render_cache_bytes),
+                cors: cors::Cors::new(&config.cors_origins),
                 unauthenticated: budget::AddressBudget::new(config.unauthenticated_rate),
+                config,
                 metrics,
                 registry,
             }),
@@ -252,8 +282,8 @@ impl Api {
     }
 
     /// The settings in force.
-    pub fn config(&self) -> ApiConfig {
-        self.inner.config
+    pub fn config(&self) -> &ApiConfig {
+        &self.inner.config
     }
 
     /// Answers a request whose body is still a stream: refuses an oversized head (431), reads
@@ -290,9 +320,21 @@ impl Api {
     }
 
     async fn route(&self, req: Request<Bytes>, mut trace: Trace) -> Response<Bytes> {
+        let accepted = if negotiable(req.method()) {
+            encoding::Accepted::of(req.headers())
+        } else {
+            encoding::Accepted::IDENTITY
+        };
+        if !accepted.identity && accepted.coding.is_none() {
+            let (parts, _) = req.into_parts();
+            return self
+                .refuse_unrouted(&parts, ApiError::NotAcceptable, trace)
+                .await;
+        }
         let result = routes::route(self, &req, &mut trace).await;
         let (parts, _) = req.into_parts();
-        self.respond(&parts, result, &trace).await
+        self.respond_negotiated(&parts, result, &trace, accepted)
+            .await
     }
 
     /// Answers a request refused before it reached a handler, after charging it to its
@@ -363,14 +405,31 @@ impl Api {
         result: Result<Reply, routes::Failure>,
         trace: &Trace,
     ) -> Response<Bytes> {
+        self.respond_negotiated(request, result, trace, encoding::Accepted::IDENTITY)
+            .await
+    }
+
+    /// Answers with the body in the coding `accepted` picks, where it is worth one.
+    async fn respond_negotiated(
+        &self,
+        request: &http::request::Parts,
+        result: Result<Reply, routes::Failure>,
+        trace: &Trace,
+        accepted: encoding::Accepted,
+    ) -> Response<Bytes> {
         let headers = &request.headers;
         let request_id = request_id(headers);
         let now = self.inner.service.now();
         let response = match result {
             Ok(reply) => {
                 let quota = reply.quota;
+                let etag = reply.etag;
+                let json = reply.content_type.is_none();
                 let mut response = ok_response(reply);
                 quota_headers(response.headers_mut(), quota, now);
+                if negotiable(&request.method) {
+                    self.encode(&mut response, &request.method, etag, json, accepted);
+                }
                 response
             }
             Err(routes::Failure { error, quota }) => {
@@ -407,9 +466,64 @@ impl Api {
                 response
             }
         };
-        let response = finish(response, request_id, &request.method);
+        let mut response = finish(response, request_id, &request.method);
+        self.inner.cors.apply(request, response.headers_mut());
         self.count(request, &response, trace);
         response
+    }
+
+    /// Tags and codes an answer to a `GET` or `HEAD`: its `ETag` in the coding chosen, `Vary:
+    /// Accept-Encoding`, and a JSON body of 200 compressed when it is worth it (never for
+    /// `HEAD`, whose answer carries no body). The compressed bytes of a tagged answer are kept,
+    /// so a page asked for again is not compressed again.
+    fn encode(
+        &self,
+        response: &mut Response<Bytes>,
+        method: &http::Method,
+        etag: Option<etag::ETag>,
+        json: bool,
+        accepted: encoding::Accepted,
+    ) {
+        let status = response.status();
+        if status != StatusCode::OK && status != StatusCode::NOT_MODIFIED {
+            return;
+        }
+        let coding = if method == http::Method::HEAD {
+            None
+        } else if status == StatusCode::NOT_MODIFIED {
+            accepted.coding
+        } else {
+            accepted.coding.filter(|_| json)
+        };
+        let h = response.headers_mut();
+        h.insert(
+            http::header::VARY,
+            HeaderValue::from_static("accept-encoding"),
+        );
+        if let Some(tag) = etag {
+            h.insert(http::header::ETAG, tag.header(coding));
+            // A tagged answer may be kept by the client's own cache, to be asked for again
+            // with `If-None-Match`; never by a shared one, as it needs a key.
+            h.insert(
+                http::header::CACHE_CONTROL,
+                HeaderValue::from_static("private, no-cache"),
+            );
+        }
+        let Some(coding) = coding.filter(|_| status == StatusCode::OK) else {
+            return;
+        };
+        if accepted.coding_for(response.body().len()).is_none() {
+            return;
+        }
+        let body = response.body();
+        let compressed = match etag {
+            Some(tag) => self.inner.rendered.compressed(tag, coding, body),
+            None => coding.compress(body),
+        };
+        *response.body_mut() = compressed;
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_ENCODING, coding.header());
     }
 
     /// Counts an answer in the metrics and writes it to the access log.
@@ -533,6 +647,11 @@ where
         Ok(Err(e)) => Err(ApiError::BodyRead(e.to_string())),
         Err(_) => Err(ApiError::BodyTimeout { after: timeout }),
     }
+}
+
+/// Whether answers to this method are negotiated: content codings and entity tags.
+fn negotiable(method: &http::Method) -> bool {
+    method == http::Method::GET || method == http::Method::HEAD
 }
 
 /// What every answer gets last: the request id, and for `HEAD` the length the `GET` would

@@ -13,6 +13,8 @@ use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 use serde::Serialize;
 
+use super::encoding::Coding;
+use super::etag::ETag;
 use crate::domain::{Company, CompanyId, DomainTag, Job, JobId, JobStatus, SalaryRange, Seniority};
 
 /// A job as the API sends it.
@@ -101,6 +103,19 @@ impl<Id> Weighter<RenderKey<Id>, Bytes> for ByLength {
 pub(crate) struct RenderCache {
     jobs: Option<Cache<RenderKey<JobId>, Bytes, ByLength>>,
     companies: Option<Cache<RenderKey<CompanyId>, Bytes, ByLength>>,
+    /// Whole answers compressed, by entity tag, coding and length before coding.
+    compressed: Option<Cache<CompressedKey, Bytes, ByLength>>,
+}
+
+/// What identifies a compressed answer: its entity tag and coding. The tag is a 64-bit hash;
+/// the length before coding is kept beside it so that even two answers whose tags collided
+/// would also need one length to be confused.
+type CompressedKey = (ETag, Coding, usize);
+
+impl Weighter<CompressedKey, Bytes> for ByLength {
+    fn weight(&self, _key: &CompressedKey, body: &Bytes) -> u64 {
+        body.len() as u64 + ENTRY_OVERHEAD
+    }
 }
 
 impl std::fmt::Debug for RenderCache {
@@ -108,18 +123,43 @@ impl std::fmt::Debug for RenderCache {
         f.debug_struct("RenderCache")
             .field("jobs", &self.jobs.as_ref().map_or(0, Cache::len))
             .field("companies", &self.companies.as_ref().map_or(0, Cache::len))
+            .field(
+                "compressed",
+                &self.compressed.as_ref().map_or(0, Cache::len),
+            )
             .finish()
     }
 }
 
 impl RenderCache {
     /// A cache holding up to `capacity_bytes` of rendered jobs; companies, fewer and sent
-    /// with each job detail, get a sixteenth of that on top.
+    /// with each job detail, get a sixteenth of that on top, and compressed answers a
+    /// quarter (a compressed page is a fifth to a tenth of its JSON).
     pub(crate) fn new(capacity_bytes: u64) -> Self {
         Self {
             jobs: bounded(capacity_bytes),
             companies: bounded(capacity_bytes / 16),
+            compressed: (capacity_bytes > 0).then(|| {
+                let bytes = capacity_bytes / 4;
+                // A compressed page is a few kilobytes; this only sizes the tables.
+                let estimated = usize::try_from(bytes / 4096).unwrap_or(usize::MAX);
+                Cache::with_weighter(estimated.max(16), bytes, ByLength)
+            }),
         }
+    }
+
+    /// The answer tagged `tag`, whose JSON is `body`, in `coding`: as kept, or compressed
+    /// now and kept.
+    pub(crate) fn compressed(&self, tag: ETag, coding: Coding, body: &[u8]) -> Bytes {
+        let key = (tag, coding, body.len());
+        if let Some(bytes) = self.compressed.as_ref().and_then(|c| c.get(&key)) {
+            return bytes;
+        }
+        let bytes = coding.compress(body);
+        if let Some(cache) = &self.compressed {
+            cache.insert(key, bytes.clone());
+        }
+        bytes
     }
 
     /// A job's JSON as the API sends it.

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 
 use super::error::ApiError;
+use super::etag::ETag;
 use super::handlers::{companies, health, jobs, no_params, usage, webhooks, Handled};
 use super::metrics::RouteLabel;
 use super::{api_key, Api, Reply, Trace, OPENAPI_JSON};
@@ -199,11 +200,18 @@ fn before_key<'r>(
     }
     if pattern == "/api/v1/openapi.json" {
         no_params(req)?;
-        return Ok(Step::Answered(Reply::new(
-            StatusCode::OK,
-            Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
-            None,
-        )));
+        static TAG: std::sync::OnceLock<ETag> = std::sync::OnceLock::new();
+        let tag = *TAG.get_or_init(|| ETag::of_bytes("openapi", OPENAPI_JSON.as_bytes()));
+        let reply = if tag.matched_by(req.headers()) {
+            Reply::new(StatusCode::NOT_MODIFIED, None, None)
+        } else {
+            Reply::new(
+                StatusCode::OK,
+                Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
+                None,
+            )
+        };
+        return Ok(Step::Answered(reply.tagged(tag)));
     }
     Ok(Step::Call {
         pattern,

@@ -61,7 +61,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use chrono::{DateTime, Utc};
 
 pub use backup::{restore_backup, BackupFile, BackupManifest, BACKUP_MANIFEST};
-pub use caller::{CallResult, Caller, Refused};
+pub use caller::{CallResult, Caller, Refused, Revalidated, Unchanged};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};

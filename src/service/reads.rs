@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use super::{CallResult, Caller, ServiceError};
+use super::{CallResult, Caller, Revalidated, ServiceError, ServiceResult, Unchanged};
 use crate::domain::{page_of, Company, CompanyId, FundingStage, Job, JobId, Page, PerPage};
 use crate::query::{JobFilter, JobQuery};
 
@@ -78,104 +78,150 @@ impl CompanyDetail {
 impl Caller {
     /// Searches active jobs.
     pub async fn search_jobs(&self, query: JobQuery) -> CallResult<JobPage> {
-        let service = &self.service;
-        self.metered(|| async move {
-            let found = service.read_index().search(&query);
-            let jobs = service.inner.catalog.store.get_jobs(&found.ids).await?;
-            Ok(JobPage {
-                jobs,
-                total: found.total,
-                page: query.page,
-                per_page: query.per_page,
-            })
-        })
-        .await
+        self.metered(|| self.find_jobs(query)).await
+    }
+
+    /// Searches active jobs as [`Caller::search_jobs`] does, counting the call only
+    /// unless `unchanged` says the page is the client's copy.
+    pub async fn search_jobs_unless(
+        &self,
+        query: JobQuery,
+        unchanged: Unchanged<'_, JobPage>,
+    ) -> CallResult<Revalidated<JobPage>> {
+        self.metered_unless(|| self.find_jobs(query), unchanged)
+            .await
     }
 
     /// One job with its company. A closed job is answered too, with its `status`: a client
     /// that kept its id learns that it closed, where searches only list active jobs.
     pub async fn get_job(&self, id: JobId) -> CallResult<JobDetail> {
-        let service = &self.service;
-        self.metered(|| async move {
-            let job = service
-                .inner
-                .catalog
-                .store
-                .get_job(id)
-                .await?
-                .ok_or(ServiceError::NotFound { resource: "job" })?;
-            let company = service.read_companies().get(&job.company_id).cloned();
-            Ok(JobDetail { job, company })
-        })
-        .await
+        self.metered(|| self.find_job(id)).await
+    }
+
+    /// One job as [`Caller::get_job`] reads it, counted only when `unchanged` says it
+    /// differs from the client's copy.
+    pub async fn get_job_unless(
+        &self,
+        id: JobId,
+        unchanged: Unchanged<'_, JobDetail>,
+    ) -> CallResult<Revalidated<JobDetail>> {
+        self.metered_unless(|| self.find_job(id), unchanged).await
     }
 
     /// Companies with active jobs, by name.
     pub async fn list_companies(&self, query: CompanyQuery) -> CallResult<CompanyPage> {
-        let service = &self.service;
-        self.metered(|| async move {
-            let counts: Vec<(CompanyId, u64)> =
-                service.read_index().companies_with_active_jobs().collect();
-            let companies = service.read_companies();
-            let mut matching: Vec<CompanySummary> = counts
-                .into_iter()
-                .filter_map(|(id, active_jobs_total)| {
-                    let company = companies.get(&id)?;
-                    let stage_ok = query
-                        .funding_stage
-                        .as_ref()
-                        .is_none_or(|s| *s == company.funding_stage);
-                    stage_ok.then(|| CompanySummary {
-                        company: company.clone(),
-                        active_jobs_total,
-                    })
-                })
-                .collect();
-            drop(companies);
-            matching.sort_by(|a, b| {
-                a.company
-                    .name
-                    .to_lowercase()
-                    .cmp(&b.company.name.to_lowercase())
-                    .then(a.company.id.cmp(&b.company.id))
-            });
-            let total = matching.len() as u64;
-            Ok(CompanyPage {
-                companies: page_of(matching, query.page, query.per_page),
-                total,
-                page: query.page,
-                per_page: query.per_page,
-            })
-        })
-        .await
+        self.metered(|| self.find_companies(query)).await
+    }
+
+    /// Companies as [`Caller::list_companies`] lists them, counted only when `unchanged`
+    /// says the page differs from the client's copy.
+    pub async fn list_companies_unless(
+        &self,
+        query: CompanyQuery,
+        unchanged: Unchanged<'_, CompanyPage>,
+    ) -> CallResult<Revalidated<CompanyPage>> {
+        self.metered_unless(|| self.find_companies(query), unchanged)
+            .await
     }
 
     /// One company with its enrichment data and active jobs.
     pub async fn get_company(&self, id: CompanyId) -> CallResult<CompanyDetail> {
+        self.metered(|| self.find_company(id)).await
+    }
+
+    /// One company as [`Caller::get_company`] reads it, counted only when `unchanged` says
+    /// it differs from the client's copy.
+    pub async fn get_company_unless(
+        &self,
+        id: CompanyId,
+        unchanged: Unchanged<'_, CompanyDetail>,
+    ) -> CallResult<Revalidated<CompanyDetail>> {
+        self.metered_unless(|| self.find_company(id), unchanged)
+            .await
+    }
+
+    async fn find_jobs(&self, query: JobQuery) -> ServiceResult<JobPage> {
         let service = &self.service;
-        self.metered(|| async move {
-            let company =
-                service
-                    .read_companies()
-                    .get(&id)
-                    .cloned()
-                    .ok_or(ServiceError::NotFound {
-                        resource: "company",
-                    })?;
-            let filter = JobFilter {
-                company_id: Some(id),
-                ..JobFilter::default()
-            };
-            let found = service
-                .read_index()
-                .search_top(&filter, CompanyDetail::MAX_JOBS);
-            let active_jobs = service.inner.catalog.store.get_jobs(&found.ids).await?;
-            Ok(CompanyDetail {
-                company,
-                active_jobs_total: found.total,
-                active_jobs,
-            })
+        let found = service.read_index().search(&query);
+        let jobs = service.inner.catalog.store.get_jobs(&found.ids).await?;
+        Ok(JobPage {
+            jobs,
+            total: found.total,
+            page: query.page,
+            per_page: query.per_page,
         })
-        .await
+    }
+
+    async fn find_job(&self, id: JobId) -> ServiceResult<JobDetail> {
+        let service = &self.service;
+        let job = service
+            .inner
+            .catalog
+            .store
+            .get_job(id)
+            .await?
+            .ok_or(ServiceError::NotFound { resource: "job" })?;
+        let company = service.read_companies().get(&job.company_id).cloned();
+        Ok(JobDetail { job, company })
+    }
+
+    async fn find_companies(&self, query: CompanyQuery) -> ServiceResult<CompanyPage> {
+        let service = &self.service;
+        let counts: Vec<(CompanyId, u64)> =
+            service.read_index().companies_with_active_jobs().collect();
+        let companies = service.read_companies();
+        let mut matching: Vec<CompanySummary> = counts
+            .into_iter()
+            .filter_map(|(id, active_jobs_total)| {
+                let company = companies.get(&id)?;
+                let stage_ok = query
+                    .funding_stage
+                    .as_ref()
+                    .is_none_or(|s| *s == company.funding_stage);
+                stage_ok.then(|| CompanySummary {
+                    company: company.clone(),
+                    active_jobs_total,
+                })
+            })
+            .collect();
+        drop(companies);
+        matching.sort_by(|a, b| {
+            a.company
+                .name
+                .to_lowercase()
+                .cmp(&b.company.name.to_lowercase())
+                .then(a.company.id.cmp(&b.company.id))
+        });
+        let total = matching.len() as u64;
+        Ok(CompanyPage {
+            companies: page_of(matching, query.page, query.per_page),
+            total,
+            page: query.page,
+            per_page: query.per_page,
+        })
+    }
+
+    async fn find_company(&self, id: CompanyId) -> ServiceResult<CompanyDetail> {
+        let service = &self.service;
+        let company = service
+            .read_companies()
+            .get(&id)
+            .cloned()
+            .ok_or(ServiceError::NotFound {
+                resource: "company",
+            })?;
+        let filter = JobFilter {
+            company_id: Some(id),
+            ..JobFilter::default()
+        };
+        let found = service
+            .read_index()
+            .search_top(&filter, CompanyDetail::MAX_JOBS);
+        let active_jobs = service.inner.catalog.store.get_jobs(&found.ids).await?;
+        Ok(CompanyDetail {
+            company,
+            active_jobs_total: found.total,
+            active_jobs,
+        })
     }
 }

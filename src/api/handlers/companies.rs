@@ -4,19 +4,35 @@ use bytes::Bytes;
 use http::Request;
 use serde_json::json;
 
-use super::{no_params, Handled};
+use super::{conditional, fresh, no_params, Handled};
+use crate::api::etag::ETag;
 use crate::api::params::{company_query, Params, COMPANY_PARAMS};
 use crate::api::views::{CompanyDetailView, CompanySummaryView, FiltersMeta, ListEnvelope};
 use crate::api::Reply;
 use crate::domain::CompanyId;
-use crate::service::Caller;
+use crate::service::{Caller, CompanyDetail, CompanyPage};
 
 /// One page of companies with active jobs, by name.
 pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
     let params = Params::parse(req.uri().query(), COMPANY_PARAMS, &[])?;
     let query = company_query(&params)?;
     let stage = query.funding_stage.as_ref().map(|s| s.as_str().to_owned());
-    let found = caller.list_companies(query).await?;
+    let (headers, raw_query) = (req.headers(), req.uri().query());
+    let mut seen = None;
+    let found = {
+        let mut check = |page: &CompanyPage| {
+            let tag = ETag::company_page(raw_query, page);
+            seen = Some(tag);
+            tag.matched_by(headers)
+        };
+        caller
+            .list_companies_unless(query, conditional(headers, &mut check))
+            .await?
+    };
+    let (found, quota, tag) = match fresh(found, seen, |p| ETag::company_page(raw_query, p)) {
+        Ok(fresh) => fresh,
+        Err(not_modified) => return Ok(not_modified.into()),
+    };
     let views: Vec<CompanySummaryView<'_>> = found.companies.iter().map(Into::into).collect();
     let envelope = ListEnvelope::new(
         views,
@@ -29,15 +45,28 @@ pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
             filters: json!({ "funding_stage": stage }),
         },
     );
-    Ok(Reply::json(&envelope, Some(found.quota)))
+    Ok(Reply::json(&envelope, Some(quota)).tagged(tag))
 }
 
 /// One company with its enrichment data and its newest active jobs.
 pub(crate) async fn get(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
-    let found = caller.get_company(CompanyId::parse(id)?).await?;
-    Ok(Reply::json(
-        &CompanyDetailView::from(&found.value),
-        Some(found.quota),
-    ))
+    let id = CompanyId::parse(id)?;
+    let headers = req.headers();
+    let mut seen = None;
+    let found = {
+        let mut check = |detail: &CompanyDetail| {
+            let tag = ETag::company_detail(detail);
+            seen = Some(tag);
+            tag.matched_by(headers)
+        };
+        caller
+            .get_company_unless(id, conditional(headers, &mut check))
+            .await?
+    };
+    let (found, quota, tag) = match fresh(found, seen, ETag::company_detail) {
+        Ok(fresh) => fresh,
+        Err(not_modified) => return Ok(not_modified.into()),
+    };
+    Ok(Reply::json(&CompanyDetailView::from(&found), Some(quota)).tagged(tag))
 }

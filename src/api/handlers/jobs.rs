@@ -3,19 +3,35 @@
 use bytes::Bytes;
 use http::Request;
 
-use super::{no_params, Handled};
+use super::{conditional, fresh, no_params, Handled};
+use crate::api::etag::ETag;
 use crate::api::params::{job_query, Params, JOB_PARAMS};
 use crate::api::views::{job_detail_json, FiltersMeta, ListEnvelope};
 use crate::api::{Api, Reply};
 use crate::domain::JobId;
-use crate::service::Caller;
+use crate::service::{Caller, JobDetail, JobPage};
 
 /// One page of active jobs, in the list envelope; each job as the render cache has it.
 pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Handled {
     let params = Params::parse(req.uri().query(), JOB_PARAMS, &["domain", "seniority"])?;
     let query = job_query(&params)?;
     let filters = query.filter.clone();
-    let found = caller.search_jobs(query).await?;
+    let (headers, raw_query) = (req.headers(), req.uri().query());
+    let mut seen = None;
+    let found = {
+        let mut check = |page: &JobPage| {
+            let tag = ETag::job_page(raw_query, page);
+            seen = Some(tag);
+            tag.matched_by(headers)
+        };
+        caller
+            .search_jobs_unless(query, conditional(headers, &mut check))
+            .await?
+    };
+    let (found, quota, tag) = match fresh(found, seen, |p| ETag::job_page(raw_query, p)) {
+        Ok(fresh) => fresh,
+        Err(not_modified) => return Ok(not_modified.into()),
+    };
     let envelope = ListEnvelope::new(
         (),
         found.page.get(),
@@ -27,19 +43,31 @@ pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> 
     );
     let rendered = api.rendered();
     let jobs: Vec<Bytes> = found.jobs.iter().map(|j| rendered.job(j)).collect();
-    Ok(Reply::json_bytes(
-        envelope.to_json_around(&jobs),
-        Some(found.quota),
-    ))
+    Ok(Reply::json_bytes(envelope.to_json_around(&jobs), Some(quota)).tagged(tag))
 }
 
 /// One job, active or closed, with its company's enrichment data.
 pub(crate) async fn get(api: &Api, caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
     let id = JobId::parse(id)?;
-    let found = caller.get_job(id).await?;
+    let headers = req.headers();
+    let mut seen = None;
+    let found = {
+        let mut check = |detail: &JobDetail| {
+            let tag = ETag::job_detail(detail);
+            seen = Some(tag);
+            tag.matched_by(headers)
+        };
+        caller
+            .get_job_unless(id, conditional(headers, &mut check))
+            .await?
+    };
+    let (found, quota, tag) = match fresh(found, seen, ETag::job_detail) {
+        Ok(fresh) => fresh,
+        Err(not_modified) => return Ok(not_modified.into()),
+    };
     let rendered = api.rendered();
     let company = found.company.as_deref().map(|c| rendered.company(c));
     let body = job_detail_json(&rendered.job(&found.job), company.as_deref());
-    Ok(Reply::json_bytes(body, Some(found.quota)))
+    Ok(Reply::json_bytes(body, Some(quota)).tagged(tag))
 }

@@ -15,9 +15,12 @@ use http::Request;
 use serde::Deserialize;
 
 use super::error::ApiError;
+use super::etag::{self, ETag};
 use super::params::Params;
 use super::routes::Failure;
+use super::Reply;
 use crate::domain::DomainError;
+use crate::service::{Metered, QuotaState, Revalidated, Unchanged};
 
 /// An endpoint that takes no query parameters.
 pub(super) fn no_params(req: &Request<Bytes>) -> Result<(), ApiError> {
@@ -56,6 +59,44 @@ pub(super) fn refuse_compressed(headers: &http::HeaderMap) -> Result<(), ApiErro
 
 /// What a handler answers.
 pub(crate) type Handled = Result<super::Reply, Failure>;
+
+/// The check a read makes of its answer when the request carries `If-None-Match`; none
+/// otherwise, so an unconditional read is counted as it always is.
+pub(super) fn conditional<'c, T>(
+    headers: &http::HeaderMap,
+    check: &'c mut (dyn FnMut(&T) -> bool + Send),
+) -> Unchanged<'c, T> {
+    etag::is_conditional(headers).then_some(check)
+}
+
+/// A conditional read whose answer is the client's copy: a 304 with this tag and quota.
+pub(super) struct NotModified(ETag, QuotaState);
+
+impl From<NotModified> for Reply {
+    fn from(NotModified(tag, quota): NotModified) -> Reply {
+        Reply::not_modified(tag, quota)
+    }
+}
+
+/// A conditional read's answer with its quota and tag, or the 304 that says the client's
+/// copy is current. `seen` is the tag the check computed, if it ran; `tag` computes it
+/// otherwise.
+pub(super) fn fresh<T>(
+    found: Metered<Revalidated<T>>,
+    seen: Option<ETag>,
+    tag: impl FnOnce(&T) -> ETag,
+) -> Result<(T, QuotaState, ETag), NotModified> {
+    match found.value {
+        Revalidated::Unchanged(value) => Err(NotModified(
+            seen.unwrap_or_else(|| tag(&value)),
+            found.quota,
+        )),
+        Revalidated::Changed(value) => {
+            let tag = seen.unwrap_or_else(|| tag(&value));
+            Ok((value, found.quota, tag))
+        }
+    }
+}
 
 /// A JSON object body read as `T`, which takes the fields `takes`; `fields` says what they
 /// are, for the error.

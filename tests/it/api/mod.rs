@@ -4,6 +4,9 @@
 
 mod auth;
 mod companies;
+mod compression;
+mod conditional;
+mod cors;
 mod errors;
 mod health;
 mod jobs;

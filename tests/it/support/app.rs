@@ -140,7 +140,7 @@ impl TestAppBuilder {
             config: self.config.clone(),
             clock: self.clock.clone(),
             notifier: self.notifier.clone(),
-            api_config: self.api_config,
+            api_config: self.api_config.clone(),
             server_config: self.server_config,
         }
     }
@@ -280,7 +280,7 @@ impl TestApp {
         with_socket: bool,
     ) -> TestApp {
         let StoredService { service, store } = opened;
-        let api = Api::with_config(service.clone(), parts.api_config);
+        let api = Api::with_config(service.clone(), parts.api_config.clone());
         let server = match with_socket {
             true => Some(RunningServer::start(api.clone(), parts.server_config).await),
             false => None,
