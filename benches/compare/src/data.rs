@@ -246,9 +246,25 @@ pub enum Fate {
     Closed,
 }
 
+/// How long the generated job posts are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Posts {
+    /// 40 to 119 words of description (about 80), from a vocabulary of 3,000 words.
+    #[default]
+    Short,
+    /// 80 to 300 words (the sum of two uniform draws of 40 to 150: about 190 on average,
+    /// most near it), from a Zipf vocabulary of 30,000 words: the length of real posts,
+    /// whose bodies no longer fit in memory's caches at a million jobs.
+    Long,
+}
+
+/// Distinct description words of long posts.
+const LONG_VOCABULARY: usize = 30_000;
+
 /// The generator: vocabularies and their weights, and the companies.
 pub struct Generator {
     seed: u64,
+    posts: Posts,
     n: usize,
     churn: Churn,
     reference: DateTime<Utc>,
@@ -358,6 +374,7 @@ impl Generator {
 
         Self {
             seed,
+            posts: Posts::Short,
             n,
             churn,
             reference,
@@ -373,6 +390,26 @@ impl Generator {
             batches,
             batch_w,
         }
+    }
+
+    /// The same generator making posts of this length; short posts are as `new` makes them.
+    pub fn with_posts(mut self, posts: Posts) -> Self {
+        self.posts = posts;
+        if posts == Posts::Long {
+            let mut rng = ChaCha8Rng::seed_from_u64(splitmix(self.seed ^ 0x10_C0FF_EE));
+            let mut seen: std::collections::HashSet<String> = self.words.iter().cloned().collect();
+            while self.words.len() < LONG_VOCABULARY {
+                let parts = rng.gen_range(2..=4);
+                let w: String = (0..parts)
+                    .map(|_| SYLLABLES[rng.gen_range(0..SYLLABLES.len())])
+                    .collect();
+                if seen.insert(w.clone()) {
+                    self.words.push(w);
+                }
+            }
+            self.word_w = zipf(self.words.len());
+        }
+        self
     }
 
     /// The number of final active jobs.
@@ -504,7 +541,10 @@ impl Generator {
             role.push_str(&format!(", {}", TEAMS[rng.gen_range(0..TEAMS.len())]));
         }
 
-        let body_len = rng.gen_range(40..120);
+        let body_len = match self.posts {
+            Posts::Short => rng.gen_range(40..120),
+            Posts::Long => rng.gen_range(40..=150) + rng.gen_range(40..=150),
+        };
         let mut body = String::with_capacity(body_len * 8);
         for k in 0..body_len {
             let w = &self.words[self.word_w.sample(&mut rng)];
@@ -585,6 +625,27 @@ pub fn far_past() -> DateTime<Utc> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_posts_are_80_to_300_words_about_190_on_average() {
+        let g = Generator::new(3, 2_000, Churn::NONE).with_posts(Posts::Long);
+        let lengths: Vec<usize> = (0..2_000)
+            .map(|i| {
+                let d = g.job(i).description;
+                // The body sits between the first sentence and the skills.
+                let body = d.split_once(". ").expect("a first sentence").1;
+                let body = body.rsplit_once(". Skills:").expect("skills").0;
+                body.split_whitespace().count()
+            })
+            .collect();
+        assert!(
+            lengths.iter().all(|&n| (80..=300).contains(&n)),
+            "{lengths:?}"
+        );
+        let mean = lengths.iter().sum::<usize>() as f64 / lengths.len() as f64;
+        assert!((180.0..200.0).contains(&mean), "mean {mean}");
+        assert!(g.words().len() >= LONG_VOCABULARY);
+    }
 
     #[test]
     fn jobs_are_deterministic_valid_and_versions_share_ids() {

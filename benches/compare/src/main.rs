@@ -96,6 +96,9 @@ struct Args {
     /// Print every query of the mix with its total during the correctness gate.
     #[arg(long)]
     list: bool,
+    /// How long the job posts are: `short` (about 80 words) or `long` (80 to 300, about 190).
+    #[arg(long, value_enum, default_value_t = data::Posts::Short)]
+    posts: data::Posts,
     /// Only write the final active versions of the `--jobs` jobs to DIR/jobs.jsonl and their
     /// companies to DIR/companies.jsonl, in the JSON Lines form the bundled server's `import`
     /// reads, then exit (see benches/load/bulk.sh).
@@ -396,7 +399,7 @@ fn main() -> ExitCode {
     } else {
         data::Churn::LIGHT
     };
-    let g = Generator::new(args.seed, args.jobs, churn);
+    let g = Generator::new(args.seed, args.jobs, churn).with_posts(args.posts);
     if let Some(dir) = &args.write_jsonl {
         return write_jsonl(&g, dir);
     }
