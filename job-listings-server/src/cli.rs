@@ -14,6 +14,8 @@ use job_listings::server::ServerConfig;
 use job_listings::service::{Metering, Quotas, RateLimit, RateLimits, ServiceConfig};
 use job_listings::webhooks::CallbackPolicy;
 
+use crate::memory::CacheSizes;
+
 /// The job-listings API server, and the tools to administer its data folder.
 #[derive(Debug, Parser)]
 #[command(
@@ -47,25 +49,29 @@ pub(crate) struct StoreArgs {
         value_name = "DIR"
     )]
     pub(crate) data_dir: PathBuf,
-    /// Page cache sled may use, in MiB.
+    /// Memory the caches may use in all, in MiB: 35 % for sled's page cache, 40 % for
+    /// decoded jobs, 25 % for rendered answers, unless their own options say otherwise
+    /// [default: a quarter of this machine's memory (or its container's limit), at least
+    /// 384].
     #[arg(
-        long,
+        long = "memory",
         global = true,
-        env = "JOB_LISTINGS_CACHE_MB",
-        default_value_t = 256,
+        env = "JOB_LISTINGS_MEMORY_MB",
         value_name = "MIB"
     )]
-    pub(crate) cache_mb: u64,
+    pub(crate) memory_mb: Option<u64>,
+    /// Page cache sled may use, in MiB [default: 35 % of --memory].
+    #[arg(long, global = true, env = "JOB_LISTINGS_CACHE_MB", value_name = "MIB")]
+    pub(crate) cache_mb: Option<u64>,
     /// Decoded jobs kept in memory in front of sled for search pages and job details,
-    /// in MiB (0: off).
+    /// in MiB, 0 for none [default: 40 % of --memory].
     #[arg(
         long,
         global = true,
         env = "JOB_LISTINGS_JOB_CACHE_MB",
-        default_value_t = 64,
         value_name = "MIB"
     )]
-    pub(crate) job_cache_mb: u64,
+    pub(crate) job_cache_mb: Option<u64>,
     /// The key that seals webhook secrets at rest [default: DIR/secret.key]; made on first
     /// start. Back it up with the data: without it, stored webhook secrets cannot be read.
     #[arg(
@@ -186,14 +192,10 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) no_admin: bool,
     /// Rendered job and company JSON kept in memory for the answers that send them again
-    /// (search pages, job details), in MiB (0: off).
-    #[arg(
-        long,
-        env = "JOB_LISTINGS_RENDER_CACHE_MB",
-        default_value_t = 64,
-        value_name = "MIB"
-    )]
-    pub(crate) render_cache_mb: u64,
+    /// (search pages, job details), in MiB, 0 for none; companies and compressed answers
+    /// take 5/16 of it more [default: 25 % of --memory, less that 5/16].
+    #[arg(long, env = "JOB_LISTINGS_RENDER_CACHE_MB", value_name = "MIB")]
+    pub(crate) render_cache_mb: Option<u64>,
     /// Do not load the demo dataset into an empty store.
     #[arg(long)]
     pub(crate) no_demo: bool,
@@ -281,10 +283,10 @@ pub(crate) enum MeteringArg {
 
 impl ServeArgs {
     /// The HTTP layer's settings.
-    pub(crate) fn api_config(&self) -> ApiConfig {
+    pub(crate) fn api_config(&self, caches: &CacheSizes) -> ApiConfig {
         let budget_on = !self.no_rate_limits && self.unauthenticated_rate > 0.0;
         ApiConfig {
-            render_cache_bytes: self.render_cache_mb.saturating_mul(1024 * 1024),
+            render_cache_bytes: caches.render_mb.saturating_mul(1024 * 1024),
             unauthenticated_rate: budget_on.then_some(RateLimit {
                 per_second: self.unauthenticated_rate,
                 burst: self.unauthenticated_burst,

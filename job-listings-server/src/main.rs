@@ -80,6 +80,7 @@ mod backup;
 mod cli;
 mod import;
 mod keys;
+mod memory;
 mod open;
 mod remote;
 mod serve;

@@ -10,6 +10,7 @@ use job_listings::store::{PgConfig, PgStore, SledConfig, SledStore, Store, Store
 use job_listings::webhooks::{CallbackPolicy, HttpNotifier, HttpNotifierConfig};
 
 use crate::cli::StoreArgs;
+use crate::memory::CacheSizes;
 
 /// Whether the service should send webhooks, or only queue them in the outbox.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,10 +74,11 @@ async fn open_store(args: &StoreArgs) -> Result<Arc<dyn Store>> {
             .with_context(|| format!("opening {}", describe_store(args)))?;
         return Ok(Arc::new(store));
     }
+    let caches = CacheSizes::of(args, None);
     let sled = SledConfig {
         path: args.data_dir.clone(),
-        cache_bytes: args.cache_mb.saturating_mul(1024 * 1024),
-        job_cache_bytes: args.job_cache_mb.saturating_mul(1024 * 1024),
+        cache_bytes: caches.sled_mb.saturating_mul(1024 * 1024),
+        job_cache_bytes: caches.jobs_mb.saturating_mul(1024 * 1024),
     };
     let store = SledStore::open(&sled).map_err(|e| explain_open_error(&args.data_dir, e))?;
     Ok(Arc::new(store))

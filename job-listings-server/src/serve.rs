@@ -18,6 +18,7 @@ use job_listings::service::{JobListingsService, NewKey};
 use crate::admin_files::{self, AddressFile};
 use crate::cli::{ServeArgs, StoreArgs};
 use crate::import;
+use crate::memory::CacheSizes;
 use crate::open::describe_store;
 
 /// The listen queue asked for: room for a burst of new connections beside the connections
@@ -57,7 +58,16 @@ pub(crate) async fn serve(
     } else {
         None
     };
-    let api = Api::with_config(service.clone(), args.api_config());
+    let caches = CacheSizes::of(store, Some(args));
+    tracing::info!(
+        budget_mib = caches.budget_mb,
+        budget_from = caches.budget_from,
+        sled_cache_mib = caches.sled_mb,
+        job_cache_mib = caches.jobs_mb,
+        render_cache_mib = caches.render_mb,
+        "cache sizes"
+    );
+    let api = Api::with_config(service.clone(), args.api_config(&caches));
     let admin = match admin_listener {
         Some(listener) => Some(admin_server(listener, &api, store, args)?),
         None => None,
