@@ -28,6 +28,13 @@
 # bytes per answer wrk read from each. Our bodies vary around the mean (see "body bytes"), the
 # ceiling's never do.
 #
+# With CEILING_JOBS=N, our server serves N generated jobs instead of the demo data: the
+# comparison crate's generator writes them as JSON Lines (`--posts $CEILING_POSTS`, `short` by
+# default, `long` for posts of 80 to 300 words), `import` loads them into a fresh folder
+# offline, and `keys create` issues the enterprise key. CEILING_SERVER_ARGS adds options to
+# `serve` (e.g. the cache sizes of an older default: `--cache-mb 256 --job-cache-mb 64
+# --render-cache-mb 64`). The server's RSS after the runs is printed.
+#
 # Exits 1 if any answer of either server was not a 200 or any socket error occurred (warm-ups
 # included). Needs wrk, curl and python3. Loopback only. On a shared machine, run it under
 # `nice` like any other benchmark and compare ratios, not absolute figures.
@@ -44,8 +51,12 @@ base="http://127.0.0.1:$port"
 source "$here/common.sh"
 require wrk curl python3
 cd "$root"
+jobs="${CEILING_JOBS:-}"
+posts="${CEILING_POSTS:-short}"
+read -r -a server_args <<<"${CEILING_SERVER_ARGS:-}"
 cargo build --release --quiet -p job-listings-server
 cargo build --release --quiet -p job-listings-compare --bin bare_hyper
+[[ -n "$jobs" ]] && cargo build --release --quiet -p job-listings-compare --bin job-listings-compare
 server_bin="${CARGO_TARGET_DIR:-target}/release/job-listings"
 bare_bin="${CARGO_TARGET_DIR:-target}/release/bare_hyper"
 
@@ -73,13 +84,27 @@ body_sizes() {
               END { if (bad || n == 0) exit 1; printf "%.0f %d %d\n", s / n, lo, hi }'
 }
 
-echo "== our server (the job-listings binary), demo data, in-memory metering, wrk -t1 -c32 -d${seconds}s"
+data_args=()
+if [[ -n "$jobs" ]]; then
+  echo "== $jobs generated jobs ($posts posts), imported offline"
+  "${CARGO_TARGET_DIR:-target}/release/job-listings-compare" --jobs "$jobs" --seed 42 \
+    --posts "$posts" --write-jsonl "$work/jsonl"
+  JL_KEY="$("$server_bin" --data-dir "$work/db" keys create --plan enterprise --label ceiling.sh 2>/dev/null)"
+  JL_KEY="${JL_KEY%%$'\n'*}"
+  "$server_bin" --data-dir "$work/db" import --companies "$work/jsonl/companies.jsonl" \
+    --jobs "$work/jsonl/jobs.jsonl"
+  rm -rf "$work/jsonl"
+  echo "  data folder: $(du -sh "$work/db" | cut -f1)"
+  data_args=(--no-demo)
+fi
+
+echo "== our server (the job-listings binary), ${jobs:-demo} jobs, in-memory metering, wrk -t1 -c32 -d${seconds}s"
 RUST_LOG=warn "$server_bin" --data-dir "$work/db" serve --admin-addr 127.0.0.1:0 --addr "127.0.0.1:$port" --no-rate-limits \
   --enterprise-quota 1000000000 --developer-quota 1000000000 --agent-pro-quota 1000000000 \
-  >"$work/server.out" 2>"$work/server.out.err" &
+  "${data_args[@]}" "${server_args[@]}" >"$work/server.out" 2>"$work/server.out.err" &
 pid=$!
 wait_listening "$work/server.out" "our server"
-JL_KEY="$(awk '$1 == "enterprise" { print $2 }' "$work/server.out")"
+[[ -n "$jobs" ]] || JL_KEY="$(awk '$1 == "enterprise" { print $2 }' "$work/server.out")"
 [[ "$JL_KEY" == jl_live_* ]] || { echo "no enterprise demo key in the server's output" >&2; exit 1; }
 JL_IDS="$(curl -sS -H "X-API-Key: $JL_KEY" "$base/api/v1/jobs?per_page=50" |
   python3 -c 'import sys, json; print(",".join(j["id"] for j in json.load(sys.stdin)["data"]))')"
@@ -95,6 +120,7 @@ echo "  body bytes: GET /jobs mix mean $mix_body ($mix_lo to $mix_hi over ${#que
 
 bench ours_mix jobs_mix.lua "$base"
 bench ours_detail job_detail.lua "$base"
+echo "  our server's RSS after the runs: $(awk '/^VmRSS/ { printf "%.0f MiB", $2 / 1024 }' "/proc/$pid/status")"
 stop
 
 echo "== bare hyper (benches/compare/src/bin/bare_hyper.rs), same scripts"
