@@ -45,14 +45,21 @@ impl JobStore for SledStore {
     }
 
     async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
-        let after = after.as_ref().map(|a| a.0.as_bytes().as_slice());
-        Self::entries_after(&self.jobs, after)
-            .take(limit)
-            .map(|item| {
-                let (key, record) = item.map_err(backend)?;
-                decode_job(&key, &record)
-            })
-            .collect()
+        // Reading and decoding a batch may wait on the disk for every page of it: off the
+        // async threads, which serve requests meanwhile.
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let after = after.as_ref().map(|a| a.0.as_bytes().as_slice());
+            Self::entries_after(&this.jobs, after)
+                .take(limit)
+                .map(|item| {
+                    let (key, record) = item.map_err(backend)?;
+                    decode_job(&key, &record)
+                })
+                .collect()
+        })
+        .await
+        .map_err(backend)?
     }
 
     async fn jobs_version(&self) -> StoreResult<Option<u64>> {
