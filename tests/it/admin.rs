@@ -587,3 +587,62 @@ async fn stats_and_metrics_are_on_the_admin_listener_behind_the_token() {
         .await;
     assert_eq!(on_public.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn the_admin_listener_answers_no_origin_whatever_the_public_api_allows() {
+    use job_listings::api::{ApiConfig, CorsOrigin};
+    let app = TestApp::builder()
+        .seed(Dataset::generate(11, 5, 20))
+        .api_config(ApiConfig {
+            cors_origins: vec![CorsOrigin::any()],
+            ..ApiConfig::default()
+        })
+        .spawn()
+        .await;
+    let admin = Admin::beside(&app).await;
+    let origin = ("origin", "https://app.example.com");
+
+    // The public API allows any origin...
+    let public = app
+        .request(
+            Method::GET,
+            "/api/v1/jobs",
+            Auth::XApiKey(&app.keys.enterprise.raw),
+            &[origin],
+            None,
+        )
+        .await;
+    assert_eq!(public.status, StatusCode::OK);
+    assert_eq!(public.header("access-control-allow-origin"), Some("*"));
+
+    // ... and the admin API none: not on an answer, not on a preflight.
+    let answer = admin
+        .client
+        .get(format!("{}/admin/v1/stats", admin.server.base))
+        .bearer_auth(admin.token.expose())
+        .header(origin.0, origin.1)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(answer.status(), StatusCode::OK);
+    let preflight = admin
+        .client
+        .request(
+            Method::OPTIONS,
+            format!("{}/admin/v1/stats", admin.server.base),
+        )
+        .header(origin.0, origin.1)
+        .header("access-control-request-method", "GET")
+        .send()
+        .await
+        .expect("answered");
+    for r in [&answer, &preflight] {
+        assert!(
+            r.headers()
+                .keys()
+                .all(|name| !name.as_str().starts_with("access-control-")),
+            "{:?}",
+            r.headers()
+        );
+    }
+}
