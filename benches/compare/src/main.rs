@@ -250,6 +250,7 @@ impl Oracle {
             .map(|j| j.id)
             .collect();
         SearchResult {
+            facets: Default::default(),
             total: hits.len() as u64,
             ids: hits
                 .iter()
@@ -599,14 +600,17 @@ mod tests {
         }];
         let id = |n: u128| JobId(uuid::Uuid::from_u128(n));
         let a = SearchResult {
+            facets: Default::default(),
             total: 2,
             ids: vec![id(1), id(2)],
         };
         let swapped = SearchResult {
+            facets: Default::default(),
             total: 2,
             ids: vec![id(2), id(1)],
         };
         let fewer = SearchResult {
+            facets: Default::default(),
             total: 1,
             ids: vec![id(1)],
         };

@@ -12,8 +12,9 @@ use super::ids::DocsById;
 use super::indexed::IndexedJob;
 use super::terms::Term;
 use super::text::for_each_word;
-use crate::domain::{CompanyId, Job, JobId};
+use crate::domain::{CompanyId, DomainTag, Job, JobId, Seniority};
 
+mod facets;
 mod search;
 
 /// The attributes of one indexed job that are read per document rather than by bitmap.

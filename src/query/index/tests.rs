@@ -69,6 +69,7 @@ fn every_page_is_in_result_order_when_many_jobs_came_out_of_order() {
                     filter: filter.clone(),
                     page: Page::new(page).expect("page in range"),
                     per_page: PerPage::new(per_page).expect("per page in range"),
+                    facets: Vec::new(),
                 };
                 let from = ((page - 1) * per_page) as usize;
                 let to = (from + per_page as usize).min(expected.len());
