@@ -5,6 +5,7 @@
 
 mod data;
 mod engine;
+mod facets;
 mod jsonl;
 mod mix;
 mod ours;
@@ -101,6 +102,10 @@ struct Args {
     /// reads, then exit (see benches/load/bulk.sh).
     #[arg(long, value_name = "DIR")]
     write_jsonl: Option<std::path::PathBuf>,
+    /// Only time our engine on the mix without and with facets (domain, seniority, remote),
+    /// query by query, and print the comparison; tantivy is not built.
+    #[arg(long)]
+    facets: bool,
 }
 
 const CHUNK: usize = 20_000;
@@ -424,6 +429,17 @@ fn main() -> ExitCode {
         fmt_mib(ours.index.heap_bytes()),
         ours.index.heap_bytes() / args.jobs.max(1) as u64,
     );
+
+    if args.facets {
+        let mix = mix::build(&g, args.seed);
+        println!("\nload average before timing: {}", report::loadavg());
+        let differ = facets::compare(&ours.index, &mix, args.warmup, args.rounds);
+        return if differ == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
 
     let budget = args.tantivy_budget_mib.clamp(16, 4_000) * 1024 * 1024;
     let mut variants = vec![false];
