@@ -251,13 +251,16 @@ impl Combos {
     }
 }
 
-/// A counting pass over each matching document costs about this many postings' worth of
-/// intersection per document.
+/// A counting pass costs about this many times what a posting's intersection costs, per
+/// matching document kept as a sorted array.
 const PER_DOC_COST: u64 = 3;
 
-/// Documents in a bitmap container above which CRoaring keeps it as 1,024 words, whose
-/// intersection is counted in about the time of this many documents of a sorted array.
-const DENSE_CONTAINER_COST: u64 = 150;
+/// CRoaring keeps a container of more than this many documents as 1,024 words.
+const ARRAY_AT_MOST: u64 = 4_096;
+
+/// What counting the intersection of two such word containers costs, in documents of a
+/// sorted array (each a lookup in the other posting).
+const DENSE_CONTAINER_COST: u64 = 600;
 
 impl JobIndex {
     /// Whether counting `matching` document by document should cost less than intersecting
@@ -265,7 +268,13 @@ impl JobIndex {
     fn count_one_by_one(&self, matching: &Docs, postings: u64) -> bool {
         let n = matching.cardinality();
         let containers = (self.slots.len() as u64 >> 16) + 1;
-        let by_postings = postings * n.min(containers * DENSE_CONTAINER_COST);
+        // Taking the matches to be spread evenly over the containers.
+        let per_posting = if n / containers > ARRAY_AT_MOST {
+            containers * DENSE_CONTAINER_COST
+        } else {
+            n
+        };
+        let by_postings = postings * per_posting;
         self.combos.of_doc.len() == self.slots.len() && n * PER_DOC_COST < by_postings
     }
 
