@@ -18,10 +18,11 @@ use super::index::facets::Combos;
 use super::index::{JobIndex, Slot};
 use crate::domain::CompanyId;
 
-/// The version a snapshot is written with and must have to load: the crate's, and that of
-/// its rule for splitting words, which changes when the rule does (`words-2` composes text
-/// before splitting it), whether or not a release follows.
-const SNAPSHOT_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+facets-1");
+/// The version a snapshot is written with and must have to load: the crate's, that of its
+/// rule for splitting words, which changes when the rule does (`words-2` composes text
+/// before splitting it), and that of its layout (`combos-1` adds each document's facet
+/// combination), whether or not a release follows.
+const SNAPSHOT_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+words-2+combos-1");
 
 /// Why saved bytes could not be loaded as an index; rebuild it from the jobs instead.
 #[derive(Debug, thiserror::Error)]
