@@ -51,6 +51,9 @@ fn expected_job_facets(app: &TestApp, keep: impl Fn(&Job) -> bool) -> Value {
     })
 }
 
+/// Which seeded jobs a search should match.
+type Keep = Box<dyn Fn(&Job) -> bool>;
+
 /// The values of a facet list, in order.
 fn values(list: &Value) -> Vec<String> {
     list.as_array()
@@ -65,7 +68,7 @@ async fn job_facets_count_the_whole_filtered_result_as_a_count_over_the_data_doe
     let app = spawn_app().await;
     let quokka = known().quokka.name.clone();
     let company_words = word_set(&quokka);
-    let cases: Vec<(String, Box<dyn Fn(&Job) -> bool>)> = vec![
+    let cases: Vec<(String, Keep)> = vec![
         (String::new(), Box::new(|_| true)),
         ("q=engineer".into(), Box::new(|j| q_matches(j, "engineer"))),
         ("remote_only=true".into(), Box::new(|j| j.remote)),
