@@ -34,7 +34,7 @@ pub(crate) const JOB_LISTS: &[&str] = &["domain", "seniority", "facets"];
 pub const COMPANY_PARAMS: &[&str] = &["funding_stage", "page", "per_page", "facets"];
 
 /// The facets `GET /companies` counts by.
-pub const COMPANY_FACETS: &[&str] = &["funding_stage"];
+pub(crate) const COMPANY_FACETS: &[&str] = &["funding_stage"];
 
 /// The query parameters of the lists that only page (`GET /webhooks`,
 /// `GET /webhooks/{id}/deliveries`).

@@ -78,3 +78,29 @@ pub(super) fn ranked(mut counts: Vec<ValueCount>) -> Vec<ValueCount> {
     counts.sort_unstable_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
     counts
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_apis_and_parse_back() {
+        for (facet, name) in Facet::ALL.into_iter().zip(Facet::NAMES) {
+            assert_eq!(facet.name(), name);
+            assert_eq!(Facet::from_name(name), Some(facet));
+        }
+        assert_eq!(Facet::from_name("salary"), None);
+        assert_eq!(Facet::from_name(""), None);
+    }
+
+    #[test]
+    fn lists_run_from_the_most_matches_then_by_value() {
+        let v = |value: &str, count| ValueCount {
+            value: value.to_owned(),
+            count,
+        };
+        let sorted = ranked(vec![v("b", 2), v("c", 5), v("a", 2)]);
+        assert_eq!(sorted, [v("c", 5), v("a", 2), v("b", 2)]);
+        assert!(FacetCounts::default().is_empty());
+    }
+}
