@@ -168,12 +168,12 @@ impl From<&UnknownValue> for WarningView {
         };
         let detail = if u.known.is_empty() {
             format!(
-                "{holder} {} `{}`, so this filter matches nothing; there are no values yet",
+                "{holder} {} `{}`, so this value matches nothing; there are no values yet",
                 u.param, u.value
             )
         } else {
             format!(
-                "{holder} {} `{}`, so this filter matches nothing; known values{more}: {}",
+                "{holder} {} `{}`, so this value matches nothing; known values{more}: {}",
                 u.param,
                 u.value,
                 u.known.join(", ")

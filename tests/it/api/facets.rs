@@ -387,3 +387,35 @@ async fn the_etag_changes_when_facet_counts_do_though_the_page_does_not() {
         before.1.body["meta"]["facets"]
     );
 }
+
+#[tokio::test]
+async fn a_warning_names_at_most_the_100_most_common_values() {
+    let app = spawn_app().await;
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for job in app.all_jobs().iter().filter(|j| j.is_active()) {
+        let own: BTreeSet<&str> = job.domains.iter().map(|d| d.as_str()).collect();
+        for tag in own {
+            *counts.entry(tag.to_owned()).or_default() += 1;
+        }
+    }
+    for i in 0..120 {
+        let mut job = known().designer.clone();
+        job.id = job_listings::domain::JobId(uuid::Uuid::from_u128(0xFACE_0000 + i));
+        let tag = format!("imported-{i:03}");
+        job.domains = vec![DomainTag::parse(&tag).unwrap()];
+        app.service.upsert_job(job).await.expect("ingested");
+        *counts.entry(tag).or_default() += 1;
+    }
+    let all = values(&ranked(counts));
+    assert!(all.len() > 120);
+    let r = app.get_jobs("domain=unknowndomain").await;
+    let w = &r.body["meta"]["warnings"][0];
+    let named: Vec<String> = serde_json::from_value(w["known"].clone()).unwrap();
+    assert_eq!(named, all[..100], "the most common first");
+    assert_eq!(w["known_total"], all.len());
+    let detail = w["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("the 100 most common of {}", all.len())),
+        "{detail}"
+    );
+}
