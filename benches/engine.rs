@@ -36,6 +36,7 @@ fn query(filter: JobFilter, page: u32) -> JobQuery {
         filter,
         page: Page::new(page).unwrap_or_default(),
         per_page: PerPage::default(),
+        facets: Vec::new(),
     }
 }
 

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use chrono::Duration as Span;
 use job_listings::demo::{self, Dataset};
 use job_listings::domain::{Confidence, DomainTag, Job, JobId, Page, PerPage, Seniority};
-use job_listings::query::{JobFilter, JobIndex, JobQuery, SearchResult};
+use job_listings::query::{Facet, JobFilter, JobIndex, JobQuery, SearchResult};
 
 fn main() -> anyhow::Result<()> {
     // 1. Generate the data. The same seed always gives the same jobs, so the ids printed below
@@ -109,6 +109,7 @@ fn main() -> anyhow::Result<()> {
         filter: JobFilter::default(),
         page: Page::new(300)?,
         per_page: PerPage::new(50)?,
+        facets: Vec::new(),
     };
     run(
         &index,
@@ -122,8 +123,18 @@ fn main() -> anyhow::Result<()> {
         filter: JobFilter::default().with_q("rust"),
         page: Page::new(10_000)?,
         per_page: PerPage::new(50)?,
+        facets: Vec::new(),
     };
     run(&index, &by_id, "3f. q=rust, page 10,000", &past_the_end);
+
+    // 3g. Facets: the same search also counts all its matches by domain, seniority and
+    //     remote, from the bitmaps it already holds. The vocabularies are open, so this is
+    //     how a client learns which labels the data uses.
+    let faceted = JobQuery {
+        facets: vec![Facet::Domain, Facet::Seniority, Facet::Remote],
+        ..JobQuery::new(JobFilter::default().with_q("rust"))
+    };
+    run(&index, &by_id, "3g. q=rust with facets", &faceted);
 
     // 4. Cross-check: `JobFilter::matches` decides for one job what the index decides for all.
     //    Counting by brute force gives the same total as the index, just much more slowly.
@@ -143,7 +154,7 @@ fn main() -> anyhow::Result<()> {
 /// Runs one query, timing it, and prints the total and the first ids of the page.
 fn run(index: &JobIndex, by_id: &HashMap<JobId, &Job>, title: &str, query: &JobQuery) {
     let started = Instant::now();
-    let SearchResult { total, ids } = index.search(query);
+    let SearchResult { total, ids, facets } = index.search(query);
     let took = started.elapsed();
     println!(
         "\n{title}\n    {total} matches; page {} holds {} ids; searched in {}",
@@ -163,6 +174,23 @@ fn run(index: &JobIndex, by_id: &HashMap<JobId, &Job>, title: &str, query: &JobQ
     }
     if ids.len() > 3 {
         println!("    … and {} more on this page", ids.len() - 3);
+    }
+    let top = |counts: &[job_listings::query::ValueCount]| {
+        let top: Vec<String> = counts
+            .iter()
+            .take(4)
+            .map(|c| format!("{} {}", c.value, c.count))
+            .collect();
+        top.join(", ")
+    };
+    if let Some(domains) = &facets.domain {
+        println!("    by domain: {} …", top(domains));
+    }
+    if let Some(levels) = &facets.seniority {
+        println!("    by seniority: {} …", top(levels));
+    }
+    if let Some(remote) = facets.remote {
+        println!("    remote: {}, on site: {}", remote.remote, remote.on_site);
     }
 }
 

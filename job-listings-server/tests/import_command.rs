@@ -158,6 +158,7 @@ async fn every_line_is_imported_in_id_order_the_later_of_two_lines_wins_and_all_
                 filter,
                 page: Page::new(1).expect("page"),
                 per_page: PerPage::new(50).expect("per_page"),
+                facets: Vec::new(),
             };
             service
                 .search_jobs(&key, query)

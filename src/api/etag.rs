@@ -55,7 +55,9 @@ impl ETag {
         for job in &page.jobs {
             t = t.add((job.id, job.updated_at));
         }
-        t.finish()
+        // Counts over the whole result and the known values a warning names can change
+        // while the page stays the same, and they are part of the answer.
+        t.add(&page.facets).add(&page.warnings).finish()
     }
 
     /// `GET /jobs/{id}`: the job and its company.
@@ -73,7 +75,9 @@ impl ETag {
             let c = &summary.company;
             t = t.add((c.id, c.updated_at, summary.active_jobs_total));
         }
-        t.finish()
+        t.add(&page.funding_stage_counts)
+            .add(&page.warnings)
+            .finish()
     }
 
     /// `GET /companies/{id}`: the company, its count of active jobs and the jobs listed.

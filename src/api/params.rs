@@ -8,7 +8,7 @@ use crate::domain::{
     after_leap_second, CompanyId, Confidence, DomainError, DomainTag, FundingStage, Page, PerPage,
     Seniority,
 };
-use crate::query::{JobFilter, JobQuery};
+use crate::query::{Facet, JobFilter, JobQuery};
 use crate::service::CompanyQuery;
 
 /// The query parameters `GET /jobs` takes; any other is refused as `unknown_parameter`.
@@ -24,10 +24,17 @@ pub const JOB_PARAMS: &[&str] = &[
     "posted_after",
     "page",
     "per_page",
+    "facets",
 ];
 
+/// The list parameters of `GET /jobs`: comma lists that may also be repeated.
+pub(crate) const JOB_LISTS: &[&str] = &["domain", "seniority", "facets"];
+
 /// The query parameters `GET /companies` takes; any other is refused as `unknown_parameter`.
-pub const COMPANY_PARAMS: &[&str] = &["funding_stage", "page", "per_page"];
+pub const COMPANY_PARAMS: &[&str] = &["funding_stage", "page", "per_page", "facets"];
+
+/// The facets `GET /companies` counts by.
+pub(crate) const COMPANY_FACETS: &[&str] = &["funding_stage"];
 
 /// The query parameters of the lists that only page (`GET /webhooks`,
 /// `GET /webhooks/{id}/deliveries`).
@@ -274,11 +281,29 @@ pub(crate) fn job_query(params: &Params) -> Result<JobQuery, ApiError> {
         filter = filter.with_company(company);
     }
     let (page, per_page) = params.page()?;
+    let mut facets = params.list("facets", |name| {
+        Facet::from_name(&name.to_ascii_lowercase())
+            .ok_or_else(|| unknown_facet(name, &Facet::NAMES))
+    })?;
+    facets.sort();
+    facets.dedup();
     Ok(JobQuery {
         filter,
         page,
         per_page,
+        facets,
     })
+}
+
+/// The error for a facet name an endpoint does not count by.
+fn unknown_facet(name: &str, allowed: &[&str]) -> DomainError {
+    DomainError::new(
+        "facets",
+        format!(
+            "must be a comma list of facet names, any of: {}; `{name}` is not one",
+            allowed.join(", ")
+        ),
+    )
 }
 
 /// `GET /companies` parameters into a query.
@@ -291,6 +316,15 @@ pub(crate) fn company_query(params: &Params) -> Result<CompanyQuery, ApiError> {
             .transpose()?,
         page,
         per_page,
+        funding_stage_facet: !params
+            .list("facets", |name| {
+                let name = name.to_ascii_lowercase();
+                COMPANY_FACETS
+                    .contains(&name.as_str())
+                    .then_some(())
+                    .ok_or_else(|| unknown_facet(&name, COMPANY_FACETS))
+            })?
+            .is_empty(),
     })
 }
 
@@ -299,11 +333,7 @@ mod tests {
     use super::*;
 
     fn jobs(q: &str) -> Result<JobQuery, ApiError> {
-        job_query(&Params::parse(
-            Some(q),
-            JOB_PARAMS,
-            &["domain", "seniority"],
-        )?)
+        job_query(&Params::parse(Some(q), JOB_PARAMS, JOB_LISTS)?)
     }
 
     #[test]

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::render::JobView;
 use crate::domain::{Company, Subscription};
-use crate::service::{CompanyDetail, CompanySummary};
+use crate::query::{FacetCounts, ValueCount};
+use crate::service::{CompanyDetail, CompanySummary, UnknownValue};
 
 /// `GET /jobs/{id}`: the job's fields and a `company` field, written around the job's
 /// rendered JSON (an object). `company` is the company's rendered JSON (`None` writes `null`).
@@ -131,10 +132,94 @@ pub(crate) struct ListEnvelope<T: Serialize, M: Serialize = Value> {
     pub meta: M,
 }
 
-/// The `meta` of a list: the filters it applied.
+/// The `meta` of a list: the filters it applied, the facet counts asked for, and warnings
+/// about filter values nothing holds. `facets` and `warnings` are left out when there are
+/// none, so an answer without them reads as it did before they existed.
 #[derive(Serialize)]
 pub(crate) struct FiltersMeta<F: Serialize> {
     pub filters: F,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub facets: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<WarningView>,
+}
+
+/// A warning in `meta.warnings`: a filter value that nothing in the data holds.
+#[derive(Serialize)]
+pub(crate) struct WarningView {
+    pub code: &'static str,
+    pub param: &'static str,
+    pub value: String,
+    pub detail: String,
+    pub known: Vec<String>,
+    pub known_total: usize,
+}
+
+impl From<&UnknownValue> for WarningView {
+    fn from(u: &UnknownValue) -> Self {
+        let holder = match u.param {
+            "funding_stage" => "no company has",
+            _ => "no active job has",
+        };
+        let more = if u.known_total > u.known.len() {
+            format!(" (the {} most common of {})", u.known.len(), u.known_total)
+        } else {
+            String::new()
+        };
+        let detail = if u.known.is_empty() {
+            format!(
+                "{holder} {} `{}`, so this value matches nothing; there are no values yet",
+                u.param, u.value
+            )
+        } else {
+            format!(
+                "{holder} {} `{}`, so this value matches nothing; known values{more}: {}",
+                u.param,
+                u.value,
+                u.known.join(", ")
+            )
+        };
+        Self {
+            code: "unknown_value",
+            param: u.param,
+            value: u.value.clone(),
+            detail,
+            known: u.known.clone(),
+            known_total: u.known_total,
+        }
+    }
+}
+
+/// `meta.facets` of `GET /jobs`: lists of `{value, count}` and, for `remote`, the counts of
+/// `true` and `false`.
+pub(crate) fn job_facets_json(f: &FacetCounts) -> Option<Value> {
+    if f.is_empty() {
+        return None;
+    }
+    let mut out = serde_json::Map::new();
+    if let Some(d) = &f.domain {
+        out.insert("domain".into(), value_counts_json(d));
+    }
+    if let Some(s) = &f.seniority {
+        out.insert("seniority".into(), value_counts_json(s));
+    }
+    if let Some(r) = &f.remote {
+        out.insert(
+            "remote".into(),
+            serde_json::json!({ "true": r.remote, "false": r.on_site }),
+        );
+    }
+    Some(Value::Object(out))
+}
+
+/// A facet's counts as `[{"value", "count"}]`, in the engine's order.
+pub(crate) fn value_counts_json(counts: &[ValueCount]) -> Value {
+    Value::Array(
+        counts
+            .iter()
+            .map(|c| serde_json::json!({ "value": c.value, "count": c.count }))
+            .collect(),
+    )
 }
 
 impl<T: Serialize, M: Serialize> ListEnvelope<T, M> {

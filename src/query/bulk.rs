@@ -311,6 +311,7 @@ impl JobIndex {
         // The vectors grew by doubling meanwhile (see `make_room_for`).
         self.slots.shrink_to_fit();
         self.confidences.shrink_to_fit();
+        self.combos.of_doc.shrink_to_fit();
         self.ordered.shrink_to_fit();
     }
 
@@ -334,6 +335,7 @@ impl JobIndex {
             let room = self.slots.len().max(jobs);
             for_room(&mut self.slots, jobs, room);
             for_room(&mut self.confidences, jobs, room);
+            for_room(&mut self.combos.of_doc, jobs, room);
             for_room(&mut self.ordered, jobs, room);
         }
     }

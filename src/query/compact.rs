@@ -28,11 +28,14 @@ impl JobIndex {
         let mut renumber = vec![GONE; self.slots.len()];
         let mut slots = Vec::with_capacity(order.len());
         let mut confidences = Vec::with_capacity(order.len());
+        let mut combos = self.combos.clone();
+        combos.of_doc = Vec::with_capacity(order.len());
         // Result order runs from the highest number down.
         for (position, &doc) in order.iter().rev().enumerate() {
             renumber[doc as usize] = position as u32;
             slots.push(self.slots[doc as usize]);
             confidences.push(self.confidences[doc as usize]);
+            combos.of_doc.push(self.combos.of_doc[doc as usize]);
         }
         let mut by_id = DocsById::with_capacity(slots.len());
         for doc in 0..n {
@@ -65,6 +68,7 @@ impl JobIndex {
             company_words: remap_all(&self.company_words, &renumber),
             companies: remap_all(&self.companies, &renumber),
             confidence,
+            combos,
             auto_compact: self.auto_compact,
         }
     }

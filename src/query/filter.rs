@@ -1,6 +1,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::facets::{Facet, FacetCounts};
 use super::text::words;
 use crate::domain::{CompanyId, Confidence, DomainTag, Job, JobId, Page, PerPage, Seniority};
 
@@ -122,6 +123,9 @@ pub struct JobQuery {
     pub page: Page,
     /// How many per page.
     pub per_page: PerPage,
+    /// The facets to count over all the matches (empty: none, and no cost). Each counts once
+    /// however often it is listed.
+    pub facets: Vec<Facet>,
 }
 
 impl JobQuery {
@@ -146,6 +150,8 @@ pub struct SearchResult {
     pub total: u64,
     /// The page's job ids, newest first, ties by id ascending.
     pub ids: Vec<JobId>,
+    /// The counts of the facets the query asked for, over all the matches.
+    pub facets: FacetCounts,
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The embeddable query engine: an in-memory index over active jobs.
 //!
-//! [`JobIndex`] answers a [`JobQuery`] with the total number of matches and one page of job ids,
-//! newest `posted_at` first with ties broken by id ascending. It is synchronous, does no I/O and
+//! [`JobIndex`] answers a [`JobQuery`] with the total number of matches, one page of job ids,
+//! newest `posted_at` first with ties broken by id ascending, and the [`Facet`] counts the
+//! query asks for. It is synchronous, does no I/O and
 //! knows nothing of HTTP or storage, so another program can use it on its own:
 //!
 //! ```
@@ -23,6 +24,7 @@ mod bitmap;
 mod bulk;
 mod compact;
 mod confidence;
+mod facets;
 mod filter;
 mod ids;
 mod index;
@@ -32,6 +34,7 @@ mod terms;
 mod text;
 
 pub use bulk::{JobJsonError, PreparedJobs};
+pub use facets::{Facet, FacetCounts, RemoteCounts, ValueCount};
 pub use filter::{search_terms, JobFilter, JobQuery, SearchResult};
 pub use index::JobIndex;
 pub use snapshot::SnapshotError;

@@ -14,13 +14,15 @@ use serde::{Deserialize, Serialize};
 use super::bitmap::{portable, Docs};
 use super::confidence::ConfidenceBitmaps;
 use super::ids::DocsById;
+use super::index::facets::Combos;
 use super::index::{JobIndex, Slot};
 use crate::domain::CompanyId;
 
-/// The version a snapshot is written with and must have to load: the crate's, and that of
-/// its rule for splitting words, which changes when the rule does (`words-2` composes text
-/// before splitting it), whether or not a release follows.
-const SNAPSHOT_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+words-2");
+/// The version a snapshot is written with and must have to load: the crate's, that of its
+/// rule for splitting words, which changes when the rule does (`words-2` composes text
+/// before splitting it), and that of its layout (`combos-1` adds each document's facet
+/// combination), whether or not a release follows.
+const SNAPSHOT_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+words-2+combos-1");
 
 /// Why saved bytes could not be loaded as an index; rebuild it from the jobs instead.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +62,7 @@ struct SnapshotRef<'a> {
     #[serde(with = "portable::map")]
     companies: &'a HashMap<CompanyId, Docs>,
     confidence: &'a ConfidenceBitmaps,
+    combos: &'a Combos,
 }
 
 /// The same, owned, as it is read back.
@@ -87,6 +90,7 @@ struct Snapshot {
     #[serde(with = "portable::map")]
     companies: HashMap<CompanyId, Docs>,
     confidence: ConfidenceBitmaps,
+    combos: Combos,
 }
 
 /// Just the version, read first so that another version's layout is never decoded.
@@ -113,6 +117,7 @@ impl JobIndex {
             company_words: &self.company_words,
             companies: &self.companies,
             confidence: &self.confidence,
+            combos: &self.combos,
         };
         // Into room for about all of it from the start: grown by doubling, the buffer was
         // copied again and again, each time into fresh pages. Serializing into a Vec fails
@@ -153,6 +158,7 @@ impl JobIndex {
             .chain(s.companies.values())
             .all(|b| max_doc(b) <= docs);
         if s.confidences.len() != docs
+            || !s.combos.fits(docs)
             || !bitmaps_fit
             || s.ordered.iter().any(|&d| d as usize >= docs)
             || !s.ordered.is_sorted()
@@ -191,6 +197,7 @@ impl JobIndex {
             company_words: s.company_words,
             companies: s.companies,
             confidence: s.confidence,
+            combos: s.combos,
             auto_compact: true,
         })
     }

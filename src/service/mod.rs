@@ -72,7 +72,10 @@ pub use ingest::{DeferredCompaction, IngestOutcome};
 pub use keys::NewKey;
 pub use operator::WebhookHealth;
 pub use rate_limit::{RateLimit, RateLimits};
-pub use reads::{CompanyDetail, CompanyPage, CompanyQuery, CompanySummary, JobDetail, JobPage};
+pub use reads::{
+    CompanyDetail, CompanyPage, CompanyQuery, CompanySummary, JobDetail, JobPage, UnknownValue,
+    MAX_KNOWN_VALUES,
+};
 pub use secrets::SecretKey;
 pub use stats::{JobCounts, KeyCounts, ServiceStats, SubscriptionCounts};
 pub use webhooks::{NewWebhook, WebhookChange, WebhookCreation};

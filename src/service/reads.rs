@@ -2,7 +2,77 @@ use std::sync::Arc;
 
 use super::{CallResult, Caller, Revalidated, ServiceError, ServiceResult, Unchanged};
 use crate::domain::{page_of, Company, CompanyId, FundingStage, Job, JobId, Page, PerPage};
-use crate::query::{JobFilter, JobQuery};
+use crate::query::{FacetCounts, JobFilter, JobIndex, JobQuery, ValueCount};
+
+/// At most this many known values are named in an [`UnknownValue`]: the vocabularies are
+/// open, so an operator's taxonomy may hold thousands of labels, and a warning must stay
+/// small. The most common ones are named.
+pub const MAX_KNOWN_VALUES: usize = 100;
+
+/// A filter value that nothing in the data holds, so it can only narrow a search to nothing.
+///
+/// The vocabularies of domain tags, seniority levels and funding stages are open (an operator
+/// imports their own taxonomy), so such a value is not an error; the answer says so instead,
+/// with the values that do exist.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UnknownValue {
+    /// The filter parameter: `domain`, `seniority` or `funding_stage`.
+    pub param: &'static str,
+    /// The value as normalised.
+    pub value: String,
+    /// The values the data holds, most common first (then by value), at most
+    /// [`MAX_KNOWN_VALUES`].
+    pub known: Vec<String>,
+    /// How many values the data holds in all, of which `known` names the first.
+    pub known_total: usize,
+}
+
+impl UnknownValue {
+    fn new(param: &'static str, value: &str, known: &[ValueCount]) -> Self {
+        Self {
+            param,
+            value: value.to_owned(),
+            known: known
+                .iter()
+                .take(MAX_KNOWN_VALUES)
+                .map(|v| v.value.clone())
+                .collect(),
+            known_total: known.len(),
+        }
+    }
+}
+
+/// The filter values of a job search that no active job holds.
+fn unknown_job_values(index: &JobIndex, filter: &JobFilter) -> Vec<UnknownValue> {
+    let mut out = Vec::new();
+    let unknown_domains: Vec<_> = filter
+        .domains
+        .iter()
+        .filter(|d| index.jobs_with_domain(d) == 0)
+        .collect();
+    if !unknown_domains.is_empty() {
+        let known = index.domain_values();
+        out.extend(
+            unknown_domains
+                .into_iter()
+                .map(|d| UnknownValue::new("domain", d.as_str(), &known)),
+        );
+    }
+    let unknown_levels: Vec<_> = filter
+        .seniority
+        .iter()
+        .filter(|s| index.jobs_with_seniority(s) == 0)
+        .collect();
+    if !unknown_levels.is_empty() {
+        let known = index.seniority_values();
+        out.extend(
+            unknown_levels
+                .into_iter()
+                .map(|s| UnknownValue::new("seniority", s.as_str(), &known)),
+        );
+    }
+    out
+}
 
 /// One page of job search results ([`Caller::search_jobs`]).
 #[derive(Clone, Debug)]
@@ -15,6 +85,10 @@ pub struct JobPage {
     pub page: Page,
     /// The page size.
     pub per_page: PerPage,
+    /// The facet counts the query asked for, over all the matches.
+    pub facets: FacetCounts,
+    /// The query's filter values that no active job holds (empty when there are none).
+    pub warnings: Vec<UnknownValue>,
 }
 
 /// A job with its company's enrichment data ([`Caller::get_job`]).
@@ -35,6 +109,9 @@ pub struct CompanyQuery {
     pub page: Page,
     /// How many per page.
     pub per_page: PerPage,
+    /// Whether to count the matching companies by funding stage
+    /// ([`CompanyPage::funding_stage_counts`]).
+    pub funding_stage_facet: bool,
 }
 
 /// A company in a listing, with its number of active jobs.
@@ -57,6 +134,11 @@ pub struct CompanyPage {
     pub page: Page,
     /// The page size.
     pub per_page: PerPage,
+    /// When asked for, the matching companies by funding stage, most first (then by stage);
+    /// only stages with at least one.
+    pub funding_stage_counts: Option<Vec<ValueCount>>,
+    /// The query's filter values that no company holds (empty when there are none).
+    pub warnings: Vec<UnknownValue>,
 }
 
 /// A company with all its enrichment data and its active jobs.
@@ -142,13 +224,21 @@ impl Caller {
 
     async fn find_jobs(&self, query: JobQuery) -> ServiceResult<JobPage> {
         let service = &self.service;
-        let found = service.read_index().search(&query);
+        let (found, warnings) = {
+            let index = service.read_index();
+            (
+                index.search(&query),
+                unknown_job_values(&index, &query.filter),
+            )
+        };
         let jobs = service.inner.catalog.store.get_jobs(&found.ids).await?;
         Ok(JobPage {
             jobs,
             total: found.total,
             page: query.page,
             per_page: query.per_page,
+            facets: found.facets,
+            warnings,
         })
     }
 
@@ -170,6 +260,13 @@ impl Caller {
         let counts: Vec<(CompanyId, u64)> =
             service.read_index().companies_with_active_jobs().collect();
         let companies = service.read_companies();
+        let warnings = match &query.funding_stage {
+            Some(stage) if !companies.values().any(|c| c.funding_stage == *stage) => {
+                let known = stage_counts(companies.values().map(|c| &c.funding_stage));
+                vec![UnknownValue::new("funding_stage", stage.as_str(), &known)]
+            }
+            _ => Vec::new(),
+        };
         let mut matching: Vec<CompanySummary> = counts
             .into_iter()
             .filter_map(|(id, active_jobs_total)| {
@@ -193,11 +290,16 @@ impl Caller {
                 .then(a.company.id.cmp(&b.company.id))
         });
         let total = matching.len() as u64;
+        let funding_stage_counts = query
+            .funding_stage_facet
+            .then(|| stage_counts(matching.iter().map(|s| &s.company.funding_stage)));
         Ok(CompanyPage {
             companies: page_of(matching, query.page, query.per_page),
             total,
             page: query.page,
             per_page: query.per_page,
+            funding_stage_counts,
+            warnings,
         })
     }
 
@@ -224,4 +326,21 @@ impl Caller {
             active_jobs,
         })
     }
+}
+
+/// How many of the stages are each stage, most first, then by stage.
+fn stage_counts<'a>(stages: impl Iterator<Item = &'a FundingStage>) -> Vec<ValueCount> {
+    let mut counts: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for stage in stages {
+        *counts.entry(stage.as_str()).or_default() += 1;
+    }
+    let mut out: Vec<ValueCount> = counts
+        .into_iter()
+        .map(|(value, count)| ValueCount {
+            value: value.to_owned(),
+            count,
+        })
+        .collect();
+    out.sort_unstable_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
+    out
 }

@@ -116,6 +116,7 @@ async fn assert_searches_exact(service: &JobListingsService, key: &ApiKey, jobs:
                 filter: filter.clone(),
                 page: Page::new(page).expect("page"),
                 per_page: PerPage::new(per_page).expect("per_page"),
+                facets: Vec::new(),
             };
             let found = service
                 .search_jobs(key, query)
@@ -303,6 +304,7 @@ async fn assert_word_finds_exactly(
         filter: filter.clone(),
         page: Page::new(1).expect("page"),
         per_page: PerPage::new(50).expect("per_page"),
+        facets: Vec::new(),
     };
     let found = service.search_jobs(key, query).await.expect("search").value;
     let (total, want) = expected(jobs, &filter, 1, 50);

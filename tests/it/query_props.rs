@@ -11,7 +11,9 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use job_listings::domain::{
     CompanyId, Confidence, DomainTag, Job, JobId, JobStatus, Page, PerPage, Seniority,
 };
-use job_listings::query::{words, JobFilter, JobIndex, JobQuery};
+use job_listings::query::{
+    words, Facet, FacetCounts, JobFilter, JobIndex, JobQuery, RemoteCounts, ValueCount,
+};
 use proptest::prelude::*;
 use uuid::Uuid;
 
@@ -158,7 +160,7 @@ fn build(spec: &JobSpec) -> Job {
 }
 
 /// A search as the oracle sees it: raw strings, as a client would type them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct QuerySpec {
     tags: Vec<String>,
     levels: Vec<String>,
@@ -201,6 +203,7 @@ impl QuerySpec {
             filter,
             page: Page::new(self.page).expect("a page"),
             per_page: PerPage::new(self.per_page).expect("a page size"),
+            facets: Vec::new(),
         }
     }
 }
@@ -309,6 +312,44 @@ impl Model {
         true
     }
 
+    /// The facet counts of every match, counted job by job: each distinct value of a job
+    /// once, lists by count descending then value.
+    fn facets(&self, q: &QuerySpec) -> FacetCounts {
+        let hits: Vec<&Job> = self
+            .jobs
+            .values()
+            .filter(|e| Self::matches(e, q))
+            .map(|e| &e.job)
+            .collect();
+        let tally = |values: &dyn Fn(&Job) -> BTreeSet<String>| {
+            let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+            for job in &hits {
+                for v in values(job) {
+                    *counts.entry(v).or_default() += 1;
+                }
+            }
+            let mut list: Vec<ValueCount> = counts
+                .into_iter()
+                .map(|(value, count)| ValueCount { value, count })
+                .collect();
+            list.sort_by(|a, b| b.count.cmp(&a.count).then(a.value.cmp(&b.value)));
+            list
+        };
+        let remote = hits.iter().filter(|j| j.remote).count() as u64;
+        FacetCounts {
+            domain: Some(tally(&|j: &Job| {
+                j.domains.iter().map(|d| d.as_str().to_owned()).collect()
+            })),
+            seniority: Some(tally(&|j: &Job| {
+                j.seniority.iter().map(|s| s.as_str().to_owned()).collect()
+            })),
+            remote: Some(RemoteCounts {
+                remote,
+                on_site: hits.len() as u64 - remote,
+            }),
+        }
+    }
+
     /// Every match, in result order.
     fn all_matches(&self, q: &QuerySpec) -> Vec<JobId> {
         let mut hits: Vec<&Job> = self
@@ -343,6 +384,27 @@ fn check_query(index: &JobIndex, model: &Model, q: &QuerySpec, sample: usize) {
     let got = index.search(&query);
     assert_eq!(got.total, all.len() as u64, "total for {q:?}");
     assert_eq!(got.ids, page, "page for {q:?}");
+    assert!(got.facets.is_empty(), "no facets asked for {q:?}");
+
+    // Facets are counted over all the matches, and asking for them changes nothing else.
+    let faceted = index.search(&JobQuery {
+        facets: vec![
+            Facet::Remote,
+            Facet::Domain,
+            Facet::Seniority,
+            Facet::Domain,
+        ],
+        ..query.clone()
+    });
+    assert_eq!(faceted.total, got.total, "faceted total for {q:?}");
+    assert_eq!(faceted.ids, got.ids, "faceted page for {q:?}");
+    assert_eq!(faceted.facets, model.facets(q), "facets for {q:?}");
+    let one = index.search(&JobQuery {
+        facets: vec![Facet::Seniority],
+        ..query.clone()
+    });
+    assert_eq!(one.facets.seniority, faceted.facets.seniority);
+    assert!(one.facets.domain.is_none() && one.facets.remote.is_none());
 
     let top = index.search_top(&query.filter, from + q.per_page as usize);
     assert_eq!(top.total, all.len() as u64);
@@ -368,6 +430,28 @@ fn check_structure(index: &JobIndex, model: &Model) {
     let active: Vec<&Job> = model.active().collect();
     assert_eq!(index.len(), active.len() as u64);
     assert_eq!(index.is_empty(), active.is_empty());
+    // The known values are the facets of a search with no filter.
+    let everything = model.facets(&QuerySpec::default());
+    assert_eq!(Some(index.domain_values()), everything.domain);
+    assert_eq!(Some(index.seniority_values()), everything.seniority);
+    for tag in TAGS {
+        let tag = DomainTag::parse(tag).expect("a tag");
+        let n = everything
+            .domain
+            .iter()
+            .flatten()
+            .find(|v| v.value == tag.as_str());
+        assert_eq!(index.jobs_with_domain(&tag), n.map_or(0, |v| v.count));
+    }
+    for level in LEVELS {
+        let level = Seniority::parse(level).expect("a level");
+        let n = everything
+            .seniority
+            .iter()
+            .flatten()
+            .find(|v| v.value == level.as_str());
+        assert_eq!(index.jobs_with_seniority(&level), n.map_or(0, |v| v.count));
+    }
     for e in model.jobs.values() {
         assert_eq!(index.contains(e.job.id), e.job.status == JobStatus::Active);
     }

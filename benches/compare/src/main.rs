@@ -5,6 +5,7 @@
 
 mod data;
 mod engine;
+mod facets;
 mod jsonl;
 mod mix;
 mod ours;
@@ -104,6 +105,10 @@ struct Args {
     /// reads, then exit (see benches/load/bulk.sh).
     #[arg(long, value_name = "DIR")]
     write_jsonl: Option<std::path::PathBuf>,
+    /// Only time our engine on the mix without and with facets (domain, seniority, remote),
+    /// query by query, and print the comparison; tantivy is not built.
+    #[arg(long)]
+    facets: bool,
 }
 
 const CHUNK: usize = 20_000;
@@ -253,6 +258,7 @@ impl Oracle {
             .map(|j| j.id)
             .collect();
         SearchResult {
+            facets: Default::default(),
             total: hits.len() as u64,
             ids: hits
                 .iter()
@@ -426,6 +432,17 @@ fn main() -> ExitCode {
         fmt_mib(ours.index.heap_bytes()),
         ours.index.heap_bytes() / args.jobs.max(1) as u64,
     );
+
+    if args.facets {
+        let mix = mix::build(&g, args.seed);
+        println!("\nload average before timing: {}", report::loadavg());
+        let differ = facets::compare(&ours.index, &mix, args.warmup, args.rounds);
+        return if differ == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
 
     let budget = args.tantivy_budget_mib.clamp(16, 4_000) * 1024 * 1024;
     let mut variants = vec![false];
@@ -602,14 +619,17 @@ mod tests {
         }];
         let id = |n: u128| JobId(uuid::Uuid::from_u128(n));
         let a = SearchResult {
+            facets: Default::default(),
             total: 2,
             ids: vec![id(1), id(2)],
         };
         let swapped = SearchResult {
+            facets: Default::default(),
             total: 2,
             ids: vec![id(2), id(1)],
         };
         let fewer = SearchResult {
+            facets: Default::default(),
             total: 1,
             ids: vec![id(1)],
         };

@@ -105,6 +105,7 @@ impl Draft {
                 filter: self.filter,
                 page: Page::new(page).expect("page in range"),
                 per_page: PerPage::default(),
+                facets: Vec::new(),
             },
             label,
         }

@@ -407,6 +407,7 @@ impl Engine for Tantivy {
                 .search(&*q, &FirstByRank { want })
                 .expect("tantivy search");
             return SearchResult {
+                facets: Default::default(),
                 total,
                 ids: ranks
                     .into_iter()
@@ -423,6 +424,7 @@ impl Engine for Tantivy {
             .search(&*q, &(Count, top))
             .expect("tantivy search");
         SearchResult {
+            facets: Default::default(),
             total: total as u64,
             ids: page
                 .into_iter()

@@ -7,7 +7,9 @@ use serde_json::json;
 use super::{conditional, fresh, no_params, Handled};
 use crate::api::etag::ETag;
 use crate::api::params::{company_query, Params, COMPANY_PARAMS};
-use crate::api::views::{CompanyDetailView, CompanySummaryView, FiltersMeta, ListEnvelope};
+use crate::api::views::{
+    value_counts_json, CompanyDetailView, CompanySummaryView, FiltersMeta, ListEnvelope,
+};
 use crate::api::Reply;
 use crate::domain::CompanyId;
 use crate::service::{Caller, CompanyDetail, CompanyPage};
@@ -43,6 +45,11 @@ pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
         &params.without_page(),
         FiltersMeta {
             filters: json!({ "funding_stage": stage }),
+            facets: found
+                .funding_stage_counts
+                .as_deref()
+                .map(|c| json!({ "funding_stage": value_counts_json(c) })),
+            warnings: found.warnings.iter().map(Into::into).collect(),
         },
     );
     Ok(Reply::json(&envelope, Some(quota)).tagged(tag))

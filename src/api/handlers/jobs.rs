@@ -5,15 +5,15 @@ use http::Request;
 
 use super::{conditional, fresh, no_params, Handled};
 use crate::api::etag::ETag;
-use crate::api::params::{job_query, Params, JOB_PARAMS};
-use crate::api::views::{job_detail_json, FiltersMeta, ListEnvelope};
+use crate::api::params::{job_query, Params, JOB_LISTS, JOB_PARAMS};
+use crate::api::views::{job_detail_json, job_facets_json, FiltersMeta, ListEnvelope};
 use crate::api::{Api, Reply};
 use crate::domain::JobId;
 use crate::service::{Caller, JobDetail, JobPage};
 
 /// One page of active jobs, in the list envelope; each job as the render cache has it.
 pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Handled {
-    let params = Params::parse(req.uri().query(), JOB_PARAMS, &["domain", "seniority"])?;
+    let params = Params::parse(req.uri().query(), JOB_PARAMS, JOB_LISTS)?;
     let query = job_query(&params)?;
     let filters = query.filter.clone();
     let (headers, raw_query) = (req.headers(), req.uri().query());
@@ -39,7 +39,11 @@ pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> 
         found.total,
         "/api/v1/jobs",
         &params.without_page(),
-        FiltersMeta { filters },
+        FiltersMeta {
+            filters,
+            facets: job_facets_json(&found.facets),
+            warnings: found.warnings.iter().map(Into::into).collect(),
+        },
     );
     let rendered = api.rendered();
     let jobs: Vec<Bytes> = found.jobs.iter().map(|j| rendered.job(j)).collect();

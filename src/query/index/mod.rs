@@ -12,8 +12,9 @@ use super::ids::DocsById;
 use super::indexed::IndexedJob;
 use super::terms::Term;
 use super::text::for_each_word;
-use crate::domain::{CompanyId, Job, JobId};
+use crate::domain::{CompanyId, DomainTag, Job, JobId, Seniority};
 
+pub(in crate::query) mod facets;
 mod search;
 
 /// The attributes of one indexed job that are read per document rather than by bitmap.
@@ -77,6 +78,8 @@ pub struct JobIndex {
     pub(super) company_words: HashMap<Box<str>, Docs>,
     pub(super) companies: HashMap<CompanyId, Docs>,
     pub(super) confidence: ConfidenceBitmaps,
+    /// Each document's combination of facet values, for counting few matches.
+    pub(super) combos: facets::Combos,
     pub(super) auto_compact: bool,
 }
 
@@ -100,6 +103,7 @@ impl Default for JobIndex {
             company_words: HashMap::default(),
             companies: HashMap::default(),
             confidence: ConfidenceBitmaps::default(),
+            combos: facets::Combos::default(),
             auto_compact: true,
         }
     }
@@ -169,6 +173,7 @@ impl JobIndex {
             + postings(&self.text, |k| k.len())
             + postings(&self.company_words, |k| k.len())
             + postings(&self.companies, |_| 0)
+            + self.combos.heap_bytes()
     }
 
     /// Whether [`JobIndex::upsert`] and [`JobIndex::remove`] compact the index themselves when
@@ -267,6 +272,12 @@ impl JobIndex {
             self.remote.add(doc);
         }
         self.confidence.insert(doc, job.confidence);
+        let combo = self.combos.number(
+            job.domains.iter().map(|d| d.as_str()),
+            job.seniority.iter().map(|s| s.as_str()),
+            job.remote,
+        );
+        push_per_doc(&mut self.combos.of_doc, combo);
         self.companies.entry(job.company_id).or_default().add(doc);
         Some(doc)
     }

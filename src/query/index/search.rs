@@ -2,10 +2,15 @@
 //! order (newest `posted_at` first, ties by id), read only as far as the page needs.
 
 use super::*;
+use crate::query::facets::FacetCounts;
 
 impl JobIndex {
-    /// Answers a query: the number of matches and the requested page of ids.
+    /// Answers a query: the number of matches, the requested page of ids and the facet
+    /// counts it asks for.
     pub fn search(&self, query: &JobQuery) -> SearchResult {
+        if !query.facets.is_empty() {
+            return self.search_faceted(query);
+        }
         let offset = query.offset();
         self.search_range(
             &query.filter,
@@ -44,6 +49,7 @@ impl JobIndex {
                 self.keep_numbered_after(matching.to_mut(), after);
             }
             return SearchResult {
+                facets: FacetCounts::default(),
                 total: matching.cardinality(),
                 ids: self.page_of_ordered(&matching, offset, want),
             };
@@ -55,6 +61,7 @@ impl JobIndex {
         if after.is_none() && matching.cardinality() == self.live.cardinality() {
             let apart = self.unordered_ranked.values().copied();
             return SearchResult {
+                facets: FacetCounts::default(),
                 total: matching.cardinality(),
                 ids: self.page_merged(&matching, &self.unordered, apart, offset, want),
             };
@@ -75,6 +82,7 @@ impl JobIndex {
             }
         };
         SearchResult {
+            facets: FacetCounts::default(),
             total: matching.cardinality() + apart_total,
             ids: self.page_merged(
                 &matching,
@@ -117,6 +125,7 @@ impl JobIndex {
         };
         if total == 0 {
             return Some(SearchResult {
+                facets: FacetCounts::default(),
                 total,
                 ids: Vec::new(),
             });
@@ -141,6 +150,7 @@ impl JobIndex {
             !self.stepped_over.contains(d) && second.is_none_or(|second| second.contains(d))
         });
         Some(SearchResult {
+            facets: FacetCounts::default(),
             total,
             ids: self.merge_ranked(
                 numbered,
@@ -169,7 +179,7 @@ impl JobIndex {
 
     /// Drops the numbered documents posted at or before `after`. Numbered documents are in
     /// posting order, so the ones posted after it are exactly those from the first such one up.
-    fn keep_numbered_after(&self, docs: &mut Docs, after: i64) {
+    pub(super) fn keep_numbered_after(&self, docs: &mut Docs, after: i64) {
         let first = self
             .ordered
             .partition_point(|&d| self.slots[d as usize].posted_nanos <= after);
@@ -185,7 +195,7 @@ impl JobIndex {
     /// The first `want` out-of-order documents among `docs`, in result order: by walking
     /// all out-of-order documents in result order until `want` are in `docs`, or by sorting
     /// those in `docs`, whichever should cost less.
-    fn top_unordered(&self, docs: &Docs, want: usize) -> Vec<u32> {
+    pub(super) fn top_unordered(&self, docs: &Docs, want: usize) -> Vec<u32> {
         let expected = self.unordered_among(docs);
         let walk =
             (want as u64).saturating_mul(self.live.cardinality()) / docs.cardinality().max(1);
@@ -233,7 +243,7 @@ impl JobIndex {
     }
 
     /// Ranks `offset..want` of documents numbered in result order: the highest numbers.
-    fn page_of_ordered(&self, docs: &Docs, offset: usize, want: usize) -> Vec<JobId> {
+    pub(super) fn page_of_ordered(&self, docs: &Docs, offset: usize, want: usize) -> Vec<JobId> {
         let Some(from_top) = below_top(docs, offset) else {
             return Vec::new();
         };
@@ -243,7 +253,7 @@ impl JobIndex {
     /// Ranks `offset..want` of the numbered documents of `docs` merged with `apart`, the
     /// out-of-order ones in result order (read only as far as needed); `unordered` may be in
     /// `docs`, and are not numbered ones.
-    fn page_merged(
+    pub(super) fn page_merged(
         &self,
         docs: &Docs,
         unordered: &Docs,

@@ -69,6 +69,7 @@ fn every_page_is_in_result_order_when_many_jobs_came_out_of_order() {
                     filter: filter.clone(),
                     page: Page::new(page).expect("page in range"),
                     per_page: PerPage::new(per_page).expect("per page in range"),
+                    facets: Vec::new(),
                 };
                 let from = ((page - 1) * per_page) as usize;
                 let to = (from + per_page as usize).min(expected.len());
@@ -122,4 +123,47 @@ fn a_job_added_after_a_compaction_grows_the_document_vectors_by_a_sixteenth() {
     );
     let found = index.search_top(&JobFilter::default(), 1);
     assert_eq!(found.ids, vec![newer.id]);
+}
+
+/// Counting facets document by document and by intersecting postings agree, on an index with
+/// dead and out-of-order documents, after compaction and after a snapshot.
+#[test]
+fn facets_counted_one_by_one_equal_those_counted_by_postings() {
+    use crate::query::Facet;
+    let data = Dataset::generate(11, 40, 3_000);
+    let mut index = with_the_rest_out_of_order(&data.jobs, 2_000);
+    index.set_auto_compact(false);
+    for job in data.jobs.iter().step_by(7) {
+        let mut changed = job.clone();
+        changed.remote = !changed.remote;
+        index.upsert(&changed);
+    }
+    for job in data.jobs.iter().step_by(11) {
+        index.remove(job.id);
+    }
+    let filters = [
+        JobFilter::default().with_q("senior"),
+        JobFilter {
+            remote_only: true,
+            ..JobFilter::default()
+        },
+        JobFilter::default().with_q("rust"),
+        JobFilter::default().with_q("nomatchwordatall"),
+    ];
+    let check = |index: &JobIndex| {
+        assert_eq!(index.combos.of_doc.len(), index.slots.len());
+        for filter in &filters {
+            let matching = index.all_matches(filter);
+            assert_eq!(
+                index.facet_counts_one_by_one(&matching, &Facet::ALL),
+                index.facet_counts_by_postings(&matching, &Facet::ALL),
+                "{filter:?}"
+            );
+        }
+    };
+    check(&index);
+    let loaded = JobIndex::from_snapshot(&index.to_snapshot()).expect("a snapshot loads");
+    check(&loaded);
+    index.compact();
+    check(&index);
 }

@@ -55,7 +55,7 @@ async fn get_jobs_unknown_parameter_problem_lists_the_allowed_parameters() {
         .iter()
         .map(|a| a.as_str().expect("a parameter name"))
         .collect();
-    assert_eq!(allowed.len(), 10, "{allowed:?}");
+    assert_eq!(allowed.len(), 11, "{allowed:?}");
     for p in [
         "domain",
         "seniority",

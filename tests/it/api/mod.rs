@@ -8,6 +8,7 @@ mod compression;
 mod conditional;
 mod cors;
 mod errors;
+mod facets;
 mod health;
 mod jobs;
 mod methods;
