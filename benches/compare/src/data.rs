@@ -396,7 +396,7 @@ impl Generator {
     pub fn with_posts(mut self, posts: Posts) -> Self {
         self.posts = posts;
         if posts == Posts::Long {
-            let mut rng = ChaCha8Rng::seed_from_u64(splitmix(self.seed ^ 0x10_C0FF_EE));
+            let mut rng = ChaCha8Rng::seed_from_u64(splitmix(self.seed ^ 0x10C0_FFEE));
             let mut seen: std::collections::HashSet<String> = self.words.iter().cloned().collect();
             while self.words.len() < LONG_VOCABULARY {
                 let parts = rng.gen_range(2..=4);
