@@ -34,12 +34,15 @@ pub(crate) struct RouteLabel(usize);
 const ADMIN: usize = ROUTES.len();
 const LIVEZ: usize = ADMIN + ADMIN_ROUTES.len();
 const READYZ: usize = LIVEZ + 1;
-const UNMATCHED: usize = LIVEZ + 2;
-const ROUTE_LABELS: usize = LIVEZ + 3;
+const LLMS_TXT: usize = LIVEZ + 2;
+const UNMATCHED: usize = LIVEZ + 3;
+const ROUTE_LABELS: usize = LIVEZ + 4;
 
 impl RouteLabel {
     /// A path that matches no route.
     pub(crate) const UNMATCHED: RouteLabel = RouteLabel(UNMATCHED);
+    /// `/llms.txt`.
+    pub(crate) const LLMS_TXT: RouteLabel = RouteLabel(LLMS_TXT);
 
     /// The route at `index` in [`ROUTES`].
     pub(crate) fn route(index: usize) -> Self {
@@ -71,6 +74,7 @@ impl RouteLabel {
         match self.0 {
             LIVEZ => "/livez",
             READYZ => "/readyz",
+            LLMS_TXT => super::llms::PATH,
             i if i < ADMIN => ROUTES[i].0,
             i if i < LIVEZ => ADMIN_ROUTES[i - ADMIN].0,
             _ => "unmatched",
@@ -242,6 +246,7 @@ mod tests {
             .chain([
                 RouteLabel::probe(Probe::Live),
                 RouteLabel::probe(Probe::Ready),
+                RouteLabel::LLMS_TXT,
                 RouteLabel::UNMATCHED,
             ])
             .collect();
@@ -249,7 +254,7 @@ mod tests {
             .iter()
             .chain(ADMIN_ROUTES)
             .map(|(p, _, _)| *p)
-            .chain(["unmatched"])
+            .chain(["/llms.txt", "unmatched"])
             .collect();
         let distinct: std::collections::HashSet<RouteLabel> = labels.iter().copied().collect();
         assert_eq!(distinct.len(), patterns.len(), "one label per pattern");

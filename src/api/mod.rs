@@ -12,6 +12,7 @@ mod encoding;
 mod error;
 mod etag;
 mod handlers;
+mod llms;
 mod metrics;
 mod openapi;
 mod params;
@@ -33,6 +34,7 @@ pub use access_log::ACCESS_LOG_TARGET;
 pub use budget::ClientAddr;
 pub use cors::CorsOrigin;
 pub use error::{ApiError, Problem};
+pub use llms::LLMS_TXT;
 pub use openapi::OPENAPI_JSON;
 pub use params::{COMPANY_PARAMS, JOB_PARAMS};
 

@@ -8,6 +8,7 @@ use http::{Method, Request, StatusCode};
 use super::error::ApiError;
 use super::etag::ETag;
 use super::handlers::{companies, health, jobs, no_params, usage, webhooks, Handled};
+use super::llms;
 use super::metrics::RouteLabel;
 use super::{api_key, Api, Reply, Trace, OPENAPI_JSON};
 use crate::domain::DomainError;
@@ -105,6 +106,12 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>, trace: &mut Trace) ->
         trace.route(RouteLabel::probe(probe));
         return health::answer(api, req, probe).await;
     }
+    if req.uri().path() == llms::PATH {
+        trace.route(RouteLabel::LLMS_TXT);
+        let answered = llms::answer(req);
+        api.charge_unless_keyed(req.headers(), req.extensions())?;
+        return answered;
+    }
     let segments = segments(req.uri().path());
     let answered = match before_key(req, segments.as_deref(), trace) {
         Ok(Step::Call {
@@ -124,6 +131,9 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>, trace: &mut Trace) ->
 pub(crate) fn label_of(path: &str) -> RouteLabel {
     if let Some(probe) = health::Probe::of(path) {
         return RouteLabel::probe(probe);
+    }
+    if path == llms::PATH {
+        return RouteLabel::LLMS_TXT;
     }
     let Some(decoded) = segments(path) else {
         return RouteLabel::UNMATCHED;
@@ -201,23 +211,42 @@ fn before_key<'r>(
     if pattern == "/api/v1/openapi.json" {
         no_params(req)?;
         static TAG: std::sync::OnceLock<ETag> = std::sync::OnceLock::new();
-        let tag = *TAG.get_or_init(|| ETag::of_bytes("openapi", OPENAPI_JSON.as_bytes()));
-        let reply = if tag.matched_by(req.headers()) {
-            Reply::new(StatusCode::NOT_MODIFIED, None, None)
-        } else {
-            Reply::new(
-                StatusCode::OK,
-                Some(Bytes::from_static(OPENAPI_JSON.as_bytes())),
-                None,
-            )
-        };
-        return Ok(Step::Answered(reply.tagged(tag)));
+        return Ok(Step::Answered(static_document(
+            req,
+            &TAG,
+            "openapi",
+            OPENAPI_JSON,
+            None,
+        )));
     }
     Ok(Step::Call {
         pattern,
         id,
         method,
     })
+}
+
+/// A document the build holds, answered without a key and tagged: `304` while the client's
+/// copy is current. `content_type` `None` is JSON.
+pub(crate) fn static_document(
+    req: &Request<Bytes>,
+    tag: &'static std::sync::OnceLock<ETag>,
+    name: &str,
+    body: &'static str,
+    content_type: Option<&'static str>,
+) -> Reply {
+    let tag = *tag.get_or_init(|| ETag::of_bytes(name, body.as_bytes()));
+    let mut reply = if tag.matched_by(req.headers()) {
+        Reply::new(StatusCode::NOT_MODIFIED, None, None)
+    } else {
+        Reply::new(
+            StatusCode::OK,
+            Some(Bytes::from_static(body.as_bytes())),
+            None,
+        )
+    };
+    reply.content_type = content_type.or(reply.content_type);
+    reply.tagged(tag)
 }
 
 /// Calls an endpoint's handler through the request's caller.

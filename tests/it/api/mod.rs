@@ -11,6 +11,7 @@ mod errors;
 mod facets;
 mod health;
 mod jobs;
+mod llms;
 mod methods;
 mod metrics;
 mod openapi;
