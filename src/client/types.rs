@@ -1,7 +1,7 @@
 //! The answers of the public API that the library's own types do not already read: each
 //! mirrors a schema of the OpenAPI document (`GET /api/v1/openapi.json`).
 //!
-//! Jobs ([`Job`]), companies ([`Company`]), deliveries ([`Delivery`]) and usage reports
+//! Jobs ([`Job`]), companies ([`Company`]), deliveries ([`Delivery`](crate::domain::Delivery)) and usage reports
 //! ([`UsageReport`](crate::domain::UsageReport)) are read into the domain's types, whose
 //! fields the wire format shares.
 
