@@ -8,6 +8,7 @@
 //!
 //! | module | what it is | knows |
 //! |---|---|---|
+//! | `client` | a typed client of the public API over HTTP (feature `client`) | reqwest, [`domain`] |
 //! | [`server`] | hyper 1.x frontend: accept loop, timeouts, limits, graceful shutdown | hyper, [`api`] |
 //! | [`api`] | framework-agnostic HTTP: routes, parameters, auth headers, errors, OpenAPI; a `tower::Service` | `http`, [`service`] |
 //! | [`service`] | [`JobListingsService`](service::JobListingsService): keys, plans, quotas, ingest | [`query`], [`store`], [`webhooks`] |
@@ -26,6 +27,7 @@
 //! | `webhooks` | yes | `webhooks::HttpNotifier`, the reqwest sender that delivers webhooks |
 //! | `postgres` | no | `store::PgStore`, the PostgreSQL store several server replicas share |
 //! | `demo` | no | `demo`, a deterministic demo dataset generator |
+//! | `client` | no | `client`, a typed client of the public API (reqwest with rustls) |
 //!
 //! With no features you get the domain, the query engine, the service, the HTTP layer, the
 //! memory store and the webhook outbox. The operator's program (serve, import, keys) is the
@@ -99,6 +101,8 @@
 //! ```
 
 pub mod api;
+#[cfg(feature = "client")]
+pub mod client;
 #[cfg(any(test, feature = "demo"))]
 pub mod demo;
 pub mod domain;

@@ -12,6 +12,8 @@ mod admin;
 mod admin_openapi;
 mod api;
 mod backup;
+#[cfg(feature = "client")]
+mod client;
 mod deleting;
 mod hostile_clients;
 mod index_compaction;

@@ -1,0 +1,781 @@
+//! A typed client of the public API (feature `client`), on reqwest with rustls.
+//!
+//! It speaks HTTP to the documented API (`GET /api/v1/openapi.json`) and knows nothing of the
+//! server's internals: requests are built from the library's query and domain types
+//! ([`JobSearch`] of [`DomainTag`]s, [`Seniority`] levels, a [`Confidence`]…), answers are
+//! read into its domain types ([`Job`], [`Company`](crate::domain::Company),
+//! [`UsageReport`], [`Delivery`]) or the views of [`types`], and error answers become a
+//! [`ClientError::Api`] with the problem document's `code`, `detail`, `param` and
+//! `request_id`, the caller's quota and the `Retry-After` wait.
+//!
+//! Every successful call returns a [`Response`]: the value (which it dereferences to) with the
+//! quota headers of its answer (`X-RateLimit-Limit`, `-Remaining`, `-Reset`) as a [`Quota`]
+//! and the `X-Request-Id`. The client keeps no state between calls, so concurrent calls never
+//! see each other's quota.
+//!
+//! Retries are opt in ([`ClientBuilder::retry`] with a [`RetryPolicy`]): see there for what is
+//! retried. Pages of a search come one job at a time from [`Client::search_all`].
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), job_listings::client::ClientError> {
+//! use futures_util::TryStreamExt;
+//! use job_listings::client::{Client, JobSearch, RetryPolicy};
+//! use job_listings::domain::DomainTag;
+//!
+//! let client = Client::builder("http://127.0.0.1:8080")
+//!     .api_key("jl_live_...")
+//!     .retry(RetryPolicy::default())
+//!     .build()?;
+//! let search = JobSearch::new().q("rust").domain(DomainTag::parse("ai").unwrap()).remote_only(true);
+//! let page = client.search_jobs(&search).await?;
+//! println!("{} jobs; {:?} calls left", page.pagination.total, page.quota.map(|q| q.remaining));
+//! let every_job: Vec<_> = client.search_all(&search).try_collect().await?;
+//! # let _ = every_job; Ok(()) }
+//! ```
+
+mod error;
+pub mod types;
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::{DateTime, SecondsFormat, Utc};
+use futures_util::Stream;
+use http::{HeaderMap, Method, StatusCode};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
+use url::Url;
+
+pub use error::{ApiProblem, ClientError, Result};
+pub use types::{
+    CompanyDetail, CompanyFacets, CompanyList, CompanySummary, JobDetail, JobFacets, JobList,
+    ListPage, NewWebhook, Webhook, WebhookCreated, WebhookPatch,
+};
+
+use crate::domain::{
+    CompanyId, Confidence, Delivery, DomainTag, FundingStage, Job, JobId, Page, PerPage, Seniority,
+    UsageReport, WebhookId,
+};
+use crate::query::Facet;
+
+/// The caller's monthly quota, as an answer's `X-RateLimit-*` headers state it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quota {
+    /// Calls a period (`X-RateLimit-Limit`).
+    pub limit: u64,
+    /// Calls left in this period (`X-RateLimit-Remaining`).
+    pub remaining: u64,
+    /// When the period ends (`X-RateLimit-Reset`, Unix seconds).
+    pub reset: DateTime<Utc>,
+}
+
+impl Quota {
+    fn of(headers: &HeaderMap) -> Option<Self> {
+        let number = |name: &str| -> Option<u64> { headers.get(name)?.to_str().ok()?.parse().ok() };
+        Some(Self {
+            limit: number("x-ratelimit-limit")?,
+            remaining: number("x-ratelimit-remaining")?,
+            reset: DateTime::from_timestamp(i64::try_from(number("x-ratelimit-reset")?).ok()?, 0)?,
+        })
+    }
+}
+
+/// A successful answer: its value, with the quota and request id of its headers. It
+/// dereferences to the value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response<T> {
+    /// What the API answered.
+    pub value: T,
+    /// The caller's quota after this call; `None` on answers that are not metered and carry
+    /// no quota (`GET /openapi.json`).
+    pub quota: Option<Quota>,
+    /// The answer's `X-Request-Id`.
+    pub request_id: Option<String>,
+}
+
+impl<T> Response<T> {
+    /// The value, without the headers.
+    pub fn into_inner(self) -> T {
+        self.value
+    }
+}
+
+impl<T> Deref for Response<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+/// When the client tries a refused call again, waiting as the answer's `Retry-After` says.
+///
+/// Retried: `429 rate_limited` (the per-key rate; the call was refused before any work, and
+/// its `Retry-After` is seconds) and `503` answers. Never retried: `429 quota_exceeded`,
+/// whose `Retry-After` runs to the end of the billing period (the error carries it), every
+/// other error, and transport failures. A `POST` is retried only when it carries an
+/// `Idempotency-Key`: [`Client::create_webhook`] sends one (a fresh UUID) whenever a policy
+/// is set, so the server answers a repeat with the first subscription; `POST
+/// /webhooks/{id}/test` is never retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (at least 1).
+    pub max_attempts: u32,
+    /// The longest the waits of one call may add up to; a wait that would pass it is not
+    /// made, and the error is returned.
+    pub max_total_wait: Duration,
+    /// The wait when an answer has no `Retry-After`.
+    pub default_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// Four attempts, at most 30 s of waiting in all, 1 s without `Retry-After`.
+    fn default() -> Self {
+        Self {
+            max_attempts: 4,
+            max_total_wait: Duration::from_secs(30),
+            default_wait: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Builds a [`Client`].
+#[derive(Debug)]
+pub struct ClientBuilder {
+    base: String,
+    key: Option<String>,
+    timeout: Duration,
+    connect_timeout: Duration,
+    retry: Option<RetryPolicy>,
+}
+
+impl ClientBuilder {
+    /// The key sent in `X-API-Key` (none: only `GET /openapi.json` answers).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// The longest a call's request and answer may take, per attempt (default 30 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The longest connecting may take (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Retries refused calls as `policy` says (default: none).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// The client. Fails on a base URL that is not an `http` or `https` URL.
+    pub fn build(self) -> Result<Client> {
+        let trimmed = self.base.trim_end_matches('/');
+        let base = trimmed
+            .strip_suffix("/api/v1")
+            .unwrap_or(trimmed)
+            .to_owned();
+        let parsed = Url::parse(&base).map_err(|source| ClientError::Url {
+            url: self.base.clone(),
+            source,
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ClientError::Url {
+                url: self.base,
+                source: url::ParseError::RelativeUrlWithoutBase,
+            });
+        }
+        let http = reqwest::Client::builder()
+            .timeout(self.timeout)
+            .connect_timeout(self.connect_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .user_agent(concat!("job-listings-client/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                base,
+                key: self.key,
+                retry: self.retry,
+            }),
+        })
+    }
+}
+
+/// A client of the public API. Cheap to clone: clones share one connection pool.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    /// The server's origin (and any path prefix), without `/api/v1` or a trailing slash.
+    base: String,
+    key: Option<String>,
+    retry: Option<RetryPolicy>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.inner.base)
+            .field("key", &self.inner.key.as_ref().map(|_| "jl_live_…"))
+            .field("retry", &self.inner.retry)
+            .finish()
+    }
+}
+
+/// The parameters of `GET /jobs`, built step by step; every one is optional.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobSearch {
+    /// Words every job must contain (`q`).
+    pub q: Option<String>,
+    /// Any of these domain tags (`domain`).
+    pub domains: Vec<DomainTag>,
+    /// Any of these levels (`seniority`).
+    pub seniority: Vec<Seniority>,
+    /// Remote jobs only (`remote_only=true`).
+    pub remote_only: bool,
+    /// The lowest confidence (`min_confidence`).
+    pub min_confidence: Option<Confidence>,
+    /// Posted strictly after (`posted_after`).
+    pub posted_after: Option<DateTime<Utc>>,
+    /// Words of the company name (`company`).
+    pub company: Option<String>,
+    /// One company's jobs (`company_id`).
+    pub company_id: Option<CompanyId>,
+    /// The page (`page`, from 1).
+    pub page: Option<Page>,
+    /// Jobs per page (`per_page`, 1 to 50).
+    pub per_page: Option<PerPage>,
+    /// The facets to count (`facets`).
+    pub facets: Vec<Facet>,
+}
+
+impl JobSearch {
+    /// Every active job.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets `q`.
+    pub fn q(mut self, q: impl Into<String>) -> Self {
+        self.q = Some(q.into());
+        self
+    }
+    /// Adds a domain tag.
+    pub fn domain(mut self, tag: DomainTag) -> Self {
+        self.domains.push(tag);
+        self
+    }
+    /// Adds a seniority level.
+    pub fn seniority(mut self, level: Seniority) -> Self {
+        self.seniority.push(level);
+        self
+    }
+    /// Sets `remote_only`.
+    pub fn remote_only(mut self, remote_only: bool) -> Self {
+        self.remote_only = remote_only;
+        self
+    }
+    /// Sets `min_confidence`.
+    pub fn min_confidence(mut self, confidence: Confidence) -> Self {
+        self.min_confidence = Some(confidence);
+        self
+    }
+    /// Sets `posted_after`.
+    pub fn posted_after(mut self, after: DateTime<Utc>) -> Self {
+        self.posted_after = Some(after);
+        self
+    }
+    /// Sets `company`.
+    pub fn company(mut self, words: impl Into<String>) -> Self {
+        self.company = Some(words.into());
+        self
+    }
+    /// Sets `company_id`.
+    pub fn company_id(mut self, id: CompanyId) -> Self {
+        self.company_id = Some(id);
+        self
+    }
+    /// Sets `page`.
+    pub fn page(mut self, page: Page) -> Self {
+        self.page = Some(page);
+        self
+    }
+    /// Sets `per_page`.
+    pub fn per_page(mut self, per_page: PerPage) -> Self {
+        self.per_page = Some(per_page);
+        self
+    }
+    /// Adds a facet to count.
+    pub fn facet(mut self, facet: Facet) -> Self {
+        self.facets.push(facet);
+        self
+    }
+
+    fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let join = |items: &mut dyn Iterator<Item = &str>| items.collect::<Vec<_>>().join(",");
+        if let Some(q) = &self.q {
+            out.push(("q", q.clone()));
+        }
+        if !self.domains.is_empty() {
+            out.push(("domain", join(&mut self.domains.iter().map(|d| d.as_str()))));
+        }
+        if !self.seniority.is_empty() {
+            out.push((
+                "seniority",
+                join(&mut self.seniority.iter().map(|s| s.as_str())),
+            ));
+        }
+        if self.remote_only {
+            out.push(("remote_only", "true".to_owned()));
+        }
+        if let Some(c) = self.min_confidence {
+            out.push(("min_confidence", c.get().to_string()));
+        }
+        if let Some(at) = self.posted_after {
+            out.push((
+                "posted_after",
+                at.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+            ));
+        }
+        if let Some(company) = &self.company {
+            out.push(("company", company.clone()));
+        }
+        if let Some(id) = self.company_id {
+            out.push(("company_id", id.to_string()));
+        }
+        paging(&mut out, self.page, self.per_page);
+        if !self.facets.is_empty() {
+            out.push(("facets", join(&mut self.facets.iter().map(|f| f.name()))));
+        }
+        out
+    }
+}
+
+/// The parameters of `GET /companies`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompanySearch {
+    /// Companies at this funding stage (`funding_stage`).
+    pub funding_stage: Option<FundingStage>,
+    /// Count the companies by funding stage (`facets=funding_stage`).
+    pub facets: bool,
+    /// The page (`page`).
+    pub page: Option<Page>,
+    /// Companies per page (`per_page`).
+    pub per_page: Option<PerPage>,
+}
+
+impl CompanySearch {
+    fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if let Some(stage) = &self.funding_stage {
+            out.push(("funding_stage", stage.as_str().to_owned()));
+        }
+        if self.facets {
+            out.push(("facets", "funding_stage".to_owned()));
+        }
+        paging(&mut out, self.page, self.per_page);
+        out
+    }
+}
+
+/// A page of a list that only pages: webhooks and deliveries. Defaults are the server's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Paging {
+    /// The page (`page`).
+    pub page: Option<Page>,
+    /// Items per page (`per_page`).
+    pub per_page: Option<PerPage>,
+}
+
+fn paging(out: &mut Vec<(&'static str, String)>, page: Option<Page>, per_page: Option<PerPage>) {
+    if let Some(p) = page {
+        out.push(("page", p.get().to_string()));
+    }
+    if let Some(p) = per_page {
+        out.push(("per_page", p.get().to_string()));
+    }
+}
+
+/// One request, as sent on each attempt.
+struct Call {
+    method: Method,
+    url: Url,
+    body: Option<Vec<u8>>,
+    idempotency_key: Option<String>,
+}
+
+impl Call {
+    fn new(method: Method, url: Url) -> Self {
+        Self {
+            method,
+            url,
+            body: None,
+            idempotency_key: None,
+        }
+    }
+
+    /// Whether sending it twice does what sending it once does.
+    fn idempotent(&self) -> bool {
+        self.method != Method::POST || self.idempotency_key.is_some()
+    }
+}
+
+/// A successful answer before its body is read.
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+/// The fields of a problem document the client reads.
+#[derive(Deserialize)]
+struct ProblemBody {
+    code: String,
+    #[serde(default)]
+    detail: String,
+    #[serde(default)]
+    param: Option<String>,
+    #[serde(default)]
+    allowed: Vec<String>,
+    #[serde(default)]
+    request_id: Option<String>,
+    #[serde(default)]
+    retry_after: Option<u64>,
+}
+
+impl Client {
+    /// A builder for a client of the server at `base` (such as `https://jobs.example.com`;
+    /// a trailing `/api/v1` is allowed).
+    pub fn builder(base: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            base: base.into(),
+            key: None,
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            retry: None,
+        }
+    }
+
+    /// `GET /jobs`: one page of a search.
+    pub async fn search_jobs(&self, search: &JobSearch) -> Result<Response<JobList>> {
+        let url = self.url("/api/v1/jobs", &search.pairs())?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// Every job of a search, page after page (following `links.next`), one at a time. Each
+    /// page is one metered call; a failed page ends the stream with its error.
+    pub fn search_all(&self, search: &JobSearch) -> impl Stream<Item = Result<Job>> + 'static {
+        let client = self.clone();
+        let first = self.url("/api/v1/jobs", &search.pairs());
+        let state = (VecDeque::<Job>::new(), Some(first));
+        futures_util::stream::try_unfold(state, move |(mut buffer, mut next)| {
+            let client = client.clone();
+            async move {
+                loop {
+                    if let Some(job) = buffer.pop_front() {
+                        return Ok(Some((job, (buffer, next))));
+                    }
+                    let Some(url) = next.take() else {
+                        return Ok(None);
+                    };
+                    let page: Response<JobList> = client.json(Call::new(Method::GET, url?)).await?;
+                    let page = page.into_inner();
+                    next = page.links.next.map(|link| client.link(&link));
+                    buffer.extend(page.data);
+                }
+            }
+        })
+    }
+
+    /// `GET /jobs/{id}`: a job (active or closed) with its company.
+    pub async fn get_job(&self, id: JobId) -> Result<Response<JobDetail>> {
+        let url = self.url(&format!("/api/v1/jobs/{id}"), &[])?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// `GET /companies`: one page of the companies with active jobs.
+    pub async fn list_companies(&self, search: &CompanySearch) -> Result<Response<CompanyList>> {
+        let url = self.url("/api/v1/companies", &search.pairs())?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// `GET /companies/{id}`: a company with its newest active jobs.
+    pub async fn get_company(&self, id: CompanyId) -> Result<Response<CompanyDetail>> {
+        let url = self.url(&format!("/api/v1/companies/{id}"), &[])?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// `GET /usage`: this period's usage of the key (not a metered call).
+    pub async fn usage(&self) -> Result<Response<UsageReport>> {
+        let url = self.url("/api/v1/usage", &[])?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// `POST /webhooks` (Agent Pro or higher): a new subscription with its secret. With a
+    /// retry policy, the call carries a fresh `Idempotency-Key`, so a retry cannot register
+    /// twice.
+    pub async fn create_webhook(&self, new: &NewWebhook) -> Result<Response<WebhookCreated>> {
+        let key = self.inner.retry.map(|_| uuid::Uuid::new_v4().to_string());
+        self.create_webhook_inner(new, key).await
+    }
+
+    /// `POST /webhooks` with an `Idempotency-Key` of the caller's: sent again with the same
+    /// key and fields, the server answers with the subscription the first call created.
+    pub async fn create_webhook_idempotent(
+        &self,
+        new: &NewWebhook,
+        idempotency_key: &str,
+    ) -> Result<Response<WebhookCreated>> {
+        self.create_webhook_inner(new, Some(idempotency_key.to_owned()))
+            .await
+    }
+
+    async fn create_webhook_inner(
+        &self,
+        new: &NewWebhook,
+        idempotency_key: Option<String>,
+    ) -> Result<Response<WebhookCreated>> {
+        let mut call = Call::new(Method::POST, self.url("/api/v1/webhooks", &[])?);
+        call.body = Some(serde_json::to_vec(new).expect("a webhook serializes"));
+        call.idempotency_key = idempotency_key;
+        self.json(call).await
+    }
+
+    /// `GET /webhooks`: a page of the key's subscriptions, oldest first.
+    pub async fn list_webhooks(&self, paging: Paging) -> Result<Response<ListPage<Webhook>>> {
+        let mut pairs = Vec::new();
+        self::paging(&mut pairs, paging.page, paging.per_page);
+        let url = self.url("/api/v1/webhooks", &pairs)?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// `GET /webhooks/{id}`: one of the key's subscriptions.
+    pub async fn get_webhook(&self, id: WebhookId) -> Result<Response<Webhook>> {
+        let url = self.url(&format!("/api/v1/webhooks/{id}"), &[])?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// `PATCH /webhooks/{id}`: changes a subscription (Agent Pro or higher).
+    pub async fn update_webhook(
+        &self,
+        id: WebhookId,
+        patch: &WebhookPatch,
+    ) -> Result<Response<Webhook>> {
+        let mut call = Call::new(
+            Method::PATCH,
+            self.url(&format!("/api/v1/webhooks/{id}"), &[])?,
+        );
+        call.body = Some(serde_json::to_vec(patch).expect("a patch serializes"));
+        self.json(call).await
+    }
+
+    /// `DELETE /webhooks/{id}`: removes a subscription (`204`).
+    pub async fn delete_webhook(&self, id: WebhookId) -> Result<Response<()>> {
+        let url = self.url(&format!("/api/v1/webhooks/{id}"), &[])?;
+        let answer = self.send(Call::new(Method::DELETE, url)).await?;
+        Ok(respond((), &answer.headers))
+    }
+
+    /// `GET /webhooks/{id}/deliveries`: a page of the subscription's latest deliveries.
+    pub async fn webhook_deliveries(
+        &self,
+        id: WebhookId,
+        paging: Paging,
+    ) -> Result<Response<ListPage<Delivery>>> {
+        let mut pairs = Vec::new();
+        self::paging(&mut pairs, paging.page, paging.per_page);
+        let url = self.url(&format!("/api/v1/webhooks/{id}/deliveries"), &pairs)?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// `POST /webhooks/{id}/test`: queues a `webhook.test` ping (`202`) and returns its
+    /// delivery. Never retried.
+    pub async fn test_webhook(&self, id: WebhookId) -> Result<Response<Delivery>> {
+        let url = self.url(&format!("/api/v1/webhooks/{id}/test"), &[])?;
+        self.json(Call::new(Method::POST, url)).await
+    }
+
+    /// `GET /openapi.json`: the OpenAPI document, as JSON.
+    pub async fn openapi(&self) -> Result<Response<Value>> {
+        let url = self.url("/api/v1/openapi.json", &[])?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    fn url(&self, path: &str, pairs: &[(&str, String)]) -> Result<Url> {
+        let text = format!("{}{path}", self.inner.base);
+        let mut url = Url::parse(&text).map_err(|source| ClientError::Url { url: text, source })?;
+        if !pairs.is_empty() {
+            url.query_pairs_mut()
+                .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())));
+        }
+        Ok(url)
+    }
+
+    /// A link of an answer (`/api/v1/jobs?…`), as a URL under the base.
+    fn link(&self, link: &str) -> Result<Url> {
+        let text = format!("{}{link}", self.inner.base);
+        Url::parse(&text).map_err(|source| ClientError::Url { url: text, source })
+    }
+
+    async fn json<T: DeserializeOwned>(&self, call: Call) -> Result<Response<T>> {
+        let answer = self.send(call).await?;
+        let value = serde_json::from_slice(&answer.body).map_err(|source| ClientError::Decode {
+            status: answer.status,
+            source,
+        })?;
+        Ok(respond(value, &answer.headers))
+    }
+
+    /// Sends a call, again while the retry policy allows; a 2xx answer, or the last error.
+    async fn send(&self, call: Call) -> Result<Answer> {
+        let mut attempts = 0u32;
+        let mut waited = Duration::ZERO;
+        loop {
+            attempts += 1;
+            let error = match self.attempt(&call).await? {
+                Ok(answer) => return Ok(answer),
+                Err(problem) => problem,
+            };
+            let Some(policy) = self.inner.retry else {
+                return Err(ClientError::Api(error));
+            };
+            let retryable = (error.status == StatusCode::TOO_MANY_REQUESTS
+                && error.code == "rate_limited")
+                || error.status == StatusCode::SERVICE_UNAVAILABLE;
+            let wait = error.retry_after.unwrap_or(policy.default_wait);
+            if !retryable
+                || !call.idempotent()
+                || attempts >= policy.max_attempts
+                || waited + wait > policy.max_total_wait
+            {
+                return Err(ClientError::Api(error));
+            }
+            tokio::time::sleep(wait).await;
+            waited += wait;
+        }
+    }
+
+    /// One attempt: a 2xx answer, or the problem of an error answer.
+    async fn attempt(&self, call: &Call) -> Result<std::result::Result<Answer, Box<ApiProblem>>> {
+        let mut request = self
+            .inner
+            .http
+            .request(call.method.clone(), call.url.clone())
+            .header(http::header::ACCEPT, "application/json");
+        if let Some(key) = &self.inner.key {
+            request = request.header("x-api-key", key);
+        }
+        if let Some(key) = &call.idempotency_key {
+            request = request.header("idempotency-key", key);
+        }
+        if let Some(body) = &call.body {
+            request = request
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.bytes().await?;
+        if status.is_success() {
+            return Ok(Ok(Answer {
+                status,
+                headers,
+                body,
+            }));
+        }
+        let problem: ProblemBody = serde_json::from_slice(&body)
+            .map_err(|source| ClientError::Decode { status, source })?;
+        let retry_after = retry_after(&headers).or(problem.retry_after.map(Duration::from_secs));
+        Ok(Err(Box::new(ApiProblem {
+            status,
+            code: problem.code,
+            detail: problem.detail,
+            param: problem.param,
+            allowed: problem.allowed,
+            request_id: problem.request_id.or_else(|| request_id(&headers)),
+            quota: Quota::of(&headers),
+            retry_after,
+        })))
+    }
+}
+
+fn respond<T>(value: T, headers: &HeaderMap) -> Response<T> {
+    Response {
+        value,
+        quota: Quota::of(headers),
+        request_id: request_id(headers),
+    }
+}
+
+fn request_id(headers: &HeaderMap) -> Option<String> {
+    Some(headers.get("x-request-id")?.to_str().ok()?.to_owned())
+}
+
+/// `Retry-After`: a number of seconds, or an HTTP date (a wait of zero once it has passed).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = headers
+        .get(http::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = DateTime::parse_from_rfc2822(text).ok()?.with_timezone(&Utc);
+    Some((at - Utc::now()).to_std().unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "7".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+        headers.insert(
+            "retry-after",
+            "Sun, 06 Nov 1994 08:49:37 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&headers), Some(Duration::ZERO));
+        headers.insert("retry-after", "soon".parse().unwrap());
+        assert_eq!(retry_after(&headers), None);
+    }
+
+    #[test]
+    fn a_search_is_sent_as_the_documented_parameters() {
+        let search = JobSearch::new()
+            .q("rust")
+            .domain(DomainTag::parse("ai").unwrap())
+            .domain(DomainTag::parse("data").unwrap())
+            .remote_only(true)
+            .facet(Facet::Domain)
+            .facet(Facet::Remote)
+            .per_page(PerPage::new(5).unwrap());
+        let client = Client::builder("http://127.0.0.1:1/api/v1/")
+            .build()
+            .unwrap();
+        let url = client.url("/api/v1/jobs", &search.pairs()).unwrap();
+        assert_eq!(
+            url.as_str(),
+            "http://127.0.0.1:1/api/v1/jobs?q=rust&domain=ai%2Cdata&remote_only=true&per_page=5&facets=domain%2Cremote"
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! The answers of the public API that the library's own types do not already read: each
+//! mirrors a schema of the OpenAPI document (`GET /api/v1/openapi.json`).
+//!
+//! Jobs ([`Job`]), companies ([`Company`]), deliveries ([`Delivery`](crate::domain::Delivery)) and usage reports
+//! ([`UsageReport`](crate::domain::UsageReport)) are read into the domain's types, whose
+//! fields the wire format shares.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::domain::{
+    Company, CompanyId, DomainTag, FundingStage, Job, Seniority, SubscriptionStatus, WebhookId,
+};
+
+/// `JobDetail`: a job with its company (`null` when the company is unknown).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct JobDetail {
+    /// The job's own fields.
+    #[serde(flatten)]
+    pub job: Job,
+    /// The hiring company, with its enrichment data.
+    pub company: Option<Company>,
+}
+
+/// `CompanyDetail`: a company with its newest active jobs.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct CompanyDetail {
+    /// The company's own fields.
+    #[serde(flatten)]
+    pub company: Company,
+    /// How many active jobs the company has in all.
+    pub active_jobs_total: u64,
+    /// Its newest active jobs, at most 100; `GET /jobs?company_id=` pages through them all
+    /// ([`JobSearch::company_id`](super::JobSearch::company_id)).
+    pub active_jobs: Vec<Job>,
+}
+
+/// `CompanySummary`: a company as company lists show it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct CompanySummary {
+    /// The company's identifier.
+    pub id: CompanyId,
+    /// Its name.
+    pub name: String,
+    /// Its web domain.
+    pub domain: String,
+    /// Its latest funding stage.
+    pub funding_stage: FundingStage,
+    /// A short description.
+    pub blurb: String,
+    /// How many active jobs it has.
+    pub active_jobs_total: u64,
+}
+
+/// `Pagination`: where a page sits in its list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub struct Pagination {
+    /// This page, from 1.
+    pub page: u32,
+    /// Items per page.
+    pub per_page: u32,
+    /// Items in the whole list.
+    pub total: u64,
+    /// Pages in the whole list (0 for an empty list).
+    pub total_pages: u64,
+}
+
+/// `Links`: the relative URLs of the pages either side, `None` at either end.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Links {
+    /// The next page, such as `/api/v1/jobs?q=rust&page=2`.
+    pub next: Option<String>,
+    /// The previous page.
+    pub prev: Option<String>,
+}
+
+/// `Warning`: a filter value that nothing holds (code `unknown_value`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Warning {
+    /// A stable machine code, such as `unknown_value`.
+    pub code: String,
+    /// The parameter the value was given in.
+    pub param: String,
+    /// The value, normalised.
+    pub value: String,
+    /// What happened, in words.
+    pub detail: String,
+    /// The values the data holds, most common first, at most 100.
+    pub known: Vec<String>,
+    /// How many values the data holds in all.
+    pub known_total: u64,
+}
+
+/// The `meta` of a list: how the server read the filters, facets when asked for, warnings.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct ListMeta<F> {
+    /// The filters as the server understood them (`JobFilters` for jobs, `{}` for webhook
+    /// lists).
+    pub filters: Value,
+    /// The facet counts asked for, over the whole result.
+    #[serde(default = "Option::default")]
+    pub facets: Option<F>,
+    /// One warning per filter value that nothing holds; empty when there are none.
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+}
+
+/// The envelope of every list: `JobList`, `CompanyList`, `WebhookList`, `DeliveryList`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>, F: Deserialize<'de>"))]
+pub struct ListPage<T, F = Value> {
+    /// This page's items.
+    pub data: Vec<T>,
+    /// Where the page sits.
+    pub pagination: Pagination,
+    /// The pages either side.
+    pub links: Links,
+    /// Filters, facets and warnings.
+    pub meta: ListMeta<F>,
+}
+
+/// `FacetValue`: one value of a facet and how many matches hold it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct FacetValue {
+    /// The value, normalised as filters take it.
+    pub value: String,
+    /// How many matches hold it.
+    pub count: u64,
+}
+
+/// The remote facet: matches by remote or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub struct RemoteCounts {
+    /// Remote matches.
+    #[serde(rename = "true")]
+    pub remote: u64,
+    /// Other matches.
+    #[serde(rename = "false")]
+    pub on_site: u64,
+}
+
+/// `JobFacets`: counts over every match of a search, one member per facet asked for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct JobFacets {
+    /// Counts by domain tag.
+    pub domain: Option<Vec<FacetValue>>,
+    /// Counts by seniority level.
+    pub seniority: Option<Vec<FacetValue>>,
+    /// Counts by remote or not.
+    pub remote: Option<RemoteCounts>,
+}
+
+/// `CompanyFacets`: counts over every listed company.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct CompanyFacets {
+    /// Counts by funding stage.
+    pub funding_stage: Option<Vec<FacetValue>>,
+}
+
+/// A page of `GET /jobs`.
+pub type JobList = ListPage<Job, JobFacets>;
+/// A page of `GET /companies`.
+pub type CompanyList = ListPage<CompanySummary, CompanyFacets>;
+
+/// `Webhook`: a subscription as its owner sees it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct Webhook {
+    /// The subscription's identifier.
+    pub id: WebhookId,
+    /// Where deliveries go.
+    pub callback_url: String,
+    /// The domain tags it wants; empty for all.
+    pub domain_filters: Vec<DomainTag>,
+    /// Whether only remote jobs are delivered.
+    pub remote_only: bool,
+    /// The seniority levels it wants; empty for any.
+    pub seniority: Vec<Seniority>,
+    /// Words every delivered job must contain.
+    pub q: Option<String>,
+    /// Words every delivered job's company name must contain.
+    pub company: Option<String>,
+    /// The lowest confidence delivered.
+    pub min_confidence: Option<f64>,
+    /// Active or disabled.
+    pub status: SubscriptionStatus,
+    /// Why it was disabled.
+    pub disabled_reason: Option<String>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// The last successful delivery.
+    pub last_success_at: Option<DateTime<Utc>>,
+    /// The last failed delivery.
+    pub last_failure_at: Option<DateTime<Utc>>,
+    /// Why the last delivery failed.
+    pub last_failure_reason: Option<String>,
+}
+
+/// `WebhookCreated`: a new subscription with its signing secret, shown only once.
+#[derive(Clone, PartialEq, Deserialize)]
+pub struct WebhookCreated {
+    /// The subscription.
+    #[serde(flatten)]
+    pub webhook: Webhook,
+    /// The signing secret (`whsec_…`): keep it to verify deliveries.
+    pub secret: String,
+}
+
+impl fmt::Debug for WebhookCreated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookCreated")
+            .field("webhook", &self.webhook)
+            .field("secret", &"whsec_…")
+            .finish()
+    }
+}
+
+/// `NewWebhook`: the body of `POST /webhooks`. Fields left `None` take the server's
+/// defaults (all domains, any seniority, remote and on-site jobs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct NewWebhook {
+    /// Where deliveries go (https).
+    pub callback_url: String,
+    /// The domain tags wanted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain_filters: Option<Vec<DomainTag>>,
+    /// Only remote jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_only: Option<bool>,
+    /// The seniority levels wanted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seniority: Option<Vec<Seniority>>,
+    /// Words every delivered job must contain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q: Option<String>,
+    /// Words every delivered job's company name must contain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company: Option<String>,
+    /// The lowest confidence delivered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_confidence: Option<f64>,
+}
+
+impl NewWebhook {
+    /// A subscription to every new job, delivered to `callback_url`.
+    pub fn new(callback_url: impl Into<String>) -> Self {
+        Self {
+            callback_url: callback_url.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// `WebhookPatch`: the body of `PATCH /webhooks/{id}`. A field left `None` stays as it is;
+/// `Some(None)` sets a filter back to what creating leaves it at.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WebhookPatch {
+    /// A new callback URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_url: Option<String>,
+    /// New domain tags.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain_filters: Option<Option<Vec<DomainTag>>>,
+    /// Only remote jobs, or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_only: Option<Option<bool>>,
+    /// New seniority levels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seniority: Option<Option<Vec<Seniority>>>,
+    /// New words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q: Option<Option<String>>,
+    /// New company words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company: Option<Option<String>>,
+    /// A new lowest confidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_confidence: Option<Option<f64>>,
+    /// Disable the subscription, or enable it again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<SubscriptionStatus>,
+}

@@ -1,0 +1,314 @@
+//! The typed client (`job_listings::client`, feature `client`) against the real server on
+//! loopback: every public endpoint, the error codes as typed errors, the quota and the
+//! rate-limit state, the retry policy and the paged stream of a search.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use http::StatusCode;
+use job_listings::client::{
+    Client, CompanySearch, JobSearch, NewWebhook, Paging, RetryPolicy, WebhookPatch,
+};
+use job_listings::domain::{
+    DeliveryStatus, DomainTag, JobId, PerPage, Plan, SubscriptionStatus, WebhookId,
+};
+use job_listings::query::Facet;
+use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
+
+use crate::api::spawn_app_with;
+use crate::support::TestApp;
+
+const HOOK: &str = "https://hooks.example.com/client";
+
+fn client(app: &TestApp, key: &str) -> Client {
+    Client::builder(app.base())
+        .api_key(key)
+        .build()
+        .expect("a client")
+}
+
+#[tokio::test]
+async fn the_client_reads_every_job_and_company_endpoint_into_typed_values() {
+    let app = spawn_app_with(ServiceConfig::default()).await;
+    let c = client(&app, &app.keys.developer.raw);
+
+    let search = JobSearch::new()
+        .per_page(PerPage::new(5).unwrap())
+        .facet(Facet::Domain)
+        .facet(Facet::Remote);
+    let page = c.search_jobs(&search).await.expect("a search");
+    assert_eq!(page.data.len(), 5);
+    assert!(page.pagination.total > 5);
+    assert!(page.links.next.is_some());
+    let facets = page.meta.facets.as_ref().expect("facets asked for");
+    let remote = facets.remote.expect("the remote facet");
+    assert_eq!(remote.remote + remote.on_site, page.pagination.total);
+    assert!(facets.domain.as_ref().is_some_and(|d| !d.is_empty()));
+    let quota = page.quota.expect("a metered answer carries its quota");
+    assert_eq!(quota.limit, 10_000);
+    assert_eq!(quota.remaining, 9_999);
+
+    let first = &page.data[0];
+    let detail = c.get_job(first.id).await.expect("a job");
+    assert_eq!(&detail.job, first);
+    let company = detail.company.as_ref().expect("its company");
+    assert_eq!(company.id, first.company_id);
+
+    let companies = c
+        .list_companies(&CompanySearch {
+            facets: true,
+            per_page: Some(PerPage::new(3).unwrap()),
+            ..CompanySearch::default()
+        })
+        .await
+        .expect("companies");
+    assert_eq!(companies.data.len(), 3);
+    assert!(companies
+        .meta
+        .facets
+        .as_ref()
+        .unwrap()
+        .funding_stage
+        .is_some());
+
+    let detail = c.get_company(company.id).await.expect("a company");
+    assert_eq!(detail.company.id, company.id);
+    assert!(detail.active_jobs.iter().any(|j| j.id == first.id));
+    let only_its_jobs = c
+        .search_jobs(&JobSearch::new().company_id(company.id))
+        .await
+        .expect("its jobs");
+    assert_eq!(only_its_jobs.pagination.total, detail.active_jobs_total);
+
+    let usage = c.usage().await.expect("usage");
+    assert_eq!(usage.plan, Plan::Developer);
+    assert_eq!(
+        usage.calls_used + usage.calls_remaining,
+        usage.monthly_quota
+    );
+    assert_eq!(usage.calls_used, 5);
+
+    let doc = Client::builder(app.base()).build().unwrap().openapi().await;
+    let doc = doc.expect("the OpenAPI document needs no key");
+    assert_eq!(doc["openapi"].as_str().map(|v| &v[..2]), Some("3."));
+}
+
+#[tokio::test]
+async fn the_client_manages_webhooks_from_creation_to_deletion() {
+    let app = spawn_app_with(ServiceConfig::default()).await;
+    let c = client(&app, &app.keys.agent_pro.raw);
+
+    let mut new = NewWebhook::new(HOOK);
+    new.domain_filters = Some(vec![DomainTag::parse("ai").unwrap()]);
+    new.remote_only = Some(true);
+    let created = c.create_webhook(&new).await.expect("created");
+    assert!(created.secret.starts_with("whsec_"));
+    assert_eq!(created.webhook.callback_url, HOOK);
+    assert!(created.webhook.remote_only);
+    assert!(!format!("{created:?}").contains(&created.secret));
+    let id = created.webhook.id;
+
+    let again = c
+        .create_webhook_idempotent(&NewWebhook::new(HOOK), "client-test-1")
+        .await
+        .expect("created with a key");
+    let replayed = c
+        .create_webhook_idempotent(&NewWebhook::new(HOOK), "client-test-1")
+        .await
+        .expect("the same answer again");
+    assert_eq!(again.webhook.id, replayed.webhook.id);
+
+    let list = c.list_webhooks(Paging::default()).await.expect("listed");
+    let ids: Vec<WebhookId> = list.data.iter().map(|w| w.id).collect();
+    assert_eq!(ids, vec![id, again.webhook.id]);
+    assert_eq!(c.get_webhook(id).await.expect("read").value, list.data[0]);
+
+    let patch = WebhookPatch {
+        status: Some(SubscriptionStatus::Disabled),
+        domain_filters: Some(None),
+        ..WebhookPatch::default()
+    };
+    let changed = c.update_webhook(id, &patch).await.expect("changed");
+    assert_eq!(changed.status, SubscriptionStatus::Disabled);
+    assert!(changed.domain_filters.is_empty());
+    let disabled = c.test_webhook(id).await.expect_err("a disabled webhook");
+    assert_eq!(disabled.code(), Some("webhook_disabled"));
+    let enable = WebhookPatch {
+        status: Some(SubscriptionStatus::Active),
+        ..WebhookPatch::default()
+    };
+    c.update_webhook(id, &enable).await.expect("enabled");
+
+    let ping = c.test_webhook(id).await.expect("a test delivery");
+    assert_eq!(ping.webhook_id, id);
+    assert_eq!(ping.event_type.as_deref(), Some("webhook.test"));
+    let deliveries = c
+        .webhook_deliveries(id, Paging::default())
+        .await
+        .expect("deliveries");
+    assert!(deliveries.data.iter().any(|d| d.id == ping.id));
+    assert!(deliveries.data.iter().all(|d| matches!(
+        d.status,
+        DeliveryStatus::Pending | DeliveryStatus::Succeeded | DeliveryStatus::Failed
+    )));
+
+    c.delete_webhook(id).await.expect("deleted");
+    let gone = c.get_webhook(id).await.expect_err("deleted");
+    assert_eq!(gone.status(), Some(StatusCode::NOT_FOUND));
+    assert_eq!(gone.code(), Some("not_found"));
+}
+
+#[tokio::test]
+async fn error_answers_become_typed_errors_with_their_code() {
+    let app = spawn_app_with(ServiceConfig::default()).await;
+    let search = JobSearch::new();
+
+    let none = Client::builder(app.base()).build().unwrap();
+    let e = none.search_jobs(&search).await.expect_err("no key");
+    let p = e.problem().expect("a problem document");
+    assert_eq!(
+        (p.status, p.code.as_str()),
+        (StatusCode::UNAUTHORIZED, "missing_api_key")
+    );
+    assert!(p.request_id.is_some());
+    assert!(p.quota.is_none());
+
+    let wrong = client(&app, "jl_live_not_a_key");
+    let e = wrong.search_jobs(&search).await.expect_err("a wrong key");
+    assert_eq!(e.code(), Some("invalid_api_key"));
+
+    let developer = client(&app, &app.keys.developer.raw);
+    let e = developer
+        .create_webhook(&NewWebhook::new(HOOK))
+        .await
+        .expect_err("below Agent Pro");
+    assert_eq!(e.status(), Some(StatusCode::FORBIDDEN));
+    assert_eq!(e.code(), Some("plan_upgrade_required"));
+    assert!(
+        e.problem().unwrap().quota.is_some(),
+        "a known caller's quota"
+    );
+
+    let e = developer
+        .get_job(JobId::new_random())
+        .await
+        .expect_err("no such job");
+    assert_eq!(e.code(), Some("not_found"));
+
+    let pro = client(&app, &app.keys.agent_pro.raw);
+    let e = pro
+        .create_webhook(&NewWebhook::new("ftp://hooks.example.com/x"))
+        .await
+        .expect_err("not an https URL");
+    let p = e.problem().unwrap();
+    assert_eq!(
+        (p.status, p.code.as_str()),
+        (StatusCode::BAD_REQUEST, "invalid_parameter")
+    );
+    assert_eq!(p.param.as_deref(), Some("callback_url"));
+}
+
+#[tokio::test]
+async fn a_used_up_quota_is_a_typed_error_with_the_quota_and_retry_after() {
+    let config = ServiceConfig {
+        quotas: Quotas {
+            developer: 2,
+            agent_pro: 100,
+            enterprise: 100,
+        },
+        ..ServiceConfig::default()
+    };
+    let app = spawn_app_with(config).await;
+    // A retry policy does not retry a used-up quota: its wait runs to the period's end.
+    let c = Client::builder(app.base())
+        .api_key(&app.keys.developer.raw)
+        .retry(RetryPolicy {
+            max_total_wait: Duration::from_secs(3_600 * 24 * 62),
+            ..RetryPolicy::default()
+        })
+        .build()
+        .unwrap();
+    let search = JobSearch::new().per_page(PerPage::new(1).unwrap());
+    let first = c.search_jobs(&search).await.expect("call 1 of 2");
+    assert_eq!(first.quota.unwrap().remaining, 1);
+    let second = c.search_jobs(&search).await.expect("call 2 of 2");
+    assert_eq!(second.quota.unwrap().remaining, 0);
+
+    let e = c.search_jobs(&search).await.expect_err("over the quota");
+    let p = e.problem().unwrap();
+    assert_eq!(p.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(p.code, "quota_exceeded");
+    let quota = p.quota.expect("the quota state");
+    assert_eq!((quota.limit, quota.remaining), (2, 0));
+    assert!(p.retry_after.expect("Retry-After") > Duration::ZERO);
+    assert_eq!(c.usage().await.expect("usage is free").calls_used, 2);
+}
+
+#[tokio::test]
+async fn the_retry_policy_waits_out_a_rate_limit_and_succeeds() {
+    let limit = RateLimit {
+        per_second: 1.0,
+        burst: 1,
+    };
+    let config = ServiceConfig {
+        rate_limits: Some(RateLimits {
+            developer: limit,
+            agent_pro: limit,
+            enterprise: limit,
+        }),
+        ..ServiceConfig::default()
+    };
+    let app = spawn_app_with(config).await;
+    let search = JobSearch::new().per_page(PerPage::new(1).unwrap());
+
+    let plain = client(&app, &app.keys.developer.raw);
+    plain.search_jobs(&search).await.expect("within the burst");
+    let e = plain.search_jobs(&search).await.expect_err("over the rate");
+    let p = e.problem().unwrap();
+    assert_eq!(
+        (p.status, p.code.as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, "rate_limited")
+    );
+    assert!(p.retry_after.is_some());
+
+    let patient = Client::builder(app.base())
+        .api_key(&app.keys.developer.raw)
+        .retry(RetryPolicy::default())
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let page = patient
+            .search_jobs(&search)
+            .await
+            .expect("retried until allowed");
+        assert_eq!(page.data.len(), 1);
+    }
+    // Only the answered calls were counted.
+    assert_eq!(patient.usage().await.unwrap().calls_used, 3);
+}
+
+#[tokio::test]
+async fn search_all_streams_every_page_of_a_search() {
+    let app = spawn_app_with(ServiceConfig::default()).await;
+    let c = client(&app, &app.keys.enterprise.raw);
+    let search = JobSearch::new()
+        .domain(DomainTag::parse("engineering").unwrap())
+        .per_page(PerPage::new(7).unwrap());
+    let total = c.search_jobs(&search).await.unwrap().pagination.total;
+    assert!(total > 7, "more than one page: {total}");
+
+    let jobs: Vec<_> = c
+        .search_all(&search)
+        .try_collect()
+        .await
+        .expect("every page");
+    assert_eq!(jobs.len() as u64, total);
+    let ids: HashSet<JobId> = jobs.iter().map(|j| j.id).collect();
+    assert_eq!(ids.len(), jobs.len(), "no job twice");
+    let engineering = DomainTag::parse("engineering").unwrap();
+    assert!(jobs.iter().all(|j| j.domains.contains(&engineering)));
+    let expected = app.all_job_ids("domain=engineering").await;
+    let streamed: Vec<String> = jobs.iter().map(|j| j.id.to_string()).collect();
+    assert_eq!(streamed, expected);
+}
