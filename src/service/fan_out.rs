@@ -186,7 +186,11 @@ impl JobListingsService {
                 .collect()
         };
         for id in unseen {
-            self.take_in_webhook(id).await?;
+            // One subscription that cannot be read (sealed with another secret key, say) must
+            // not stop fan-out for every other: it keeps its place and is tried again.
+            if let Err(e) = self.take_in_webhook(id).await {
+                tracing::warn!(error = %e, webhook = %id, "a subscription could not be read from the store; its events wait");
+            }
         }
         let receivers = self.inner.access.keys.webhook_receivers();
         let window = self
