@@ -149,6 +149,10 @@ pub struct Problem {
     /// Seconds until a retry can succeed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u64>,
+    /// Where to start again, by relation, when the request cannot go on from where it stands
+    /// (an expired change feed cursor: `search` and `changes_from_now`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<std::collections::BTreeMap<&'static str, &'static str>>,
     /// The request's id, to find it in the logs.
     pub request_id: String,
 }
@@ -167,6 +171,7 @@ pub(crate) struct Answer {
     /// The content codings a body may have, for an `Accept-Encoding` header (RFC 9110,
     /// 15.5.16).
     pub accept_encoding: Option<&'static str>,
+    pub links: Option<std::collections::BTreeMap<&'static str, &'static str>>,
 }
 
 impl Answer {
@@ -181,6 +186,7 @@ impl Answer {
             retry_after: None,
             allow: None,
             accept_encoding: None,
+            links: None,
         }
     }
 
@@ -199,6 +205,7 @@ impl Answer {
             param: self.param,
             allowed: self.allowed,
             retry_after: self.retry_after,
+            links: self.links,
             request_id: request_id.to_owned(),
         }
     }
@@ -245,6 +252,7 @@ impl ApiError {
                 | E::WebhookDisabled { .. }
                 | E::LimitReached(_)
                 | E::CompanyHasJobs { .. }
+                | E::CursorExpired { .. }
                 | E::Unsupported { .. }
                 | E::Store(_),
             ) => self.service_state_answer(),
@@ -475,6 +483,29 @@ impl ApiError {
                     if *active_jobs == 1 { "it" } else { "them" },
                 ),
             ),
+            ApiError::Service(ServiceError::CursorExpired { retention_days }) => {
+                let mut a = Answer::new(
+                    S::GONE,
+                    "cursor_expired",
+                    "Cursor expired",
+                    format!(
+                        "the change feed keeps events for {retention_days} days and this cursor \
+                         is older, so events after it are gone; start again: take a new cursor \
+                         with GET /api/v1/changes?after=now, fetch the current listings with \
+                         GET /api/v1/jobs (with the same filters), then follow the feed from \
+                         that cursor"
+                    ),
+                )
+                .param("after");
+                a.links = Some(
+                    [
+                        ("search", "/api/v1/jobs"),
+                        ("changes_from_now", "/api/v1/changes?after=now"),
+                    ]
+                    .into(),
+                );
+                a
+            }
             // Not a failure of ours but the deployment's limit, so the answer says what to
             // do instead; 501 as the server does not support what was asked.
             ApiError::Service(ServiceError::Unsupported {

@@ -36,7 +36,7 @@ pub use cors::CorsOrigin;
 pub use error::{ApiError, Problem};
 pub use llms::LLMS_TXT;
 pub use openapi::OPENAPI_JSON;
-pub use params::{COMPANY_PARAMS, JOB_PARAMS};
+pub use params::{CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS};
 
 use crate::domain::{ApiKey, KeyId};
 use crate::service::{JobListingsService, QuotaState, RateLimit, ServiceError};

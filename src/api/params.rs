@@ -5,11 +5,11 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::error::ApiError;
 use crate::domain::{
-    after_leap_second, CompanyId, Confidence, DomainError, DomainTag, FundingStage, Page, PerPage,
-    Seniority,
+    after_leap_second, CompanyId, Confidence, DomainError, DomainTag, FeedCursor, FundingStage,
+    Page, PerPage, Seniority,
 };
 use crate::query::{Facet, JobFilter, JobQuery};
-use crate::service::CompanyQuery;
+use crate::service::{ChangesQuery, CompanyQuery, FeedStart};
 
 /// The query parameters `GET /jobs` takes; any other is refused as `unknown_parameter`.
 /// Public so that tests and fuzz targets generate queries from this list, not a copy of it.
@@ -160,8 +160,13 @@ impl Params {
 
     /// The pairs other than `page`, re-encoded, for building page links.
     pub(crate) fn without_page(&self) -> String {
+        self.without("page")
+    }
+
+    /// The pairs other than `name`, re-encoded, for building page links.
+    pub(crate) fn without(&self, name: &str) -> String {
         let mut ser = url::form_urlencoded::Serializer::new(String::new());
-        for (k, v) in self.pairs.iter().filter(|(k, _)| k != "page") {
+        for (k, v) in self.pairs.iter().filter(|(k, _)| k != name) {
             ser.append_pair(k, v);
         }
         ser.finish()
@@ -248,8 +253,73 @@ pub(crate) fn check_search_text(field: &'static str, text: &str) -> Result<(), D
     Ok(())
 }
 
+/// The query parameters `GET /changes` takes: a cursor, a page size and the filters of
+/// `GET /jobs`; any other is refused as `unknown_parameter`.
+pub const CHANGE_PARAMS: &[&str] = &[
+    "after",
+    "limit",
+    "domain",
+    "seniority",
+    "remote_only",
+    "company",
+    "company_id",
+    "q",
+    "min_confidence",
+    "posted_after",
+];
+
+/// The list parameters of `GET /changes`.
+pub(crate) const CHANGE_LISTS: &[&str] = &["domain", "seniority"];
+
+/// `GET /changes` parameters into a feed query.
+pub(crate) fn changes_query(params: &Params) -> Result<ChangesQuery, ApiError> {
+    let start = match params.one("after") {
+        None => FeedStart::Oldest,
+        Some("now") => FeedStart::Now,
+        Some(cursor) => FeedStart::After(FeedCursor::decode(cursor)?),
+    };
+    let limit = match params.one("limit") {
+        None => ChangesQuery::DEFAULT_LIMIT,
+        Some(raw) => raw
+            .parse::<usize>()
+            .map_err(|_| {
+                DomainError::new(
+                    "limit",
+                    format!(
+                        "must be a whole number from 1 to {}",
+                        ChangesQuery::MAX_LIMIT
+                    ),
+                )
+            })
+            .and_then(ChangesQuery::checked_limit)?,
+    };
+    Ok(ChangesQuery {
+        start,
+        limit,
+        filter: job_filter(params)?,
+    })
+}
+
 /// `GET /jobs` parameters into a query.
 pub(crate) fn job_query(params: &Params) -> Result<JobQuery, ApiError> {
+    let filter = job_filter(params)?;
+    let (page, per_page) = params.page()?;
+    let mut facets = params.list("facets", |name| {
+        Facet::from_name(&name.to_ascii_lowercase())
+            .ok_or_else(|| unknown_facet(name, &Facet::NAMES))
+    })?;
+    facets.sort();
+    facets.dedup();
+    Ok(JobQuery {
+        filter,
+        page,
+        per_page,
+        facets,
+    })
+}
+
+/// The filters of `GET /jobs` (and of `GET /changes`).
+fn job_filter(params: &Params) -> Result<JobFilter, ApiError> {
     let mut filter = JobFilter {
         domains: params.list("domain", DomainTag::parse)?,
         seniority: params.list("seniority", Seniority::parse)?,
@@ -280,19 +350,7 @@ pub(crate) fn job_query(params: &Params) -> Result<JobQuery, ApiError> {
     if let Some(company) = params.text("company")? {
         filter = filter.with_company(company);
     }
-    let (page, per_page) = params.page()?;
-    let mut facets = params.list("facets", |name| {
-        Facet::from_name(&name.to_ascii_lowercase())
-            .ok_or_else(|| unknown_facet(name, &Facet::NAMES))
-    })?;
-    facets.sort();
-    facets.dedup();
-    Ok(JobQuery {
-        filter,
-        page,
-        per_page,
-        facets,
-    })
+    Ok(filter)
 }
 
 /// The error for a facet name an endpoint does not count by.

@@ -7,7 +7,7 @@ use http::{Method, Request, StatusCode};
 
 use super::error::ApiError;
 use super::etag::ETag;
-use super::handlers::{companies, health, jobs, no_params, usage, webhooks, Handled};
+use super::handlers::{changes, companies, health, jobs, no_params, usage, webhooks, Handled};
 use super::llms;
 use super::metrics::RouteLabel;
 use super::{api_key, Api, Reply, Trace, OPENAPI_JSON};
@@ -60,6 +60,7 @@ pub(crate) const ROUTES: &[(&str, &str, &str)] = &[
     ("/api/v1/jobs/{id}", "GET", "GET, HEAD, OPTIONS"),
     ("/api/v1/companies", "GET", "GET, HEAD, OPTIONS"),
     ("/api/v1/companies/{id}", "GET", "GET, HEAD, OPTIONS"),
+    ("/api/v1/changes", "GET", "GET, HEAD, OPTIONS"),
     ("/api/v1/webhooks", "GET, POST", "GET, HEAD, POST, OPTIONS"),
     (
         "/api/v1/webhooks/{id}",
@@ -88,6 +89,7 @@ fn pattern_of<'p>(segments: &[&'p str]) -> Option<(&'static str, Option<&'p str>
         ["jobs", id] => ("/api/v1/jobs/{id}", Some(*id)),
         ["companies"] => ("/api/v1/companies", None),
         ["companies", id] => ("/api/v1/companies/{id}", Some(*id)),
+        ["changes"] => ("/api/v1/changes", None),
         ["webhooks"] => ("/api/v1/webhooks", None),
         ["webhooks", id] => ("/api/v1/webhooks/{id}", Some(*id)),
         ["webhooks", id, "deliveries"] => ("/api/v1/webhooks/{id}/deliveries", Some(*id)),
@@ -277,6 +279,7 @@ async fn call(
         ("/api/v1/jobs/{id}", _) => jobs::get(api, &caller, id, req).await,
         ("/api/v1/companies", _) => companies::list(&caller, req).await,
         ("/api/v1/companies/{id}", _) => companies::get(&caller, id, req).await,
+        ("/api/v1/changes", _) => changes::list(api, &caller, req).await,
         ("/api/v1/webhooks", &Method::POST) => webhooks::create(&caller, req).await,
         ("/api/v1/webhooks", _) => webhooks::list(&caller, req).await,
         ("/api/v1/webhooks/{id}", &Method::PATCH) => webhooks::update(&caller, id, req).await,

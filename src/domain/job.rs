@@ -200,6 +200,16 @@ impl Job {
         self.status == JobStatus::Active
     }
 
+    /// Whether two states of a job differ only in when they were written (`updated_at`).
+    pub fn same_content(&self, other: &Job) -> bool {
+        self.updated_at == other.updated_at && self == other
+            || *self
+                == Job {
+                    updated_at: self.updated_at,
+                    ..other.clone()
+                }
+    }
+
     /// Checks the invariants that types alone do not carry.
     pub fn validate(&self) -> Result<(), DomainError> {
         if self.company_name.len() > 300 {

@@ -2,6 +2,7 @@
 //!
 //! Every layer above speaks these types. Nothing here knows about HTTP, storage or search.
 
+mod change;
 mod company;
 mod error;
 mod ids;
@@ -16,6 +17,7 @@ mod tags;
 mod timestamp;
 mod webhook;
 
+pub use change::{ChangeKind, FeedCursor};
 pub use company::{Company, Enrichment, FundingStage};
 pub use error::DomainError;
 pub use ids::{CompanyId, DeliveryId, EventId, JobId, KeyId, WebhookId};

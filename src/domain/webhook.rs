@@ -8,7 +8,8 @@ use url::Url;
 
 use super::ids::truncate;
 use super::{
-    Confidence, DeliveryId, DomainError, DomainTag, EventId, JobId, KeyId, Seniority, WebhookId,
+    ChangeKind, Confidence, DeliveryId, DomainError, DomainTag, EventId, JobId, KeyId, Seniority,
+    WebhookId,
 };
 
 /// A callback URL: absolute `http` or `https`, with a host, no credentials, no fragment.
@@ -235,6 +236,11 @@ pub struct Subscription {
     /// Saved search: confidence at least this.
     #[serde(default)]
     pub min_confidence: Option<Confidence>,
+    /// The events sent to it: any of `job.new`, `job.updated` and `job.closed`, sorted and
+    /// without repeats; `job.new` only unless it opted into more (and for subscriptions made
+    /// before there was a choice).
+    #[serde(default = "ChangeKind::webhook_default")]
+    pub event_types: Vec<ChangeKind>,
     /// The signing secret.
     pub secret: WebhookSecret,
     /// Active or disabled.

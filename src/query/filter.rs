@@ -49,9 +49,12 @@ impl JobFilter {
     /// Whether one job matches, exactly as [`JobIndex::search`](super::JobIndex::search) would
     /// decide. Closed jobs never match.
     pub fn matches(&self, job: &Job) -> bool {
-        if !job.is_active() {
-            return false;
-        }
+        job.is_active() && self.matches_content(job)
+    }
+
+    /// Whether one job matches as [`JobFilter::matches`] decides, whether it is active or
+    /// closed: for the change feed, which reports closings too.
+    pub fn matches_content(&self, job: &Job) -> bool {
         if !self.domains.is_empty() && !job.domains.iter().any(|d| self.domains.contains(d)) {
             return false;
         }

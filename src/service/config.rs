@@ -109,6 +109,10 @@ pub struct ServiceConfig {
     /// after a pause, or one whose follower cannot keep up) it answers searches with data
     /// that far behind, so it reports itself not ready until it catches up.
     pub max_follower_lag: u64,
+    /// How long the job change feed (`GET /changes`) keeps events; default 30 days. A client
+    /// whose cursor is older starts again from a search. Pruned with the outbox, every
+    /// [`DeliveryConfig::prune_interval`].
+    pub change_retention: Duration,
 }
 
 /// How the webhook delivery worker runs.
@@ -178,6 +182,7 @@ impl Default for ServiceConfig {
             index_snapshot_interval: Some(Duration::from_secs(300)),
             write_failure_grace: Duration::from_secs(60),
             max_follower_lag: 10_000,
+            change_retention: Duration::from_secs(30 * 86_400),
         }
     }
 }

@@ -100,6 +100,13 @@ pub enum ServiceError {
         /// What to do instead.
         advice: &'static str,
     },
+    /// A change feed cursor stands before the oldest event the feed still holds: events
+    /// after it were removed by retention, so a client following from it would miss some.
+    #[error("the cursor is older than the change feed's retention of {retention_days} days")]
+    CursorExpired {
+        /// How long the feed keeps events, in days.
+        retention_days: u64,
+    },
     /// Storage failed.
     #[error(transparent)]
     Store(StoreError),

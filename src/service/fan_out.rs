@@ -341,7 +341,10 @@ impl JobListingsService {
                 {
                     continue;
                 }
-                let Some(job) = jobs.get(&entry.job_id).filter(|j| subscribes_to(sub, j)) else {
+                let Some(job) = jobs
+                    .get(&entry.job_id)
+                    .filter(|j| subscribes_to(sub, &entry.event, j))
+                else {
                     continue;
                 };
                 let event = events

@@ -9,11 +9,11 @@ use super::indexer::indexing_failed;
 use super::metrics::{JobsWritten, StoreWrite};
 use super::{JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{
-    Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob, SubscriptionStatus,
+    ChangeKind, Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob, SubscriptionStatus,
 };
 use crate::query::{JobIndex, PreparedJobs};
 use crate::store::JobWrite;
-use crate::webhooks::job_new_event;
+use crate::webhooks::job_event;
 
 /// What one ingested job did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,36 +180,39 @@ impl JobListingsService {
             let companies = self.read_companies();
             // Nobody to announce to: no event, as a bulk load with no subscriptions would
             // log a million for nothing. Who receives what is decided at fan-out. A store
-            // shared with other replicas always gets the event: a subscription registered on
+            // shared with other replicas always gets the events: a subscription registered on
             // another one moments ago may not have reached this one's memory yet, and its
             // cursor already stands before this job.
-            let announcing = self.inner.store.change_feed().is_some()
-                || self
-                    .read_webhooks()
-                    .values()
-                    .any(|s| s.status == SubscriptionStatus::Active);
+            let announcing = self.announced_kinds();
             let mut seen = std::collections::HashSet::new();
+            // Jobs twice in one batch: the second changes what the first left.
+            let mut earlier: HashMap<JobId, Job> = HashMap::new();
             for new in jobs {
                 let company = checked_company(&new, &companies)?;
                 let prev = previous.get(&new.id);
                 let created = prev.is_none() && seen.insert(new.id);
-                // Announce a job the first time it is active: new and active, or known but
-                // never active before (first seen closed). A repeat in one batch is not new.
-                let was_active = prev.is_some_and(|p| p.activated_at.is_some() || p.is_active())
-                    || (prev.is_none() && !created);
                 let activated_at = prev
                     .and_then(|p| p.activated_at)
                     .or_else(|| new.is_active().then_some(now));
-                let job = new.into_stored(
+                let mut job = new.into_stored(
                     company.name.clone(),
                     prev.map_or(now, |p| p.first_seen_at),
                     activated_at,
                     prev.map_or(now, |p| changed_at(p.updated_at, now)),
                 );
-                let events = if announcing && job.is_active() && !was_active {
-                    vec![job_new_event(now)]
-                } else {
-                    Vec::new()
+                let before = earlier.get(&job.id).or(prev.map(|p| &**p));
+                // The same job sent again is no change: it keeps its `updated_at` (and so its
+                // ETag), and the change feed has nothing to report.
+                if let Some(b) = before.filter(|b| b.same_content(&job)) {
+                    job.updated_at = b.updated_at;
+                }
+                let change = ChangeKind::of_write(before, &job);
+                earlier.insert(job.id, job.clone());
+                // A job is announced the first time it is active (new and active, or known
+                // but never active before), and then as it changes and closes.
+                let events = match change {
+                    Some(kind) if announcing.contains(&kind) => vec![job_event(kind, now)],
+                    _ => Vec::new(),
                 };
                 outcomes.push(IngestOutcome {
                     id: job.id,
@@ -217,10 +220,32 @@ impl JobListingsService {
                     announced: !events.is_empty(),
                 });
                 tally.add(&job, prev.map(|p| p.is_active()), created);
-                writes.push(JobWrite { job, events });
+                writes.push(JobWrite {
+                    job,
+                    events,
+                    change,
+                });
             }
         }
         Ok((writes, outcomes, tally))
+    }
+
+    /// The job events some subscription may be sent, which job writes log in the outbox: what
+    /// active subscriptions ask for, or every kind on a store shared with other replicas
+    /// (whose subscriptions this one may not know yet).
+    fn announced_kinds(&self) -> Vec<ChangeKind> {
+        if self.inner.store.change_feed().is_some() {
+            return ChangeKind::WEBHOOK.to_vec();
+        }
+        let mut kinds: Vec<ChangeKind> = self
+            .read_webhooks()
+            .values()
+            .filter(|s| s.status == SubscriptionStatus::Active)
+            .flat_map(|s| s.event_types.iter().copied())
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds
     }
 
     /// Counts jobs the store has taken; the caller holds the ingest lock.
@@ -229,7 +254,8 @@ impl JobListingsService {
         self.inner.stats.closed_jobs.record(&tally.closed_changes);
     }
 
-    /// Closes a job: it stays on record but is no longer searchable.
+    /// Closes a job: it stays on record but is no longer searchable. A closed job is
+    /// returned as it is, unchanged.
     pub async fn close_job(&self, id: JobId) -> ServiceResult<Job> {
         let _ingest = self.inner.catalog.ingest.lock().await;
         let mut job = Arc::unwrap_or_clone(
@@ -241,11 +267,19 @@ impl JobListingsService {
                 .ok_or(ServiceError::NotFound { resource: "job" })?,
         );
         let was_active = job.is_active();
+        if !was_active {
+            return Ok(job);
+        }
         job.status = JobStatus::Closed;
         job.updated_at = changed_at(job.updated_at, self.now());
+        let events = match self.announced_kinds().contains(&ChangeKind::Closed) {
+            true => vec![job_event(ChangeKind::Closed, self.now())],
+            false => Vec::new(),
+        };
         let write = [JobWrite {
             job: job.clone(),
-            events: Vec::new(),
+            events,
+            change: Some(ChangeKind::Closed),
         }];
         let store = &self.inner.catalog.store;
         self.timed_write(StoreWrite::Jobs, store.write_jobs(&write))

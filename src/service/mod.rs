@@ -29,6 +29,7 @@
 
 mod backup;
 mod caller;
+mod changes;
 mod clock;
 mod config;
 mod delete;
@@ -62,6 +63,7 @@ use chrono::{DateTime, Utc};
 
 pub use backup::{restore_backup, BackupFile, BackupManifest, BACKUP_MANIFEST};
 pub use caller::{CallResult, Caller, Refused, Revalidated, Unchanged};
+pub use changes::{ChangeEvent, ChangesPage, ChangesQuery, FeedStart};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
@@ -389,6 +391,13 @@ impl JobListingsService {
             self.inner.stop.subscribe(),
             "pruning the outbox",
             |service| async move { service.prune_outbox().await },
+        ));
+        tokio::spawn(every(
+            weak.clone(),
+            self.inner.config.delivery.prune_interval,
+            self.inner.stop.subscribe(),
+            "pruning the change feed",
+            |service| async move { service.prune_changes().await },
         ));
         if self.inner.subscriptions.notifier.is_some() {
             tokio::spawn(delivery::worker(

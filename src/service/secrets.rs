@@ -189,6 +189,7 @@ mod tests {
             q: None,
             company: None,
             min_confidence: None,
+            event_types: crate::domain::ChangeKind::webhook_default(),
             secret: WebhookSecret::generate(),
             status: SubscriptionStatus::Active,
             disabled_reason: None,

@@ -3,8 +3,8 @@ use chrono::{DateTime, Utc};
 use super::metrics::StoreWrite;
 use super::{CallResult, Caller, JobListingsService, Metered, ServiceError, ServiceResult};
 use crate::domain::{
-    CallbackUrl, Confidence, Delivery, DomainTag, IdempotencyKey, Seniority, Subscription,
-    SubscriptionStatus, WebhookId, WebhookSecret,
+    CallbackUrl, ChangeKind, Confidence, Delivery, DomainTag, IdempotencyKey, Seniority,
+    Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
 
 /// What a caller asks for when registering a webhook. Besides the spec's `domain_filters` and
@@ -25,6 +25,9 @@ pub struct NewWebhook {
     pub company: Option<String>,
     /// Confidence at least this.
     pub min_confidence: Option<Confidence>,
+    /// The events to send (see [`Subscription::event_types`]); empty is the default,
+    /// `job.new` only.
+    pub event_types: Vec<ChangeKind>,
 }
 
 impl NewWebhook {
@@ -38,6 +41,7 @@ impl NewWebhook {
             q: None,
             company: None,
             min_confidence: None,
+            event_types: Vec::new(),
         }
     }
 }
@@ -54,6 +58,8 @@ pub struct WebhookChange {
     pub remote_only: Option<bool>,
     /// New seniority levels (empty: any).
     pub seniority: Option<Vec<Seniority>>,
+    /// The events to send from now on (empty: the default, `job.new` only).
+    pub event_types: Option<Vec<ChangeKind>>,
     /// New `q` words; `Some(None)` clears them.
     pub q: Option<Option<String>>,
     /// New company words; `Some(None)` clears them.
@@ -86,6 +92,9 @@ impl WebhookChange {
         }
         if let Some(levels) = self.seniority {
             sub.seniority = sorted_unique(levels);
+        }
+        if let Some(kinds) = self.event_types {
+            sub.event_types = event_types(kinds);
         }
         if let Some(q) = self.q {
             sub.q = q;
@@ -126,7 +135,21 @@ fn request_digest(sub: &Subscription) -> String {
         sub.company,
         sub.min_confidence,
     ]);
+    // Only when not the default, so digests of registrations from before there was a
+    // choice stay what they were.
+    let asked = match sub.event_types == ChangeKind::webhook_default() {
+        true => asked,
+        false => serde_json::json!([asked, sub.event_types]),
+    };
     base64::engine::general_purpose::STANDARD.encode(Sha256::digest(asked.to_string().as_bytes()))
+}
+
+/// The events a subscription asks for, sorted and without repeats; none asked is the default.
+fn event_types(kinds: Vec<ChangeKind>) -> Vec<ChangeKind> {
+    match kinds.is_empty() {
+        true => ChangeKind::webhook_default(),
+        false => sorted_unique(kinds),
+    }
 }
 
 /// A subscription's list filters are kept sorted and without repeats, so that equal filters
@@ -207,6 +230,7 @@ impl Caller {
                 q: new.q,
                 company: new.company,
                 min_confidence: new.min_confidence,
+                event_types: event_types(new.event_types),
                 secret: WebhookSecret::generate(),
                 status: SubscriptionStatus::Active,
                 disabled_reason: None,

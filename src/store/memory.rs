@@ -5,12 +5,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{
-    FanOut, JobStore, JobWrite, KeyStore, Leases, OutboxStore, Pruned, Store, StoreError,
-    StoreResult, UsageCounter,
+    FanOut, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore, Leases, OutboxStore, Pruned,
+    Store, StoreError, StoreResult, UsageCounter,
 };
 use crate::domain::{
-    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobEvent,
-    JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
+    ApiKeyRecord, ChangeKind, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId,
+    Job, JobEvent, JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
 };
 
 /// A [`Store`] in memory: for tests and for embedders that persist elsewhere. Nothing survives
@@ -48,9 +48,33 @@ struct State {
     log: BTreeMap<u64, (JobId, JobEvent)>,
     log_head: u64,
     cursors: BTreeMap<WebhookId, u64>,
+    /// The job change feed by position, each entry with its job as written.
+    feed: BTreeMap<u64, FeedEntry>,
+    feed_bounds: FeedBounds,
 }
 
 impl State {
+    fn record_change(
+        &mut self,
+        kind: ChangeKind,
+        job_id: JobId,
+        at: DateTime<Utc>,
+        job: Option<Job>,
+    ) {
+        self.feed_bounds.head += 1;
+        let position = self.feed_bounds.head;
+        self.feed.insert(
+            position,
+            FeedEntry {
+                position,
+                kind,
+                job_id,
+                at,
+                job: job.map(Arc::new),
+            },
+        );
+    }
+
     fn insert_event(&mut self, event: &OutboxEvent) {
         for d in &event.deliveries {
             self.put_delivery(d.clone());
@@ -117,6 +141,10 @@ impl JobStore for MemoryStore {
         let mut state = self.state()?;
         for write in writes {
             state.jobs.insert(write.job.id, write.job.clone());
+            if let Some(kind) = write.change {
+                let job = write.job.clone();
+                state.record_change(kind, job.id, job.updated_at, Some(job));
+            }
             for event in &write.events {
                 state.log_head += 1;
                 let position = state.log_head;
@@ -131,7 +159,49 @@ impl JobStore for MemoryStore {
     }
 
     async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
-        Ok(self.state()?.jobs.remove(&id).is_some())
+        let mut state = self.state()?;
+        let existed = state.jobs.remove(&id).is_some();
+        if existed {
+            state.record_change(ChangeKind::Deleted, id, Utc::now(), None);
+        }
+        Ok(existed)
+    }
+
+    async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
+        let state = self.state()?;
+        Ok(state
+            .feed
+            .range(after.saturating_add(1)..)
+            .take(limit)
+            .map(|(_, entry)| FeedEntry {
+                // A deleted job's content is not served, whatever entry kept it.
+                job: entry
+                    .job
+                    .clone()
+                    .filter(|_| state.jobs.contains_key(&entry.job_id)),
+                ..entry.clone()
+            })
+            .collect())
+    }
+
+    async fn feed_bounds(&self) -> StoreResult<FeedBounds> {
+        Ok(self.state()?.feed_bounds)
+    }
+
+    async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
+        let mut state = self.state()?;
+        let old: Vec<u64> = state
+            .feed
+            .values()
+            .take(limit)
+            .take_while(|e| e.at < before)
+            .map(|e| e.position)
+            .collect();
+        for position in &old {
+            state.feed.remove(position);
+            state.feed_bounds.pruned_through = *position;
+        }
+        Ok(old.len())
     }
 
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {

@@ -43,8 +43,8 @@ pub use postgres::{PgConfig, PgStore};
 pub use sled_store::{SledConfig, SledStore};
 
 use crate::domain::{
-    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, EventId, Job, JobEvent, JobId, KeyId,
-    LoggedEvent, OutboxEvent, Subscription, WebhookId,
+    ApiKeyRecord, ChangeKind, Company, CompanyId, Delivery, DeliveryId, EventId, Job, JobEvent,
+    JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
 };
 
 /// One job write: the job and the events it raises, stored in one transaction.
@@ -54,6 +54,39 @@ pub struct JobWrite {
     pub job: Job,
     /// Events to append to the outbox log atomically with it.
     pub events: Vec<JobEvent>,
+    /// What the write is in the job change feed ([`JobStore::feed_after`]), recorded there
+    /// atomically with it; `None` for a write that changes nothing a reader of the feed sees
+    /// (the same content again). A write that changes a job's content must name a kind: the
+    /// feed keeps each state of a job that an entry refers to.
+    pub change: Option<ChangeKind>,
+}
+
+/// One entry of the job change feed, as read back ([`JobStore::feed_after`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FeedEntry {
+    /// Its position: positions increase in commit order, from 1 (with gaps on some stores).
+    pub position: u64,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The job it happened to.
+    pub job_id: JobId,
+    /// When: the job's `updated_at` as written (for [`ChangeKind::Deleted`], the deletion's
+    /// time).
+    pub at: DateTime<Utc>,
+    /// The job as the write left it; `None` once the job is deleted for good (and for the
+    /// deletion itself): a deleted job's content is served by no part of the API.
+    pub job: Option<Arc<Job>>,
+}
+
+/// How far the job change feed reaches: readers may continue from any position at or after
+/// `pruned_through`, up to `head`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FeedBounds {
+    /// The last position retention removed (0 when none was): a reader that stands before it
+    /// has missed events.
+    pub pruned_through: u64,
+    /// The position of the newest entry (0 when there is none).
+    pub head: u64,
 }
 
 /// Calls counted for one key in one billing period.
@@ -149,7 +182,8 @@ pub trait JobStore: Send + Sync + std::fmt::Debug + 'static {
     /// Deletes a job for good, durably, as one write of jobs: the jobs version changes and the
     /// job is among [`JobStore::jobs_written_since`] (so an index snapshot taken before is
     /// brought up to date by dropping it), and a store with a [change feed](Store::change_feed)
-    /// records it there (so every replica drops it from its index). Returns whether it existed;
+    /// records it there (so every replica drops it from its index), and the job change feed
+    /// gets a [`ChangeKind::Deleted`] entry ([`JobStore::feed_after`]). Returns whether it existed;
     /// deleting a job that does not exist changes nothing.
     ///
     /// The outbox log entries and events about the job stay: fan-out skips an entry whose job
@@ -185,6 +219,16 @@ pub trait JobStore: Send + Sync + std::fmt::Debug + 'static {
     async fn save_index_snapshot(&self, _snapshot: IndexSnapshot) -> StoreResult<()> {
         Ok(())
     }
+    /// Up to `limit` entries of the job change feed after position `after`, oldest first,
+    /// each with the job as that write left it. The feed records every [`JobWrite::change`]
+    /// and every [`JobStore::delete_job`] in the write's own transaction, in commit order.
+    async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>>;
+    /// How far the job change feed reaches.
+    async fn feed_bounds(&self) -> StoreResult<FeedBounds>;
+    /// Removes up to `limit` of the oldest feed entries made before `before` (with the job
+    /// states kept for them), durably; returns how many it removed. Call it again while it
+    /// removes `limit`.
+    async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize>;
     /// One company by id.
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>>;
     /// Writes companies, all or nothing, durably.

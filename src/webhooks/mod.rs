@@ -2,8 +2,9 @@
 //! HTTP sender.
 //!
 //! Registration checks a callback URL against the [`CallbackPolicy`]; ingest logs a job that
-//! is active for the first time as a `job.new` event ([`job_new_event`]), in the same store
-//! transaction as the job, so no announcement is ever lost. The service's delivery worker fans
+//! is active for the first time as a `job.new` event, and its changes and closing as
+//! `job.updated` and `job.closed` for subscriptions that ask for them ([`job_event`]), in the
+//! same store transaction as the job, so no announcement is ever lost. The service's delivery worker fans
 //! each logged event out to the matching subscriptions ([`announcement`], [`subscribes_to`]),
 //! signs each delivery ([`sign`]) and sends it through a [`Notifier`] ([`HttpNotifier`] by
 //! default), retrying on the [`RetryPolicy`]. Receivers check deliveries with [`verify`].
@@ -21,7 +22,7 @@ mod signature;
 pub use http_notifier::{HttpNotifier, HttpNotifierConfig, NotifierSetupError};
 pub use notifier::{AttemptOutcome, Notifier, WebhookRequest};
 pub use outbox::{
-    announcement, job_new_event, pending_delivery, subscribes_to, subscription_filter, test_event,
+    announcement, job_event, pending_delivery, subscribes_to, subscription_filter, test_event,
     JOB_NEW, WEBHOOK_TEST,
 };
 pub use payload::{payload, MAX_PAYLOAD_BYTES};

@@ -1,8 +1,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobEvent, LoggedEvent, OutboxEvent,
-    Subscription, SubscriptionStatus, WebhookId,
+    ChangeKind, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobEvent, LoggedEvent,
+    OutboxEvent, Subscription, SubscriptionStatus, WebhookId,
 };
 use crate::query::JobFilter;
 
@@ -61,12 +61,13 @@ pub fn subscription_filter(sub: &Subscription) -> JobFilter {
     }
 }
 
-/// The `job.new` event a job write logs when the job is active for the first time. Its
-/// deliveries are made later, in the delivery path (see [`announcement`]).
-pub fn job_new_event(now: DateTime<Utc>) -> JobEvent {
+/// The event a job write logs for its subscribers: `job.new` when the job is active for the
+/// first time, `job.updated` and `job.closed` as it changes. Its deliveries are made later,
+/// in the delivery path (see [`announcement`]).
+pub fn job_event(kind: ChangeKind, now: DateTime<Utc>) -> JobEvent {
     JobEvent {
         id: EventId::new_random(),
-        kind: JOB_NEW.to_owned(),
+        kind: kind.as_str().to_owned(),
         created_at: now,
     }
 }
@@ -88,7 +89,13 @@ pub fn pending_delivery(event: &OutboxEvent, webhook: WebhookId, now: DateTime<U
     pending(event.id, &event.kind, webhook, now)
 }
 
-/// Whether a subscription receives an announced job.
-pub fn subscribes_to(sub: &Subscription, job: &Job) -> bool {
-    sub.status == SubscriptionStatus::Active && subscription_filter(sub).matches(job)
+/// Whether a subscription receives a logged event about a job: it asked for the event's
+/// kind, and the job, as it is when the event goes out (which the payload shows), matches its
+/// filters, open or closed. So a job closed moments after it opened is still announced, and
+/// a subscriber of closings hears of both.
+pub fn subscribes_to(sub: &Subscription, event: &JobEvent, job: &Job) -> bool {
+    let asked = ChangeKind::parse(&event.kind).is_some_and(|k| sub.event_types.contains(&k));
+    sub.status == SubscriptionStatus::Active
+        && asked
+        && subscription_filter(sub).matches_content(job)
 }

@@ -8,14 +8,14 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use job_listings::domain::{
-    ApiKey, ApiKeyRecord, BillingStatus, CallbackUrl, Company, CompanyId, Confidence, Delivery,
-    DeliveryAttempt, DeliveryId, DeliveryStatus, DomainTag, Enrichment, EventId, FundingStage,
-    IdempotencyKey, Job, JobEvent, JobId, JobStatus, KeyId, OutboxEvent, Plan, SalaryRange,
-    Seniority, Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
+    ApiKey, ApiKeyRecord, BillingStatus, CallbackUrl, ChangeKind, Company, CompanyId, Confidence,
+    Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, DomainTag, Enrichment, EventId,
+    FundingStage, IdempotencyKey, Job, JobEvent, JobId, JobStatus, KeyId, OutboxEvent, Plan,
+    SalaryRange, Seniority, Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
 use job_listings::store::{
-    ChangedRecord, CursorMove, FanOut, IndexSnapshot, JobStore, JobWrite, KeyStore, MemoryStore,
-    OutboxStore, PgStore, Pruned, SledStore, Store, UsageCounter,
+    ChangedRecord, CursorMove, FanOut, FeedBounds, IndexSnapshot, JobStore, JobWrite, KeyStore,
+    MemoryStore, OutboxStore, PgStore, Pruned, SledStore, Store, UsageCounter,
 };
 use uuid::Uuid;
 
@@ -102,6 +102,11 @@ fn webhook(n: u64) -> Subscription {
         q: None,
         company: None,
         min_confidence: None,
+        // Every third one asks for more than new jobs, which must be kept.
+        event_types: match n % 3 {
+            0 => vec![ChangeKind::New, ChangeKind::Updated, ChangeKind::Closed],
+            _ => ChangeKind::webhook_default(),
+        },
         secret: WebhookSecret::generate(),
         status: SubscriptionStatus::Active,
         disabled_reason: None,
@@ -155,6 +160,7 @@ fn announcing(job: Job, event: EventId, at: DateTime<Utc>) -> JobWrite {
             kind: "job.new".to_owned(),
             created_at: at,
         }],
+        change: Some(ChangeKind::New),
     }
 }
 
@@ -162,6 +168,7 @@ fn plain(job: Job) -> JobWrite {
     JobWrite {
         job,
         events: Vec::new(),
+        change: None,
     }
 }
 
@@ -1223,6 +1230,124 @@ async fn deleting_a_job_removes_it_for_good_and_counts_as_a_write_of_jobs(store:
     );
 }
 
+/// A write of `job` recorded in the job change feed as `kind`.
+fn changing(job: Job, kind: ChangeKind) -> JobWrite {
+    JobWrite {
+        job,
+        events: Vec::new(),
+        change: Some(kind),
+    }
+}
+
+/// The feed's entries after `after` as (kind, job id, the job's state), for comparing.
+async fn feed_states(store: &dyn Store, after: u64) -> Vec<(ChangeKind, JobId, Option<Job>)> {
+    store
+        .feed_after(after, 100)
+        .await
+        .expect("the job feed")
+        .into_iter()
+        .map(|e| (e.kind, e.job_id, e.job.map(Arc::unwrap_or_clone)))
+        .collect()
+}
+
+async fn the_job_feed_keeps_each_state_an_entry_refers_to(store: &dyn Store) {
+    assert_eq!(
+        store.feed_bounds().await.expect("bounds"),
+        FeedBounds::default()
+    );
+    let v1 = job(1);
+    let mut v2 = job(1);
+    v2.role = "Second state".to_owned();
+    v2.updated_at = t0() + Duration::seconds(1);
+    let mut v3 = v2.clone();
+    v3.status = JobStatus::Closed;
+    v3.updated_at = t0() + Duration::seconds(2);
+    let other = job(2);
+    store
+        .write_jobs(&[
+            changing(v1.clone(), ChangeKind::New),
+            changing(other.clone(), ChangeKind::New),
+        ])
+        .await
+        .expect("written");
+    // A job twice in one write: each state kept for its own entry.
+    store
+        .write_jobs(&[
+            changing(v2.clone(), ChangeKind::Updated),
+            changing(v3.clone(), ChangeKind::Closed),
+        ])
+        .await
+        .expect("written");
+    // The same content again, with no entry: the entries keep their states.
+    store
+        .write_jobs(&[plain(v3.clone())])
+        .await
+        .expect("written");
+    let want = vec![
+        (ChangeKind::New, v1.id, Some(v1.clone())),
+        (ChangeKind::New, other.id, Some(other.clone())),
+        (ChangeKind::Updated, v1.id, Some(v2.clone())),
+        (ChangeKind::Closed, v1.id, Some(v3.clone())),
+    ];
+    assert_eq!(feed_states(store, 0).await, want);
+    let entries = store.feed_after(0, 100).await.expect("the job feed");
+    let positions: Vec<u64> = entries.iter().map(|e| e.position).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    assert_eq!(entries[2].at, v2.updated_at);
+    let bounds = store.feed_bounds().await.expect("bounds");
+    assert_eq!(bounds.head, positions[3]);
+    assert_eq!(bounds.pruned_through, 0);
+    // Reading from the middle gives the rest, in order.
+    assert_eq!(feed_states(store, positions[1]).await, want[2..].to_vec());
+    assert_eq!(
+        store.feed_after(positions[3], 10).await.expect("read"),
+        Vec::new()
+    );
+
+    // Deleted for good: its content is served by no entry, and the deletion is one.
+    assert!(store.delete_job(v1.id).await.expect("deleted"));
+    let after_delete = feed_states(store, 0).await;
+    assert_eq!(
+        after_delete,
+        vec![
+            (ChangeKind::New, v1.id, None),
+            (ChangeKind::New, other.id, Some(other.clone())),
+            (ChangeKind::Updated, v1.id, None),
+            (ChangeKind::Closed, v1.id, None),
+            (ChangeKind::Deleted, v1.id, None),
+        ]
+    );
+
+    // Retention removes the oldest entries made before the cutoff, and says how far.
+    let removed = store
+        .prune_feed(t0() + Duration::milliseconds(1500), 2)
+        .await
+        .expect("pruned");
+    assert_eq!(removed, 2);
+    let bounds = store.feed_bounds().await.expect("bounds");
+    assert_eq!(bounds.pruned_through, positions[1]);
+    assert_eq!(feed_states(store, 0).await, after_delete[2..].to_vec());
+    // Entries after the cutoff stay, however large the limit.
+    let removed = store
+        .prune_feed(t0() + Duration::milliseconds(1500), 100)
+        .await
+        .expect("pruned");
+    assert_eq!(removed, 1, "only the update was made before the cutoff");
+    assert_eq!(
+        store.feed_bounds().await.expect("bounds").pruned_through,
+        positions[2]
+    );
+
+    // A job written after its entries were pruned is in the feed again from then on.
+    store
+        .write_jobs(&[changing(other.clone(), ChangeKind::Updated)])
+        .await
+        .expect("written");
+    let last = store.feed_after(positions[3], 10).await.expect("read");
+    assert_eq!(last.len(), 2);
+    assert_eq!(last[1].job.as_deref(), Some(&other));
+}
+
 async fn deleting_a_company_removes_it_for_good(store: &dyn Store) {
     store
         .put_companies(&[company(1), company(2)])
@@ -1387,6 +1512,7 @@ macro_rules! store_suite {
             check!(deliveries_of_lists_one_webhooks_deliveries_newest_first_up_to_the_limit);
             check!(deleting_a_job_removes_it_for_good_and_counts_as_a_write_of_jobs);
             check!(deleting_a_company_removes_it_for_good);
+            check!(the_job_feed_keeps_each_state_an_entry_refers_to);
         }
     };
 }

@@ -21,8 +21,8 @@ use job_listings::service::{
     ServiceConfig,
 };
 use job_listings::store::{
-    FanOut, JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore, Pruned, Store, StoreResult,
-    UsageCounter,
+    FanOut, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore, Pruned,
+    Store, StoreResult, UsageCounter,
 };
 use job_listings::webhooks::{
     sign, verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, Notifier, RetryPolicy,
@@ -1799,6 +1799,18 @@ impl JobStore for SlowOutbox {
         self.inner.delete_job(id).await
     }
 
+    async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
+        self.inner.feed_after(after, limit).await
+    }
+
+    async fn feed_bounds(&self) -> StoreResult<FeedBounds> {
+        self.inner.feed_bounds().await
+    }
+
+    async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
+        self.inner.prune_feed(before, limit).await
+    }
+
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         self.inner.get_company(id).await
     }
@@ -2420,4 +2432,101 @@ async fn the_outbox_backlog_counts_deliveries_made_and_not_yet_sent() {
         .await;
     assert_eq!(r.status.as_u16(), 204, "{}", r.text);
     assert_eq!(app.service.stats().expect("stats").outbox_backlog, 2);
+}
+
+/// A subscription that opts into `job.updated` and `job.closed` over the HTTP API is sent
+/// each, in order, with the job as it then is; one that does not is sent `job.new` only, as
+/// before there was a choice. Unknown event types are refused, naming the known ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_opt_into_updates_and_closings_with_event_types() {
+    let app = start(config(&[2_000]), FAST_TIMEOUTS, StoreKind::Sled).await;
+    let rx = Receiver::start(always_ok()).await;
+    let (all, _) = app
+        .subscribe_http(json!({
+            "callback_url": rx.url("/all"),
+            "event_types": ["job.closed", "job.new", "job.updated", "job.new"],
+        }))
+        .await;
+    let listed = app.webhook_http(all).await;
+    assert_eq!(
+        listed["event_types"],
+        json!(["job.new", "job.updated", "job.closed"])
+    );
+    let (plain, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/plain") }))
+        .await;
+    assert_eq!(
+        app.webhook_http(plain).await["event_types"],
+        json!(["job.new"])
+    );
+
+    let job = app.job(&Spec::default());
+    app.service.upsert_job(job.clone()).await.expect("ingested");
+    let changed = Job {
+        role: "Webhook Test Role, Changed".to_owned(),
+        ..job.clone()
+    };
+    app.service
+        .upsert_job(changed.clone())
+        .await
+        .expect("updated");
+    // The same again is no change, and announces nothing.
+    app.service.upsert_job(changed).await.expect("same");
+    app.service.close_job(job.id).await.expect("closed");
+
+    assert!(
+        eventually(DEADLINE, || async {
+            rx.hits_to("/all").len() >= 3 && !rx.hits_to("/plain").is_empty()
+        })
+        .await,
+        "{} and {} arrived",
+        rx.hits_to("/all").len(),
+        rx.hits_to("/plain").len()
+    );
+    assert!(app.settle(&[all, plain]).await);
+    // Deliveries go out side by side, so they may arrive in any order (as with every
+    // webhook sender); each is sent once.
+    let kinds = |path| -> Vec<String> {
+        let mut kinds: Vec<String> = rx
+            .hits_to(path)
+            .iter()
+            .map(|h| h.kind().expect("a type").to_owned())
+            .collect();
+        kinds.sort();
+        kinds
+    };
+    assert_eq!(kinds("/all"), ["job.closed", "job.new", "job.updated"]);
+    assert_eq!(kinds("/plain"), ["job.new"]);
+    let hits = rx.hits_to("/all");
+    let closed = hits
+        .iter()
+        .find(|h| h.kind() == Some("job.closed"))
+        .expect("a closing");
+    assert_eq!(closed.data_id(), Some(job.id.to_string().as_str()));
+    assert_eq!(closed.json["data"]["status"], "closed");
+
+    // PATCH back to the default with null; an unknown type is a 400 naming the known ones.
+    let (status, body) = call(
+        &app,
+        Method::PATCH,
+        &format!("/api/v1/webhooks/{all}"),
+        &app.keys.agent_pro.raw,
+        Some(json!({ "event_types": null })),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["event_types"], json!(["job.new"]));
+    let (status, body) = call(
+        &app,
+        Method::PATCH,
+        &format!("/api/v1/webhooks/{all}"),
+        &app.keys.agent_pro.raw,
+        Some(json!({ "event_types": ["job.deleted"] })),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["param"], "event_types");
+    assert!(body["detail"]
+        .as_str()
+        .is_some_and(|d| d.contains("job.updated")));
 }

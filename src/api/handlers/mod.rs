@@ -3,6 +3,7 @@
 //! renders the answer; errors go back to [`super::Api`] to be answered from the one table in
 //! `api/error.rs`.
 
+pub(crate) mod changes;
 pub(crate) mod companies;
 pub(crate) mod health;
 pub(crate) mod jobs;

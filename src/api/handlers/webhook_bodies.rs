@@ -8,7 +8,8 @@ use serde::Deserialize;
 use super::json_object;
 use crate::api::error::ApiError;
 use crate::domain::{
-    CallbackUrl, Confidence, DomainError, DomainTag, IdempotencyKey, Seniority, SubscriptionStatus,
+    CallbackUrl, ChangeKind, Confidence, DomainError, DomainTag, IdempotencyKey, Seniority,
+    SubscriptionStatus,
 };
 use crate::service::{NewWebhook, WebhookChange};
 
@@ -29,6 +30,8 @@ struct WebhookBody {
     company: Option<String>,
     #[serde(default)]
     min_confidence: Option<f64>,
+    #[serde(default)]
+    event_types: Option<Vec<String>>,
 }
 
 /// The body of `PATCH /webhooks/{id}`, before validation: a field left out stays as it is,
@@ -50,6 +53,8 @@ struct WebhookPatchBody {
     company: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
     min_confidence: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "present")]
+    event_types: Option<Option<Vec<String>>>,
     #[serde(default, deserialize_with = "present")]
     status: Option<Option<SubscriptionStatus>>,
 }
@@ -101,8 +106,27 @@ pub(super) fn webhook_change(req: &Request<Bytes>) -> Result<WebhookChange, ApiE
             .map(|c| search_text("company", c))
             .transpose()?,
         min_confidence,
+        event_types: body
+            .event_types
+            .map(|kinds| labels("event_types", kinds, event_type))
+            .transpose()?,
         status,
     })
+}
+
+/// One entry of `event_types`: a job event a webhook may be sent.
+fn event_type(raw: &str) -> Result<ChangeKind, DomainError> {
+    ChangeKind::parse(raw)
+        .filter(|k| ChangeKind::WEBHOOK.contains(k))
+        .ok_or_else(|| {
+            DomainError::new(
+                "event_types",
+                format!(
+                    "takes any of job.new, job.updated and job.closed; `{}` is not one",
+                    raw.chars().take(64).collect::<String>()
+                ),
+            )
+        })
 }
 
 /// A `min_confidence` body field.
@@ -159,6 +183,7 @@ const WEBHOOK_CHANGE_FIELDS: &[&str] = &[
     "q",
     "company",
     "min_confidence",
+    "event_types",
     "status",
 ];
 
@@ -169,7 +194,7 @@ const NEW_WEBHOOK_FIELDS: &[&str] = match WEBHOOK_CHANGE_FIELDS.split_last() {
 };
 
 /// The filters a subscription takes, for body errors.
-const FILTER_FIELDS: &str = "domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number)";
+const FILTER_FIELDS: &str = "domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number), event_types (array of job.new, job.updated, job.closed)";
 
 pub(super) fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
     let body: WebhookBody = json_object(
@@ -189,5 +214,6 @@ pub(super) fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError>
         q: search_text("q", body.q)?,
         company: search_text("company", body.company)?,
         min_confidence,
+        event_types: labels("event_types", body.event_types, event_type)?,
     })
 }

@@ -81,6 +81,26 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         WHERE status = 'pending';
     "#,
     ),
+    (
+        3,
+        "the job change feed",
+        r#"
+    CREATE SEQUENCE job_feed_position;
+    CREATE TABLE job_feed (
+        position bigint PRIMARY KEY,
+        kind text NOT NULL,
+        job_id uuid NOT NULL,
+        at timestamptz NOT NULL,
+        doc jsonb
+    );
+    CREATE INDEX job_feed_by_time ON job_feed (at);
+    CREATE TABLE job_feed_pruned (
+        only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+        through bigint NOT NULL
+    );
+    INSERT INTO job_feed_pruned (through) VALUES (0);
+    "#,
+    ),
 ];
 
 /// Applies the migrations not yet applied, in one transaction under an advisory lock, so

@@ -1,6 +1,7 @@
 //! [`PgStore`]: the [`Store`] on PostgreSQL, so several server replicas share one state.
 
 mod feed;
+mod job_feed;
 mod migrations;
 mod outbox;
 
@@ -16,10 +17,10 @@ use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
 use super::{
-    ChangeFeed, ChangedRecord, JobStore, JobWrite, KeyStore, Store, StoreError, StoreResult,
-    UsageCounter,
+    ChangeFeed, ChangedRecord, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore, Store,
+    StoreError, StoreResult, UsageCounter,
 };
-use crate::domain::{ApiKeyRecord, Company, CompanyId, Job, JobId, KeyId};
+use crate::domain::{ApiKeyRecord, ChangeKind, Company, CompanyId, Job, JobId, KeyId};
 
 fn pg_error(e: impl Into<super::BackendError>) -> StoreError {
     StoreError::backend("postgres", e)
@@ -292,6 +293,7 @@ impl JobStore for PgStore {
             .map(|w| ChangedRecord::Job(w.job.id))
             .collect();
         feed::record(&tx, &self.inner.channel, &changed).await?;
+        job_feed::record_writes(&tx, writes).await?;
         outbox::log_events(&tx, writes).await?;
         tx.commit().await.map_err(pg_error)
     }
@@ -305,7 +307,31 @@ impl JobStore for PgStore {
     }
 
     async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
-        self.delete_row("jobs", id.0, ChangedRecord::Job(id)).await
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let deleted = tx
+            .execute("DELETE FROM jobs WHERE id = $1", &[&id.0])
+            .await
+            .map_err(pg_error)?
+            > 0;
+        if deleted {
+            feed::record(&tx, &self.inner.channel, &[ChangedRecord::Job(id)]).await?;
+            job_feed::insert(&tx, ChangeKind::Deleted, id, Utc::now(), None).await?;
+        }
+        tx.commit().await.map_err(pg_error)?;
+        Ok(deleted)
+    }
+
+    async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
+        self.job_feed_after(after, limit).await
+    }
+
+    async fn feed_bounds(&self) -> StoreResult<FeedBounds> {
+        self.job_feed_bounds().await
+    }
+
+    async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
+        self.prune_job_feed(before, limit).await
     }
 
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {

@@ -213,6 +213,7 @@ mod tests {
         let write = |job: usize| JobWrite {
             job: data.jobs[job].clone(),
             events: Vec::new(),
+            change: Some(crate::domain::ChangeKind::New),
         };
         store
             .put_companies(&data.companies[..1])

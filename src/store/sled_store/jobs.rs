@@ -2,6 +2,7 @@
 //! companies, the jobs version with the ids each write wrote, and the index snapshot file.
 
 use super::*;
+use crate::store::{FeedBounds, FeedEntry};
 
 #[async_trait]
 impl JobStore for SledStore {
@@ -90,6 +91,23 @@ impl JobStore for SledStore {
         })
         .await
         .map_err(backend)?
+    }
+
+    async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
+        // A page may read its jobs from disk: off the async threads.
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.feed_entries_after(after, limit))
+            .await
+            .map_err(backend)?
+    }
+
+    async fn feed_bounds(&self) -> StoreResult<FeedBounds> {
+        self.feed_bounds_now()
+    }
+
+    async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
+        self.durably(move |s| s.prune_feed_entries(before, limit))
+            .await
     }
 
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {

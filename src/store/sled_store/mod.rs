@@ -11,6 +11,7 @@ use sled::transaction::{
 use sled::{Db, Tree};
 
 mod backup;
+mod feed;
 mod jobs;
 mod keys;
 mod outbox;
@@ -22,8 +23,8 @@ use super::{
     Store, StoreError, StoreResult, UsageCounter,
 };
 use crate::domain::{
-    ApiKeyRecord, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId, Job, JobEvent,
-    JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
+    ApiKeyRecord, ChangeKind, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId,
+    Job, JobEvent, JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
 };
 
 /// How to open a [`SledStore`].
@@ -89,6 +90,12 @@ pub struct SledStore {
     /// The ids of the jobs each job write wrote ([`JobStore::jobs_written_since`]): the jobs
     /// version it made (big-endian) → the ids, 16 bytes each.
     job_changes: Tree,
+    /// The job change feed: position (big-endian) → kind, job id and time (see `feed`).
+    feed: Tree,
+    /// Each job's newest feed entry: job id → position.
+    feed_latest: Tree,
+    /// The job states feed entries refer to that later writes replaced: position → record.
+    feed_states: Tree,
     /// Where [`JobStore::save_index_snapshot`] keeps the index: a file beside sled's own.
     index_snapshot: PathBuf,
     leases: Arc<Leases>,
@@ -211,6 +218,9 @@ impl SledStore {
             cursors: tree("fan_out_cursors")?,
             meta: tree("meta")?,
             job_changes: tree("job_changes")?,
+            feed: tree("job_feed")?,
+            feed_latest: tree("job_feed_latest")?,
+            feed_states: tree("job_feed_states")?,
             index_snapshot: config.path.join("search-index"),
             leases: Default::default(),
             job_cache: Arc::new(JobCache::new(config.job_cache_bytes)),
@@ -313,18 +323,36 @@ impl SledStore {
         self.write_gate.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Deletes a job's record in one transaction that also bumps the jobs version and records
-    /// the id as written in it, so an index snapshot taken before drops it; without flushing.
+    /// Deletes a job's record in one transaction that also bumps the jobs version, records
+    /// the id as written in it (so an index snapshot taken before drops it) and appends a
+    /// `job.deleted` entry to the change feed; without flushing.
     fn delete_job_row(&self, id: JobId) -> StoreResult<bool> {
         let key = id.0.as_bytes();
-        let deleted = (&self.jobs, &self.meta, &self.job_changes)
-            .transaction(|(jobs, meta, job_changes)| {
+        let now = Utc::now();
+        let deleted = (
+            &self.jobs,
+            &self.meta,
+            &self.job_changes,
+            &self.feed,
+            &self.feed_latest,
+            &self.feed_states,
+        )
+            .transaction(|(jobs, meta, job_changes, feed, latest, states)| {
                 if jobs.remove(key.as_slice())?.is_none() {
                     return Ok(false);
                 }
                 let version = version_of(meta.get(JOBS_VERSION)?.as_deref()) + 1;
                 meta.insert(JOBS_VERSION, &version.to_be_bytes())?;
                 job_changes.insert(&version.to_be_bytes(), key.as_slice())?;
+                let trees = feed::FeedTrees {
+                    feed,
+                    latest,
+                    states,
+                    meta,
+                };
+                let mut appender = feed::FeedAppender::new();
+                appender.append(&trees, ChangeKind::Deleted, id, now, None)?;
+                appender.finish(&trees)?;
                 Ok(true)
             })
             .map_err(tx_error)?;
@@ -333,28 +361,44 @@ impl SledStore {
         Ok(deleted)
     }
 
-    /// Writes encoded jobs and their events in one transaction that also bumps the jobs
-    /// version, without flushing.
+    /// Writes encoded jobs, their events and their feed entries in one transaction that also
+    /// bumps the jobs version, without flushing.
     fn write_job_rows(&self, rows: &[JobRow]) -> StoreResult<()> {
-        let ids: Vec<u8> = rows
-            .iter()
-            .flat_map(|(id, _, _)| *id.0.as_bytes())
-            .collect();
+        let ids: Vec<u8> = rows.iter().flat_map(|row| *row.id.0.as_bytes()).collect();
         let entries: Vec<outbox_keys::StoredLogEntry> = rows
             .iter()
-            .flat_map(|(id, _, events)| {
-                events
+            .flat_map(|row| {
+                row.events
                     .iter()
-                    .map(|e| outbox_keys::StoredLogEntry::of(*id, e))
+                    .map(|e| outbox_keys::StoredLogEntry::of(row.id, e))
             })
             .collect();
         let logged = u64::try_from(entries.len()).unwrap_or(u64::MAX);
         let segment = outbox_keys::encode_segment(&entries)?;
-        (&self.jobs, &self.log, &self.meta, &self.job_changes)
-            .transaction(|(jobs, log, meta, job_changes)| {
-                for (id, job, _) in rows {
-                    jobs.insert(id.0.as_bytes(), job.as_slice())?;
+        (
+            &self.jobs,
+            &self.log,
+            &self.meta,
+            &self.job_changes,
+            &self.feed,
+            &self.feed_latest,
+            &self.feed_states,
+        )
+            .transaction(|(jobs, log, meta, job_changes, feed, latest, states)| {
+                let trees = feed::FeedTrees {
+                    feed,
+                    latest,
+                    states,
+                    meta,
+                };
+                let mut appender = feed::FeedAppender::new();
+                for row in rows {
+                    let replaced = jobs.insert(row.id.0.as_bytes(), row.record.as_slice())?;
+                    if let Some((kind, at)) = row.change {
+                        appender.append(&trees, kind, row.id, at, replaced)?;
+                    }
                 }
+                appender.finish(&trees)?;
                 if logged > 0 {
                     let head = version_of(meta.get(outbox::LOG_HEAD)?.as_deref());
                     log.insert(&(head + 1).to_be_bytes(), segment.as_slice())?;
@@ -367,8 +411,8 @@ impl SledStore {
             })
             .map_err(tx_error)?;
         // Only once the new record is what the tree answers.
-        for (id, _, _) in rows {
-            self.job_cache.invalidate(id);
+        for row in rows {
+            self.job_cache.invalidate(&row.id);
         }
         Ok(())
     }
@@ -490,17 +534,25 @@ impl SledStore {
 /// 4,096-row ones.
 const DEFERRED_ROWS: usize = 512;
 
-/// A job as stored: its id, its record and the events it logs.
-type JobRow = (JobId, Vec<u8>, Vec<JobEvent>);
+/// A job as stored: its id, its record, the events it logs and its change feed entry.
+struct JobRow {
+    id: JobId,
+    record: Vec<u8>,
+    events: Vec<JobEvent>,
+    change: Option<(ChangeKind, DateTime<Utc>)>,
+}
 
 /// Encodes job writes before a transaction, so a retry of its closure does no serialisation.
 fn encode_job_writes(writes: &[JobWrite]) -> StoreResult<Vec<JobRow>> {
     writes
         .iter()
         .map(|w| {
-            let events = w.events.clone();
-            let record = job_record::encode(&w.job).map_err(backend)?;
-            Ok((w.job.id, record, events))
+            Ok(JobRow {
+                id: w.job.id,
+                record: job_record::encode(&w.job).map_err(backend)?,
+                events: w.events.clone(),
+                change: w.change.map(|kind| (kind, w.job.updated_at)),
+            })
         })
         .collect()
 }

@@ -3,6 +3,7 @@
 //! [`known`](crate::support::data::known), driven with reqwest.
 
 mod auth;
+mod changes;
 mod companies;
 mod compression;
 mod conditional;

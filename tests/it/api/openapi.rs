@@ -13,6 +13,7 @@ const ROUTES: &[(&str, &[&str])] = &[
     ("/api/v1/jobs/{id}", &["GET"]),
     ("/api/v1/companies", &["GET"]),
     ("/api/v1/companies/{id}", &["GET"]),
+    ("/api/v1/changes", &["GET"]),
     ("/api/v1/webhooks", &["GET", "POST"]),
     ("/api/v1/webhooks/{id}", &["DELETE", "GET", "PATCH"]),
     ("/api/v1/webhooks/{id}/deliveries", &["GET"]),

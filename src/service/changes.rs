@@ -1,0 +1,203 @@
+//! The job change feed as clients read it (`GET /changes`): what happened to which job, in
+//! commit order, from a cursor, filtered like a search, within a retention window.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::{CallResult, Caller, JobListingsService, ServiceError, ServiceResult};
+use crate::domain::{ChangeKind, DomainError, FeedCursor, Job, JobId};
+use crate::query::JobFilter;
+use crate::store::FeedEntry;
+
+/// Where a read of the change feed starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FeedStart {
+    /// At the oldest event the feed still holds.
+    #[default]
+    Oldest,
+    /// At the newest event: the page is empty and its cursor is where to follow from. Taken
+    /// before a full search, it lets a client search once and then follow only changes.
+    Now,
+    /// After the event the cursor names.
+    After(FeedCursor),
+}
+
+/// A read of the change feed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChangesQuery {
+    /// Where to start.
+    pub start: FeedStart,
+    /// Most events to return, 1 to [`ChangesQuery::MAX_LIMIT`].
+    pub limit: usize,
+    /// Only events whose job, as the event left it, matches; active or closed alike.
+    pub filter: JobFilter,
+}
+
+impl ChangesQuery {
+    /// The most events one page holds.
+    pub const MAX_LIMIT: usize = 500;
+    /// The events a page holds when the client does not say.
+    pub const DEFAULT_LIMIT: usize = 100;
+    /// The most feed entries one page reads to find its events: a filter that matches
+    /// little ends the page early (with `has_more`) rather than scan the whole window on
+    /// one request.
+    pub const MAX_SCANNED: usize = 10_000;
+
+    /// Checks `limit` as a client sent it.
+    pub fn checked_limit(limit: usize) -> Result<usize, DomainError> {
+        if (1..=Self::MAX_LIMIT).contains(&limit) {
+            Ok(limit)
+        } else {
+            Err(DomainError::new(
+                "limit",
+                format!("must be between 1 and {}", Self::MAX_LIMIT),
+            ))
+        }
+    }
+}
+
+/// One event of the change feed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangeEvent {
+    /// The event's place in the feed: following from it gives the events after it.
+    pub cursor: FeedCursor,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The job it happened to.
+    pub job_id: JobId,
+    /// When it happened.
+    pub occurred_at: DateTime<Utc>,
+    /// The job as the event left it; `None` for a job deleted since (and for
+    /// [`ChangeKind::Deleted`]).
+    pub job: Option<Arc<Job>>,
+}
+
+/// One page of the change feed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangesPage {
+    /// The events, oldest first.
+    pub events: Vec<ChangeEvent>,
+    /// Where to continue from: the last event read (matching or not), or the start when
+    /// nothing was read. An empty page carries it too, to poll from.
+    pub next_cursor: FeedCursor,
+    /// Whether more events were already waiting when the page was cut: ask again at once
+    /// rather than after a polling pause.
+    pub has_more: bool,
+    /// How long the feed keeps events.
+    pub retention: Duration,
+}
+
+impl Caller {
+    /// Reads one page of the job change feed; metered as one call.
+    pub async fn changes(&self, query: ChangesQuery) -> CallResult<ChangesPage> {
+        self.metered(|| self.service.read_changes(query)).await
+    }
+}
+
+impl JobListingsService {
+    async fn read_changes(&self, query: ChangesQuery) -> ServiceResult<ChangesPage> {
+        let store = &self.inner.catalog.store;
+        let retention = self.inner.config.change_retention;
+        let bounds = store.feed_bounds().await?;
+        let start = match query.start {
+            FeedStart::Oldest => bounds.pruned_through,
+            FeedStart::Now => bounds.head,
+            FeedStart::After(cursor) if cursor.0 < bounds.pruned_through => {
+                return Err(ServiceError::CursorExpired {
+                    retention_days: retention.as_secs() / 86_400,
+                })
+            }
+            FeedStart::After(cursor) if cursor.0 > bounds.head => {
+                return Err(DomainError::new(
+                    "after",
+                    "is ahead of this feed: it was not handed out by this deployment; \
+                     leave `after` out to start at the oldest retained event",
+                )
+                .into())
+            }
+            FeedStart::After(cursor) => cursor.0,
+        };
+        let limit = query.limit.clamp(1, ChangesQuery::MAX_LIMIT);
+        let unfiltered = query.filter == JobFilter::default();
+        let mut events = Vec::with_capacity(limit.min(64));
+        let mut position = start;
+        let mut scanned = 0;
+        let mut at_head = matches!(query.start, FeedStart::Now);
+        'read: while !at_head && events.len() < limit && scanned < ChangesQuery::MAX_SCANNED {
+            // Unfiltered, every entry read is an event of the page.
+            let want = if unfiltered {
+                limit - events.len()
+            } else {
+                limit.max(256)
+            };
+            let want = want.min(ChangesQuery::MAX_SCANNED - scanned);
+            let entries = store.feed_after(position, want).await?;
+            at_head = entries.len() < want;
+            for entry in entries {
+                scanned += 1;
+                position = entry.position;
+                if wanted(&query.filter, unfiltered, &entry) {
+                    events.push(event(entry));
+                    if events.len() == limit {
+                        break 'read;
+                    }
+                }
+            }
+        }
+        let has_more = !at_head && store.feed_bounds().await?.head > position;
+        Ok(ChangesPage {
+            events,
+            next_cursor: FeedCursor(position),
+            has_more,
+            retention,
+        })
+    }
+
+    /// Removes the change feed's events older than its retention window, in batches; runs
+    /// with the outbox's pruning.
+    pub(super) async fn prune_changes(&self) -> ServiceResult<usize> {
+        const BATCH: usize = 1_000;
+        let retention = chrono::Duration::from_std(self.inner.config.change_retention)
+            .unwrap_or(chrono::Duration::MAX);
+        let cutoff = self
+            .now()
+            .checked_sub_signed(retention)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let mut pruned = 0;
+        loop {
+            let batch = self.inner.catalog.store.prune_feed(cutoff, BATCH).await?;
+            pruned += batch;
+            if batch < BATCH {
+                break;
+            }
+        }
+        if pruned > 0 {
+            tracing::info!(events = pruned, "change feed pruned");
+        }
+        Ok(pruned)
+    }
+}
+
+/// Whether an entry is an event of a feed with `filter`. A deletion is in every feed: the
+/// job's content is gone, so no filter can be asked of it, and a client must drop its copy.
+/// An event of a job deleted since is only in the unfiltered feed, for the same reason.
+fn wanted(filter: &JobFilter, unfiltered: bool, entry: &FeedEntry) -> bool {
+    match (&entry.job, entry.kind) {
+        (_, ChangeKind::Deleted) => true,
+        _ if unfiltered => true,
+        (Some(job), _) => filter.matches_content(job),
+        (None, _) => false,
+    }
+}
+
+fn event(entry: FeedEntry) -> ChangeEvent {
+    ChangeEvent {
+        cursor: FeedCursor(entry.position),
+        kind: entry.kind,
+        job_id: entry.job_id,
+        occurred_at: entry.at,
+        job: entry.job,
+    }
+}

@@ -1,0 +1,366 @@
+//! `GET /changes`: every change to a job, in commit order, from a cursor, filtered like a
+//! search, metered per page, within a retention window.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use job_listings::domain::{Job, JobId, JobStatus};
+use job_listings::service::{DeliveryConfig, ManualClock, ServiceConfig};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::spawn_app;
+use crate::support::data::{demo_dataset, id_of, known};
+use crate::support::{Auth, Resp, TestApp};
+
+/// One page of the feed as the enterprise key reads it.
+async fn changes(app: &TestApp, query: &str) -> Resp {
+    let r = app
+        .get_as(
+            &app.keys.enterprise.raw,
+            &format!("/api/v1/changes?{query}"),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{query}: {}", r.text);
+    r
+}
+
+/// The cursor to follow from now.
+async fn now_cursor(app: &TestApp, filters: &str) -> String {
+    let r = changes(app, &format!("after=now&{filters}")).await;
+    assert_eq!(r.body["data"], Value::Array(Vec::new()));
+    assert_eq!(r.body["has_more"], false);
+    r.body["next_cursor"].as_str().expect("a cursor").to_owned()
+}
+
+/// `(type, job id, role, status)` of each event on a page.
+fn events(r: &Resp) -> Vec<(String, String, Option<String>, Option<String>)> {
+    r.body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().expect("type").to_owned(),
+                e["job_id"].as_str().expect("job_id").to_owned(),
+                e["job"]["role"].as_str().map(str::to_owned),
+                e["job"]["status"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+fn fresh(template: &Job) -> Job {
+    Job {
+        id: JobId(Uuid::new_v4()),
+        ..template.clone()
+    }
+}
+
+#[tokio::test]
+async fn the_feed_reports_each_change_once_in_order_with_the_job_as_it_then_was() {
+    let app = spawn_app().await;
+    let k = known();
+    let cursor = now_cursor(&app, "").await;
+
+    let job = fresh(&k.rust_staff);
+    app.service.upsert_job(job.clone()).await.expect("ingested");
+    let mut changed = job.clone();
+    changed.role = "Principal Rust Engineer".to_owned();
+    app.service
+        .upsert_job(changed.clone())
+        .await
+        .expect("updated");
+    // The same job again is no change.
+    app.service.upsert_job(changed.clone()).await.expect("same");
+    app.service.close_job(job.id).await.expect("closed");
+    // Closing a closed job changes nothing either.
+    app.service.close_job(job.id).await.expect("closed again");
+    let doomed = fresh(&k.designer);
+    app.service
+        .upsert_job(doomed.clone())
+        .await
+        .expect("ingested");
+    app.service.delete_job(doomed.id).await.expect("deleted");
+
+    let page = changes(&app, &format!("after={cursor}")).await;
+    let id = id_of(&job);
+    let doomed_id = id_of(&doomed);
+    let role = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        events(&page),
+        vec![
+            (
+                "job.new".into(),
+                id.clone(),
+                role(&job.role),
+                role("active")
+            ),
+            (
+                "job.updated".into(),
+                id.clone(),
+                role("Principal Rust Engineer"),
+                role("active")
+            ),
+            (
+                "job.closed".into(),
+                id.clone(),
+                role("Principal Rust Engineer"),
+                role("closed")
+            ),
+            // A job deleted since: its content is gone from every event.
+            ("job.new".into(), doomed_id.clone(), None, None),
+            ("job.deleted".into(), doomed_id, None, None),
+        ]
+    );
+    let data = page.body["data"].as_array().expect("data");
+    let last = data.last().expect("an event")["cursor"].clone();
+    assert_eq!(page.body["next_cursor"], last);
+    assert_eq!(page.body["has_more"], false);
+    assert_eq!(page.body["meta"]["retention_days"], 30);
+    let times: Vec<&str> = data
+        .iter()
+        .map(|e| e["occurred_at"].as_str().expect("a time"))
+        .collect();
+    let parsed: Vec<chrono::DateTime<Utc>> =
+        times.iter().map(|t| t.parse().expect("RFC 3339")).collect();
+    assert!(parsed[..3].windows(2).all(|w| w[0] < w[1]), "{times:?}");
+    // The event's job is the job as `GET /jobs/{id}` sends it, once it is the current state.
+    let mut detail = app.get_job(&id).await.body;
+    detail.as_object_mut().expect("an object").remove("company");
+    assert_eq!(data[2]["job"], detail);
+
+    // Following from the last cursor: nothing new, the same cursor to poll from.
+    let next = last.as_str().expect("a cursor");
+    let empty = changes(&app, &format!("after={next}")).await;
+    assert_eq!(empty.body["data"], Value::Array(Vec::new()));
+    assert_eq!(empty.body["next_cursor"], last);
+    assert_eq!(empty.body["has_more"], false);
+    assert_eq!(
+        empty.body["links"]["next"],
+        format!("/api/v1/changes?after={next}")
+    );
+}
+
+#[tokio::test]
+async fn pages_follow_one_another_without_gap_or_repeat_from_the_oldest_event() {
+    let app = spawn_app().await;
+    let mut seen = Vec::new();
+    let mut link = "/api/v1/changes?limit=7".to_owned();
+    let mut pages = 0;
+    loop {
+        let r = app.get_as(&app.keys.enterprise.raw, &link).await;
+        assert_eq!(r.status, StatusCode::OK, "{link}: {}", r.text);
+        pages += 1;
+        let page = events(&r);
+        assert!(page.len() <= 7);
+        seen.extend(page);
+        link = r.body["links"]["next"].as_str().expect("next").to_owned();
+        assert!(link.contains("limit=7"), "{link}");
+        if r.body["has_more"] == false {
+            break;
+        }
+        assert!(pages < 1_000, "the feed ends");
+    }
+    // Every seeded job that is active was new once, and nothing else happened to them.
+    let active: HashSet<String> = app
+        .all_jobs()
+        .iter()
+        .filter(|j| j.status == JobStatus::Active)
+        .map(id_of)
+        .collect();
+    let ids: Vec<String> = seen.iter().map(|(_, id, _, _)| id.clone()).collect();
+    assert_eq!(ids.len(), active.len(), "each once");
+    assert_eq!(ids.iter().cloned().collect::<HashSet<_>>(), active);
+    assert!(seen.iter().all(|(kind, ..)| kind == "job.new"));
+    assert!(pages > 1);
+}
+
+#[tokio::test]
+async fn filters_apply_to_the_job_as_of_each_event_closings_included() {
+    let app = spawn_app().await;
+    let k = known();
+    let cursor = now_cursor(&app, "domain=design").await;
+    let design = fresh(&k.designer);
+    let engineering = fresh(&k.rust_staff);
+    app.service
+        .upsert_jobs(vec![design.clone(), engineering.clone()])
+        .await
+        .expect("ingested");
+    app.service.close_job(design.id).await.expect("closed");
+    app.service.close_job(engineering.id).await.expect("closed");
+    let deleted = fresh(&k.rust_staff);
+    app.service
+        .upsert_job(deleted.clone())
+        .await
+        .expect("ingested");
+    app.service.delete_job(deleted.id).await.expect("deleted");
+
+    let page = changes(&app, &format!("domain=design&after={cursor}")).await;
+    let kinds: Vec<(String, String)> = events(&page)
+        .into_iter()
+        .map(|(kind, id, ..)| (kind, id))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("job.new".into(), id_of(&design)),
+            ("job.closed".into(), id_of(&design)),
+            // A deletion is in every feed: nothing is left to filter on.
+            ("job.deleted".into(), id_of(&deleted)),
+        ]
+    );
+    assert_eq!(page.body["meta"]["filters"]["domains"][0], "design");
+    assert!(page.body["links"]["next"]
+        .as_str()
+        .is_some_and(|l| l.contains("domain=design")));
+
+    // Text filters too: `q` is matched against the job as the event left it.
+    let page = changes(&app, &format!("q=marmalade&after={cursor}")).await;
+    assert_eq!(events(&page).len(), 3);
+    let page = changes(
+        &app,
+        &format!("q=zephyrine&remote_only=true&after={cursor}"),
+    )
+    .await;
+    let ids: Vec<String> = events(&page).into_iter().map(|e| e.1).collect();
+    assert_eq!(
+        ids,
+        vec![id_of(&engineering), id_of(&engineering), id_of(&deleted)]
+    );
+}
+
+#[tokio::test]
+async fn each_page_counts_one_call_and_bad_requests_none() {
+    let app = spawn_app().await;
+    let key = &app.keys.developer.raw;
+    let used = |r: Resp| r.body["calls_used"].as_u64().expect("calls_used");
+    let before = used(app.get_usage(key).await);
+    for query in ["", "after=now", "limit=3&domain=ai"] {
+        let r = app.get_as(key, &format!("/api/v1/changes?{query}")).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        assert!(r.header("x-ratelimit-remaining").is_some());
+    }
+    assert_eq!(used(app.get_usage(key).await), before + 3);
+
+    let head = now_cursor(&app, "").await;
+    let ahead = job_listings::domain::FeedCursor(u64::MAX).encode();
+    for (query, param) in [
+        ("after=", "after"),
+        ("after=not-a-cursor", "after"),
+        (&*format!("after={ahead}"), "after"),
+        ("limit=0", "limit"),
+        ("limit=501", "limit"),
+        ("limit=ten", "limit"),
+        ("min_confidence=2", "min_confidence"),
+        (&*format!("after={head}&after={head}"), "after"),
+    ] {
+        let r = app.get_as(key, &format!("/api/v1/changes?{query}")).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{query}: {}", r.text);
+        assert_eq!(r.body["code"], "invalid_parameter", "{query}");
+        assert_eq!(r.body["param"], param, "{query}");
+    }
+    let r = app.get_as(key, "/api/v1/changes?page=2").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(r.body["code"], "unknown_parameter");
+    assert_eq!(
+        used(app.get_usage(key).await),
+        before + 3,
+        "refusals are not counted"
+    );
+    let r = app
+        .request(Method::GET, "/api/v1/changes", Auth::None, &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(r.body["code"], "missing_api_key");
+}
+
+#[tokio::test]
+async fn a_cursor_older_than_the_retention_window_is_gone_with_links_to_start_again() {
+    let clock = Arc::new(ManualClock::new(Utc::now()));
+    let known = known();
+    let app = TestApp::builder()
+        .clock(clock.clone())
+        .config(ServiceConfig {
+            delivery: DeliveryConfig {
+                prune_interval: Duration::from_millis(50),
+                ..DeliveryConfig::default()
+            },
+            change_retention: Duration::from_secs(3_600),
+            ..ServiceConfig::default()
+        })
+        .seed(demo_dataset())
+        .spawn()
+        .await;
+    let old = now_cursor(&app, "").await;
+    let job = Job {
+        company_id: app.all_companies()[0].id,
+        company_name: app.all_companies()[0].name.clone(),
+        ..fresh(&known.rust_staff)
+    };
+    app.service.upsert_job(job.clone()).await.expect("ingested");
+    let page = changes(&app, &format!("after={old}")).await;
+    assert_eq!(events(&page).len(), 1);
+    let kept = page.body["next_cursor"]
+        .as_str()
+        .expect("a cursor")
+        .to_owned();
+
+    // Two hours on, the retention of one hour has passed for everything so far.
+    clock.set(Utc::now() + chrono::Duration::hours(2));
+    let mut gone = None;
+    for _ in 0..200 {
+        let r = app
+            .get_as(
+                &app.keys.enterprise.raw,
+                &format!("/api/v1/changes?after={old}"),
+            )
+            .await;
+        if r.status == StatusCode::GONE {
+            gone = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let gone = gone.expect("the old cursor expires once pruned");
+    assert_eq!(gone.body["code"], "cursor_expired");
+    assert_eq!(gone.body["param"], "after");
+    assert_eq!(gone.body["links"]["search"], "/api/v1/jobs");
+    assert_eq!(
+        gone.body["links"]["changes_from_now"],
+        "/api/v1/changes?after=now"
+    );
+    assert!(gone.body["detail"]
+        .as_str()
+        .is_some_and(|d| d.contains("1 days") || d.contains("0 days")));
+    // The newest cursor is still good, and so is starting over.
+    let r = changes(&app, &format!("after={kept}")).await;
+    assert_eq!(r.body["data"], Value::Array(Vec::new()));
+    let r = changes(&app, "").await;
+    assert_eq!(r.body["data"], Value::Array(Vec::new()));
+    assert_eq!(r.body["next_cursor"], kept);
+}
+
+#[tokio::test]
+async fn cursors_hold_across_a_restart_and_the_feed_goes_on_from_them() {
+    let app = spawn_app().await;
+    let k = known();
+    let cursor = now_cursor(&app, "").await;
+    let first = fresh(&k.rust_staff);
+    app.service
+        .upsert_job(first.clone())
+        .await
+        .expect("ingested");
+    let app = app.restart().await;
+    let second = fresh(&k.designer);
+    app.service
+        .upsert_job(second.clone())
+        .await
+        .expect("ingested");
+    let page = changes(&app, &format!("after={cursor}")).await;
+    let ids: Vec<String> = events(&page).into_iter().map(|e| e.1).collect();
+    assert_eq!(ids, vec![id_of(&first), id_of(&second)]);
+}
