@@ -1525,6 +1525,36 @@ store_suite!(
     #[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 );
 
+/// sled shows a write before it is on disk; the job feed does not: an entry a crash could
+/// still lose is never read, or a reader could pass a position that is then handed out again
+/// to another entry. A deferred write's entries appear once it is flushed.
+#[tokio::test]
+async fn sled_job_feed_shows_only_entries_on_disk() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let config = sled_config(&dir.path().join("db"));
+    let store = SledStore::open(&config).expect("sled opens");
+    store
+        .write_jobs_deferred(&[changing(job(1), ChangeKind::New)])
+        .await
+        .expect("written");
+    assert!(store.get_job(job(1).id).await.expect("read").is_some());
+    assert_eq!(store.feed_after(0, 10).await.expect("read"), Vec::new());
+    assert_eq!(store.feed_bounds().await.expect("bounds").head, 0);
+    store.flush().await.expect("flushed");
+    assert_eq!(store.feed_after(0, 10).await.expect("read").len(), 1);
+    assert_eq!(store.feed_bounds().await.expect("bounds").head, 1);
+    // A durable write shows its entries as it returns; a reopen finds them all on disk.
+    store
+        .write_jobs(&[changing(job(2), ChangeKind::New)])
+        .await
+        .expect("written");
+    assert_eq!(store.feed_after(0, 10).await.expect("read").len(), 2);
+    drop(store);
+    let store = SledStore::open(&config).expect("sled reopens");
+    assert_eq!(store.feed_bounds().await.expect("bounds").head, 2);
+    assert_eq!(store.feed_after(1, 10).await.expect("read").len(), 1);
+}
+
 /// A folder written before job records had versions holds each job as its JSON: it opens as it
 /// is, its jobs read as they were (a field an earlier version did not write takes its
 /// default), and a job written again is kept in the current record format.

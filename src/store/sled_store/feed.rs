@@ -123,16 +123,40 @@ fn decode_entry(position: u64, value: &[u8]) -> StoreResult<(ChangeKind, JobId, 
 }
 
 impl SledStore {
-    /// The feed's entries after `after`, each with its job's state.
+    /// The newest position handed out, on disk or not.
+    pub(super) fn feed_head(&self) -> StoreResult<u64> {
+        Ok(version_of(
+            self.meta.get(FEED_HEAD).map_err(backend)?.as_deref(),
+        ))
+    }
+
+    /// Takes every position handed out so far as on disk: at open, and after a flush.
+    pub(super) fn mark_feed_durable(&self) -> StoreResult<()> {
+        let head = self.feed_head()?;
+        self.feed_durable
+            .fetch_max(head, std::sync::atomic::Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// The newest position readers may see: the newest known to be on disk.
+    fn feed_readable(&self) -> u64 {
+        self.feed_durable.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The feed's entries after `after`, each with its job's state; only those on disk.
     pub(super) fn feed_entries_after(
         &self,
         after: u64,
         limit: usize,
     ) -> StoreResult<Vec<FeedEntry>> {
         let mut out = Vec::with_capacity(limit.min(1024));
+        let (from, to) = (after.saturating_add(1), self.feed_readable());
+        if from > to {
+            return Ok(out);
+        }
         for item in self
             .feed
-            .range((after.saturating_add(1)).to_be_bytes()..)
+            .range(from.to_be_bytes()..=to.to_be_bytes())
             .take(limit)
         {
             let (key, value) = item.map_err(backend)?;
@@ -163,7 +187,7 @@ impl SledStore {
     pub(super) fn feed_bounds_now(&self) -> StoreResult<FeedBounds> {
         Ok(FeedBounds {
             pruned_through: version_of(self.meta.get(FEED_PRUNED).map_err(backend)?.as_deref()),
-            head: version_of(self.meta.get(FEED_HEAD).map_err(backend)?.as_deref()),
+            head: self.feed_readable(),
         })
     }
 

@@ -96,6 +96,10 @@ pub struct SledStore {
     feed_latest: Tree,
     /// The job states feed entries refer to that later writes replaced: position → record.
     feed_states: Tree,
+    /// The newest feed position known to be on disk: readers of the feed see no further, as
+    /// sled shows a write before it is flushed, and an entry a crash then loses could be
+    /// read, and its position handed out again to another.
+    feed_durable: Arc<std::sync::atomic::AtomicU64>,
     /// Where [`JobStore::save_index_snapshot`] keeps the index: a file beside sled's own.
     index_snapshot: PathBuf,
     leases: Arc<Leases>,
@@ -221,6 +225,7 @@ impl SledStore {
             feed: tree("job_feed")?,
             feed_latest: tree("job_feed_latest")?,
             feed_states: tree("job_feed_states")?,
+            feed_durable: Default::default(),
             index_snapshot: config.path.join("search-index"),
             leases: Default::default(),
             job_cache: Arc::new(JobCache::new(config.job_cache_bytes)),
@@ -228,6 +233,8 @@ impl SledStore {
             db,
         };
         store.migrate_outbox()?;
+        // What a start finds is on disk.
+        store.mark_feed_durable()?;
         Ok(store)
     }
 
@@ -307,7 +314,11 @@ impl SledStore {
         tokio::task::spawn_blocking(move || {
             let _writing = this.writing();
             let out = work(&this)?;
+            // Read before the flush, so every entry up to it is on disk after it.
+            let feed_head = this.feed_head()?;
             this.db.flush().map_err(backend)?;
+            this.feed_durable
+                .fetch_max(feed_head, std::sync::atomic::Ordering::AcqRel);
             Ok(out)
         })
         .await
