@@ -483,17 +483,29 @@ impl ApiError {
                     if *active_jobs == 1 { "it" } else { "them" },
                 ),
             ),
-            ApiError::Service(ServiceError::CursorExpired { retention_days }) => {
+            ApiError::Service(ServiceError::CursorExpired {
+                retention_days,
+                ahead,
+            }) => {
+                let why = match ahead {
+                    false => format!(
+                        "the change feed keeps events for {retention_days} days and this cursor \
+                         is older, so events after it are gone"
+                    ),
+                    true => "this cursor is after the change feed's newest event: the data was \
+                             restored from an earlier backup, or the cursor is another \
+                             deployment's, so following it would miss events"
+                        .to_owned(),
+                };
                 let mut a = Answer::new(
                     S::GONE,
                     "cursor_expired",
                     "Cursor expired",
                     format!(
-                        "the change feed keeps events for {retention_days} days and this cursor \
-                         is older, so events after it are gone; start again: take a new cursor \
-                         with GET /api/v1/changes?after=now, fetch the current listings with \
-                         GET /api/v1/jobs (with the same filters), then follow the feed from \
-                         that cursor"
+                        "{why}; start again: take a new cursor with GET \
+                         /api/v1/changes?after=now, fetch the current listings with GET \
+                         /api/v1/jobs (with the same filters), then follow the feed from that \
+                         cursor"
                     ),
                 )
                 .param("after");

@@ -104,18 +104,13 @@ impl JobListingsService {
         let start = match query.start {
             FeedStart::Oldest => bounds.pruned_through,
             FeedStart::Now => bounds.head,
-            FeedStart::After(cursor) if cursor.0 < bounds.pruned_through => {
+            FeedStart::After(cursor)
+                if cursor.0 < bounds.pruned_through || cursor.0 > bounds.head =>
+            {
                 return Err(ServiceError::CursorExpired {
                     retention_days: retention.as_secs() / 86_400,
+                    ahead: cursor.0 > bounds.head,
                 })
-            }
-            FeedStart::After(cursor) if cursor.0 > bounds.head => {
-                return Err(DomainError::new(
-                    "after",
-                    "is ahead of this feed: it was not handed out by this deployment; \
-                     leave `after` out to start at the oldest retained event",
-                )
-                .into())
             }
             FeedStart::After(cursor) => cursor.0,
         };

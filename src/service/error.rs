@@ -100,12 +100,16 @@ pub enum ServiceError {
         /// What to do instead.
         advice: &'static str,
     },
-    /// A change feed cursor stands before the oldest event the feed still holds: events
-    /// after it were removed by retention, so a client following from it would miss some.
-    #[error("the cursor is older than the change feed's retention of {retention_days} days")]
+    /// A change feed cursor the feed cannot go on from: it stands before the oldest event the
+    /// feed still holds (events after it were removed by retention), or after the newest (the
+    /// data was restored from an older backup, or the cursor is another deployment's), so a
+    /// client following from it would miss events.
+    #[error("the cursor is outside the change feed (retention {retention_days} days)")]
     CursorExpired {
         /// How long the feed keeps events, in days.
         retention_days: u64,
+        /// The cursor is after the feed's newest event rather than before its oldest.
+        ahead: bool,
     },
     /// Storage failed.
     #[error(transparent)]
