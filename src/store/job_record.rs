@@ -1,18 +1,48 @@
 //! How the sled store keeps a job: a record format of the store's own, versioned, so that what
 //! the API sends (the api's views) can change without touching stored data.
 //!
-//! A record is one version byte and the job in postcard, a compact binary form. Version 1 is
-//! the only one written. Records from before versioning are the job's JSON (they begin with
-//! `{`) and are still read; each is written in the current version the next time its job is.
-//! A change to [`Job`]'s fields needs a new version here, and a decoder for the one before.
+//! A record is one version byte and the job in postcard, a compact binary form. Version 2 adds
+//! the position of the job's newest change feed entry, as 8 big-endian bytes at the end, so the
+//! write that replaces the record knows which entry the record it replaces belongs to without
+//! a lookup; version 1 is the same without it (a job written before the feed, or by a store
+//! that keeps none). Records from before versioning are the job's JSON (they begin with `{`)
+//! and are still read; each is written in the current version the next time its job is. A
+//! change to [`Job`]'s fields needs a new version here, and a decoder for the one before.
 
 use crate::domain::Job;
 
 /// The version byte of the records this build writes.
 const CURRENT: u8 = 1;
 
+/// The version byte of a record that ends with its feed position.
+const WITH_FEED_POSITION: u8 = 2;
+
 /// The first byte of a record written before records had versions: the JSON of the job.
 const JSON_RECORD: u8 = b'{';
+
+/// A record of version 1 or 2 as version 2, ending with `position`.
+pub(crate) fn with_feed_position(record: &[u8], position: u64) -> Vec<u8> {
+    let payload = match record.first() {
+        Some(&WITH_FEED_POSITION) => &record[1..record.len().saturating_sub(8).max(1)],
+        _ => record.get(1..).unwrap_or_default(),
+    };
+    let mut out = Vec::with_capacity(payload.len() + 9);
+    out.push(WITH_FEED_POSITION);
+    out.extend_from_slice(payload);
+    out.extend_from_slice(&position.to_be_bytes());
+    out
+}
+
+/// The feed position a record ends with, if it is of version 2.
+pub(crate) fn feed_position(record: &[u8]) -> Option<u64> {
+    match record.first() {
+        Some(&WITH_FEED_POSITION) if record.len() >= 9 => record[record.len() - 8..]
+            .try_into()
+            .ok()
+            .map(u64::from_be_bytes),
+        _ => None,
+    }
+}
 
 /// A job as a record of the current version.
 pub(crate) fn encode(job: &Job) -> Result<Vec<u8>, postcard::Error> {
@@ -32,6 +62,9 @@ const ROOM_BESIDE_TEXT: usize = 512;
 pub(crate) fn decode(record: &[u8]) -> Result<Job, String> {
     match record.first() {
         Some(&CURRENT) => postcard::from_bytes(&record[1..]).map_err(|e| e.to_string()),
+        Some(&WITH_FEED_POSITION) if record.len() >= 9 => {
+            postcard::from_bytes(&record[1..record.len() - 8]).map_err(|e| e.to_string())
+        }
         Some(&JSON_RECORD) => serde_json::from_slice(record).map_err(|e| e.to_string()),
         Some(other) => Err(format!(
             "record version {other} is not one this build reads (it writes {CURRENT}): a newer \
@@ -54,6 +87,20 @@ mod tests {
             assert_eq!(record[0], CURRENT);
             assert_eq!(decode(&record).unwrap(), job);
         }
+    }
+
+    #[test]
+    fn a_record_with_a_feed_position_reads_back_as_the_job_and_the_position() {
+        let job = Dataset::generate(5, 2, 3).jobs.remove(0);
+        let plain = encode(&job).unwrap();
+        assert_eq!(feed_position(&plain), None);
+        let first = with_feed_position(&plain, 7);
+        assert_eq!(feed_position(&first), Some(7));
+        assert_eq!(decode(&first).unwrap(), job);
+        let moved = with_feed_position(&first, u64::MAX);
+        assert_eq!(feed_position(&moved), Some(u64::MAX));
+        assert_eq!(decode(&moved).unwrap(), job);
+        assert_eq!(moved.len(), plain.len() + 8);
     }
 
     #[test]

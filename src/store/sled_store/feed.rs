@@ -2,10 +2,10 @@
 //! refer to kept only once a later write replaces them.
 //!
 //! An entry (`feed`: position → kind, job id, time) names its job, not a copy of it: the
-//! job's record is that state until the job is written again. That write moves the record
-//! it replaces under the position of the job's previous entry (`feed_states`), which it finds
-//! in `feed_latest` (job id → position of its newest entry). A bulk load of new jobs so
-//! writes 25 bytes and one position per job, not each post twice.
+//! job's record is that state until the job is written again, and the record ends with the
+//! entry's position (`job_record::with_feed_position`). The write that replaces it moves the
+//! record it replaces under that position (`feed_states`). A bulk load of new jobs so writes
+//! 25 bytes and 8 more per job, not each post twice.
 
 use chrono::{DateTime, TimeZone, Utc};
 use sled::transaction::{ConflictableTransactionResult, TransactionalTree};
@@ -19,58 +19,66 @@ pub(super) const FEED_HEAD: &[u8] = b"feed_head";
 /// The meta key of the last position retention removed: a big-endian `u64`.
 const FEED_PRUNED: &[u8] = b"feed_pruned_through";
 
-/// The feed's trees, inside a transaction that writes jobs.
-pub(super) struct FeedTrees<'t> {
-    pub(super) feed: &'t TransactionalTree,
-    pub(super) latest: &'t TransactionalTree,
-    pub(super) states: &'t TransactionalTree,
-    pub(super) meta: &'t TransactionalTree,
-}
-
-/// Positions handed out within one transaction: read from the meta tree once, written back
-/// once.
-pub(super) struct FeedAppender {
+/// Positions handed out within one transaction that writes jobs: the head and the retention
+/// mark read from the meta tree once, the head written back once.
+pub(super) struct FeedAppender<'t> {
+    meta: &'t TransactionalTree,
     head: Option<u64>,
+    pruned_through: Option<u64>,
 }
 
-impl FeedAppender {
-    pub(super) fn new() -> Self {
-        Self { head: None }
+impl<'t> FeedAppender<'t> {
+    pub(super) fn new(meta: &'t TransactionalTree) -> Self {
+        Self {
+            meta,
+            head: None,
+            pruned_through: None,
+        }
     }
 
-    /// Records one change. `replaced` is the record the write replaced, if any: kept as the
-    /// state of the job's previous entry.
+    /// Records one change and returns its position, for the job's record to end with.
     pub(super) fn append(
         &mut self,
-        trees: &FeedTrees<'_>,
+        feed: &TransactionalTree,
         kind: ChangeKind,
         id: JobId,
         at: DateTime<Utc>,
-        replaced: Option<sled::IVec>,
-    ) -> ConflictableTransactionResult<(), StoreError> {
+    ) -> ConflictableTransactionResult<u64, StoreError> {
         let head = match self.head {
             Some(head) => head,
-            None => version_of(trees.meta.get(FEED_HEAD)?.as_deref()),
+            None => version_of(self.meta.get(FEED_HEAD)?.as_deref()),
         };
-        let position = (head + 1).to_be_bytes();
-        self.head = Some(head + 1);
-        trees
-            .feed
-            .insert(&position, &encode_entry(kind, id, at)[..])?;
-        let previous = trees.latest.insert(id.0.as_bytes(), &position)?;
-        if let (Some(previous), Some(replaced)) = (previous, replaced) {
-            trees.states.insert(previous, replaced)?;
+        let position = head + 1;
+        self.head = Some(position);
+        feed.insert(&position.to_be_bytes(), &encode_entry(kind, id, at)[..])?;
+        Ok(position)
+    }
+
+    /// Keeps a record a write replaced as the state of the entry it ends with, unless
+    /// retention has removed that entry.
+    pub(super) fn keep_replaced(
+        &mut self,
+        states: &TransactionalTree,
+        replaced: sled::IVec,
+    ) -> ConflictableTransactionResult<(), StoreError> {
+        let Some(position) = job_record::feed_position(&replaced) else {
+            return Ok(());
+        };
+        let pruned_through = match self.pruned_through {
+            Some(p) => p,
+            None => version_of(self.meta.get(FEED_PRUNED)?.as_deref()),
+        };
+        self.pruned_through = Some(pruned_through);
+        if position > pruned_through {
+            states.insert(&position.to_be_bytes(), replaced)?;
         }
         Ok(())
     }
 
     /// Writes the newest position back, when any was handed out.
-    pub(super) fn finish(
-        self,
-        trees: &FeedTrees<'_>,
-    ) -> ConflictableTransactionResult<(), StoreError> {
+    pub(super) fn finish(self) -> ConflictableTransactionResult<(), StoreError> {
         if let Some(head) = self.head {
-            trees.meta.insert(FEED_HEAD, &head.to_be_bytes())?;
+            self.meta.insert(FEED_HEAD, &head.to_be_bytes())?;
         }
         Ok(())
     }
@@ -202,25 +210,21 @@ impl SledStore {
         for item in self.feed.iter().take(limit) {
             let (key, value) = item.map_err(backend)?;
             let position = version_of(Some(&key));
-            let (_, job_id, at) = decode_entry(position, &value)?;
+            let (_, _, at) = decode_entry(position, &value)?;
             if at >= before {
                 break;
             }
-            old.push((position, job_id));
+            old.push(position);
         }
-        let Some(&(last, _)) = old.last() else {
+        let Some(&last) = old.last() else {
             return Ok(0);
         };
-        (&self.feed, &self.feed_latest, &self.feed_states, &self.meta)
-            .transaction(|(feed, latest, states, meta)| {
-                for (position, job_id) in &old {
+        (&self.feed, &self.feed_states, &self.meta)
+            .transaction(|(feed, states, meta)| {
+                for position in &old {
                     let key = position.to_be_bytes();
                     feed.remove(&key)?;
                     states.remove(&key)?;
-                    let id = job_id.0.as_bytes();
-                    if latest.get(id)?.is_some_and(|p| *p == key) {
-                        latest.remove(id)?;
-                    }
                 }
                 meta.insert(FEED_PRUNED, &last.to_be_bytes())?;
                 Ok(())

@@ -92,8 +92,6 @@ pub struct SledStore {
     job_changes: Tree,
     /// The job change feed: position (big-endian) → kind, job id and time (see `feed`).
     feed: Tree,
-    /// Each job's newest feed entry: job id → position.
-    feed_latest: Tree,
     /// The job states feed entries refer to that later writes replaced: position → record.
     feed_states: Tree,
     /// The newest feed position known to be on disk: readers of the feed see no further, as
@@ -223,7 +221,6 @@ impl SledStore {
             meta: tree("meta")?,
             job_changes: tree("job_changes")?,
             feed: tree("job_feed")?,
-            feed_latest: tree("job_feed_latest")?,
             feed_states: tree("job_feed_states")?,
             feed_durable: Default::default(),
             index_snapshot: config.path.join("search-index"),
@@ -340,30 +337,19 @@ impl SledStore {
     fn delete_job_row(&self, id: JobId) -> StoreResult<bool> {
         let key = id.0.as_bytes();
         let now = Utc::now();
-        let deleted = (
-            &self.jobs,
-            &self.meta,
-            &self.job_changes,
-            &self.feed,
-            &self.feed_latest,
-            &self.feed_states,
-        )
-            .transaction(|(jobs, meta, job_changes, feed, latest, states)| {
+        let deleted = (&self.jobs, &self.meta, &self.job_changes, &self.feed)
+            .transaction(|(jobs, meta, job_changes, feed)| {
                 if jobs.remove(key.as_slice())?.is_none() {
                     return Ok(false);
                 }
                 let version = version_of(meta.get(JOBS_VERSION)?.as_deref()) + 1;
                 meta.insert(JOBS_VERSION, &version.to_be_bytes())?;
                 job_changes.insert(&version.to_be_bytes(), key.as_slice())?;
-                let trees = feed::FeedTrees {
-                    feed,
-                    latest,
-                    states,
-                    meta,
-                };
-                let mut appender = feed::FeedAppender::new();
-                appender.append(&trees, ChangeKind::Deleted, id, now, None)?;
-                appender.finish(&trees)?;
+                // The deletion's entry; the states of the job's earlier entries are served
+                // no more (there is no job) and go with their entries.
+                let mut appender = feed::FeedAppender::new(meta);
+                appender.append(feed, ChangeKind::Deleted, id, now)?;
+                appender.finish()?;
                 Ok(true)
             })
             .map_err(tx_error)?;
@@ -392,24 +378,34 @@ impl SledStore {
             &self.meta,
             &self.job_changes,
             &self.feed,
-            &self.feed_latest,
             &self.feed_states,
         )
-            .transaction(|(jobs, log, meta, job_changes, feed, latest, states)| {
-                let trees = feed::FeedTrees {
-                    feed,
-                    latest,
-                    states,
-                    meta,
-                };
-                let mut appender = feed::FeedAppender::new();
+            .transaction(|(jobs, log, meta, job_changes, feed, states)| {
+                let mut appender = feed::FeedAppender::new(meta);
                 for row in rows {
-                    let replaced = jobs.insert(row.id.0.as_bytes(), row.record.as_slice())?;
-                    if let Some((kind, at)) = row.change {
-                        appender.append(&trees, kind, row.id, at, replaced)?;
+                    let key = row.id.0.as_bytes();
+                    match row.change {
+                        Some((kind, at)) => {
+                            let position = appender.append(feed, kind, row.id, at)?;
+                            let record = job_record::with_feed_position(&row.record, position);
+                            if let Some(replaced) = jobs.insert(key, record)? {
+                                appender.keep_replaced(states, replaced)?;
+                            }
+                        }
+                        // The same state again: it stays the state of the entry it was.
+                        None => {
+                            let position = jobs
+                                .get(key)?
+                                .and_then(|stored| job_record::feed_position(&stored));
+                            match position {
+                                Some(p) => jobs
+                                    .insert(key, job_record::with_feed_position(&row.record, p))?,
+                                None => jobs.insert(key, row.record.as_slice())?,
+                            };
+                        }
                     }
                 }
-                appender.finish(&trees)?;
+                appender.finish()?;
                 if logged > 0 {
                     let head = version_of(meta.get(outbox::LOG_HEAD)?.as_deref());
                     log.insert(&(head + 1).to_be_bytes(), segment.as_slice())?;
