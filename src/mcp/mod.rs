@@ -65,6 +65,9 @@ pub use stdio::serve_stdio;
 /// The path the bundled server serves MCP at.
 pub const PATH: &str = "/mcp";
 
+/// How much longer than the ledger the SDK keeps an idle session's task.
+const SDK_IDLE_MARGIN: Duration = Duration::from_secs(60);
+
 /// The header that names a session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -123,8 +126,10 @@ impl Mcp {
     /// The endpoint over `api`, whose keys, quotas and limits it shares.
     pub fn new(api: Api, config: McpConfig) -> Self {
         let mut session_config = SessionConfig::default();
-        // The SDK's own idle timer ends a session's task; the ledger lets its place go.
-        session_config.keep_alive = Some(config.idle_timeout);
+        // The ledger expires an idle session (404, its place freed, the SDK told to close it);
+        // the SDK's own idle timer, a minute later, only ends a task nobody asked about
+        // again, so a request never finds a session the ledger holds but the SDK dropped.
+        session_config.keep_alive = Some(config.idle_timeout.saturating_add(SDK_IDLE_MARGIN));
         let mut sessions = LocalSessionManager::default();
         sessions.session_config = session_config;
         let sessions = Arc::new(sessions);
@@ -185,11 +190,13 @@ impl Mcp {
         };
         let now = Instant::now();
         let ledger = &self.inner.ledger;
-        let session = parts
-            .headers
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        // A session id that is not text names no session of ours: refused here, so the SDK
+        // never reads a session header the ledger did not check.
+        let session = match parts.headers.get(SESSION_HEADER).map(|v| v.to_str()) {
+            None => None,
+            Some(Ok(id)) => Some(id.to_owned()),
+            Some(Err(_)) => return whole(api.refuse(&parts, ApiError::UnknownSession).await),
+        };
         let mut reservation: Option<Reservation> = None;
         match &session {
             Some(id) => match ledger.touch(id, key_id, now) {
