@@ -2,7 +2,8 @@
 //! driven through the official SDK's client (`rmcp`) over streamable HTTP, every tool valid
 //! and invalid, its structured results compared with the REST answers to the same calls;
 //! metering, the 401 before any session, the plan gate, quota exhaustion as a tool error,
-//! and the session bounds, ownership and idle expiry over plain HTTP.
+//! and over plain HTTP the session bounds, ownership and idle expiry, the body limit, and a
+//! sessionless (protocol 2026-07-28) call.
 
 use std::time::Duration;
 
@@ -25,6 +26,8 @@ use crate::support::TestApp;
 /// An app seeded as the API suite's, served with MCP beside REST.
 struct McpApp {
     app: TestApp,
+    /// The endpoint the server serves (a clone: it counts the sessions).
+    mcp: Mcp,
     server: RunningServer,
     http: reqwest::Client,
 }
@@ -41,13 +44,11 @@ async fn spawn(config: ServiceConfig, mcp: McpConfig) -> McpApp {
         .build()
         .await;
     let api: Api = app.api.clone();
-    let server = RunningServer::start(
-        WithMcp::new(api.clone(), Mcp::new(api, mcp)),
-        server_config(),
-    )
-    .await;
+    let mcp = Mcp::new(api.clone(), mcp);
+    let server = RunningServer::start(WithMcp::new(api, mcp.clone()), server_config()).await;
     McpApp {
         app,
+        mcp,
         server,
         http: crate::support::wire::client(),
     }
@@ -181,6 +182,8 @@ fn text(result: &CallToolResult) -> String {
 async fn every_tool_is_listed_with_input_and_output_schemas() {
     let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
     let client = app.connect(&app.app.keys.developer.raw).await;
+    // The SDK's client negotiates a protocol version with sessions: one is open, the key's.
+    assert_eq!(app.mcp.open_sessions(), 1);
     let tools = client.list_all_tools().await.expect("the tools");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
@@ -409,6 +412,47 @@ async fn an_exhausted_quota_is_a_tool_error_with_its_reset_and_wait() {
     assert!(problem["quota"]["reset"].is_string());
     assert!(text(&over).contains("resets at"));
     client.cancel().await.expect("closed");
+}
+
+#[tokio::test]
+async fn a_sessionless_client_is_keyed_and_metered_as_well() {
+    // Protocol 2026-07-28 has no sessions: each request stands alone, with its key.
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let key = app.app.keys.developer.raw.clone();
+    let before = app.calls_used(&key).await;
+    let call = |key: Option<String>| {
+        let mut request = app
+            .http
+            .post(app.url())
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "search_jobs")
+            .json(
+                &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+                "name": "search_jobs", "arguments": {"per_page": 3},
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {}}}}),
+            );
+        if let Some(key) = key {
+            request = request.header("x-api-key", key);
+        }
+        request.send()
+    };
+    let answer = call(Some(key.clone())).await.expect("an answer");
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert!(answer.headers().get("mcp-session-id").is_none());
+    let message = message_of(&answer.text().await.expect("a body"));
+    let (_, rest) = app.rest(&key, "/jobs?per_page=3").await;
+    assert_eq!(message["result"]["structuredContent"], rest);
+    assert_eq!(
+        app.calls_used(&key).await,
+        before + 2,
+        "the tool call and the REST call"
+    );
+    let refused = call(None).await.expect("an answer");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(app.mcp.open_sessions(), 0);
 }
 
 #[tokio::test]
