@@ -140,6 +140,9 @@ impl Mcp {
             // desktop) would lock out every deployment behind a real name.
             .disable_allowed_hosts()
             .with_sse_keep_alive(Some(config.keep_alive))
+            // A call without a session (protocol 2026-07-28) is answered with plain JSON when
+            // its answer is one message, as every tool's is: no event stream to frame.
+            .with_json_response(true)
             .with_max_request_body_bytes(api.config().max_body_bytes);
         let sdk = StreamableHttpService::new(
             move || Ok(JobTools::new(upstream.clone())),

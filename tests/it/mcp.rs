@@ -442,6 +442,11 @@ async fn a_sessionless_client_is_keyed_and_metered_as_well() {
     let answer = call(Some(key.clone())).await.expect("an answer");
     assert_eq!(answer.status(), StatusCode::OK);
     assert!(answer.headers().get("mcp-session-id").is_none());
+    assert_eq!(
+        answer.headers()["content-type"],
+        "application/json",
+        "one message, so plain JSON"
+    );
     let message = message_of(&answer.text().await.expect("a body"));
     let (_, rest) = app.rest(&key, "/jobs?per_page=3").await;
     assert_eq!(message["result"]["structuredContent"], rest);
