@@ -10,7 +10,7 @@ use std::time::Duration;
 use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::mcp::{Mcp, McpConfig, WithMcp};
-use job_listings::service::{Quotas, ServiceConfig};
+use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
 use reqwest::StatusCode;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::RunningService;
@@ -411,6 +411,36 @@ async fn an_exhausted_quota_is_a_tool_error_with_its_reset_and_wait() {
     assert_eq!(problem["quota"]["remaining"], 0);
     assert!(problem["quota"]["reset"].is_string());
     assert!(text(&over).contains("resets at"));
+    client.cancel().await.expect("closed");
+}
+
+#[tokio::test]
+async fn a_rate_limit_is_a_tool_error_with_its_wait_and_not_counted() {
+    // One call, then a token every 100 s: the second call is over the rate, whatever the
+    // machine's speed.
+    let limit = RateLimit {
+        per_second: 0.01,
+        burst: 1,
+    };
+    let config = ServiceConfig {
+        rate_limits: Some(RateLimits {
+            developer: limit,
+            agent_pro: limit,
+            enterprise: limit,
+        }),
+        ..ServiceConfig::default()
+    };
+    let app = spawn(config, McpConfig::default()).await;
+    let key = app.app.keys.developer.raw.clone();
+    let client = app.connect(&key).await;
+    structured(&call(&client, "search_jobs", json!({"per_page": 1})).await);
+    let over = call(&client, "search_jobs", json!({"per_page": 1})).await;
+    let (code, problem) = refusal(&over);
+    assert_eq!((code, &problem["status"]), ("rate_limited", &json!(429)));
+    assert!(problem["retry_after"].as_u64().is_some_and(|s| s >= 1));
+    assert!(text(&over).contains("retry after"));
+    // The quota as the refusal left it: the answered call counted, the refused one not.
+    assert_eq!(problem["quota"]["remaining"], 10_000 - 1);
     client.cancel().await.expect("closed");
 }
 
