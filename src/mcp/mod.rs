@@ -224,20 +224,35 @@ impl Mcp {
             None => {}
         }
         let closing = parts.method == Method::DELETE;
+        // What a refusal after the SDK's answer needs of the request (only a POST without a
+        // session can open one).
+        let head = (session.is_none() && parts.method == Method::POST).then(|| head_of(&parts));
         let response = self
             .inner
             .sdk
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
         let answered = response.status().is_success();
-        if let Some(held) = reservation {
-            let opened = response
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .filter(|_| answered);
-            if let Some(id) = opened {
-                held.keep(id, now);
+        let opened = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .filter(|_| answered && session.is_none())
+            .map(str::to_owned);
+        if let Some(id) = opened {
+            // Every session the SDK opens is in the ledger, even one whose request did not
+            // read as an `initialize` here: one over the bounds is closed again at once.
+            let held = match reservation {
+                Some(held) => Ok(held),
+                None => ledger.reserve(key_id),
+            };
+            match held {
+                Ok(held) => held.keep(&id, now),
+                Err(e) => {
+                    self.close_in_sdk(&id).await;
+                    let head = head.unwrap_or_else(|| head_of(&Request::new(()).into_parts().0));
+                    return whole(api.refuse(&head, e).await);
+                }
             }
         }
         if let (true, true, Some(id)) = (closing, answered, &session) {
@@ -256,14 +271,23 @@ impl Mcp {
 /// Whether a body is an `initialize` request, which opens a session.
 fn opens_session(body: &[u8]) -> bool {
     #[derive(serde::Deserialize)]
-    struct Method<'a> {
-        #[serde(borrow)]
-        method: Option<&'a str>,
+    struct Method {
+        method: Option<String>,
     }
-    serde_json::from_slice::<Method<'_>>(body)
+    serde_json::from_slice::<Method>(body)
         .ok()
         .and_then(|m| m.method)
+        .as_deref()
         == Some("initialize")
+}
+
+/// A copy of a request's method, URI and headers.
+fn head_of(parts: &http::request::Parts) -> http::request::Parts {
+    let mut copy = Request::new(());
+    *copy.method_mut() = parts.method.clone();
+    *copy.uri_mut() = parts.uri.clone();
+    *copy.headers_mut() = parts.headers.clone();
+    copy.into_parts().0
 }
 
 fn whole(response: Response<Bytes>) -> Response<McpBody> {

@@ -557,6 +557,34 @@ async fn sessions_are_bounded_per_key_and_in_all_and_belong_to_their_key() {
 }
 
 #[tokio::test]
+async fn an_initialize_written_with_escapes_counts_against_the_bounds_too() {
+    let mcp = McpConfig {
+        max_sessions_per_key: 1,
+        ..McpConfig::default()
+    };
+    let app = spawn(ServiceConfig::default(), mcp).await;
+    let key = app.app.keys.developer.raw.clone();
+    app.open_session(&key).await.expect("the key's one session");
+    // JSON may spell the method with escapes; it is still an `initialize`.
+    let body = r#"{"jsonrpc": "2.0", "id": 1, "method": "initiali\u007ae", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "it", "version": "1"}}}"#;
+    let answer = app
+        .http
+        .post(app.url())
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("x-api-key", &key)
+        .body(body)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(answer.headers().get("mcp-session-id").is_none());
+    assert_eq!(app.mcp.open_sessions(), 1);
+}
+
+#[tokio::test]
 async fn an_idle_session_expires_and_frees_its_place() {
     let mcp = McpConfig {
         max_sessions_per_key: 1,
