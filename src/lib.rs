@@ -8,6 +8,7 @@
 //!
 //! | module | what it is | knows |
 //! |---|---|---|
+//! | `mcp` | the Model Context Protocol frontend: tools over streamable HTTP and stdio (feature `mcp`) | rmcp, [`api`] |
 //! | `client` | a typed client of the public API over HTTP (feature `client`) | reqwest, [`domain`] |
 //! | [`server`] | hyper 1.x frontend: accept loop, timeouts, limits, graceful shutdown | hyper, [`api`] |
 //! | [`api`] | framework-agnostic HTTP: routes, parameters, auth headers, errors, OpenAPI; a `tower::Service` | `http`, [`service`] |
@@ -28,6 +29,7 @@
 //! | `postgres` | no | `store::PgStore`, the PostgreSQL store several server replicas share |
 //! | `demo` | no | `demo`, a deterministic demo dataset generator |
 //! | `client` | no | `client`, a typed client of the public API (reqwest with rustls) |
+//! | `mcp` | no | `mcp`, the MCP frontend on rmcp (`/mcp`); with `client`, MCP over stdio too |
 //!
 //! With no features you get the domain, the query engine, the service, the HTTP layer, the
 //! memory store and the webhook outbox. The operator's program (serve, import, keys) is the
@@ -106,6 +108,8 @@ pub mod client;
 #[cfg(any(test, feature = "demo"))]
 pub mod demo;
 pub mod domain;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod query;
 #[cfg(feature = "server")]
 pub mod server;

@@ -10,6 +10,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use job_listings::api::{ApiConfig, CorsOrigin};
 use job_listings::domain::{BillingStatus, KeyId, Plan};
+use job_listings::mcp::McpConfig;
 use job_listings::server::ServerConfig;
 use job_listings::service::{Metering, Quotas, RateLimit, RateLimits, ServiceConfig};
 use job_listings::webhooks::CallbackPolicy;
@@ -162,6 +163,24 @@ pub(crate) enum Command {
     Backup(BackupArgs),
     /// Restore a backup into a new data folder: --data-dir must not exist or be empty.
     Restore(RestoreArgs),
+    /// Speak MCP (the Model Context Protocol) on stdin and stdout for a desktop agent, every
+    /// tool call forwarded to a running server's API with your key.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// The running server's base URL, such as https://jobs.example.com.
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: String,
+    /// Your API key (jl_live_…); better from the environment than on a command line.
+    #[arg(
+        long,
+        env = "JOB_LISTINGS_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub(crate) key: String,
 }
 
 #[derive(Debug, Args)]
@@ -224,6 +243,15 @@ pub(crate) struct ServeArgs {
     /// The burst of requests without a valid key allowed above --unauthenticated-rate.
     #[arg(long, default_value_t = 100, value_name = "REQUESTS")]
     pub(crate) unauthenticated_burst: u32,
+    /// MCP sessions (at /mcp) one API key may hold open at once.
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub(crate) mcp_sessions_per_key: usize,
+    /// MCP sessions open at once over all keys.
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub(crate) mcp_sessions: usize,
+    /// Close an MCP session that has had no request for this many seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub(crate) mcp_idle_timeout: u64,
     /// Close a connection, HTTP/1 or HTTP/2, that has had no request in flight for this many
     /// seconds (an idle HTTP/1 one is closed after 10 s anyway).
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
@@ -294,6 +322,16 @@ impl ServeArgs {
             access_log: self.access_log == Switch::On,
             cors_origins: self.cors_origins.clone(),
             ..ApiConfig::default()
+        }
+    }
+
+    /// The MCP endpoint's session limits.
+    pub(crate) fn mcp_config(&self) -> McpConfig {
+        McpConfig {
+            max_sessions_per_key: self.mcp_sessions_per_key,
+            max_sessions: self.mcp_sessions,
+            idle_timeout: Duration::from_secs(self.mcp_idle_timeout),
+            ..McpConfig::default()
         }
     }
 

@@ -9,6 +9,7 @@
 //! job-listings keys list
 //! job-listings backup --to /backups/jl-2026-11-26
 //! job-listings --data-dir /srv/jl-restored restore --from /backups/jl-2026-11-26
+//! JOB_LISTINGS_API_KEY=jl_live_… job-listings mcp --url https://jobs.example.com
 //! ```
 //!
 //! The operator's program beside the `job-listings` library: it runs the whole API on the
@@ -53,6 +54,13 @@
 //! backup against its manifest and turns it into a new data folder (`--data-dir`, which must
 //! not exist or be empty), never writing over anything. `backup` opens the folder itself, so
 //! stop the server before backing up its folder.
+//!
+//! ## `mcp`
+//!
+//! `serve` answers MCP (the Model Context Protocol, streamable HTTP) at `/mcp` beside the REST
+//! API. `mcp --url URL` speaks the same tools on stdin and stdout for a desktop agent that
+//! launches its MCP servers as processes, forwarding every call to the server at `URL` with
+//! the key from `--key` or `JOB_LISTINGS_API_KEY`.
 //!
 //! ## The admin listener
 //!
@@ -166,6 +174,17 @@ async fn main() -> Result<()> {
         Command::Restore(args) => {
             init_logging("warn", log_format);
             backup::restore(&store, &args).await
+        }
+        Command::Mcp(args) => {
+            // stdout carries the protocol; logs go to stderr as always.
+            init_logging("warn", log_format);
+            let client = job_listings::client::Client::builder(args.url)
+                .api_key(args.key)
+                .build()
+                .context("making the API client")?;
+            job_listings::mcp::serve_stdio(client)
+                .await
+                .context("serving MCP on stdio")
         }
     }
 }

@@ -12,6 +12,7 @@ use job_listings::api::admin::AdminApi;
 use job_listings::api::Api;
 use job_listings::demo::Dataset;
 use job_listings::domain::{ApiKey, Plan};
+use job_listings::mcp::{Mcp, WithMcp};
 use job_listings::server::Server;
 use job_listings::service::{JobListingsService, NewKey};
 
@@ -72,7 +73,9 @@ pub(crate) async fn serve(
         Some(listener) => Some(admin_server(listener, &api, store, args)?),
         None => None,
     };
-    let server = Server::new(listener, api, args.server_config())?;
+    // MCP at /mcp beside REST, on the same keys, quotas and limits.
+    let mcp = Mcp::new(api.clone(), args.mcp_config());
+    let server = Server::new(listener, WithMcp::new(api, mcp), args.server_config())?;
     let base = base_url(server.local_addr());
 
     // 4. Tell the person at the terminal what they can do now. Keys go to stdout only.
@@ -119,6 +122,7 @@ pub(crate) async fn serve(
     }
     println!("Listening on {base}");
     println!("OpenAPI:      {base}/api/v1/openapi.json");
+    println!("MCP:          {base}{}", job_listings::mcp::PATH);
     tracing::info!(
         addr = %server.local_addr(),
         store = %describe_store(store),

@@ -113,6 +113,20 @@ pub enum ApiError {
         /// The budget it went over.
         limit: RateLimit,
     },
+    /// An MCP request names a session that is not open for its key: never opened, closed,
+    /// expired after its idle timeout, or opened with another key.
+    #[error("no such MCP session")]
+    UnknownSession,
+    /// A new MCP session would be one more than the key, or the server, may hold open.
+    #[error("too many open MCP sessions")]
+    TooManySessions {
+        /// How many may be open.
+        limit: usize,
+        /// Whether the limit is the key's own (else the server's, over all keys).
+        per_key: bool,
+        /// How long until an idle session expires and frees its place at the latest.
+        retry_after: std::time::Duration,
+    },
 }
 
 impl ApiError {
@@ -245,7 +259,8 @@ impl ApiError {
                 | E::RateLimited { .. }
                 | E::TestPingsLimited { .. },
             )
-            | ApiError::UnauthenticatedRateLimited { .. } => self.refusal_answer(now),
+            | ApiError::UnauthenticatedRateLimited { .. }
+            | ApiError::TooManySessions { .. } => self.refusal_answer(now),
             ApiError::Service(
                 E::NotFound { .. }
                 | E::IdempotencyKeyReused { .. }
@@ -258,7 +273,8 @@ impl ApiError {
             ) => self.service_state_answer(),
             ApiError::NoRoute { .. }
             | ApiError::NoAdminRoute
-            | ApiError::MethodNotAllowed { .. } => self.route_answer(),
+            | ApiError::MethodNotAllowed { .. }
+            | ApiError::UnknownSession => self.route_answer(),
             ApiError::BodyRead(_)
             | ApiError::BodyTimeout { .. }
             | ApiError::BodyTooLarge { .. }
@@ -430,6 +446,23 @@ impl ApiError {
                 a.retry_after = Some(whole_seconds(*retry_after));
                 a
             }
+            ApiError::TooManySessions {
+                limit,
+                per_key,
+                retry_after,
+            } => {
+                let mut a = Answer::new(
+                    S::TOO_MANY_REQUESTS,
+                    "too_many_sessions",
+                    "Too many MCP sessions",
+                    format!(
+                        "{} {limit} open MCP sessions; close one you no longer use (DELETE /mcp with its Mcp-Session-Id) or wait until an idle one expires",
+                        if *per_key { "this key already has" } else { "the server already holds" },
+                    ),
+                );
+                a.retry_after = Some(whole_seconds(*retry_after));
+                a
+            }
             // [`ApiError::answer`] sends only the errors above here.
             _ => internal(),
         }
@@ -557,6 +590,14 @@ impl ApiError {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+            ),
+            ApiError::UnknownSession => Answer::new(
+                S::NOT_FOUND,
+                "not_found",
+                "Not found",
+                "no open MCP session with this Mcp-Session-Id for this key: it was closed, or \
+                 expired after its idle timeout; initialize a new session"
+                    .into(),
             ),
             ApiError::NoAdminRoute => Answer::new(
                 S::NOT_FOUND,

@@ -6,6 +6,8 @@
 
 mod access_log;
 pub mod admin;
+#[cfg(feature = "mcp")]
+mod admission;
 mod budget;
 mod cors;
 mod encoding;
@@ -31,11 +33,15 @@ use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 
 pub use access_log::ACCESS_LOG_TARGET;
+#[cfg(feature = "mcp")]
+pub(crate) use admission::Admitted;
 pub use budget::ClientAddr;
 pub use cors::CorsOrigin;
 pub use error::{ApiError, Problem};
 pub use llms::LLMS_TXT;
 pub use openapi::OPENAPI_JSON;
+#[cfg(feature = "mcp")]
+pub(crate) use params::PAGE_PARAMS;
 pub use params::{CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS};
 
 use crate::domain::{ApiKey, KeyId};

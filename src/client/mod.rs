@@ -610,6 +610,36 @@ impl Client {
         self.json(Call::new(Method::POST, url)).await
     }
 
+    /// Any call of the public API by its path (`/api/v1/…`, an id segment already
+    /// percent-encoded), answered with its JSON exactly as the server sent it (`null` for an
+    /// answer without a body, such as a `204`). For programs that pass answers on unchanged,
+    /// such as an MCP bridge; the typed methods above are for everyone else. Errors, quota and
+    /// the retry policy are as for every call (a `POST` is never retried).
+    pub async fn request_json(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(String, String)],
+        body: Option<&Value>,
+    ) -> Result<Response<Value>> {
+        let pairs: Vec<(&str, String)> =
+            query.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let mut call = Call::new(method, self.url(path, &pairs)?);
+        if let Some(body) = body {
+            // Serialising a JSON value cannot fail.
+            call.body = Some(serde_json::to_vec(body).unwrap_or_default());
+        }
+        let answer = self.send(call).await?;
+        if answer.body.is_empty() {
+            return Ok(respond(Value::Null, &answer.headers));
+        }
+        let value = serde_json::from_slice(&answer.body).map_err(|source| ClientError::Decode {
+            status: answer.status,
+            source,
+        })?;
+        Ok(respond(value, &answer.headers))
+    }
+
     /// `GET /openapi.json`: the OpenAPI document, as JSON.
     pub async fn openapi(&self) -> Result<Response<Value>> {
         let url = self.url("/api/v1/openapi.json", &[])?;

@@ -109,25 +109,37 @@ impl Default for ServerConfig {
     }
 }
 
-/// What a [`Server`] serves: the public [`Api`], or the [`AdminApi`] on a listener of its own.
+/// What a [`Server`] serves: the public [`Api`] (alone, or with the MCP endpoint beside it),
+/// or the [`AdminApi`] on a listener of its own.
 pub trait Handler: Clone + Send + Sync + std::fmt::Debug + 'static {
+    /// The body of its answers: whole for the REST API ([`Full`]); an answer that streams
+    /// (the server-sent events of MCP's streamable HTTP) needs a body that can.
+    type Body: http_body::Body<Data = Bytes, Error = Self::BodyError> + Send + Unpin + 'static;
+
+    /// What reading [`Handler::Body`] can fail with; [`Infallible`] for whole bodies.
+    type BodyError: Into<Box<dyn std::error::Error + Send + Sync>>;
+
     /// Answers one request; every error is an answer.
     fn answer(
         &self,
         req: http::Request<Incoming>,
-    ) -> impl Future<Output = http::Response<Bytes>> + Send;
+    ) -> impl Future<Output = http::Response<Self::Body>> + Send;
 
     /// The service to shut down when the server stops; `None` when another server owns it
     /// (the admin listener beside the public one).
     fn owned_service(&self) -> Option<&JobListingsService>;
+
+    /// The server stops accepting connections: end what would hold its open ones past the
+    /// grace period (event streams that never end by themselves). Nothing by default.
+    fn shutting_down(&self) {}
 }
 
 impl Handler for Api {
-    fn answer(
-        &self,
-        req: http::Request<Incoming>,
-    ) -> impl Future<Output = http::Response<Bytes>> + Send {
-        self.handle_body(req)
+    type Body = Full<Bytes>;
+    type BodyError = Infallible;
+
+    async fn answer(&self, req: http::Request<Incoming>) -> http::Response<Full<Bytes>> {
+        self.handle_body(req).await.map(Full::new)
     }
 
     fn owned_service(&self) -> Option<&JobListingsService> {
@@ -136,11 +148,11 @@ impl Handler for Api {
 }
 
 impl Handler for AdminApi {
-    fn answer(
-        &self,
-        req: http::Request<Incoming>,
-    ) -> impl Future<Output = http::Response<Bytes>> + Send {
-        self.handle_body(req)
+    type Body = Full<Bytes>;
+    type BodyError = Infallible;
+
+    async fn answer(&self, req: http::Request<Incoming>) -> http::Response<Full<Bytes>> {
+        self.handle_body(req).await.map(Full::new)
     }
 
     fn owned_service(&self) -> Option<&JobListingsService> {
@@ -273,6 +285,7 @@ impl<H: Handler> Server<H> {
         }
 
         drop(listener);
+        api.shutting_down();
         connections.close_all();
         tokio::select! {
             _ = connections.all_ended() => tracing::info!("all connections closed"),
@@ -286,6 +299,36 @@ impl<H: Handler> Server<H> {
             }
         }
         Ok(())
+    }
+}
+
+/// An answer's body with the mark that its request is in flight, dropped with the body.
+struct Tracked<B> {
+    body: B,
+    /// Held for its drop.
+    _in_flight: connections::InFlight,
+}
+
+impl<B> http_body::Body for Tracked<B>
+where
+    B: http_body::Body + Unpin,
+{
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -315,8 +358,12 @@ async fn serve_connection<H: Handler>(
         let in_flight = requests.request();
         let api = api.clone();
         async move {
-            let response = api.answer(req).await.map(Full::new);
-            drop(in_flight);
+            // The request is in flight until its answer's body has been sent: a streamed
+            // answer keeps its connection from counting as idle.
+            let response = api.answer(req).await.map(|body| Tracked {
+                body,
+                _in_flight: in_flight,
+            });
             Ok::<_, Infallible>(response)
         }
     });

@@ -18,6 +18,7 @@ mod deleting;
 mod hostile_clients;
 mod index_compaction;
 mod layering;
+mod mcp;
 mod parser_fuzz;
 mod query_props;
 mod quota;

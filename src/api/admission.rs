@@ -1,0 +1,81 @@
+//! Admission of a request for another frontend served beside the REST routes on the same
+//! listener (the MCP endpoint): the same head limit, key check and body limits as REST, and
+//! refusals answered with the same problem documents, so a client meets one API whichever
+//! door it knocks on.
+
+use std::error::Error;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body::Body;
+
+use super::error::ApiError;
+use super::routes::Failure;
+use super::{api_key, read_body, Api, Trace};
+use crate::domain::KeyId;
+
+/// A request the API let through: its head, its body, and the key it is served for.
+#[derive(Debug)]
+pub(crate) struct Admitted {
+    /// The request line and headers.
+    pub(crate) parts: http::request::Parts,
+    /// The whole body, within [`super::ApiConfig::max_body_bytes`].
+    pub(crate) body: Bytes,
+    /// The valid key the request carries.
+    pub(crate) key_id: KeyId,
+}
+
+impl Api {
+    /// Checks a request as REST checks its own: its head within `max_header_bytes`, then a
+    /// valid key (a missing or bad one is the same 401 before anything else is read), then
+    /// its body read within `max_body_bytes` and `body_timeout`. A refusal is the problem
+    /// response REST gives, with the key's quota headers once the key is known.
+    pub(crate) async fn admit<B>(&self, req: Request<B>) -> Result<Admitted, Response<Bytes>>
+    where
+        B: Body,
+        B::Error: Into<Box<dyn Error + Send + Sync>>,
+    {
+        let mut trace = Trace::new();
+        let (parts, body) = req.into_parts();
+        if let Err(e) = self.check_head(&parts) {
+            return Err(self.refuse_unrouted(&parts, e, trace).await);
+        }
+        let caller = api_key(&parts.headers)
+            .and_then(|key| self.service().caller(&key).map_err(ApiError::from));
+        let caller = match caller {
+            Ok(caller) => caller,
+            Err(refused) => {
+                let refused = self
+                    .charge_keyless(&parts.extensions)
+                    .err()
+                    .unwrap_or(refused);
+                return Err(self.respond(&parts, Err(refused.into()), &trace).await);
+            }
+        };
+        trace.key(caller.key_id());
+        let config = &self.inner.config;
+        match read_body(&parts, body, config.max_body_bytes, config.body_timeout).await {
+            Ok(body) => Ok(Admitted {
+                parts,
+                body,
+                key_id: caller.key_id(),
+            }),
+            Err(error) => {
+                let quota = caller.quota().await.ok();
+                let failure = Failure { error, quota };
+                Err(self.respond(&parts, Err(failure), &trace).await)
+            }
+        }
+    }
+
+    /// A refusal of a request already admitted, answered as REST answers `error`.
+    pub(crate) async fn refuse(
+        &self,
+        parts: &http::request::Parts,
+        error: ApiError,
+    ) -> Response<Bytes> {
+        let quota = self.quota_of(&parts.headers).await;
+        self.respond(parts, Err(Failure { error, quota }), &Trace::new())
+            .await
+    }
+}

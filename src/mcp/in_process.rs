@@ -1,0 +1,119 @@
+//! The upstream of `/mcp`: the [`Api`] in this process. A tool's call is handed to the API
+//! as the REST request it stands for, with the key of the MCP request that carries it, so
+//! it takes the one path every REST call takes (key, plan, rate limit, validation, search,
+//! metering, the one error table) and its answer is REST's answer, byte for byte.
+
+use bytes::Bytes;
+use chrono::DateTime;
+use http::header::{HeaderName, AUTHORIZATION, CONTENT_TYPE};
+use http::{HeaderMap, Request, Response};
+use rmcp::model::Extensions;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::upstream::{QuotaNote, RestCall, ToolProblem, Upstream};
+use crate::api::Api;
+
+/// Calls the API in this process for the client whose MCP request is being served.
+#[derive(Clone, Debug)]
+pub(crate) struct ApiUpstream {
+    api: Api,
+}
+
+impl ApiUpstream {
+    /// Calls go to `api`.
+    pub(crate) fn new(api: Api) -> Self {
+        Self { api }
+    }
+}
+
+static X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+
+impl Upstream for ApiUpstream {
+    async fn call(&self, request: &Extensions, call: RestCall) -> Result<Value, Box<ToolProblem>> {
+        let mut uri = call.path;
+        if !call.query.is_empty() {
+            uri.push('?');
+            uri.push_str(&serde_urlencoded::to_string(&call.query).unwrap_or_default());
+        }
+        let mut builder = Request::builder().method(call.method).uri(uri);
+        // The key exactly as the MCP request sent it: the API reads it as it reads any.
+        if let Some(parts) = request.get::<http::request::Parts>() {
+            for name in [&X_API_KEY, &AUTHORIZATION] {
+                for value in parts.headers.get_all(name) {
+                    builder = builder.header(name, value);
+                }
+            }
+        }
+        let body = match call.body {
+            Some(body) => {
+                builder = builder.header(CONTENT_TYPE, "application/json");
+                Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
+            }
+            None => Bytes::new(),
+        };
+        let request = builder.body(body).map_err(|e| {
+            ToolProblem::invalid_argument("arguments", format!("do not make a request: {e}"))
+        })?;
+        answer(self.api.handle(request).await)
+    }
+}
+
+/// The fields of a problem document a tool error carries on.
+#[derive(Deserialize)]
+struct ProblemBody {
+    code: String,
+    #[serde(default)]
+    detail: String,
+    #[serde(default)]
+    param: Option<String>,
+    #[serde(default)]
+    allowed: Vec<String>,
+    #[serde(default)]
+    retry_after: Option<u64>,
+    #[serde(default)]
+    request_id: Option<String>,
+}
+
+/// The API's answer as a tool's: the JSON of a success (`null` without a body), or the
+/// problem document of a refusal with the quota its headers give.
+fn answer(response: Response<Bytes>) -> Result<Value, Box<ToolProblem>> {
+    let status = response.status();
+    let body = response.body();
+    if status.is_success() {
+        if body.is_empty() {
+            return Ok(Value::Null);
+        }
+        return serde_json::from_slice(body).map_err(|e| {
+            ToolProblem::unavailable(format!(
+                "the API answered {status} with a body that is not JSON: {e}"
+            ))
+        });
+    }
+    let problem: ProblemBody = serde_json::from_slice(body).map_err(|e| {
+        ToolProblem::unavailable(format!(
+            "the API answered {status} without a problem document: {e}"
+        ))
+    })?;
+    Err(Box::new(ToolProblem {
+        status: status.as_u16(),
+        code: problem.code,
+        detail: problem.detail,
+        param: problem.param,
+        allowed: problem.allowed,
+        retry_after: problem.retry_after,
+        quota: quota(response.headers()),
+        request_id: problem.request_id,
+    }))
+}
+
+/// The quota as `X-RateLimit-Limit`, `-Remaining` and `-Reset` (seconds since the epoch) give
+/// it.
+fn quota(headers: &HeaderMap) -> Option<QuotaNote> {
+    let number = |name: &str| -> Option<u64> { headers.get(name)?.to_str().ok()?.parse().ok() };
+    Some(QuotaNote {
+        limit: number("x-ratelimit-limit")?,
+        remaining: number("x-ratelimit-remaining")?,
+        reset: DateTime::from_timestamp(i64::try_from(number("x-ratelimit-reset")?).ok()?, 0)?,
+    })
+}

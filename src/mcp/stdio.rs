@@ -1,0 +1,58 @@
+//! MCP over stdin and stdout for desktop agents that launch their MCP servers as processes:
+//! the same tools as `/mcp`, each call forwarded to a running server through the typed
+//! [`Client`], with the client's key.
+
+use rmcp::model::Extensions;
+use rmcp::ServiceExt;
+use serde_json::Value;
+
+use super::tools::JobTools;
+use super::upstream::{QuotaNote, RestCall, ToolProblem, Upstream};
+use crate::client::{Client, ClientError};
+
+/// Calls a running server over HTTP(S).
+#[derive(Clone, Debug)]
+struct ClientUpstream {
+    client: Client,
+}
+
+impl Upstream for ClientUpstream {
+    async fn call(&self, _request: &Extensions, call: RestCall) -> Result<Value, Box<ToolProblem>> {
+        let answered = self
+            .client
+            .request_json(call.method, &call.path, &call.query, call.body.as_ref())
+            .await;
+        match answered {
+            Ok(response) => Ok(response.value),
+            Err(ClientError::Api(problem)) => Err(Box::new(ToolProblem {
+                status: problem.status.as_u16(),
+                code: problem.code,
+                detail: problem.detail,
+                param: problem.param,
+                allowed: problem.allowed,
+                retry_after: problem.retry_after.map(|d| d.as_secs()),
+                quota: problem.quota.map(|q| QuotaNote {
+                    limit: q.limit,
+                    remaining: q.remaining,
+                    reset: q.reset,
+                }),
+                request_id: problem.request_id,
+            })),
+            Err(other) => Err(ToolProblem::unavailable(format!(
+                "the API could not be reached: {other}"
+            ))),
+        }
+    }
+}
+
+/// Serves MCP on this process's stdin and stdout until the client closes them, every tool
+/// call going to the server `client` calls, with its key.
+pub async fn serve_stdio(client: Client) -> std::io::Result<()> {
+    let tools = JobTools::new(ClientUpstream { client });
+    let running = tools
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(std::io::Error::other)?;
+    running.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}

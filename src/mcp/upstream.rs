@@ -1,0 +1,107 @@
+//! Where a tool's call goes: the API in this process ([`super::in_process`]) or a running
+//! server over HTTP(S) through the typed client (`super::stdio`). Both answer one call of
+//! the public API with its JSON, or with its problem document, so the tools above them are
+//! one implementation whichever way the calls travel.
+
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+use http::Method;
+use rmcp::model::Extensions;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One call of the public API: a method, a path under `/api/v1`, query pairs and a JSON body.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RestCall {
+    /// The method.
+    pub(crate) method: Method,
+    /// The path, its id segment already percent-encoded, such as `/api/v1/jobs/…`.
+    pub(crate) path: String,
+    /// The query parameters, as REST reads them (lists joined with commas).
+    pub(crate) query: Vec<(String, String)>,
+    /// The JSON body of a `POST`.
+    pub(crate) body: Option<Value>,
+}
+
+/// The caller's quota as an answer's headers give it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct QuotaNote {
+    /// Calls a period.
+    pub(crate) limit: u64,
+    /// Calls left in the period.
+    pub(crate) remaining: u64,
+    /// When the period ends and the quota resets.
+    pub(crate) reset: DateTime<Utc>,
+}
+
+/// A refused or failed call (boxed where it travels: it is large beside an answer), as the
+/// API's problem document says it: the same stable `code`
+/// REST answers (`invalid_parameter`, `plan_upgrade_required`, `quota_exceeded`…), with the
+/// quota's reset time and the seconds to wait where they apply.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct ToolProblem {
+    /// The HTTP status REST answers with.
+    pub(crate) status: u16,
+    /// The stable machine code.
+    pub(crate) code: String,
+    /// What happened and what to do about it.
+    pub(crate) detail: String,
+    /// The argument at fault.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) param: Option<String>,
+    /// The arguments the tool takes, when one it does not take was sent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) allowed: Vec<String>,
+    /// Seconds to wait before trying again (`Retry-After`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) retry_after: Option<u64>,
+    /// The caller's quota, when the key is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) quota: Option<QuotaNote>,
+    /// The request's id in the server's logs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) request_id: Option<String>,
+}
+
+impl ToolProblem {
+    /// A problem found before any call was made: an argument of a shape no call can carry.
+    pub(crate) fn invalid_argument(param: &str, detail: impl Into<String>) -> Box<Self> {
+        Box::new(Self {
+            status: 400,
+            code: "invalid_parameter".into(),
+            detail: format!("`{param}` {}", detail.into()),
+            param: Some(param.into()),
+            allowed: Vec::new(),
+            retry_after: None,
+            quota: None,
+            request_id: None,
+        })
+    }
+
+    /// The API could not be reached or answered what it does not document.
+    pub(crate) fn unavailable(detail: impl Into<String>) -> Box<Self> {
+        Box::new(Self {
+            status: 503,
+            code: "upstream_unavailable".into(),
+            detail: detail.into(),
+            param: None,
+            allowed: Vec::new(),
+            retry_after: None,
+            quota: None,
+            request_id: None,
+        })
+    }
+}
+
+/// Sends calls of the public API on behalf of a tool.
+pub(crate) trait Upstream: Clone + Send + Sync + 'static {
+    /// Answers `call` for the client of the MCP request whose extensions are `request`
+    /// (the in-process API reads the caller's key from its HTTP head; a client already has
+    /// its key). `Value::Null` stands for an answer without a body (`204`).
+    fn call(
+        &self,
+        request: &Extensions,
+        call: RestCall,
+    ) -> impl Future<Output = Result<Value, Box<ToolProblem>>> + Send;
+}
