@@ -1,10 +1,11 @@
 //! The Model Context Protocol frontend: the API's calls as MCP tools, for AI agents.
 //!
-//! Tools: `search_jobs`, `get_job`, `list_companies`, `get_company`, `get_usage`, and on the
-//! Agent Pro plan or higher `create_webhook`, `list_webhooks`, `delete_webhook`. Each is one
-//! call of the public API, made on the same path a REST call takes (key, plan, rate limit,
-//! validation, search, metering, the one error table): its structured result is the REST
-//! answer's JSON, and a refusal is a tool error carrying the same `code` REST answers.
+//! Tools: `search_jobs`, `get_job`, `list_companies`, `get_company`, `follow_changes`,
+//! `get_usage`, and on the Agent Pro plan or higher `create_webhook`, `list_webhooks`,
+//! `delete_webhook`. Each is one call of the public API, made on the same path a REST call
+//! takes (key, plan, rate limit, validation, search, metering, the one error table): its
+//! structured result is the REST answer's JSON, and a refusal is a tool error carrying the
+//! same `code` REST answers.
 //!
 //! Two transports share the tools (`tools.rs`, `schemas.rs`):
 //!

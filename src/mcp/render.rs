@@ -18,6 +18,7 @@ pub(crate) fn render(tool: &str, value: &Value) -> String {
         "get_job" => job_detail(&mut out, value),
         "list_companies" => companies_page(&mut out, value),
         "get_company" => company_detail(&mut out, value),
+        "follow_changes" => changes(&mut out, value),
         "get_usage" => usage(&mut out, value),
         "create_webhook" | "list_webhooks" => webhooks(&mut out, value),
         "delete_webhook" => write!(out, "Webhook {} deleted.", text(&value["id"])),
@@ -115,6 +116,28 @@ fn facets(out: &mut String, value: &Value) -> std::fmt::Result {
         writeln!(out, "Counts by {name}: {listed}")?;
     }
     Ok(())
+}
+
+/// `3 events. 1. job.updated: Role at Company …, id …` and where to go on from.
+fn changes(out: &mut String, value: &Value) -> std::fmt::Result {
+    let events = value["data"].as_array().map_or(&[][..], Vec::as_slice);
+    writeln!(out, "{} events.", events.len())?;
+    for (i, event) in events.iter().enumerate() {
+        write!(out, "{}. {}: ", i + 1, text(&event["type"]))?;
+        match event["job"] {
+            Value::Null => write!(out, "job {}", text(&event["job_id"]))?,
+            ref job => job_line(out, job)?,
+        }
+        out.push('\n');
+    }
+    let next = text(&value["next_cursor"]);
+    match value["has_more"].as_bool() {
+        Some(true) => writeln!(out, "More now: call follow_changes with after={next}."),
+        _ => writeln!(
+            out,
+            "Up to date: call follow_changes with after={next} later for what changes next."
+        ),
+    }
 }
 
 fn jobs_page(out: &mut String, value: &Value) -> std::fmt::Result {

@@ -10,7 +10,7 @@ use http::Method;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
-use crate::api::{COMPANY_PARAMS, JOB_PARAMS, OPENAPI_JSON, PAGE_PARAMS};
+use crate::api::{CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS, OPENAPI_JSON, PAGE_PARAMS};
 
 /// One tool and the endpoint it calls.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +96,23 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         path: "/api/v1/companies/{id}",
         lists: &[],
         params: &[],
+        read_only: true,
+    },
+    ToolSpec {
+        name: "follow_changes",
+        description: "Stay in sync with the listings without searching again: the job \
+            changes since a cursor, oldest first. Each event is job.new (became active), \
+            job.updated (changed), job.closed (no longer active) or job.deleted (removed; job \
+            is null), with the job as it then was and its own cursor. Call first with \
+            after=\"now\" for the cursor to start from, then again with after set to the \
+            answer's next_cursor; has_more=true means more events wait now, false means poll \
+            again later. Takes the filters of search_jobs (applied to the job as of each \
+            event, closed or not). A cursor older than 30 days is refused with \
+            cursor_expired: start again with after=\"now\" and a search. Counts one call.",
+        method: Method::GET,
+        path: "/api/v1/changes",
+        lists: &["domain", "seniority"],
+        params: CHANGE_PARAMS,
         read_only: true,
     },
     ToolSpec {
@@ -292,26 +309,27 @@ fn resolve<'v>(openapi: &'v Value, value: &'v Value) -> &'v Value {
 }
 
 /// A schema with every `$ref` replaced by what it names, so the tool's schema stands alone.
-/// The document's schemas do not refer to themselves; the depth bound keeps a future one that
-/// does from recursing without end.
-fn inline(openapi: &Value, schema: &Value, depth: usize) -> Value {
-    if depth > 16 {
-        return json!({});
-    }
+/// The document's schemas do not refer to themselves; the bound on `$ref`s followed in one
+/// branch keeps a future one that does from recursing without end. Nesting without a `$ref`
+/// is not bounded: the document is finite.
+fn inline(openapi: &Value, schema: &Value, refs_followed: usize) -> Value {
     match schema {
         Value::Object(object) if object.contains_key("$ref") => {
-            inline(openapi, resolve(openapi, schema), depth + 1)
+            if refs_followed >= 16 {
+                return json!({});
+            }
+            inline(openapi, resolve(openapi, schema), refs_followed + 1)
         }
         Value::Object(object) => Value::Object(
             object
                 .iter()
-                .map(|(k, v)| (k.clone(), inline(openapi, v, depth + 1)))
+                .map(|(k, v)| (k.clone(), inline(openapi, v, refs_followed)))
                 .collect(),
         ),
         Value::Array(items) => Value::Array(
             items
                 .iter()
-                .map(|v| inline(openapi, v, depth + 1))
+                .map(|v| inline(openapi, v, refs_followed))
                 .collect(),
         ),
         other => other.clone(),
@@ -331,6 +349,29 @@ mod tests {
             assert_eq!(output["type"], "object", "{}", tool.name);
             let text = serde_json::to_string(&tool).expect("serialises");
             assert!(!text.contains("$ref"), "{} keeps a $ref", tool.name);
+            let output = Value::Object((**output).clone());
+            assert!(
+                required_lists_name_fields(&output),
+                "{}: a `required` list holds something other than field names",
+                tool.name
+            );
+        }
+    }
+
+    /// Whether every `required` list in a schema, however deep, holds only names: a schema
+    /// cut short by inlining holds `{}` there, which clients refuse.
+    fn required_lists_name_fields(schema: &Value) -> bool {
+        match schema {
+            Value::Object(object) => {
+                object
+                    .iter()
+                    .all(|(key, value)| match (key.as_str(), value) {
+                        ("required", Value::Array(names)) => names.iter().all(Value::is_string),
+                        _ => required_lists_name_fields(value),
+                    })
+            }
+            Value::Array(items) => items.iter().all(required_lists_name_fields),
+            _ => true,
         }
     }
 

@@ -20,8 +20,8 @@ use super::upstream::{RestCall, ToolProblem, Upstream};
 
 /// What the server tells a model when it connects.
 const INSTRUCTIONS: &str = "Job listings for AI agents: search active jobs (search_jobs), read \
-one (get_job), browse hiring companies (list_companies, get_company), check the monthly quota \
-(get_usage) and, on the Agent Pro plan or higher, manage webhooks that announce new jobs \
+one (get_job), browse hiring companies (list_companies, get_company), stay in sync with what \
+changes (follow_changes), check the monthly quota (get_usage) and, on the Agent Pro plan or higher, manage webhooks that announce new jobs \
 (create_webhook, list_webhooks, delete_webhook). Ids come from earlier results. A refused call \
 is a tool error whose structured content has a stable `code` (invalid_parameter, \
 unknown_parameter, not_found, plan_upgrade_required, quota_exceeded, rate_limited…), a \

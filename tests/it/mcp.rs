@@ -193,6 +193,7 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
             "get_job",
             "list_companies",
             "get_company",
+            "follow_changes",
             "get_usage",
             "create_webhook",
             "list_webhooks",
@@ -270,6 +271,53 @@ async fn read_tools_answer_what_rest_answers_for_the_same_calls() {
         &rest_usage,
         "usage is not counted, so it stands still"
     );
+    client.cancel().await.expect("closed");
+}
+
+/// `follow_changes` is `GET /changes`: a cursor from `after: "now"`, then the events after
+/// it, each with its job, as REST answers them.
+#[tokio::test]
+async fn follow_changes_answers_the_change_feed_from_a_cursor() {
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let key = app.app.keys.developer.raw.clone();
+    let client = app.connect(&key).await;
+    let start = call(&client, "follow_changes", json!({"after": "now"})).await;
+    let cursor = structured(&start)["next_cursor"]
+        .as_str()
+        .expect("a cursor")
+        .to_owned();
+    assert!(text(&start).contains(&cursor), "{}", text(&start));
+
+    let mut job = known().designer.clone();
+    job.id = job_listings::domain::JobId(uuid::Uuid::new_v4());
+    app.app
+        .service
+        .upsert_job(job.clone())
+        .await
+        .expect("ingested");
+    let events = call(
+        &client,
+        "follow_changes",
+        json!({"after": cursor, "domain": ["design"], "limit": 10}),
+    )
+    .await;
+    let (status, rest) = app
+        .rest(
+            &key,
+            &format!("/changes?after={cursor}&limit=10&domain=design"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(structured(&events), &rest, "follow_changes is GET /changes");
+    assert_eq!(rest["data"][0]["type"], "job.new");
+    assert_eq!(rest["data"][0]["job_id"], job.id.to_string());
+    let shown = text(&events);
+    assert!(
+        shown.contains("job.new") && shown.contains(&job.role),
+        "{shown}"
+    );
+    let refused = call(&client, "follow_changes", json!({"after": "yesterday"})).await;
+    assert_eq!(refusal(&refused).0, "invalid_parameter");
     client.cancel().await.expect("closed");
 }
 
@@ -538,7 +586,7 @@ async fn sessions_are_bounded_per_key_and_in_all_and_belong_to_their_key() {
     assert_eq!(status, StatusCode::OK);
     assert!(body["result"]["tools"]
         .as_array()
-        .is_some_and(|t| t.len() == 8));
+        .is_some_and(|t| t.len() == 9));
 
     // Closed by its owner, a session frees its place.
     let closed = app

@@ -32,6 +32,7 @@ TOOLS = [
     "get_job",
     "list_companies",
     "get_company",
+    "follow_changes",
     "get_usage",
     "create_webhook",
     "list_webhooks",
@@ -115,7 +116,7 @@ async def check_tools(session, base, dev_key, pro_key, label, pro_session=None):
     """Every tool, valid and invalid, against REST; `label` names the transport."""
     listed = await asyncio.wait_for(session.list_tools(), STEP_TIMEOUT)
     names = [t.name for t in listed.tools]
-    check(names == TOOLS, f"{label}: the eight tools are listed, in order ({names})")
+    check(names == TOOLS, f"{label}: every tool is listed, in order ({names})")
     for tool in listed.tools:
         output = tool.output_schema if hasattr(tool, "output_schema") else tool.outputSchema
         inputs = tool.input_schema if hasattr(tool, "input_schema") else tool.inputSchema
@@ -150,6 +151,12 @@ async def check_tools(session, base, dev_key, pro_key, label, pro_session=None):
         structured(company) == rest(base, dev_key, f"/companies/{first['company_id']}")[1],
         f"{label}: get_company is GET /companies/{{id}}",
     )
+    start = await call(session, "follow_changes", {"after": "now", "domain": ["ai"]})
+    check(
+        structured(start) == rest(base, dev_key, "/changes?after=now&domain=ai")[1],
+        f"{label}: follow_changes is GET /changes",
+    )
+    check(structured(start)["next_cursor"] in text_of(start), f"{label}: the text names the cursor to go on from")
     usage = await call(session, "get_usage", {})
     check(structured(usage) == rest(base, dev_key, "/usage")[1], f"{label}: get_usage is GET /usage")
 
@@ -162,6 +169,7 @@ async def check_tools(session, base, dev_key, pro_key, label, pro_session=None):
         ("get_job", {"id": str(uuid.uuid4())}, "not_found"),
         ("list_companies", {"page": 0}, "invalid_parameter"),
         ("get_company", {"id": str(uuid.uuid4())}, "not_found"),
+        ("follow_changes", {"after": "not-a-cursor"}, "invalid_parameter"),
         ("get_usage", {"q": "x"}, "unknown_parameter"),
         ("create_webhook", {"callback_url": "https://hooks.example.com/x"}, "plan_upgrade_required"),
         ("delete_webhook", {"id": str(uuid.uuid4())}, "not_found"),
