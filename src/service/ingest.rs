@@ -191,16 +191,18 @@ impl JobListingsService {
                 let company = checked_company(&new, &companies)?;
                 let prev = previous.get(&new.id);
                 let created = prev.is_none() && seen.insert(new.id);
-                let activated_at = prev
-                    .and_then(|p| p.activated_at)
+                // What the job was before this write: as stored, or as an earlier occurrence
+                // in this batch left it, whose `updated_at` this one must move past.
+                let before = earlier.get(&new.id).or(prev.map(|p| &**p));
+                let activated_at = before
+                    .and_then(|b| b.activated_at)
                     .or_else(|| new.is_active().then_some(now));
                 let mut job = new.into_stored(
                     company.name.clone(),
-                    prev.map_or(now, |p| p.first_seen_at),
+                    before.map_or(now, |b| b.first_seen_at),
                     activated_at,
-                    prev.map_or(now, |p| changed_at(p.updated_at, now)),
+                    before.map_or(now, |b| changed_at(b.updated_at, now)),
                 );
-                let before = earlier.get(&job.id).or(prev.map(|p| &**p));
                 // The same job sent again is no change: it keeps its `updated_at` (and so its
                 // ETag), and the change feed has nothing to report.
                 if let Some(b) = before.filter(|b| b.same_content(&job)) {

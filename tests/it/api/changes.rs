@@ -373,3 +373,40 @@ async fn cursors_hold_across_a_restart_and_the_feed_goes_on_from_them() {
     let ids: Vec<String> = events(&page).into_iter().map(|e| e.1).collect();
     assert_eq!(ids, vec![id_of(&first), id_of(&second)]);
 }
+
+#[tokio::test]
+async fn a_job_twice_in_one_batch_is_new_then_updated_each_with_its_own_state() {
+    let app = spawn_app().await;
+    let k = known();
+    let cursor = now_cursor(&app, "").await;
+    let first = fresh(&k.rust_staff);
+    let second = Job {
+        role: "Rust Engineer, second thoughts".to_owned(),
+        ..first.clone()
+    };
+    app.service
+        .upsert_jobs(vec![first.clone(), second.clone(), second.clone()])
+        .await
+        .expect("ingested");
+    let page = changes(&app, &format!("after={cursor}")).await;
+    let id = id_of(&first);
+    let role = |s: &str| Some(s.to_owned());
+    let active = role("active");
+    assert_eq!(
+        events(&page),
+        vec![
+            (
+                "job.new".into(),
+                id.clone(),
+                role(&first.role),
+                active.clone()
+            ),
+            ("job.updated".into(), id, role(&second.role), active),
+        ]
+    );
+    let data = page.body["data"].as_array().expect("data");
+    assert_ne!(
+        data[0]["job"]["updated_at"], data[1]["job"]["updated_at"],
+        "each state has its own updated_at, which answers are cached by"
+    );
+}
