@@ -53,13 +53,14 @@ use url::Url;
 
 pub use error::{ApiProblem, ClientError, Result};
 pub use types::{
-    CompanyDetail, CompanyFacets, CompanyList, CompanySummary, JobDetail, JobFacets, JobList,
-    ListPage, NewWebhook, Webhook, WebhookCreated, WebhookPatch,
+    ChangeEvent, ChangeLinks, ChangeMeta, ChangePage, CompanyDetail, CompanyFacets, CompanyList,
+    CompanySummary, JobDetail, JobFacets, JobList, ListPage, NewWebhook, Webhook, WebhookCreated,
+    WebhookPatch,
 };
 
 use crate::domain::{
-    CompanyId, Confidence, Delivery, DomainTag, FundingStage, Job, JobId, Page, PerPage, Seniority,
-    UsageReport, WebhookId,
+    CompanyId, Confidence, Delivery, DomainTag, FeedCursor, FundingStage, Job, JobId, Page,
+    PerPage, Seniority, UsageReport, WebhookId,
 };
 use crate::query::Facet;
 
@@ -326,6 +327,17 @@ impl JobSearch {
     }
 
     fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut out = self.filter_pairs();
+        paging(&mut out, self.page, self.per_page);
+        if !self.facets.is_empty() {
+            let names: Vec<&str> = self.facets.iter().map(|f| f.name()).collect();
+            out.push(("facets", names.join(",")));
+        }
+        out
+    }
+
+    /// The filters alone, as `GET /jobs` and `GET /changes` take them.
+    fn filter_pairs(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         let join = |items: &mut dyn Iterator<Item = &str>| items.collect::<Vec<_>>().join(",");
         if let Some(q) = &self.q {
@@ -358,10 +370,54 @@ impl JobSearch {
         if let Some(id) = self.company_id {
             out.push(("company_id", id.to_string()));
         }
-        paging(&mut out, self.page, self.per_page);
-        if !self.facets.is_empty() {
-            out.push(("facets", join(&mut self.facets.iter().map(|f| f.name()))));
+        out
+    }
+}
+
+/// Where a read of the change feed starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChangesFrom {
+    /// The oldest event the feed still holds.
+    #[default]
+    Oldest,
+    /// The newest: an empty page whose `next_cursor` is where to follow from.
+    Now,
+    /// After this cursor (a page's `next_cursor`, or an event's `cursor`).
+    After(FeedCursor),
+}
+
+/// The parameters of `GET /changes`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChangesRequest {
+    /// Where to start (`after`).
+    pub from: ChangesFrom,
+    /// Most events on the page (`limit`, 1 to 500; the server's default is 100).
+    pub limit: Option<u16>,
+    /// The filters, as a search's: only its filters are sent (not its page, page size or
+    /// facets).
+    pub filter: JobSearch,
+}
+
+impl ChangesRequest {
+    /// Every event, from `from`.
+    pub fn from(from: ChangesFrom) -> Self {
+        Self {
+            from,
+            ..Self::default()
         }
+    }
+
+    fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        match self.from {
+            ChangesFrom::Oldest => {}
+            ChangesFrom::Now => out.push(("after", "now".to_owned())),
+            ChangesFrom::After(cursor) => out.push(("after", cursor.encode())),
+        }
+        if let Some(limit) = self.limit {
+            out.push(("limit", limit.to_string()));
+        }
+        out.extend(self.filter.filter_pairs());
         out
     }
 }
@@ -517,6 +573,14 @@ impl Client {
     /// `GET /companies/{id}`: a company with its newest active jobs.
     pub async fn get_company(&self, id: CompanyId) -> Result<Response<CompanyDetail>> {
         let url = self.url(&format!("/api/v1/companies/{id}"), &[])?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// `GET /changes`: one page of the change feed. Follow it with
+    /// [`ChangesFrom::After`] the page's `next_cursor`; a cursor the feed no longer holds is
+    /// [`ClientError::Api`] with code `cursor_expired`.
+    pub async fn changes(&self, request: &ChangesRequest) -> Result<Response<ChangePage>> {
+        let url = self.url("/api/v1/changes", &request.pairs())?;
         self.json(Call::new(Method::GET, url)).await
     }
 

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::{
-    Company, CompanyId, DomainTag, FundingStage, Job, Seniority, SubscriptionStatus, WebhookId,
+    ChangeKind, Company, CompanyId, DomainTag, FeedCursor, FundingStage, Job, JobId, Seniority,
+    SubscriptionStatus, WebhookId,
 };
 
 /// `JobDetail`: a job with its company (`null` when the company is unknown).
@@ -184,6 +185,9 @@ pub struct Webhook {
     pub company: Option<String>,
     /// The lowest confidence delivered.
     pub min_confidence: Option<f64>,
+    /// The events delivered: `job.new` unless it asked for more.
+    #[serde(default = "ChangeKind::webhook_default")]
+    pub event_types: Vec<ChangeKind>,
     /// Active or disabled.
     pub status: SubscriptionStatus,
     /// Why it was disabled.
@@ -241,6 +245,10 @@ pub struct NewWebhook {
     /// The lowest confidence delivered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_confidence: Option<f64>,
+    /// The events to deliver: any of `job.new`, `job.updated` and `job.closed` (default
+    /// `job.new` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_types: Option<Vec<ChangeKind>>,
 }
 
 impl NewWebhook {
@@ -278,7 +286,57 @@ pub struct WebhookPatch {
     /// A new lowest confidence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_confidence: Option<Option<f64>>,
+    /// The events to deliver from now on; `Some(None)` is `job.new` only again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_types: Option<Option<Vec<ChangeKind>>>,
     /// Disable the subscription, or enable it again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<SubscriptionStatus>,
+}
+
+/// `ChangeEvent`: one event of the change feed.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct ChangeEvent {
+    /// The event's place in the feed: following from it gives the events after it.
+    pub cursor: FeedCursor,
+    /// What happened: `job.new`, `job.updated`, `job.closed` or `job.deleted`.
+    #[serde(rename = "type")]
+    pub kind: ChangeKind,
+    /// When it happened.
+    pub occurred_at: DateTime<Utc>,
+    /// The job it happened to.
+    pub job_id: JobId,
+    /// The job as the event left it; `None` for `job.deleted`, and once the job is deleted.
+    pub job: Option<Job>,
+}
+
+/// `ChangePage`: one page of `GET /changes`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct ChangePage {
+    /// The events, oldest first.
+    pub data: Vec<ChangeEvent>,
+    /// Where to continue from, on empty pages too.
+    pub next_cursor: FeedCursor,
+    /// Whether more events were waiting when the page was cut: ask again at once.
+    pub has_more: bool,
+    /// The next page's link: the same filters, after `next_cursor`.
+    pub links: ChangeLinks,
+    /// The filters as the server read them, and how long events are kept.
+    pub meta: ChangeMeta,
+}
+
+/// The `links` of a [`ChangePage`].
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct ChangeLinks {
+    /// The next page.
+    pub next: String,
+}
+
+/// The `meta` of a [`ChangePage`].
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct ChangeMeta {
+    /// The filters as the server understood them (`JobFilters`).
+    pub filters: Value,
+    /// How many days the feed keeps events.
+    pub retention_days: u64,
 }

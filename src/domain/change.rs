@@ -122,6 +122,14 @@ impl Serialize for FeedCursor {
     }
 }
 
+/// Read as clients see it ([`FeedCursor::decode`]): the typed client reads answers' cursors.
+impl<'de> Deserialize<'de> for FeedCursor {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(d)?;
+        FeedCursor::decode(&raw).map_err(|e| serde::de::Error::custom(e.reason))
+    }
+}
+
 impl fmt::Display for FeedCursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.encode())

@@ -8,10 +8,12 @@ use std::time::Duration;
 use futures::TryStreamExt;
 use http::StatusCode;
 use job_listings::client::{
-    Client, CompanySearch, JobSearch, NewWebhook, Paging, RetryPolicy, WebhookPatch,
+    ChangesFrom, ChangesRequest, Client, ClientError, CompanySearch, JobSearch, NewWebhook, Paging,
+    RetryPolicy, WebhookPatch,
 };
 use job_listings::domain::{
-    DeliveryStatus, DomainTag, JobId, PerPage, Plan, SubscriptionStatus, WebhookId,
+    ChangeKind, DeliveryStatus, DomainTag, FeedCursor, JobId, PerPage, Plan, SubscriptionStatus,
+    WebhookId,
 };
 use job_listings::query::Facet;
 use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
@@ -102,7 +104,12 @@ async fn the_client_manages_webhooks_from_creation_to_deletion() {
     let mut new = NewWebhook::new(HOOK);
     new.domain_filters = Some(vec![DomainTag::parse("ai").unwrap()]);
     new.remote_only = Some(true);
+    new.event_types = Some(vec![ChangeKind::New, ChangeKind::Closed]);
     let created = c.create_webhook(&new).await.expect("created");
+    assert_eq!(
+        created.webhook.event_types,
+        [ChangeKind::New, ChangeKind::Closed]
+    );
     assert!(created.secret.starts_with("whsec_"));
     assert_eq!(created.webhook.callback_url, HOOK);
     assert!(created.webhook.remote_only);
@@ -311,4 +318,50 @@ async fn search_all_streams_every_page_of_a_search() {
     let expected = app.all_job_ids("domain=engineering").await;
     let streamed: Vec<String> = jobs.iter().map(|j| j.id.to_string()).collect();
     assert_eq!(streamed, expected);
+}
+
+#[tokio::test]
+async fn the_client_follows_the_change_feed_from_a_cursor() {
+    let app = spawn_app_with(ServiceConfig::default()).await;
+    let c = client(&app, &app.keys.developer.raw);
+    let start = c
+        .changes(&ChangesRequest::from(ChangesFrom::Now))
+        .await
+        .expect("the head");
+    assert!(start.data.is_empty() && !start.has_more);
+    assert_eq!(start.meta.retention_days, 30);
+
+    let mut job = crate::support::data::known().designer.clone();
+    job.id = JobId(uuid::Uuid::new_v4());
+    app.service.upsert_job(job.clone()).await.expect("ingested");
+    app.service.close_job(job.id).await.expect("closed");
+    let request = ChangesRequest {
+        from: ChangesFrom::After(start.next_cursor),
+        limit: Some(10),
+        filter: JobSearch::new().domain(DomainTag::parse("design").unwrap()),
+    };
+    let page = c.changes(&request).await.expect("the events");
+    let kinds: Vec<(ChangeKind, JobId)> = page.data.iter().map(|e| (e.kind, e.job_id)).collect();
+    assert_eq!(
+        kinds,
+        [(ChangeKind::New, job.id), (ChangeKind::Closed, job.id)]
+    );
+    assert_eq!(page.data[0].job.as_ref().map(|j| &j.role), Some(&job.role));
+    assert_eq!(page.next_cursor, page.data[1].cursor);
+    assert!(page.links.next.contains("domain=design"));
+    assert!(page.quota.is_some(), "a metered page");
+
+    // A cursor this feed never handed out: the typed error with the API's code.
+    let ahead = c
+        .changes(&ChangesRequest::from(ChangesFrom::After(FeedCursor(
+            u64::MAX,
+        ))))
+        .await;
+    match ahead {
+        Err(ClientError::Api(problem)) => {
+            assert_eq!(problem.status, StatusCode::GONE);
+            assert_eq!(problem.code, "cursor_expired");
+        }
+        other => panic!("expected cursor_expired, got {other:?}"),
+    }
 }
