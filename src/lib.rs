@@ -116,3 +116,5 @@ pub mod server;
 pub mod service;
 pub mod store;
 pub mod webhooks;
+#[cfg(any(feature = "client", feature = "mcp"))]
+mod wire;

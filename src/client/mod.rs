@@ -47,7 +47,6 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use futures_util::Stream;
 use http::{HeaderMap, Method, StatusCode};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
@@ -63,28 +62,9 @@ use crate::domain::{
     PerPage, Seniority, UsageReport, WebhookId,
 };
 use crate::query::Facet;
+use crate::wire::ProblemFields;
 
-/// The caller's monthly quota, as an answer's `X-RateLimit-*` headers state it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Quota {
-    /// Calls a period (`X-RateLimit-Limit`).
-    pub limit: u64,
-    /// Calls left in this period (`X-RateLimit-Remaining`).
-    pub remaining: u64,
-    /// When the period ends (`X-RateLimit-Reset`, Unix seconds).
-    pub reset: DateTime<Utc>,
-}
-
-impl Quota {
-    fn of(headers: &HeaderMap) -> Option<Self> {
-        let number = |name: &str| -> Option<u64> { headers.get(name)?.to_str().ok()?.parse().ok() };
-        Some(Self {
-            limit: number("x-ratelimit-limit")?,
-            remaining: number("x-ratelimit-remaining")?,
-            reset: DateTime::from_timestamp(i64::try_from(number("x-ratelimit-reset")?).ok()?, 0)?,
-        })
-    }
-}
+pub use crate::wire::Quota;
 
 /// A successful answer: its value, with the quota and request id of its headers. It
 /// dereferences to the value.
@@ -498,22 +478,6 @@ struct Answer {
     body: Bytes,
 }
 
-/// The fields of a problem document the client reads.
-#[derive(Deserialize)]
-struct ProblemBody {
-    code: String,
-    #[serde(default)]
-    detail: String,
-    #[serde(default)]
-    param: Option<String>,
-    #[serde(default)]
-    allowed: Vec<String>,
-    #[serde(default)]
-    request_id: Option<String>,
-    #[serde(default)]
-    retry_after: Option<u64>,
-}
-
 impl Client {
     /// A builder for a client of the server at `base` (such as `https://jobs.example.com`;
     /// a trailing `/api/v1` is allowed).
@@ -793,7 +757,7 @@ impl Client {
                 body,
             }));
         }
-        let problem: ProblemBody = serde_json::from_slice(&body)
+        let problem: ProblemFields = serde_json::from_slice(&body)
             .map_err(|source| ClientError::Decode { status, source })?;
         let retry_after = retry_after(&headers).or(problem.retry_after.map(Duration::from_secs));
         Ok(Err(Box::new(ApiProblem {

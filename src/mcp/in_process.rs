@@ -4,15 +4,14 @@
 //! metering, the one error table) and its answer is REST's answer, byte for byte.
 
 use bytes::Bytes;
-use chrono::DateTime;
 use http::header::{HeaderName, AUTHORIZATION, CONTENT_TYPE};
-use http::{HeaderMap, Request, Response};
+use http::{Request, Response};
 use rmcp::model::Extensions;
-use serde::Deserialize;
 use serde_json::Value;
 
-use super::upstream::{QuotaNote, RestCall, ToolProblem, Upstream};
+use super::upstream::{Quota, RestCall, ToolProblem, Upstream};
 use crate::api::Api;
+use crate::wire::ProblemFields;
 
 /// Calls the API in this process for the client whose MCP request is being served.
 #[derive(Clone, Debug)]
@@ -59,22 +58,6 @@ impl Upstream for ApiUpstream {
     }
 }
 
-/// The fields of a problem document a tool error carries on.
-#[derive(Deserialize)]
-struct ProblemBody {
-    code: String,
-    #[serde(default)]
-    detail: String,
-    #[serde(default)]
-    param: Option<String>,
-    #[serde(default)]
-    allowed: Vec<String>,
-    #[serde(default)]
-    retry_after: Option<u64>,
-    #[serde(default)]
-    request_id: Option<String>,
-}
-
 /// The API's answer as a tool's: the JSON of a success (`null` without a body), or the
 /// problem document of a refusal with the quota its headers give.
 fn answer(response: Response<Bytes>) -> Result<Value, Box<ToolProblem>> {
@@ -90,7 +73,7 @@ fn answer(response: Response<Bytes>) -> Result<Value, Box<ToolProblem>> {
             ))
         });
     }
-    let problem: ProblemBody = serde_json::from_slice(body).map_err(|e| {
+    let problem: ProblemFields = serde_json::from_slice(body).map_err(|e| {
         ToolProblem::unavailable(format!(
             "the API answered {status} without a problem document: {e}"
         ))
@@ -102,18 +85,7 @@ fn answer(response: Response<Bytes>) -> Result<Value, Box<ToolProblem>> {
         param: problem.param,
         allowed: problem.allowed,
         retry_after: problem.retry_after,
-        quota: quota(response.headers()),
+        quota: Quota::of(response.headers()),
         request_id: problem.request_id,
     }))
-}
-
-/// The quota as `X-RateLimit-Limit`, `-Remaining` and `-Reset` (seconds since the epoch) give
-/// it.
-fn quota(headers: &HeaderMap) -> Option<QuotaNote> {
-    let number = |name: &str| -> Option<u64> { headers.get(name)?.to_str().ok()?.parse().ok() };
-    Some(QuotaNote {
-        limit: number("x-ratelimit-limit")?,
-        remaining: number("x-ratelimit-remaining")?,
-        reset: DateTime::from_timestamp(i64::try_from(number("x-ratelimit-reset")?).ok()?, 0)?,
-    })
 }

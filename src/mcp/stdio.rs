@@ -7,7 +7,7 @@ use rmcp::ServiceExt;
 use serde_json::Value;
 
 use super::tools::JobTools;
-use super::upstream::{QuotaNote, RestCall, ToolProblem, Upstream};
+use super::upstream::{RestCall, ToolProblem, Upstream};
 use crate::client::{Client, ClientError};
 
 /// Calls a running server over HTTP(S).
@@ -31,11 +31,7 @@ impl Upstream for ClientUpstream {
                 param: problem.param,
                 allowed: problem.allowed,
                 retry_after: problem.retry_after.map(|d| d.as_secs()),
-                quota: problem.quota.map(|q| QuotaNote {
-                    limit: q.limit,
-                    remaining: q.remaining,
-                    reset: q.reset,
-                }),
+                quota: problem.quota,
                 request_id: problem.request_id,
             })),
             Err(other) => Err(ToolProblem::unavailable(format!(

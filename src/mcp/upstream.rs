@@ -5,11 +5,12 @@
 
 use std::future::Future;
 
-use chrono::{DateTime, Utc};
 use http::Method;
 use rmcp::model::Extensions;
 use serde::Serialize;
 use serde_json::Value;
+
+pub(crate) use crate::wire::Quota;
 
 /// One call of the public API: a method, a path under `/api/v1`, query pairs and a JSON body.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,17 +23,6 @@ pub(crate) struct RestCall {
     pub(crate) query: Vec<(String, String)>,
     /// The JSON body of a `POST`.
     pub(crate) body: Option<Value>,
-}
-
-/// The caller's quota as an answer's headers give it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub(crate) struct QuotaNote {
-    /// Calls a period.
-    pub(crate) limit: u64,
-    /// Calls left in the period.
-    pub(crate) remaining: u64,
-    /// When the period ends and the quota resets.
-    pub(crate) reset: DateTime<Utc>,
 }
 
 /// A refused or failed call (boxed where it travels: it is large beside an answer), as the
@@ -58,7 +48,7 @@ pub(crate) struct ToolProblem {
     pub(crate) retry_after: Option<u64>,
     /// The caller's quota, when the key is known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) quota: Option<QuotaNote>,
+    pub(crate) quota: Option<Quota>,
     /// The request's id in the server's logs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) request_id: Option<String>,
