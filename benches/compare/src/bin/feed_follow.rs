@@ -25,6 +25,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "../live.rs"]
+mod live;
+
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use job_listings::domain::FeedCursor;
@@ -82,13 +85,6 @@ struct Read {
     at: Instant,
 }
 
-fn loopback(url: &Url) -> Result<()> {
-    match url.host_str() {
-        Some("127.0.0.1" | "localhost" | "[::1]") => Ok(()),
-        other => bail!("only loopback targets are measured, not {other:?}"),
-    }
-}
-
 fn base(url: &Url) -> String {
     url.as_str().trim_end_matches('/').to_owned()
 }
@@ -104,7 +100,7 @@ async fn main() -> Result<()> {
     .into_iter()
     .flatten()
     {
-        loopback(url)?;
+        live::loopback(url)?;
     }
     let token = std::fs::read_to_string(&cli.admin_token_file)
         .context("reading the admin token file")?
@@ -120,33 +116,7 @@ async fn main() -> Result<()> {
     let marker = format!("feed{}", std::process::id());
 
     // 1. A template job, as the admin API stores it, and the cursor to follow from.
-    let page: Value = http
-        .get(format!("{first_base}/api/v1/jobs?per_page=1"))
-        .header("x-api-key", &cli.key)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let Some(first) = page["data"][0]["id"].as_str() else {
-        bail!("the server at --url has no job to copy: {page}");
-    };
-    let mut template: Value = http
-        .get(format!("{admin}/admin/v1/jobs/{first}"))
-        .bearer_auth(&token)
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
-    for generated in [
-        "first_seen_at",
-        "updated_at",
-        "status",
-        "company_name",
-        "id",
-    ] {
-        template.as_object_mut().map(|o| o.remove(generated));
-    }
+    let template = live::template_job(&http, &first_base, &admin, &cli.key, &token).await?;
     let start: Value = http
         .get(format!("{first_base}/api/v1/changes?after=now"))
         .header("x-api-key", &cli.key)
@@ -369,8 +339,8 @@ async fn main() -> Result<()> {
         reads.len(),
         if switched { ", switched replica" } else { "" }
     );
-    print_line("write to event read", &mut lag);
-    print_line("ack to event read", &mut after_ack);
+    live::print_line("write to event read", &mut lag);
+    live::print_line("ack to event read", &mut after_ack);
     println!(
         "lost: {lost}; seen more than once: {repeated}; wrong type: {wrong_kind}; out of order: {} (cursors) {job_misordered} (within a job); unexpected: {unexpected}",
         misordered
@@ -379,20 +349,4 @@ async fn main() -> Result<()> {
         std::process::exit(1);
     }
     Ok(())
-}
-
-fn print_line(what: &str, values: &mut [Duration]) {
-    values.sort();
-    let at = |q: f64| {
-        values
-            .get(((values.len() as f64 * q).ceil() as usize).saturating_sub(1))
-            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
-    };
-    println!(
-        "{what:<22} p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms  (n = {})",
-        at(0.50),
-        at(0.99),
-        values.last().map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
-        values.len()
-    );
 }

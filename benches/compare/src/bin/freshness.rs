@@ -27,6 +27,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "../live.rs"]
+mod live;
 #[path = "../receiver.rs"]
 mod receiver;
 
@@ -69,18 +71,11 @@ struct Seen {
     delivered: HashMap<String, Vec<(Instant, String)>>,
 }
 
-fn loopback(url: &Url) -> Result<()> {
-    match url.host_str() {
-        Some("127.0.0.1" | "localhost" | "[::1]") => Ok(()),
-        other => bail!("only loopback targets are measured, not {other:?}"),
-    }
-}
-
 #[tokio::main]
 async fn main() -> Result<()> {
     let cli = Cli::parse();
-    loopback(&cli.url)?;
-    loopback(&cli.admin_url)?;
+    live::loopback(&cli.url)?;
+    live::loopback(&cli.admin_url)?;
     let token = std::fs::read_to_string(&cli.admin_token_file)
         .context("reading the admin token file")?
         .trim()
@@ -94,33 +89,7 @@ async fn main() -> Result<()> {
     let marker = format!("fresh{}", std::process::id());
 
     // 1. A template job: the first one a search returns, as the admin API stores it.
-    let page: Value = http
-        .get(format!("{base}/api/v1/jobs?per_page=1"))
-        .header("x-api-key", &cli.key)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let Some(first) = page["data"][0]["id"].as_str() else {
-        bail!("the server at --url has no job to copy: {page}");
-    };
-    let mut template: Value = http
-        .get(format!("{admin}/admin/v1/jobs/{first}"))
-        .bearer_auth(&token)
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
-    for generated in [
-        "first_seen_at",
-        "updated_at",
-        "status",
-        "company_name",
-        "id",
-    ] {
-        template.as_object_mut().map(|o| o.remove(generated));
-    }
+    let template = live::template_job(&http, &base, &admin, &cli.key, &token).await?;
 
     // 2. A receiver on loopback, subscribed to the marker.
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -282,9 +251,9 @@ async fn main() -> Result<()> {
         took.as_secs_f64(),
         took.as_secs_f64() * 1e3 / polls.max(1) as f64
     );
-    print_line("admin PUT call", &mut call_ms);
-    print_line("searchable (poller)", &mut searchable);
-    print_line("webhook received", &mut delivered);
+    live::print_line("admin PUT call", &mut call_ms);
+    live::print_line("searchable (poller)", &mut searchable);
+    live::print_line("webhook received", &mut delivered);
     println!(
         "found by a search right after the call returned: {found_at_return} of {}",
         written.len()
@@ -296,20 +265,4 @@ async fn main() -> Result<()> {
         std::process::exit(1);
     }
     Ok(())
-}
-
-fn print_line(what: &str, values: &mut [Duration]) {
-    values.sort();
-    let at = |q: f64| {
-        values
-            .get(((values.len() as f64 * q).ceil() as usize).saturating_sub(1))
-            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
-    };
-    println!(
-        "{what:<22} p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms  (n = {})",
-        at(0.50),
-        at(0.99),
-        values.last().map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
-        values.len()
-    );
 }
