@@ -215,6 +215,15 @@ pub(crate) struct ServeArgs {
     /// take 5/16 of it more [default: 25 % of --memory, less that 5/16].
     #[arg(long, env = "JOB_LISTINGS_RENDER_CACHE_MB", value_name = "MIB")]
     pub(crate) render_cache_mb: Option<u64>,
+    /// Recent search results kept for the searches asked again, each until the data next
+    /// changes; 0 for none.
+    #[arg(
+        long,
+        env = "JOB_LISTINGS_SEARCH_MEMO",
+        default_value_t = ServiceConfig::default().search_memo_entries,
+        value_name = "RESULTS"
+    )]
+    pub(crate) search_memo: usize,
     /// Do not load the demo dataset into an empty store.
     #[arg(long)]
     pub(crate) no_demo: bool,
@@ -369,6 +378,7 @@ impl ServeArgs {
                 MeteringArg::InStore => Metering::InStore,
                 MeteringArg::Off => Metering::Off,
             },
+            search_memo_entries: self.search_memo,
             ..ServiceConfig::default()
         };
         if self.allow_local_webhooks {

@@ -37,6 +37,16 @@ impl Confidence {
     }
 }
 
+// `new` admits no NaN and turns -0.0 into 0.0, so equal confidences have equal bits: equality
+// is total and hashing the bits agrees with it.
+impl Eq for Confidence {}
+
+impl std::hash::Hash for Confidence {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
 impl TryFrom<f64> for Confidence {
     type Error = DomainError;
     fn try_from(v: f64) -> Result<Self, Self::Error> {

@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use super::DomainError;
 
 /// A 1-based page number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "u32", into = "u32")]
 pub struct Page(u32);
 
@@ -63,7 +63,7 @@ impl From<Page> for u32 {
 }
 
 /// Results per page: 1 to 50, default 20.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "u32", into = "u32")]
 pub struct PerPage(u32);
 

@@ -7,7 +7,7 @@ use crate::domain::{CompanyId, Confidence, DomainTag, Job, JobId, Page, PerPage,
 
 /// Which active jobs a search or a webhook subscription wants. Every field narrows the result;
 /// a list matches when any of its entries matches.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct JobFilter {
     /// Any of these domain tags (empty: any).
     pub domains: Vec<DomainTag>,
@@ -118,7 +118,7 @@ fn dedup(mut v: Vec<String>) -> Vec<String> {
 }
 
 /// A filter plus the page wanted.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct JobQuery {
     /// Which jobs.
     pub filter: JobFilter,

@@ -113,6 +113,11 @@ pub struct ServiceConfig {
     /// whose cursor is older starts again from a search. Pruned with the outbox, every
     /// [`DeliveryConfig::prune_interval`].
     pub change_retention: Duration,
+    /// How many recent search results are kept for the searches asked again; default
+    /// 4,096, 0 for none. A result is kept only until the index next changes, and holds
+    /// the matches' count and one page of ids (a few hundred bytes to 2 KB), so the
+    /// default costs a few MB at most.
+    pub search_memo_entries: usize,
 }
 
 /// How the webhook delivery worker runs.
@@ -183,6 +188,7 @@ impl Default for ServiceConfig {
             write_failure_grace: Duration::from_secs(60),
             max_follower_lag: 10_000,
             change_retention: Duration::from_secs(30 * 86_400),
+            search_memo_entries: 4_096,
         }
     }
 }

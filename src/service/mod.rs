@@ -52,6 +52,7 @@ mod metrics;
 mod operator;
 mod rate_limit;
 mod reads;
+mod search_memo;
 mod secrets;
 mod stats;
 mod webhooks;
@@ -160,6 +161,10 @@ struct Catalog {
     /// Where jobs and companies are kept.
     store: Arc<dyn JobStore>,
     index: RwLock<JobIndex>,
+    /// Counts the changes of `index`, so results read at one state are known stale after.
+    index_generation: search_memo::IndexGeneration,
+    /// Recent search results, valid while the index generation they were read at lasts.
+    search_memo: search_memo::SearchMemo,
     /// The jobs version of the index snapshot the store holds, when this process loaded or
     /// saved it: a shutdown with nothing written since has nothing to save.
     saved_snapshot: tokio::sync::Mutex<Option<u64>>,
@@ -287,6 +292,7 @@ impl ServiceBuilder {
             tracing::info!("the store is shared by replicas: calls are counted in the store");
             config.metering = Metering::InStore;
         }
+        let search_memo = search_memo::SearchMemo::new(config.search_memo_entries);
         let service = JobListingsService {
             inner: Arc::new(Inner {
                 store: store.clone(),
@@ -295,6 +301,8 @@ impl ServiceBuilder {
                 catalog: Catalog {
                     store: store.clone(),
                     index: RwLock::new(loaded.index),
+                    index_generation: Default::default(),
+                    search_memo,
                     index_origin: loaded.origin,
                     saved_snapshot: tokio::sync::Mutex::new(loaded.saved_version),
                     companies: RwLock::new(companies),
@@ -524,12 +532,13 @@ impl JobListingsService {
             .unwrap_or_else(|e| e.into_inner())
     }
 
+    /// A write guard on the search index. Taking it advances the index generation, so no
+    /// result read before it is served after it (`search_memo`).
     fn write_index(&self) -> RwLockWriteGuard<'_, JobIndex> {
-        self.inner
-            .catalog
-            .index
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
+        let catalog = &self.inner.catalog;
+        let guard = catalog.index.write().unwrap_or_else(|e| e.into_inner());
+        catalog.index_generation.advance();
+        guard
     }
 
     fn read_companies(&self) -> RwLockReadGuard<'_, HashMap<CompanyId, Arc<Company>>> {

@@ -224,21 +224,28 @@ impl Caller {
 
     async fn find_jobs(&self, query: JobQuery) -> ServiceResult<JobPage> {
         let service = &self.service;
-        let (found, warnings) = {
+        let catalog = &service.inner.catalog;
+        let memoized = {
             let index = service.read_index();
-            (
-                index.search(&query),
-                unknown_job_values(&index, &query.filter),
-            )
+            let generation = catalog.index_generation.current();
+            match catalog.search_memo.get(&query, generation) {
+                Some(memoized) => memoized,
+                None => catalog.search_memo.keep(
+                    &query,
+                    generation,
+                    index.search(&query),
+                    unknown_job_values(&index, &query.filter),
+                ),
+            }
         };
-        let jobs = service.inner.catalog.store.get_jobs(&found.ids).await?;
+        let jobs = catalog.store.get_jobs(&memoized.found.ids).await?;
         Ok(JobPage {
             jobs,
-            total: found.total,
+            total: memoized.found.total,
             page: query.page,
             per_page: query.per_page,
-            facets: found.facets,
-            warnings,
+            facets: memoized.found.facets.clone(),
+            warnings: memoized.warnings.clone(),
         })
     }
 

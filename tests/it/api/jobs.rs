@@ -748,3 +748,58 @@ async fn a_job_and_a_company_changed_in_the_same_instant_are_answered_as_changed
         .expect("the job");
     assert_eq!(shown["role"], job.role.as_str());
 }
+
+/// Each write that changes a search's answer, made between two askings of that search,
+/// and the answers seen: (total, ids of the page).
+async fn answers_across_writes(app: &crate::support::TestApp) -> Vec<(u64, Vec<String>)> {
+    let k = known();
+    let query = "q=zephyrine&per_page=50";
+    let mut seen = Vec::new();
+    let ask = async |seen: &mut Vec<(u64, Vec<String>)>| {
+        // Asked twice: the second asking is the one a kept result would answer.
+        let first = app.get_jobs(query).await;
+        let again = app.get_jobs(query).await;
+        assert_eq!(again.body, first.body, "nothing was written in between");
+        seen.push((again.total(), again.ids()));
+    };
+    ask(&mut seen).await;
+    let mut new = k.rust_staff.clone();
+    new.id = job_listings::domain::JobId(Uuid::new_v4());
+    app.service.upsert_job(new).await.expect("a new job");
+    ask(&mut seen).await;
+    app.service
+        .close_job(k.wombat_job.id)
+        .await
+        .expect("closed");
+    ask(&mut seen).await;
+    app.service
+        .delete_job(k.rust_staff.id)
+        .await
+        .expect("deleted");
+    ask(&mut seen).await;
+    seen
+}
+
+#[tokio::test]
+async fn a_search_asked_again_answers_every_write_made_since() {
+    let app = spawn_app().await;
+    let seen = answers_across_writes(&app).await;
+    let totals: Vec<u64> = seen.iter().map(|(t, _)| *t).collect();
+    let start = totals[0];
+    assert_eq!(totals, [start, start + 1, start, start - 1]);
+    let (wombat, staff) = (id_of(&known().wombat_job), id_of(&known().rust_staff));
+    assert!(seen[1].1.contains(&wombat) && !seen[2].1.contains(&wombat));
+    assert!(seen[2].1.contains(&staff) && !seen[3].1.contains(&staff));
+
+    // Without kept results the same writes give the same answers.
+    let config = job_listings::service::ServiceConfig {
+        search_memo_entries: 0,
+        ..Default::default()
+    };
+    let fresh = super::spawn_app_with(config).await;
+    let unkept = answers_across_writes(&fresh).await;
+    let without_new = |s: &[(u64, Vec<String>)]| -> Vec<(u64, usize)> {
+        s.iter().map(|(t, ids)| (*t, ids.len())).collect()
+    };
+    assert_eq!(without_new(&unkept), without_new(&seen));
+}
