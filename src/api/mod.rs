@@ -202,8 +202,8 @@ impl Reply {
     }
 
     /// A 200 with a JSON body already encoded.
-    pub(crate) fn json_bytes(body: Vec<u8>, quota: Option<QuotaState>) -> Self {
-        Self::new(StatusCode::OK, Some(Bytes::from(body)), quota)
+    pub(crate) fn json_bytes(body: impl Into<Bytes>, quota: Option<QuotaState>) -> Self {
+        Self::new(StatusCode::OK, Some(body.into()), quota)
     }
 
     pub(crate) fn json(body: &impl serde::Serialize, quota: Option<QuotaState>) -> Self {

@@ -103,17 +103,21 @@ impl<Id> Weighter<RenderKey<Id>, Bytes> for ByLength {
 pub(crate) struct RenderCache {
     jobs: Option<Cache<RenderKey<JobId>, Bytes, ByLength>>,
     companies: Option<Cache<RenderKey<CompanyId>, Bytes, ByLength>>,
-    /// Whole answers compressed, by entity tag, coding and length before coding.
-    compressed: Option<Cache<CompressedKey, Bytes, ByLength>>,
+    /// Whole answers by entity tag: as JSON, and compressed in each coding asked for.
+    answers: Option<Cache<AnswerKey, Bytes, ByLength>>,
 }
 
-/// What identifies a compressed answer: its entity tag and coding. The tag is a 64-bit hash;
-/// the length before coding is kept beside it so that even two answers whose tags collided
-/// would also need one length to be confused.
-type CompressedKey = (ETag, Coding, usize);
+/// What identifies a kept answer: its entity tag (a 64-bit hash of what the answer is made
+/// of), and for a compressed one its coding and its length before coding, so that even two
+/// answers whose tags collided would also need one length to be confused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum AnswerKey {
+    Json(ETag),
+    Coded(ETag, Coding, usize),
+}
 
-impl Weighter<CompressedKey, Bytes> for ByLength {
-    fn weight(&self, _key: &CompressedKey, body: &Bytes) -> u64 {
+impl Weighter<AnswerKey, Bytes> for ByLength {
+    fn weight(&self, _key: &AnswerKey, body: &Bytes) -> u64 {
         body.len() as u64 + ENTRY_OVERHEAD
     }
 }
@@ -123,40 +127,48 @@ impl std::fmt::Debug for RenderCache {
         f.debug_struct("RenderCache")
             .field("jobs", &self.jobs.as_ref().map_or(0, Cache::len))
             .field("companies", &self.companies.as_ref().map_or(0, Cache::len))
-            .field(
-                "compressed",
-                &self.compressed.as_ref().map_or(0, Cache::len),
-            )
+            .field("answers", &self.answers.as_ref().map_or(0, Cache::len))
             .finish()
     }
 }
 
 impl RenderCache {
     /// A cache holding up to `capacity_bytes` of rendered jobs; companies, fewer and sent
-    /// with each job detail, get a sixteenth of that on top, and compressed answers a
-    /// quarter (a compressed page is a fifth to a tenth of its JSON).
+    /// with each job detail, get a sixteenth of that on top, and whole answers a quarter.
     pub(crate) fn new(capacity_bytes: u64) -> Self {
         Self {
             jobs: bounded(capacity_bytes),
             companies: bounded(capacity_bytes / 16),
-            compressed: (capacity_bytes > 0).then(|| {
+            answers: (capacity_bytes > 0).then(|| {
                 let bytes = capacity_bytes / 4;
-                // A compressed page is a few kilobytes; this only sizes the tables.
-                let estimated = usize::try_from(bytes / 4096).unwrap_or(usize::MAX);
+                // Answers run from a few kilobytes (a detail, a compressed page) to a hundred
+                // (a page of 100 long posts); this only sizes the tables.
+                let estimated = usize::try_from(bytes / 8192).unwrap_or(usize::MAX);
                 Cache::with_weighter(estimated.max(16), bytes, ByLength)
             }),
         }
     }
 
+    /// The JSON of the answer tagged `tag`: as kept, or `render`ed now and kept. A page or
+    /// record asked for again is then sent from memory without being put together again:
+    /// at a page of long posts, allocating and filling the body was a fifth of the request.
+    pub(crate) fn json(&self, tag: ETag, render: impl FnOnce() -> Vec<u8>) -> Bytes {
+        self.answer(AnswerKey::Json(tag), || Bytes::from(render()))
+    }
+
     /// The answer tagged `tag`, whose JSON is `body`, in `coding`: as kept, or compressed
     /// now and kept.
     pub(crate) fn compressed(&self, tag: ETag, coding: Coding, body: &[u8]) -> Bytes {
-        let key = (tag, coding, body.len());
-        if let Some(bytes) = self.compressed.as_ref().and_then(|c| c.get(&key)) {
+        let key = AnswerKey::Coded(tag, coding, body.len());
+        self.answer(key, || coding.compress(body))
+    }
+
+    fn answer(&self, key: AnswerKey, make: impl FnOnce() -> Bytes) -> Bytes {
+        if let Some(bytes) = self.answers.as_ref().and_then(|c| c.get(&key)) {
             return bytes;
         }
-        let bytes = coding.compress(body);
-        if let Some(cache) = &self.compressed {
+        let bytes = make();
+        if let Some(cache) = &self.answers {
             cache.insert(key, bytes.clone());
         }
         bytes

@@ -277,8 +277,8 @@ async fn call(
     let answer = match (pattern, method) {
         ("/api/v1/jobs", _) => jobs::search(api, &caller, req).await,
         ("/api/v1/jobs/{id}", _) => jobs::get(api, &caller, id, req).await,
-        ("/api/v1/companies", _) => companies::list(&caller, req).await,
-        ("/api/v1/companies/{id}", _) => companies::get(&caller, id, req).await,
+        ("/api/v1/companies", _) => companies::list(api, &caller, req).await,
+        ("/api/v1/companies/{id}", _) => companies::get(api, &caller, id, req).await,
         ("/api/v1/changes", _) => changes::list(api, &caller, req).await,
         ("/api/v1/webhooks", &Method::POST) => webhooks::create(&caller, req).await,
         ("/api/v1/webhooks", _) => webhooks::list(&caller, req).await,

@@ -4,18 +4,19 @@ use bytes::Bytes;
 use http::Request;
 use serde_json::json;
 
-use super::{conditional, fresh, no_params, Handled};
+use super::{conditional, fresh, kept_json, no_params, Handled};
 use crate::api::etag::ETag;
 use crate::api::params::{company_query, Params, COMPANY_PARAMS};
+use crate::api::render::render;
 use crate::api::views::{
     value_counts_json, CompanyDetailView, CompanySummaryView, FiltersMeta, ListEnvelope,
 };
-use crate::api::Reply;
+use crate::api::Api;
 use crate::domain::CompanyId;
 use crate::service::{Caller, CompanyDetail, CompanyPage};
 
 /// One page of companies with active jobs, by name.
-pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
+pub(crate) async fn list(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Handled {
     let params = Params::parse(req.uri().query(), COMPANY_PARAMS, &[])?;
     let query = company_query(&params)?;
     let stage = query.funding_stage.as_ref().map(|s| s.as_str().to_owned());
@@ -35,28 +36,30 @@ pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
         Ok(fresh) => fresh,
         Err(not_modified) => return Ok(not_modified.into()),
     };
-    let views: Vec<CompanySummaryView<'_>> = found.companies.iter().map(Into::into).collect();
-    let envelope = ListEnvelope::new(
-        views,
-        found.page.get(),
-        found.per_page.get(),
-        found.total,
-        "/api/v1/companies",
-        &params.without_page(),
-        FiltersMeta {
-            filters: json!({ "funding_stage": stage }),
-            facets: found
-                .funding_stage_counts
-                .as_deref()
-                .map(|c| json!({ "funding_stage": value_counts_json(c) })),
-            warnings: found.warnings.iter().map(Into::into).collect(),
-        },
-    );
-    Ok(Reply::json(&envelope, Some(quota)).tagged(tag))
+    Ok(kept_json(api, tag, quota, || {
+        let views: Vec<CompanySummaryView<'_>> = found.companies.iter().map(Into::into).collect();
+        let envelope = ListEnvelope::new(
+            views,
+            found.page.get(),
+            found.per_page.get(),
+            found.total,
+            "/api/v1/companies",
+            &params.without_page(),
+            FiltersMeta {
+                filters: json!({ "funding_stage": stage }),
+                facets: found
+                    .funding_stage_counts
+                    .as_deref()
+                    .map(|c| json!({ "funding_stage": value_counts_json(c) })),
+                warnings: found.warnings.iter().map(Into::into).collect(),
+            },
+        );
+        render(&envelope)
+    }))
 }
 
 /// One company with its enrichment data and its newest active jobs.
-pub(crate) async fn get(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
+pub(crate) async fn get(api: &Api, caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
     let id = CompanyId::parse(id)?;
     let headers = req.headers();
@@ -75,5 +78,7 @@ pub(crate) async fn get(caller: &Caller, id: &str, req: &Request<Bytes>) -> Hand
         Ok(fresh) => fresh,
         Err(not_modified) => return Ok(not_modified.into()),
     };
-    Ok(Reply::json(&CompanyDetailView::from(&found), Some(quota)).tagged(tag))
+    Ok(kept_json(api, tag, quota, || {
+        render(&CompanyDetailView::from(&found))
+    }))
 }

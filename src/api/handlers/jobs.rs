@@ -3,11 +3,11 @@
 use bytes::Bytes;
 use http::Request;
 
-use super::{conditional, fresh, no_params, Handled};
+use super::{conditional, fresh, kept_json, no_params, Handled};
 use crate::api::etag::ETag;
 use crate::api::params::{job_query, Params, JOB_LISTS, JOB_PARAMS};
 use crate::api::views::{job_detail_json, job_facets_json, FiltersMeta, ListEnvelope};
-use crate::api::{Api, Reply};
+use crate::api::Api;
 use crate::domain::JobId;
 use crate::service::{Caller, JobDetail, JobPage};
 
@@ -32,22 +32,24 @@ pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> 
         Ok(fresh) => fresh,
         Err(not_modified) => return Ok(not_modified.into()),
     };
-    let envelope = ListEnvelope::new(
-        (),
-        found.page.get(),
-        found.per_page.get(),
-        found.total,
-        "/api/v1/jobs",
-        &params.without_page(),
-        FiltersMeta {
-            filters,
-            facets: job_facets_json(&found.facets),
-            warnings: found.warnings.iter().map(Into::into).collect(),
-        },
-    );
-    let rendered = api.rendered();
-    let jobs: Vec<Bytes> = found.jobs.iter().map(|j| rendered.job(j)).collect();
-    Ok(Reply::json_bytes(envelope.to_json_around(&jobs), Some(quota)).tagged(tag))
+    Ok(kept_json(api, tag, quota, || {
+        let envelope = ListEnvelope::new(
+            (),
+            found.page.get(),
+            found.per_page.get(),
+            found.total,
+            "/api/v1/jobs",
+            &params.without_page(),
+            FiltersMeta {
+                filters,
+                facets: job_facets_json(&found.facets),
+                warnings: found.warnings.iter().map(Into::into).collect(),
+            },
+        );
+        let rendered = api.rendered();
+        let jobs: Vec<Bytes> = found.jobs.iter().map(|j| rendered.job(j)).collect();
+        envelope.to_json_around(&jobs)
+    }))
 }
 
 /// One job, active or closed, with its company's enrichment data.
@@ -70,8 +72,9 @@ pub(crate) async fn get(api: &Api, caller: &Caller, id: &str, req: &Request<Byte
         Ok(fresh) => fresh,
         Err(not_modified) => return Ok(not_modified.into()),
     };
-    let rendered = api.rendered();
-    let company = found.company.as_deref().map(|c| rendered.company(c));
-    let body = job_detail_json(&rendered.job(&found.job), company.as_deref());
-    Ok(Reply::json_bytes(body, Some(quota)).tagged(tag))
+    Ok(kept_json(api, tag, quota, || {
+        let rendered = api.rendered();
+        let company = found.company.as_deref().map(|c| rendered.company(c));
+        job_detail_json(&rendered.job(&found.job), company.as_deref())
+    }))
 }

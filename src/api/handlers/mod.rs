@@ -70,6 +70,17 @@ pub(super) fn conditional<'c, T>(
     etag::is_conditional(headers).then_some(check)
 }
 
+/// A 200 carrying the JSON of the answer tagged `tag`, kept by tag in the render cache, so
+/// an answer asked for again is not put together again.
+pub(super) fn kept_json(
+    api: &super::Api,
+    tag: ETag,
+    quota: QuotaState,
+    render: impl FnOnce() -> Vec<u8>,
+) -> Reply {
+    Reply::json_bytes(api.rendered().json(tag, render), Some(quota)).tagged(tag)
+}
+
 /// A conditional read whose answer is the client's copy: a 304 with this tag and quota.
 pub(super) struct NotModified(ETag, QuotaState);
 
