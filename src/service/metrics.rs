@@ -118,6 +118,9 @@ pub(crate) struct ServiceMetrics {
     jobs_created: AtomicU64,
     jobs_updated: AtomicU64,
     jobs_closed: AtomicU64,
+    /// Job searches answered from a kept result, and searched in the index.
+    searches_kept: AtomicU64,
+    searches_run: AtomicU64,
     deliveries: [AtomicU64; DeliveryOutcome::ALL.len()],
     /// How long each attempt took, answered or not.
     delivery_duration: DurationHistogram,
@@ -132,6 +135,8 @@ impl Default for ServiceMetrics {
             jobs_created: AtomicU64::new(0),
             jobs_updated: AtomicU64::new(0),
             jobs_closed: AtomicU64::new(0),
+            searches_kept: AtomicU64::new(0),
+            searches_run: AtomicU64::new(0),
             deliveries: Default::default(),
             delivery_duration: DurationHistogram::default(),
             // The retry policy's default schedule makes up to 9 attempts.
@@ -147,6 +152,16 @@ impl ServiceMetrics {
         self.jobs_created.fetch_add(written.created, Relaxed);
         self.jobs_updated.fetch_add(written.updated, Relaxed);
         self.jobs_closed.fetch_add(written.closed, Relaxed);
+    }
+
+    /// Counts a job search, answered from a kept result or searched in the index.
+    pub(crate) fn search(&self, kept: bool) {
+        let counter = if kept {
+            &self.searches_kept
+        } else {
+            &self.searches_run
+        };
+        counter.fetch_add(1, Relaxed);
     }
 
     /// Counts a delivery attempt, or a delivery failed without one (`took` `None`).
@@ -176,6 +191,17 @@ impl ServiceMetrics {
                 ("closed", &self.jobs_closed),
             ]
             .map(|(outcome, n)| ([("outcome", outcome)], n.load(Relaxed))),
+        )?;
+        counters(
+            encoder,
+            "job_listings_job_searches",
+            "Job searches by how they were answered: from a result kept since the index last \
+             changed (kept), or searched in the index (searched).",
+            [
+                ("kept", &self.searches_kept),
+                ("searched", &self.searches_run),
+            ]
+            .map(|(result, n)| ([("result", result)], n.load(Relaxed))),
         )?;
         counters(
             encoder,

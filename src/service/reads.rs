@@ -228,7 +228,9 @@ impl Caller {
         let memoized = {
             let index = service.read_index();
             let generation = catalog.index_generation.current();
-            match catalog.search_memo.get(&query, generation) {
+            let kept = catalog.search_memo.get(&query, generation);
+            service.inner.metrics.search(kept.is_some());
+            match kept {
                 Some(memoized) => memoized,
                 None => catalog.search_memo.keep(
                     &query,

@@ -218,3 +218,31 @@ async fn two_apis_over_one_service_count_their_requests_apart() {
         sample(&theirs, "job_listings_companies", &[])
     );
 }
+
+#[tokio::test]
+async fn searches_are_counted_by_whether_a_kept_result_answered_them() {
+    let app = spawn_app().await;
+    let searches = |text: &str, result: &str| {
+        count(
+            text,
+            "job_listings_job_searches_total",
+            &[("result", result)],
+        )
+    };
+    app.get_jobs("q=zephyrine").await;
+    app.get_jobs("q=zephyrine").await;
+    app.get_jobs("q=zephyrine&page=2").await;
+    let text = app.api.metrics_text();
+    assert_eq!(searches(&text, "searched"), 2.0, "{text}");
+    assert_eq!(searches(&text, "kept"), 1.0);
+
+    // A write makes every kept result stale: the same search is searched again.
+    app.service
+        .close_job(known().wombat_job.id)
+        .await
+        .expect("closed");
+    app.get_jobs("q=zephyrine").await;
+    let text = app.api.metrics_text();
+    assert_eq!(searches(&text, "searched"), 3.0);
+    assert_eq!(searches(&text, "kept"), 1.0);
+}
