@@ -33,7 +33,9 @@
 # sled's page cache is bounded by --cache-mb (BULK_CACHE_MB, default 256, the server's
 # default); the figure used is printed. Loopback only.
 #
-# Environment: BULK_JOBS (1000000), BULK_CACHE_MB (256), BULK_PORT (18099), BULK_SEED (42),
+# Environment: BULK_JOBS (1000000), BULK_POSTS (`short`, about 80 words a post; `long`, 80 to
+# 300, about 190, whose JSON Lines take about 2 KB a job), BULK_CACHE_MB (256), BULK_PORT
+# (18099), BULK_SEED (42),
 # BULK_DIR (a work folder to use instead of a new temporary one; it is emptied first),
 # BULK_KEEP=1 (keep the work folder). Needs about 1.1 KB of disk per job for the JSON Lines and
 # about 3 KB per job for the sled folder (and as much again for the floor's folder while it
@@ -79,7 +81,7 @@ data="$work/db"
 
 echo "== 1. generating $jobs jobs as JSON Lines (seed $seed)"
 t0="$(now_ms)"
-"$compare" --jobs "$jobs" --seed "$seed" --write-jsonl "$work/jsonl"
+"$compare" --jobs "$jobs" --seed "$seed" --posts "${BULK_POSTS:-short}" --write-jsonl "$work/jsonl"
 gen_ms=$(($(now_ms) - t0))
 jsonl_bytes="$(du -cb "$work/jsonl/jobs.jsonl" "$work/jsonl/companies.jsonl" | awk 'END { print $1 }')"
 companies="$(wc -l <"$work/jsonl/companies.jsonl")"
