@@ -28,44 +28,22 @@ cargo build --release --quiet -p job-listings-server -p job-listings-compare --b
 bin="$target/release"
 
 schema="jl_fresh_$$"
-pids=()
-cleanup_all() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [[ "$mode" == postgres ]]; then
-    psql "$DATABASE_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup_all EXIT
-
-# start NAME [store args...]: a server on ports the system picks; sets url, admin and token.
-start() {
-  local name="$1"; shift
-  local data="$work/$name"
-  RUST_LOG=warn "$bin/job-listings" --data-dir "$data" --secret-key-file "$work/secret.key" "$@" \
-    serve --addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 --allow-local-webhooks --no-rate-limits \
-    --enterprise-quota 100000000 >"$work/$name.out" 2>"$work/$name.out.err" &
-  pid=$!
-  pids+=("$pid")
-  wait_listening "$work/$name.out" "server $name"
-  url="$(sed -n 's/^Listening on \(http:[^ ]*\)$/\1/p' "$work/$name.out")"
-  admin="$(cat "$data/admin.addr")"
-  token_file="$data/admin.token"
-}
+serve_args=(--allow-local-webhooks)
+# shellcheck source=servers.sh
+source "$here/servers.sh"
 
 case "$mode" in
   sled)
-    start one
-    key="$(awk '$1 == "enterprise" && $2 ~ /^jl_live_/ { print $2; exit }' "$work/one.out")"
+    start one 127.0.0.1:0 127.0.0.1:0
+    key="$(key_of one)"
     search_url="$url"
     ;;
   postgres)
     : "${DATABASE_URL:?set DATABASE_URL to a PostgreSQL server}"
-    start one --database-url "$DATABASE_URL" --database-schema "$schema"
-    key="$(awk '$1 == "enterprise" && $2 ~ /^jl_live_/ { print $2; exit }' "$work/one.out")"
+    start one 127.0.0.1:0 127.0.0.1:0 --database-url "$DATABASE_URL" --database-schema "$schema"
+    key="$(key_of one)"
     write_admin="$admin"; write_token="$token_file"
-    start two --database-url "$DATABASE_URL" --database-schema "$schema"
+    start two 127.0.0.1:0 127.0.0.1:0 --database-url "$DATABASE_URL" --database-schema "$schema"
     search_url="$url"; admin="$write_admin"; token_file="$write_token"
     ;;
   *) echo "usage: $0 [sled|postgres]" >&2; exit 2 ;;
