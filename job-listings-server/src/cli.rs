@@ -273,6 +273,10 @@ pub(crate) struct ServeArgs {
     /// more are closed when accepted. Behind a proxy, raise it to --max-connections.
     #[arg(long, default_value_t = 1_024, value_name = "N")]
     pub(crate) max_connections_per_address: usize,
+    /// Seconds a new connection may wait for a slot while every connection has a request in
+    /// flight before GET /livez answers 503 (the listener serves no one new: restart it).
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    pub(crate) accept_stall_limit: u64,
     /// Where calls are counted. `in-memory`: written every 100 ms, fastest; a crash of the
     /// process loses at most the last 100 ms of counting. `in-store`: written durably before
     /// each answer; nothing is lost in a crash, at the cost of one disk flush per call.
@@ -350,6 +354,7 @@ impl ServeArgs {
             idle_timeout: Duration::from_secs(self.idle_timeout),
             max_connections: self.max_connections,
             max_connections_per_address: self.max_connections_per_address,
+            accept_stall_limit: Duration::from_secs(self.accept_stall_limit),
             ..ServerConfig::default()
         }
     }

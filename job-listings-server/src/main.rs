@@ -111,8 +111,22 @@ use remote::Remote;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> Result<()> {
+/// How long the runtime waits, once the command is done, for blocking work still running
+/// (a search or a file write on a blocking thread) before the process exits anyway: a stop
+/// request must stop the process even when such work does not end.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn main() -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let outcome = runtime.block_on(run());
+    runtime.shutdown_timeout(EXIT_GRACE);
+    outcome
+}
+
+async fn run() -> Result<()> {
     let started = Instant::now();
     let cli = cli::parse_command_line();
     let store = cli.store;

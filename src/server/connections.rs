@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{watch, Notify};
 
+use crate::service::ListenerReport;
+
 /// How many of the longest-idle connections one scan of the table picks, to be shed by the
 /// next arrivals in turn: under a flood of new connections, a scan per arrival would cost
 /// more than the arrivals.
@@ -33,17 +35,23 @@ pub(super) struct Connections {
     table: Mutex<Table>,
     /// How many connections are kept; shutdown waits for 0.
     kept: watch::Sender<usize>,
+    /// Where the counts are published for health and metrics, if anywhere.
+    report: Option<Arc<ListenerReport>>,
 }
 
 struct Table {
     next_id: u64,
+    /// Every connection kept, open or closing: the one record of which connections exist.
     all: HashMap<u64, Arc<Conn>>,
-    /// Those not told to close.
-    open: usize,
+    /// How many of `all` are closing. Only [`Table::start_closing`] raises it, for a
+    /// connection in `all` not closing yet, and only [`Table::remove`] lowers it, for a
+    /// closing connection it takes out of `all`: so it never exceeds `all.len()`, and the
+    /// open count derived from the two cannot drift from the table.
+    closing: usize,
     by_address: HashMap<IpAddr, usize>,
     /// The longest-idle open connections of the last scan, the oldest last, each with the
-    /// time it was last active then: still idle since then, it is still among the longest
-    /// idle, since every connection idle for longer was picked too.
+    /// time it was last active then: still kept and idle since then, it is still among the
+    /// longest idle, since every connection idle for longer was picked too.
     candidates: Vec<(Arc<Conn>, u64)>,
 }
 
@@ -55,7 +63,7 @@ pub(super) struct Conn {
     in_flight: AtomicU32,
     /// When a request last started or ended, in milliseconds since `epoch`.
     last_active: AtomicU64,
-    /// Told to close (set under the table's lock, so that `open` stays exact).
+    /// Told to close (set under the table's lock, with the table's count of closing ones).
     closing: AtomicBool,
     close: Notify,
 }
@@ -81,8 +89,13 @@ fn millis_since(epoch: Instant) -> u64 {
 }
 
 impl Connections {
-    /// A table for at most `max_open` connections, `max_per_address` of them from one address.
-    pub(super) fn new(max_open: usize, max_per_address: usize) -> Arc<Self> {
+    /// A table for at most `max_open` connections, `max_per_address` of them from one address,
+    /// publishing its counts to `report`.
+    pub(super) fn new(
+        max_open: usize,
+        max_per_address: usize,
+        report: Option<Arc<ListenerReport>>,
+    ) -> Arc<Self> {
         let max_open = max_open.max(1);
         Arc::new(Self {
             max_open,
@@ -92,11 +105,12 @@ impl Connections {
             table: Mutex::new(Table {
                 next_id: 0,
                 all: HashMap::new(),
-                open: 0,
+                closing: 0,
                 by_address: HashMap::new(),
                 candidates: Vec::new(),
             }),
             kept: watch::channel(0).0,
+            report,
         })
     }
 
@@ -112,7 +126,7 @@ impl Connections {
         if table.all.len() >= self.max_kept {
             return false;
         }
-        table.open < self.max_open || table.oldest_idle().is_some()
+        table.open() < self.max_open || table.oldest_idle().is_some()
     }
 
     /// Takes in a connection accepted from `address` (as [`ClientAddr::group`] counts it),
@@ -126,7 +140,7 @@ impl Connections {
         if from_address >= self.max_per_address {
             return None;
         }
-        if table.open >= self.max_open {
+        if table.open() >= self.max_open {
             if let Some(victim) = table.oldest_idle() {
                 tracing::debug!(
                     address = %victim.address,
@@ -148,8 +162,7 @@ impl Connections {
             close: Notify::new(),
         });
         table.all.insert(id, conn.clone());
-        table.open += 1;
-        self.kept.send_replace(table.all.len());
+        self.publish(&table);
         Some(Slot {
             connections: self.clone(),
             conn,
@@ -163,6 +176,15 @@ impl Connections {
         for conn in &all {
             table.start_closing(conn);
         }
+        self.publish(&table);
+    }
+
+    /// Tells shutdown and the report the table's counts after a change.
+    fn publish(&self, table: &Table) {
+        self.kept.send_replace(table.all.len());
+        if let Some(report) = &self.report {
+            report.connections(table.open(), table.all.len());
+        }
     }
 
     /// Resolves once every connection has ended.
@@ -173,29 +195,68 @@ impl Connections {
 
     fn end(&self, conn: &Conn) {
         let mut table = self.lock();
-        if table.all.remove(&conn.id).is_none() {
-            return;
+        if table.remove(conn) {
+            self.publish(&table);
         }
-        if !conn.closing.load(Ordering::Acquire) {
-            table.open -= 1;
+    }
+
+    /// How many connections are open and how many are kept (open or closing), as the table
+    /// holds them now.
+    #[cfg(test)]
+    fn counts(&self) -> ConnectionCounts {
+        let table = self.lock();
+        ConnectionCounts {
+            open: table.open(),
+            kept: table.all.len(),
         }
-        if let Some(n) = table.by_address.get_mut(&conn.address) {
-            *n -= 1;
-            if *n == 0 {
-                table.by_address.remove(&conn.address);
-            }
-        }
-        self.kept.send_replace(table.all.len());
     }
 }
 
+/// The connections of a server at one moment.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct ConnectionCounts {
+    /// Served and not told to close.
+    open: usize,
+    /// Open or closing: each holds a file descriptor.
+    kept: usize,
+}
+
 impl Table {
-    /// Marks a connection as closing (no longer open) and tells its task.
+    /// Connections served and not told to close.
+    fn open(&self) -> usize {
+        self.all.len() - self.closing
+    }
+
+    /// Whether `conn` is still in the table (it is not once its task has ended).
+    fn holds(&self, conn: &Conn) -> bool {
+        self.all.contains_key(&conn.id)
+    }
+
+    /// Marks a connection of the table as closing (no longer open) and tells its task; a
+    /// connection already closing, or no longer in the table, is left alone.
     fn start_closing(&mut self, conn: &Conn) {
-        if !conn.closing.swap(true, Ordering::AcqRel) {
-            self.open -= 1;
+        if self.holds(conn) && !conn.closing.swap(true, Ordering::AcqRel) {
+            self.closing += 1;
             conn.close.notify_one();
         }
+    }
+
+    /// Takes an ended connection out of the table; `false` if it was not in it.
+    fn remove(&mut self, conn: &Conn) -> bool {
+        if self.all.remove(&conn.id).is_none() {
+            return false;
+        }
+        if conn.closing.load(Ordering::Acquire) {
+            self.closing -= 1;
+        }
+        if let Some(n) = self.by_address.get_mut(&conn.address) {
+            *n -= 1;
+            if *n == 0 {
+                self.by_address.remove(&conn.address);
+            }
+        }
+        true
     }
 
     /// The open connection that has had no request in flight for the longest, if any.
@@ -205,7 +266,10 @@ impl Table {
                 self.pick_candidates();
             }
             while let Some((conn, seen)) = self.candidates.last() {
-                if conn.is_idle() && conn.last_active.load(Ordering::Acquire) == *seen {
+                if self.holds(conn)
+                    && conn.is_idle()
+                    && conn.last_active.load(Ordering::Acquire) == *seen
+                {
                     return Some(conn.clone());
                 }
                 self.candidates.pop();
@@ -269,7 +333,16 @@ impl Slot {
 
     /// Gives up the slot's place among the open connections while it closes by itself.
     pub(super) fn closing(&self) {
-        self.connections.lock().start_closing(&self.conn);
+        let mut table = self.connections.lock();
+        table.start_closing(&self.conn);
+        self.connections.publish(&table);
+    }
+}
+
+#[cfg(test)]
+impl Slot {
+    fn is_closing(&self) -> bool {
+        self.conn.closing.load(Ordering::Acquire)
     }
 }
 
@@ -310,7 +383,7 @@ mod tests {
 
     #[test]
     fn a_full_table_closes_the_connection_idle_the_longest() {
-        let connections = Connections::new(3, 10);
+        let connections = Connections::new(3, 10, None);
         let first = connections.admit(ip(1)).expect("a slot");
         let second = connections.admit(ip(1)).expect("a slot");
         let third = connections.admit(ip(2)).expect("a slot");
@@ -330,7 +403,7 @@ mod tests {
 
     #[test]
     fn with_every_slot_busy_there_is_no_room() {
-        let connections = Connections::new(2, 10);
+        let connections = Connections::new(2, 10, None);
         let a = connections.admit(ip(1)).expect("a slot");
         let b = connections.admit(ip(2)).expect("a slot");
         let (_ra, rb) = (a.request(), b.request());
@@ -341,7 +414,7 @@ mod tests {
 
     #[test]
     fn an_address_gets_at_most_its_share_and_gets_it_back() {
-        let connections = Connections::new(100, 2);
+        let connections = Connections::new(100, 2, None);
         let a = connections.admit(ip(1)).expect("a slot");
         let _b = connections.admit(ip(1)).expect("a slot");
         assert!(connections.admit(ip(1)).is_none());
@@ -353,7 +426,7 @@ mod tests {
     #[test]
     fn closing_connections_are_kept_only_up_to_a_bound() {
         // Four open and one more closing at most.
-        let connections = Connections::new(4, 100);
+        let connections = Connections::new(4, 100, None);
         let mut slots: Vec<Slot> = (0..4).filter_map(|i| connections.admit(ip(i))).collect();
         assert!(connections.has_room());
         slots.extend(connections.admit(ip(4)));
@@ -370,5 +443,111 @@ mod tests {
         assert!(connections.has_room());
         drop(slots);
         assert_eq!(*connections.kept.borrow(), 0);
+    }
+
+    /// What happens to a connection table, in any order.
+    #[derive(Clone, Debug)]
+    enum Event {
+        /// A connection accepted from one of four addresses.
+        Open(u8),
+        /// A connection's task ends: the client closed, its header timeout or a 408 ended it,
+        /// or it closed after being told to.
+        End(usize),
+        RequestStarts(usize),
+        RequestEnds(usize),
+        /// Idle for too long: the connection gives up its place while it closes.
+        IdleClose(usize),
+        /// The server stops.
+        CloseAll,
+    }
+
+    fn event() -> impl proptest::strategy::Strategy<Value = Event> {
+        use proptest::prelude::*;
+        prop_oneof![
+            4 => (0u8..4).prop_map(Event::Open),
+            3 => any::<usize>().prop_map(Event::End),
+            2 => any::<usize>().prop_map(Event::RequestStarts),
+            2 => any::<usize>().prop_map(Event::RequestEnds),
+            1 => any::<usize>().prop_map(Event::IdleClose),
+            1 => Just(Event::CloseAll),
+        ]
+    }
+
+    /// A connection of the model: its slot and the requests in flight on it.
+    struct Held {
+        slot: Slot,
+        address: IpAddr,
+        requests: Vec<InFlight>,
+    }
+
+    proptest::proptest! {
+        /// Random opens, ends (client closes, header timeouts, 408s, shed connections going
+        /// away), requests, idle closes and stops: after every step the table's counts are
+        /// those of the connections the test holds, an address is refused exactly when it has
+        /// its most, and once every connection has ended the table is empty.
+        #[test]
+        fn the_counts_are_always_those_of_the_connections_held(
+            max_open in 1usize..8,
+            max_per_address in 1usize..6,
+            events in proptest::collection::vec(event(), 1..200),
+        ) {
+            let report = Arc::new(ListenerReport::default());
+            let connections = Connections::new(max_open, max_per_address, Some(report.clone()));
+            let mut held: Vec<Held> = Vec::new();
+            for event in events {
+                match event {
+                    // The accept loop takes a connection only when there is room.
+                    Event::Open(last) if connections.has_room() => {
+                        let address = ip(last);
+                        let from_address = held.iter().filter(|h| h.address == address).count();
+                        let was_open = held.iter().filter(|h| !h.slot.is_closing()).count();
+                        match connections.admit(address) {
+                            Some(slot) => {
+                                proptest::prop_assert!(from_address < max_per_address);
+                                held.push(Held { slot, address, requests: Vec::new() });
+                                // At the cap, an idle connection was told to close for it.
+                                let open = held.iter().filter(|h| !h.slot.is_closing()).count();
+                                proptest::prop_assert_eq!(open, (was_open + 1).min(max_open));
+                            }
+                            None => proptest::prop_assert!(from_address >= max_per_address),
+                        }
+                    }
+                    Event::End(i) if !held.is_empty() => {
+                        held.swap_remove(i % held.len());
+                    }
+                    Event::RequestStarts(i) if !held.is_empty() => {
+                        let n = held.len();
+                        let h = &mut held[i % n];
+                        h.requests.push(h.slot.request());
+                    }
+                    Event::RequestEnds(i) if !held.is_empty() => {
+                        let n = held.len();
+                        held[i % n].requests.pop();
+                    }
+                    Event::IdleClose(i) if !held.is_empty() => {
+                        let n = held.len();
+                        held[i % n].slot.closing();
+                    }
+                    Event::CloseAll => connections.close_all(),
+                    _ => {}
+                }
+                let open = held.iter().filter(|h| !h.slot.is_closing()).count();
+                proptest::prop_assert_eq!(
+                    connections.counts(),
+                    ConnectionCounts { open, kept: held.len() }
+                );
+                proptest::prop_assert!(open <= max_open);
+                proptest::prop_assert_eq!(*connections.kept.borrow(), held.len());
+                proptest::prop_assert_eq!(report.connection_counts(), (open as u64, held.len() as u64));
+                let idle_open = held
+                    .iter()
+                    .any(|h| !h.slot.is_closing() && h.requests.is_empty());
+                let room = held.len() < connections.max_kept && (open < max_open || idle_open);
+                proptest::prop_assert_eq!(connections.has_room(), room);
+            }
+            drop(held);
+            proptest::prop_assert_eq!(connections.counts(), ConnectionCounts::default());
+            proptest::prop_assert_eq!(*connections.kept.borrow(), 0);
+        }
     }
 }

@@ -32,7 +32,7 @@ use bytes::Bytes;
 
 use crate::api::admin::AdminApi;
 use crate::api::{Api, ClientAddr};
-use crate::service::JobListingsService;
+use crate::service::{JobListingsService, ListenerReport};
 use connections::{Connections, Slot};
 
 /// Binds a listener with a listen queue of `backlog` connections (the kernel caps it at
@@ -93,6 +93,12 @@ pub struct ServerConfig {
     pub max_connections_per_address: usize,
     /// How long shutdown waits for open requests before closing anyway. Default 10 s.
     pub shutdown_grace: Duration,
+    /// How long an accepted connection may wait for a slot, while every slot has a request
+    /// in flight, before the listener counts as stalled: `GET /livez` then answers 503 (with
+    /// `listener.stalled_since`), so that an orchestrator restarts a process that can serve
+    /// no one new, and `job_listings_listener_stalled` is 1 until a slot frees. Default 60 s,
+    /// far beyond any request but a stream.
+    pub accept_stall_limit: Duration,
 }
 
 impl Default for ServerConfig {
@@ -105,6 +111,7 @@ impl Default for ServerConfig {
             max_connections: 10_000,
             max_connections_per_address: 1_024,
             shutdown_grace: Duration::from_secs(10),
+            accept_stall_limit: Duration::from_secs(60),
         }
     }
 }
@@ -244,19 +251,19 @@ impl<H: Handler> Server<H> {
             ..
         } = self;
         let builders = Arc::new(connection_builders(&config));
-        let connections =
-            Connections::new(config.max_connections, config.max_connections_per_address);
+        let report = api.owned_service().map(JobListingsService::listener_report);
+        let connections = Connections::new(
+            config.max_connections,
+            config.max_connections_per_address,
+            report.clone(),
+        );
+        let stalls = StallWatch {
+            report,
+            limit: config.accept_stall_limit,
+        };
         tokio::pin!(shutdown);
 
         'serving: loop {
-            // Every connection busy with a request: leave newcomers in the accept queue until
-            // one is idle or ends.
-            while !connections.has_room() {
-                tokio::select! {
-                    _ = &mut shutdown => break 'serving,
-                    _ = tokio::time::sleep(ROOM_POLL) => {}
-                }
-            }
             let (stream, peer) = tokio::select! {
                 _ = &mut shutdown => break,
                 accepted = listener.accept() => match accepted {
@@ -269,6 +276,24 @@ impl<H: Handler> Server<H> {
                     }
                 },
             };
+            // Every connection busy with a request: the newcomer waits, with those behind it
+            // in the accept queue, until one is idle or ends. Holding it tells how long
+            // someone has waited.
+            let waiting_since = (std::time::Instant::now(), chrono::Utc::now());
+            let mut stalled = false;
+            while !connections.has_room() {
+                if !stalled && waiting_since.0.elapsed() >= stalls.limit {
+                    stalls.stalled(waiting_since.1);
+                    stalled = true;
+                }
+                tokio::select! {
+                    _ = &mut shutdown => break 'serving,
+                    _ = tokio::time::sleep(ROOM_POLL) => {}
+                }
+            }
+            if stalled {
+                stalls.accepting();
+            }
             let Some(slot) = connections.admit(ClientAddr(peer.ip()).group()) else {
                 tracing::debug!(%peer, "closed a connection over the per-address limit");
                 continue;
@@ -329,6 +354,32 @@ where
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.body.size_hint()
+    }
+}
+
+/// Tells the service's health when a waiting connection has not been taken for too long.
+struct StallWatch {
+    report: Option<Arc<ListenerReport>>,
+    limit: Duration,
+}
+
+impl StallWatch {
+    fn stalled(&self, since: chrono::DateTime<chrono::Utc>) {
+        tracing::error!(
+            waiting_since = %since,
+            "every connection slot has been busy for the accept stall limit while a \
+             connection waits: not live"
+        );
+        if let Some(report) = &self.report {
+            report.stalled(since);
+        }
+    }
+
+    fn accepting(&self) {
+        tracing::info!("a connection slot is free again: accepting");
+        if let Some(report) = &self.report {
+            report.accepting();
+        }
     }
 }
 

@@ -7,12 +7,12 @@
 //! process not ready at once (traffic goes to other replicas) and not live after the grace (the
 //! orchestrator restarts it).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use super::JobListingsService;
+use super::{JobListingsService, ListenerReport};
 
 /// How often the store is probed at most: health checks in between get the last answer.
 const PROBE_EVERY: Duration = Duration::from_secs(1);
@@ -21,6 +21,8 @@ const PROBE_EVERY: Duration = Duration::from_secs(1);
 #[derive(Debug, Default)]
 pub(super) struct HealthState {
     last: Mutex<Option<Probe>>,
+    /// What the server in front reports of its public listener.
+    listener: Arc<ListenerReport>,
 }
 
 #[derive(Clone, Debug)]
@@ -35,7 +37,8 @@ struct Probe {
 pub struct Health {
     /// The store takes writes: send traffic here.
     pub ready: bool,
-    /// Writes have not failed for longer than the grace: no restart needed.
+    /// Writes have not failed for longer than the grace, and the public listener takes new
+    /// connections: no restart needed.
     pub live: bool,
     /// Why writes fail and since when, while they do.
     pub store_writes_failing: Option<(String, DateTime<Utc>)>,
@@ -43,9 +46,21 @@ pub struct Health {
     /// apply, when more than [`ServiceConfig::max_follower_lag`](super::ServiceConfig):
     /// not ready until it catches up.
     pub follower_behind: Option<u64>,
+    /// Since when the public listener has left a waiting connection unaccepted, with every
+    /// connection slot busy (see [`ServerConfig::accept_stall_limit`]), while it has: not
+    /// live.
+    ///
+    /// [`ServerConfig::accept_stall_limit`]: crate::server::ServerConfig::accept_stall_limit
+    pub listener_stalled_since: Option<DateTime<Utc>>,
 }
 
 impl JobListingsService {
+    /// Where a frontend's accept loop reports the public listener's connections and stalls
+    /// (the bundled server does, for the listener of the `Api` that owns this service).
+    pub fn listener_report(&self) -> Arc<ListenerReport> {
+        self.inner.health.listener.clone()
+    }
+
     /// Probes the store with a small durable write (at most once a second; calls in between
     /// get the last result) and reports readiness and liveness (see the module notes).
     pub async fn health(&self) -> Health {
@@ -86,12 +101,15 @@ impl JobListingsService {
             .follower
             .lag()
             .filter(|&lag| lag > self.inner.config.max_follower_lag);
+        let listener_stalled_since = state.listener.stalled_since();
         Health {
             ready: probe.failing.is_none() && follower_behind.is_none(),
-            live: probe
-                .failing
-                .as_ref()
-                .is_none_or(|(_, began, _)| began.elapsed() < grace),
+            live: listener_stalled_since.is_none()
+                && probe
+                    .failing
+                    .as_ref()
+                    .is_none_or(|(_, began, _)| began.elapsed() < grace),
+            listener_stalled_since,
             store_writes_failing: probe.failing.map(|(error, _, at)| (error, at)),
             follower_behind,
         }

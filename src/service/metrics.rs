@@ -367,6 +367,29 @@ fn encode_stats(
     Ok(())
 }
 
+/// The public listener's gauges, as its server last reported them.
+fn encode_listener(
+    report: &super::ListenerReport,
+    encoder: &mut DescriptorEncoder<'_>,
+) -> Result<(), std::fmt::Error> {
+    let (open, kept) = report.connection_counts();
+    gauges(
+        encoder,
+        "job_listings_connections",
+        "Connections of the public listener: served (open), and told to close but not ended \
+         yet (closing).",
+        [("open", open), ("closing", kept.saturating_sub(open))]
+            .map(|(state, n)| ([("state", state)], n)),
+    )?;
+    gauge(
+        encoder,
+        "job_listings_listener_stalled",
+        "1 while a connection has waited longer than the accept stall limit with every \
+         connection slot busy (GET /livez answers 503 then), else 0.",
+        u64::from(report.stalled_since().is_some()),
+    )
+}
+
 /// Writes the service's metrics and gauges at each scrape. Holds the service weakly: a
 /// registry kept after the service is dropped writes nothing for it.
 #[derive(Debug)]
@@ -381,6 +404,7 @@ impl Collector for ServiceCollector {
         };
         let service = JobListingsService { inner };
         service.inner.metrics.encode(&mut encoder)?;
+        encode_listener(&service.listener_report(), &mut encoder)?;
         match service.stats() {
             Ok(stats) => encode_stats(&stats, &mut encoder),
             Err(e) => {

@@ -47,6 +47,7 @@ mod ingest;
 mod job_census;
 mod keyed_locks;
 mod keys;
+mod listener;
 mod metering;
 mod metrics;
 mod operator;
@@ -73,6 +74,7 @@ pub use import::{ImportError, ImportSummary};
 pub use index_snapshots::IndexOrigin;
 pub use ingest::{DeferredCompaction, IngestOutcome};
 pub use keys::NewKey;
+pub use listener::ListenerReport;
 pub use operator::WebhookHealth;
 pub use rate_limit::{RateLimit, RateLimits};
 pub use reads::{

@@ -1072,3 +1072,152 @@ async fn connections_from_one_address_beyond_its_cap_are_closed_while_others_are
         "connections within the cap were closed"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Connection accounting and a listener that cannot take anyone new
+// ---------------------------------------------------------------------------------------------
+
+/// Waits, up to [`HOLD_BOUND`], until the listener reports no connection kept; the counts
+/// (open, kept) it last reported otherwise.
+async fn wait_for_no_connections(app: &TestApp) -> Result<(), (u64, u64)> {
+    let report = app.service.listener_report();
+    let deadline = Instant::now() + HOLD_BOUND;
+    loop {
+        let counts = report.connection_counts();
+        if counts == (0, 0) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(counts);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rounds_of_silent_connections_over_the_cap_leave_the_count_at_zero_each_time() {
+    // Each round opens 60 silent connections against 50 slots: the server sheds the idle
+    // ones longest waiting, the rest end at the header timeout, clients hang up. Every way a
+    // connection ends must leave the table's count where the table is: back at 0 after each
+    // round, and a keyed client served.
+    const SLOTS: usize = 50;
+    const ROUND: usize = 60;
+    let app = start_with(ServerConfig {
+        max_connections: SLOTS,
+        ..ServerConfig::default()
+    })
+    .await;
+    let report = app.service.listener_report();
+    for round in 1..=10 {
+        let mut silent = Vec::with_capacity(ROUND);
+        for _ in 0..ROUND {
+            silent.push(connect(&app).await);
+        }
+        let (open, kept) = report.connection_counts();
+        assert!(
+            open <= SLOTS as u64,
+            "round {round}: {open} connections counted open over {SLOTS} slots"
+        );
+        assert!(
+            kept <= (SLOTS + SLOTS / 4) as u64,
+            "round {round}: {kept} kept"
+        );
+        // A third hang up; the others wait until the server closes them: shed for a
+        // newcomer, or at the header timeout.
+        silent.drain(..ROUND / 3);
+        let started = Instant::now();
+        for mut stream in silent {
+            let closed = wait_for_close(&mut stream, started, CLOSE_BOUND).await;
+            assert!(
+                closed.after.is_some(),
+                "round {round}: a silent connection outlived {CLOSE_BOUND:?}"
+            );
+        }
+        if let Err((open, kept)) = wait_for_no_connections(&app).await {
+            panic!("round {round}: the listener still counts {open} open, {kept} kept");
+        }
+        assert_eq!(
+            fresh_client_status(&app, "/api/v1/jobs?per_page=1").await,
+            200,
+            "round {round}: a keyed client was not served after the silent connections"
+        );
+    }
+    if let Err((open, kept)) = wait_for_no_connections(&app).await {
+        panic!("after the rounds: {open} open, {kept} kept");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_whose_every_slot_stays_busy_is_not_live_until_a_slot_frees() {
+    let app = TestApp::builder()
+        .seed(Dataset::generate(11, 5, 60))
+        .api_config(ApiConfig {
+            // Long enough that the unfinished bodies below keep their requests in flight.
+            body_timeout: Duration::from_secs(120),
+            ..ApiConfig::default()
+        })
+        .server_config(ServerConfig {
+            header_read_timeout: HEADER_TIMEOUT,
+            shutdown_grace: Duration::from_secs(1),
+            max_connections: 2,
+            accept_stall_limit: Duration::from_secs(1),
+            ..ServerConfig::default()
+        })
+        .spawn()
+        .await;
+    assert!(app.service.health().await.live);
+    // Two requests whose bodies never come hold both slots busy.
+    let mut busy = Vec::new();
+    for _ in 0..2 {
+        let mut stream = connect(&app).await;
+        stream
+            .write_all(webhook_head(&app, Some(100)).as_bytes())
+            .await
+            .expect("a request head");
+        busy.push(stream);
+    }
+    // A third client waits for a slot.
+    let waiting = tokio::spawn({
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(HOLD_BOUND * 2)
+            .build()
+            .expect("an HTTP client");
+        let (url, key) = (
+            app.url("/api/v1/jobs?per_page=1"),
+            app.keys.enterprise.raw.clone(),
+        );
+        async move {
+            client
+                .get(url)
+                .header("X-API-Key", key)
+                .send()
+                .await
+                .map_or(0, |r| r.status().as_u16())
+        }
+    });
+    let deadline = Instant::now() + HOLD_BOUND;
+    let stalled = loop {
+        let health = app.service.health().await;
+        if !health.live {
+            break health;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still live {HOLD_BOUND:?} after a connection began waiting with every slot busy"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(stalled.listener_stalled_since.is_some(), "{stalled:?}");
+    assert!(
+        stalled.ready,
+        "a stalled listener is a restart, not a readiness, matter"
+    );
+    assert!(!waiting.is_finished(), "the waiting client was answered");
+    // One busy request ends: the waiting client is served and the listener is live again.
+    busy.pop();
+    assert_eq!(waiting.await.expect("the waiting client"), 200);
+    let health = app.service.health().await;
+    assert!(health.live, "{health:?}");
+    assert_eq!(health.listener_stalled_since, None);
+}

@@ -55,6 +55,9 @@ pub(crate) async fn answer(api: &Api, req: &Request<Bytes>, probe: Probe) -> Han
     if let Some((error, since)) = health.store_writes_failing {
         body["store_writes"] = json!({ "error": error, "failing_since": since });
     }
+    if let Some(since) = health.listener_stalled_since {
+        body["listener"] = json!({ "accepting": false, "stalled_since": since });
+    }
     if let (Probe::Ready, Some(behind)) = (probe, health.follower_behind) {
         body["follower_behind"] = json!(behind);
     }
