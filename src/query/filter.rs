@@ -2,7 +2,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::facets::{Facet, FacetCounts};
-use super::text::words;
+use super::text::{for_each_word, words};
 use crate::domain::{CompanyId, Confidence, DomainTag, Job, JobId, Page, PerPage, Seniority};
 
 /// Which active jobs a search or a webhook subscription wants. Every field narrows the result;
@@ -76,24 +76,45 @@ impl JobFilter {
         if self.posted_after.is_some_and(|t| job.posted_at <= t) {
             return false;
         }
-        if !self.company_words.is_empty() {
-            let name: Vec<String> = words(&job.company_name).collect();
-            if !self.company_words.iter().all(|w| name.contains(w)) {
-                return false;
-            }
+        if !self.company_words.is_empty()
+            && !all_words_in(&self.company_words, &[&job.company_name])
+        {
+            return false;
         }
-        if !self.q_words.is_empty() {
-            let mut all: Vec<String> = words(&job.role)
-                .chain(words(&job.company_name))
-                .chain(words(&job.description))
-                .collect();
-            all.sort_unstable();
-            if !self.q_words.iter().all(|w| all.binary_search(w).is_ok()) {
-                return false;
-            }
-        }
-        true
+        self.q_words.is_empty()
+            || all_words_in(
+                &self.q_words,
+                &[&job.role, &job.company_name, &job.description],
+            )
     }
+
+    /// Whether the filter asks for words, so that deciding on a job reads its text.
+    pub fn reads_text(&self) -> bool {
+        !self.q_words.is_empty() || !self.company_words.is_empty()
+    }
+}
+
+/// Whether every word of `wanted` is a word of one of `texts`. Reads the texts word by word
+/// without collecting them (no allocation for lowercase ASCII words), and stops after the
+/// text in which the last of them was found: the webhook matcher and the change feed decide
+/// this for every job they look at.
+fn all_words_in(wanted: &[String], texts: &[&str]) -> bool {
+    let mut missing: Vec<&str> = wanted.iter().map(String::as_str).collect();
+    // Each once: a word found is taken out once.
+    missing.sort_unstable();
+    missing.dedup();
+    let mut buf = String::new();
+    for text in texts {
+        for_each_word(text, &mut buf, |word| {
+            if let Some(i) = missing.iter().position(|w| *w == word) {
+                missing.swap_remove(i);
+            }
+        });
+        if missing.is_empty() {
+            return true;
+        }
+    }
+    false
 }
 
 /// The terms a search text asks for: its [`words`], sorted and once each.

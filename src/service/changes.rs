@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use super::{CallResult, Caller, JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{ChangeKind, DomainError, FeedCursor, Job, JobId};
 use crate::query::JobFilter;
-use crate::store::FeedEntry;
+use crate::store::{FeedEntry, StoreError};
 
 /// Where a read of the change feed starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,7 +43,12 @@ impl ChangesQuery {
     /// The most feed entries one page reads to find its events: a filter that matches
     /// little ends the page early (with `has_more`) rather than scan the whole window on
     /// one request.
-    pub const MAX_SCANNED: usize = 10_000;
+    pub const MAX_SCANNED: usize = 4_096;
+    /// The most bytes of job text (role, company name and post) one page reads to decide a
+    /// filter with words (`q`, `company`): posts are long, and a page of a filter that
+    /// matches nothing would otherwise read thousands of them for one answer. About what
+    /// serializing a full page of events costs. A page always reads at least one entry.
+    pub const MAX_TEXT_BYTES: usize = 2 << 20;
 
     /// Checks `limit` as a client sent it.
     pub fn checked_limit(limit: usize) -> Result<usize, DomainError> {
@@ -115,31 +120,38 @@ impl JobListingsService {
             FeedStart::After(cursor) => cursor.0,
         };
         let limit = query.limit.clamp(1, ChangesQuery::MAX_LIMIT);
-        let unfiltered = query.filter == JobFilter::default();
+        let filter = Arc::new(query.filter);
+        let unfiltered = *filter == JobFilter::default();
         let mut events = Vec::with_capacity(limit.min(64));
         let mut position = start;
-        let mut scanned = 0;
+        let mut work = PageWork::default();
         let mut at_head = matches!(query.start, FeedStart::Now);
-        'read: while !at_head && events.len() < limit && scanned < ChangesQuery::MAX_SCANNED {
+        while !at_head && events.len() < limit && !work.spent() {
             // Unfiltered, every entry read is an event of the page.
             let want = if unfiltered {
                 limit - events.len()
             } else {
                 limit.max(256)
             };
-            let want = want.min(ChangesQuery::MAX_SCANNED - scanned);
+            let want = want.min(ChangesQuery::MAX_SCANNED - work.entries);
             let entries = store.feed_after(position, want).await?;
             at_head = entries.len() < want;
-            for entry in entries {
-                scanned += 1;
-                position = entry.position;
-                if wanted(&query.filter, unfiltered, &entry) {
-                    events.push(event(entry));
-                    if events.len() == limit {
-                        break 'read;
-                    }
-                }
+            let room = limit - events.len();
+            let batch = if unfiltered {
+                Batch::unfiltered(entries, room)
+            } else {
+                // Deciding a filter may read long posts: off the async threads.
+                let filter = filter.clone();
+                tokio::task::spawn_blocking(move || Batch::filtered(&filter, entries, room, work))
+                    .await
+                    .map_err(|e| StoreError::backend("filtering the change feed", e))?
+            };
+            if batch.cut {
+                at_head = false;
             }
+            position = batch.through.unwrap_or(position);
+            work = batch.work;
+            events.extend(batch.events);
         }
         let has_more = !at_head && store.feed_bounds().await?.head > position;
         Ok(ChangesPage {
@@ -175,13 +187,80 @@ impl JobListingsService {
     }
 }
 
+/// What a page has read so far, against [`ChangesQuery::MAX_SCANNED`] and
+/// [`ChangesQuery::MAX_TEXT_BYTES`].
+#[derive(Clone, Copy, Debug, Default)]
+struct PageWork {
+    entries: usize,
+    text_bytes: usize,
+}
+
+impl PageWork {
+    fn spent(&self) -> bool {
+        self.entries >= ChangesQuery::MAX_SCANNED || self.text_bytes >= ChangesQuery::MAX_TEXT_BYTES
+    }
+}
+
+/// The events of one batch of feed entries.
+struct Batch {
+    events: Vec<ChangeEvent>,
+    /// The position of the last entry read, if any was.
+    through: Option<u64>,
+    work: PageWork,
+    /// Entries were left unread: the page's room is full, or its work spent.
+    cut: bool,
+}
+
+impl Batch {
+    fn unfiltered(entries: Vec<FeedEntry>, room: usize) -> Batch {
+        let cut = entries.len() > room;
+        let events: Vec<ChangeEvent> = entries.into_iter().take(room).map(event).collect();
+        Batch {
+            through: events.last().map(|e| e.cursor.0),
+            work: PageWork {
+                entries: events.len(),
+                text_bytes: 0,
+            },
+            events,
+            cut,
+        }
+    }
+
+    /// Reads entries until `room` events match or the page's work is spent.
+    fn filtered(filter: &JobFilter, entries: Vec<FeedEntry>, room: usize, work: PageWork) -> Batch {
+        let reads_text = filter.reads_text();
+        let mut batch = Batch {
+            events: Vec::new(),
+            through: None,
+            work,
+            cut: false,
+        };
+        let mut entries = entries.into_iter();
+        for entry in entries.by_ref() {
+            batch.work.entries += 1;
+            if let (true, Some(job)) = (reads_text, &entry.job) {
+                batch.work.text_bytes +=
+                    job.role.len() + job.company_name.len() + job.description.len();
+            }
+            batch.through = Some(entry.position);
+            if wanted(filter, &entry) {
+                batch.events.push(event(entry));
+            }
+            if batch.events.len() == room || batch.work.spent() {
+                break;
+            }
+        }
+        batch.cut = entries.next().is_some();
+        batch
+    }
+}
+
 /// Whether an entry is an event of a feed with `filter`. A deletion is in every feed: the
 /// job's content is gone, so no filter can be asked of it, and a client must drop its copy.
 /// An event of a job deleted since is only in the unfiltered feed, for the same reason.
-fn wanted(filter: &JobFilter, unfiltered: bool, entry: &FeedEntry) -> bool {
+fn wanted(filter: &JobFilter, entry: &FeedEntry) -> bool {
     match (&entry.job, entry.kind) {
         (_, ChangeKind::Deleted) => true,
-        _ if unfiltered => true,
         (Some(job), _) => filter.matches_content(job),
         (None, _) => false,
     }

@@ -410,3 +410,91 @@ async fn a_job_twice_in_one_batch_is_new_then_updated_each_with_its_own_state() 
         "each state has its own updated_at, which answers are cached by"
     );
 }
+
+/// Follows the feed from the oldest event with `filters`: each page's event count and
+/// `has_more`, and the cursor positions it started and ended at.
+async fn follow_all(app: &TestApp, filters: &str) -> Vec<(usize, bool, u64, u64)> {
+    let mut pages = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let query = match &after {
+            Some(cursor) => format!("after={cursor}&limit=500&{filters}"),
+            None => format!("limit=500&{filters}"),
+        };
+        let r = changes(app, &query).await;
+        let next = r.body["next_cursor"].as_str().expect("a cursor").to_owned();
+        let from = after.as_deref().map_or(0, position);
+        let has_more = r.body["has_more"] == true;
+        pages.push((events(&r).len(), has_more, from, position(&next)));
+        after = Some(next);
+        if !has_more {
+            return pages;
+        }
+        assert!(pages.len() < 1_000, "the feed ends");
+    }
+}
+
+/// The position a cursor stands at.
+fn position(cursor: &str) -> u64 {
+    job_listings::domain::FeedCursor::decode(cursor)
+        .expect("a cursor the feed made")
+        .0
+}
+
+#[tokio::test]
+async fn a_page_of_a_word_filter_reads_a_bounded_amount_of_post_text() {
+    use job_listings::demo::Dataset;
+    use job_listings::service::ChangesQuery;
+    // 600 jobs with posts of 8 KiB: 4.7 MiB of text, more than two pages may read.
+    const POST: usize = 8 << 10;
+    let mut data = Dataset::generate(5, 4, 600);
+    for (i, job) in data.jobs.iter_mut().enumerate() {
+        job.description = format!("post {i} ").repeat(POST / 4)[..POST].to_owned();
+    }
+    let text: usize = data
+        .jobs
+        .iter()
+        .map(|j| j.role.len() + j.company_name.len() + j.description.len())
+        .sum();
+    let app = TestApp::builder().seed(data).spawn().await;
+    let pages = follow_all(&app, "q=zzzznomatch").await;
+    assert!(pages.iter().all(|(events, ..)| *events == 0), "{pages:?}");
+    // Every page but the last stops at the text bound, with `has_more`, and the pages
+    // together read the whole feed without a gap.
+    let per_page = ChangesQuery::MAX_TEXT_BYTES.div_ceil(POST) as u64 + 1;
+    assert!(
+        pages.len() >= text.div_ceil(ChangesQuery::MAX_TEXT_BYTES),
+        "{} pages read {text} bytes of text: {pages:?}",
+        pages.len()
+    );
+    for pair in pages.windows(2) {
+        assert_eq!(pair[0].3, pair[1].2, "pages follow one another");
+    }
+    for (_, _, from, to) in &pages {
+        assert!(to - from <= per_page, "a page read {} entries", to - from);
+    }
+    // A filter that every post matches finds every event the unfiltered feed holds.
+    let count = |pages: Vec<(usize, bool, u64, u64)>| pages.iter().map(|p| p.0).sum::<usize>();
+    let all = count(follow_all(&app, "").await);
+    assert!(all > 0);
+    assert_eq!(count(follow_all(&app, "q=post").await), all);
+}
+
+#[tokio::test]
+async fn a_page_of_a_filter_that_matches_nothing_reads_a_bounded_number_of_events() {
+    use job_listings::demo::Dataset;
+    use job_listings::service::ChangesQuery;
+    let jobs = ChangesQuery::MAX_SCANNED + 500;
+    let app = TestApp::builder()
+        .seed(Dataset::generate(6, 4, jobs))
+        .spawn()
+        .await;
+    // A tag no demo job carries: nothing matches, and no text is read.
+    let pages = follow_all(&app, "domain=zzzz-no-such-tag").await;
+    assert!(pages.iter().all(|(events, ..)| *events == 0), "{pages:?}");
+    assert_eq!(pages.len(), 2, "{pages:?}");
+    let (_, has_more, from, to) = pages[0];
+    assert!(has_more, "a short page says more waits");
+    assert_eq!(to - from, ChangesQuery::MAX_SCANNED as u64);
+    assert!(!pages[1].1);
+}
