@@ -1,8 +1,15 @@
 -- GET /api/v1/changes with a filter, always from the oldest event (the most a page can read),
 -- for wrk; counts the answers by status and prints them, a second, when the run is done.
---   JL_KEY=jl_live_... JL_FEED_FILTER='q=zzzznomatch' wrk -t1 -c4 -d20s -s benches/load/feed_pages.lua http://127.0.0.1:8080
+-- JL_FEED_DELAY_MS paces each connection (400 on 4 connections: 10 requests a second).
+--   JL_KEY=jl_live_... JL_FEED_FILTER='q=zzzznomatch' JL_FEED_DELAY_MS=400 \
+--     wrk -t1 -c4 -d20s -s benches/load/feed_pages.lua http://127.0.0.1:8080
 local key = os.getenv("JL_KEY") or ""
 local filter = os.getenv("JL_FEED_FILTER") or "q=zzzznomatch"
+local pause = tonumber(os.getenv("JL_FEED_DELAY_MS") or "") or 0
+
+if pause > 0 then
+  delay = function() return pause end
+end
 local threads = {}
 
 function setup(thread)

@@ -2,7 +2,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::facets::{Facet, FacetCounts};
-use super::text::{for_each_word, words};
+use super::text::{has_all_words, words};
 use crate::domain::{CompanyId, Confidence, DomainTag, Job, JobId, Page, PerPage, Seniority};
 
 /// Which active jobs a search or a webhook subscription wants. Every field narrows the result;
@@ -77,12 +77,12 @@ impl JobFilter {
             return false;
         }
         if !self.company_words.is_empty()
-            && !all_words_in(&self.company_words, &[&job.company_name])
+            && !has_all_words(&self.company_words, &[&job.company_name])
         {
             return false;
         }
         self.q_words.is_empty()
-            || all_words_in(
+            || has_all_words(
                 &self.q_words,
                 &[&job.role, &job.company_name, &job.description],
             )
@@ -92,29 +92,6 @@ impl JobFilter {
     pub fn reads_text(&self) -> bool {
         !self.q_words.is_empty() || !self.company_words.is_empty()
     }
-}
-
-/// Whether every word of `wanted` is a word of one of `texts`. Reads the texts word by word
-/// without collecting them (no allocation for lowercase ASCII words), and stops after the
-/// text in which the last of them was found: the webhook matcher and the change feed decide
-/// this for every job they look at.
-fn all_words_in(wanted: &[String], texts: &[&str]) -> bool {
-    let mut missing: Vec<&str> = wanted.iter().map(String::as_str).collect();
-    // Each once: a word found is taken out once.
-    missing.sort_unstable();
-    missing.dedup();
-    let mut buf = String::new();
-    for text in texts {
-        for_each_word(text, &mut buf, |word| {
-            if let Some(i) = missing.iter().position(|w| *w == word) {
-                missing.swap_remove(i);
-            }
-        });
-        if missing.is_empty() {
-            return true;
-        }
-    }
-    false
 }
 
 /// The terms a search text asks for: its [`words`], sorted and once each.

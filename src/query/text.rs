@@ -25,8 +25,32 @@ pub fn words(text: &str) -> impl Iterator<Item = String> {
 /// that hold a non-ASCII character go through the (much slower) Unicode segmentation; the
 /// text between them is split as ASCII in one go.
 pub(crate) fn for_each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    split_ascii_runs(text, |piece| match piece {
+        Piece::Ascii(run) => ascii_lowercase_words(run, buf, &mut f),
+        // Whole-word lowercasing: it is context-sensitive (a capital sigma at the end of a
+        // word becomes `ς`, elsewhere `σ`), character by character is not.
+        Piece::Unicode(piece) => unicode_words(piece).for_each(|w| f(&w.to_lowercase())),
+    });
+}
+
+/// A part of a text, as [`split_ascii_runs`] cuts it.
+enum Piece<'a> {
+    /// ASCII text that begins and ends at the text's ends or at ASCII whitespace.
+    Ascii(&'a str),
+    /// Text between ASCII whitespace that holds a non-ASCII character, composed (NFC).
+    Unicode(&'a str),
+}
+
+/// Cuts `text` into ASCII runs and the pieces between them that hold a non-ASCII
+/// character, and calls `visit` with each, in order. Every word of the text is a word of one
+/// run or one piece.
+///
+/// UAX #29 always breaks at ASCII whitespace, so only the pieces between ASCII whitespace
+/// that hold a non-ASCII character need the (much slower) Unicode segmentation; the text
+/// between them is split as ASCII in one go.
+fn split_ascii_runs(text: &str, mut visit: impl FnMut(Piece<'_>)) {
     if text.is_ascii() {
-        return ascii_lowercase_words(text, buf, &mut f);
+        return visit(Piece::Ascii(text));
     }
     let bytes = text.as_bytes();
     let mut from = 0;
@@ -42,16 +66,91 @@ pub(crate) fn for_each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str
             .iter()
             .position(u8::is_ascii_whitespace)
             .map_or(bytes.len(), |p| at + p);
-        ascii_lowercase_words(&text[from..start], buf, &mut f);
+        visit(Piece::Ascii(&text[from..start]));
         // No composition reaches across ASCII whitespace, so composing each piece on its own
         // composes the whole text.
-        let piece = composed(&text[start..end]);
-        // Whole-word lowercasing: it is context-sensitive (a capital sigma at the end of a
-        // word becomes `ς`, elsewhere `σ`), character by character is not.
-        unicode_words(&piece).for_each(|w| f(&w.to_lowercase()));
+        visit(Piece::Unicode(&composed(&text[start..end])));
         from = end;
     }
-    ascii_lowercase_words(&text[from..], buf, &mut f);
+    visit(Piece::Ascii(&text[from..]));
+}
+
+/// Whether every one of `wanted` (words as [`words`] makes them) is a word of one of
+/// `texts`, as if each text were split with [`words`], but without splitting the ASCII runs
+/// of the texts at all: a word is searched for in them directly, case-insensitively, at
+/// word boundaries (an ASCII word is a longest run of ASCII letters and digits). Stops after
+/// the text in which the last of them was found. The change feed and the webhook matcher
+/// decide this for every job they look at, on posts of thousands of bytes.
+pub(crate) fn has_all_words(wanted: &[String], texts: &[&str]) -> bool {
+    let mut missing: Vec<&str> = wanted.iter().map(String::as_str).collect();
+    // Each once: a word found is taken out once.
+    missing.sort_unstable();
+    missing.dedup();
+    for text in texts {
+        split_ascii_runs(text, |piece| match piece {
+            Piece::Ascii(run) => missing.retain(|w| !has_ascii_word(run.as_bytes(), w.as_bytes())),
+            Piece::Unicode(piece) => {
+                for word in unicode_words(piece) {
+                    let word = word.to_lowercase();
+                    missing.retain(|w| *w != word);
+                }
+            }
+        });
+        if missing.is_empty() {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether ASCII `text` has `word` among its words: `word` must be lowercase ASCII letters
+/// and digits (any other word is no word of ASCII text), found in `text` in any case with no
+/// letter or digit just before or after it.
+fn has_ascii_word(text: &[u8], word: &[u8]) -> bool {
+    let wordlike = !word.is_empty()
+        && word
+            .iter()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+    if !wordlike || word.len() > text.len() {
+        return false;
+    }
+    // Look for the word's rarest byte, in either case: most of the text is skipped by
+    // memchr, and a word absent from the text costs little more than one pass over it.
+    let (anchor, byte) = word
+        .iter()
+        .copied()
+        .enumerate()
+        .min_by_key(|&(_, b)| byte_commonness(b))
+        .unwrap_or((0, word[0]));
+    let last_start = text.len() - word.len();
+    // Every hit is at `anchor` or later: `start` never goes below 0.
+    let mut from = anchor;
+    while let Some(found) = memchr::memchr2(byte, byte.to_ascii_uppercase(), &text[from..]) {
+        let hit = from + found;
+        from = hit + 1;
+        let start = hit - anchor;
+        if start > last_start {
+            return false;
+        }
+        let end = start + word.len();
+        let bounded = (start == 0 || !text[start - 1].is_ascii_alphanumeric())
+            && (end == text.len() || !text[end].is_ascii_alphanumeric());
+        if bounded && text[start..end].eq_ignore_ascii_case(word) {
+            return true;
+        }
+    }
+    false
+}
+
+/// How common a lowercase letter or digit is in English text (higher: more common), to
+/// pick the byte of a word that memchr finds least often.
+fn byte_commonness(b: u8) -> u8 {
+    const BY_FREQUENCY: &[u8] = b"zqxjkvbpygfwmucldrhsnioate";
+    match BY_FREQUENCY.iter().position(|&c| c == b) {
+        Some(rank) => rank as u8 + 10,
+        // Digits: rarer than most letters in prose.
+        None => 5,
+    }
 }
 
 fn ascii_lowercase_words(text: &str, buf: &mut String, f: &mut impl FnMut(&str)) {
@@ -165,6 +264,61 @@ mod tests {
             proptest::prop_assert_eq!(collected(&text), whole.clone());
             proptest::prop_assert_eq!(words(&text).collect::<Vec<_>>(), whole);
         }
+    }
+
+    /// What [`has_all_words`] must answer: whether every wanted word is among the words
+    /// [`words`] finds in the texts.
+    fn among_the_words(wanted: &[String], texts: &[&str]) -> bool {
+        let all: std::collections::HashSet<String> = texts.iter().flat_map(|t| words(t)).collect();
+        wanted.iter().all(|w| all.contains(w))
+    }
+
+    proptest::proptest! {
+        /// Searching the ASCII runs directly finds a word exactly when splitting finds it:
+        /// at word boundaries only, in any case, with letters that lowercase to ASCII
+        /// (the Kelvin sign) and words inside non-ASCII pieces found by splitting.
+        #[test]
+        fn searching_for_words_agrees_with_splitting(
+            texts in proptest::collection::vec(
+                "([a-zA-Z0-9]{1,6}|[ .,:+#/-]{1,2}|[\u{212A}éÉßΣς—\u{0301}]|\\PC){0,40}", 1..3),
+            picked in proptest::collection::vec(0usize..64, 0..4),
+            extra in proptest::collection::vec("[a-z0-9]{1,4}|[A-Z]{1,3}|[éσ!]{1,2}", 0..2),
+        ) {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let found: Vec<String> = refs.iter().flat_map(|t| words(t)).collect();
+            let mut wanted: Vec<String> = picked
+                .iter()
+                .filter_map(|&i| found.get(i % found.len().max(1)).cloned())
+                .collect();
+            wanted.extend(extra);
+            proptest::prop_assert_eq!(
+                has_all_words(&wanted, &refs),
+                among_the_words(&wanted, &refs),
+                "{:?} in {:?}", wanted, refs
+            );
+        }
+    }
+
+    #[test]
+    fn a_word_is_found_only_whole_and_in_any_case() {
+        let yes = |w: &str, t: &str| has_all_words(&[w.to_owned()], &[t]);
+        assert!(yes("rust", "Senior RUST engineer"));
+        assert!(yes("rust", "rust"));
+        assert!(yes("js", "Node.js"));
+        assert!(!yes("rust", "rusty trust"));
+        assert!(
+            !yes("Rust", "Rust"),
+            "a wanted word is lowercase, as words are"
+        );
+        assert!(!yes("c++", "C++"), "not a word");
+        assert!(
+            yes("kotlin", "\u{212A}otlin"),
+            "the Kelvin sign lowercases to k"
+        );
+        assert!(yes("zürich", "Zu\u{308}rich office"));
+        assert!(yes("2026", "from2025 to 2026"));
+        assert!(!yes("2025", "from2025 to 2026"));
+        assert!(has_all_words(&[], &["anything"]));
     }
 
     proptest::proptest! {
