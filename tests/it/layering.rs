@@ -60,6 +60,95 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// The module a source file is, as path segments below the crate: `src/service/mod.rs` is
+/// `service`, `src/api/admin/bulk.rs` is `api::admin::bulk`.
+fn module_of(relative: &Path) -> Vec<String> {
+    let mut segments: Vec<String> = relative
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if segments.last().is_some_and(|s| s == "mod" || s == "lib") {
+        segments.pop();
+    }
+    segments
+}
+
+/// The top-level modules of this crate a line of code in `module` names: through
+/// `crate::name`, a group `crate::{name, other::x}`, or `super::` paths, resolved from the
+/// module the file is.
+fn crate_modules_named(code: &str, module: &[String]) -> Vec<String> {
+    let mut named = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        match rest.strip_prefix('{') {
+            Some(group) => {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                named.extend(group.split(',').filter_map(first_segment));
+            }
+            None => named.extend(first_segment(rest)),
+        }
+    }
+    let mut from = 0;
+    while let Some(found) = code[from..].find("super::") {
+        let start = from + found;
+        let before = &code[..start];
+        let mut rest = &code[start..];
+        let mut up = 0;
+        while let Some(next) = rest.strip_prefix("super::") {
+            up += 1;
+            rest = next;
+        }
+        from = code.len() - rest.len();
+        // `a::super::` is not where a path starts; `self::super::` is.
+        if before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+            || (before.ends_with("::") && !before.ends_with("self::"))
+        {
+            continue;
+        }
+        let base = &module[..module.len().saturating_sub(up)];
+        let names: Vec<String> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .filter_map(first_segment)
+                .collect(),
+            None => first_segment(rest).into_iter().collect(),
+        };
+        for name in names {
+            named.push(base.first().cloned().unwrap_or(name));
+        }
+    }
+    named
+}
+
+/// The first of `lines`, with the lines after it up to the `}` that closes a group of paths
+/// it opens (`use crate::{` on a line of its own).
+fn with_its_group(lines: &[(usize, &str)]) -> String {
+    let mut span = lines[0].1.to_owned();
+    let opens = span
+        .rfind("::{")
+        .is_some_and(|at| !span[at..].contains('}'));
+    if opens {
+        for (_, next) in &lines[1..] {
+            span.push(' ');
+            span.push_str(next);
+            if next.contains('}') {
+                break;
+            }
+        }
+    }
+    span
+}
+
+/// The first path segment of `path` (`api` of ` api::Api`), if it starts with one.
+fn first_segment(path: &str) -> Option<String> {
+    let path = path.trim_start();
+    let end = path
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(path.len());
+    (end > 0).then(|| path[..end].to_owned())
+}
+
 /// Whether `code` names `name` as a path root: `name::` not preceded by an identifier
 /// character or `::` (so `my_http::` and `crate::x::http::` do not count).
 fn names_crate(code: &str, name: &str) -> bool {
@@ -80,10 +169,11 @@ fn every_layer_depends_only_on_the_layers_below_it() {
         assert!(!files.is_empty(), "src/{layer} has source files");
         for file in files {
             let text = std::fs::read_to_string(&file).expect("a source file");
-            for (line, code) in code_lines(&text) {
-                let up = modules
-                    .iter()
-                    .filter(|m| code.contains(&format!("crate::{m}")));
+            let module = module_of(file.strip_prefix(&src).unwrap_or(&file));
+            let lines: Vec<(usize, &str)> = code_lines(&text).collect();
+            for (i, (line, code)) in lines.iter().enumerate() {
+                let named = crate_modules_named(&with_its_group(&lines[i..]), &module);
+                let up = modules.iter().filter(|m| named.iter().any(|n| n == *m));
                 let outside = crates.iter().filter(|c| names_crate(code, c));
                 for name in up.chain(outside) {
                     violations.push(format!(
@@ -109,4 +199,44 @@ fn the_check_sees_a_path_that_reaches_up_and_ignores_comments() {
     assert!(names_crate(lines[1].1, "http"));
     assert!(!names_crate("my_http::x", "http"));
     assert!(!names_crate("crate::x::http::y", "http"));
+}
+
+#[test]
+fn the_check_sees_grouped_and_super_paths() {
+    let service_health = module_of(Path::new("service/health.rs"));
+    assert_eq!(service_health, ["service", "health"]);
+    assert_eq!(module_of(Path::new("api/admin/mod.rs")), ["api", "admin"]);
+    let named = |code: &str, module: &[String]| crate_modules_named(code, module);
+    assert_eq!(
+        named("use crate::{api::Api, domain::Job};", &service_health),
+        ["api", "domain"]
+    );
+    let grouped = [
+        (1, "use crate::{"),
+        (2, "    api::Api,"),
+        (3, "    domain::Job,"),
+        (4, "};"),
+    ];
+    assert_eq!(
+        named(&with_its_group(&grouped), &service_health),
+        ["api", "domain"]
+    );
+    assert_eq!(
+        named(&with_its_group(&grouped[1..]), &service_health),
+        Vec::<String>::new()
+    );
+    // `super::` from service/health.rs is the service module; two of them reach the crate.
+    assert_eq!(named("use super::Inner;", &service_health), ["service"]);
+    assert_eq!(
+        named("use super::super::api::Api;", &service_health),
+        ["api"]
+    );
+    assert_eq!(
+        named("use super::super::{server, store::Store};", &service_health),
+        ["server", "store"]
+    );
+    assert_eq!(
+        named("let x = a::super::b;", &service_health),
+        Vec::<String>::new()
+    );
 }
