@@ -4,6 +4,7 @@
 #
 #   bash benches/load/feed_flood.sh
 #   FLOOD_SECONDS=30 FLOOD_FILTER='company=zzzz' bash benches/load/feed_flood.sh
+#   FLOOD_SERVER=/path/to/an/older/job-listings bash benches/load/feed_flood.sh
 #
 # Starts the bundled release server on a fresh folder with its demo data (6,000 jobs, so as
 # many change-feed events) on 127.0.0.1, then runs wrk twice for FLOOD_SECONDS (20) each:
@@ -28,9 +29,10 @@ source "$here/common.sh"
 require wrk
 cd "$root"
 cargo build --release --quiet -p job-listings-server --bin job-listings
+server_bin="${FLOOD_SERVER:-$target/release/job-listings}"
 
 out="$work/server.out"
-"$target/release/job-listings" --data-dir "$work/data" serve --addr 127.0.0.1:0 \
+"$server_bin" --data-dir "$work/data" serve --addr 127.0.0.1:0 \
   --admin-addr 127.0.0.1:0 --enterprise-quota 100000000 --developer-quota 100000000 \
   --no-rate-limits \
   >"$out" 2>"$out.err" &
