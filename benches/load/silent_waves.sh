@@ -3,6 +3,7 @@
 #
 #   bash benches/load/silent_waves.sh
 #   WAVES=3 WAVE_CONNECTIONS=2000 bash benches/load/silent_waves.sh
+#   WAVES_SERVER=/path/to/an/older/job-listings bash benches/load/silent_waves.sh
 #
 # Starts the bundled release server with its default limits (10,000 connections) on a fresh
 # folder on 127.0.0.1, then runs silent_waves.py: $WAVES (10) waves of $WAVE_CONNECTIONS
@@ -23,7 +24,7 @@ cargo build --release --quiet -p job-listings-server --bin job-listings
 ulimit -n "$(ulimit -Hn)"
 
 out="$work/server.out"
-RUST_LOG=warn "$target/release/job-listings" --data-dir "$work/data" serve --addr 127.0.0.1:0 \
+RUST_LOG=warn "${WAVES_SERVER:-$target/release/job-listings}" --data-dir "$work/data" serve --addr 127.0.0.1:0 \
   --admin-addr 127.0.0.1:0 >"$out" 2>"$out.err" &
 pid=$!
 wait_listening "$out" "the server"
