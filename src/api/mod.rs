@@ -34,7 +34,7 @@ use http_body_util::{BodyExt, Limited};
 
 pub use access_log::ACCESS_LOG_TARGET;
 #[cfg(feature = "mcp")]
-pub(crate) use admission::Admitted;
+pub(crate) use admission::{Admitted, RateTokenTaken};
 pub use budget::ClientAddr;
 pub use cors::CorsOrigin;
 pub use error::{ApiError, Problem};

@@ -1,7 +1,8 @@
 //! The upstream of `/mcp`: the [`Api`] in this process. A tool's call is handed to the API
 //! as the REST request it stands for, with the key of the MCP request that carries it, so
-//! it takes the one path every REST call takes (key, plan, rate limit, validation, search,
-//! metering, the one error table) and its answer is REST's answer, byte for byte.
+//! it takes the one path every REST call takes (key, plan, validation, search, metering,
+//! the one error table) and its answer is REST's answer, byte for byte. Its rate-limit token
+//! is the one the MCP request took at admission: one request, one token.
 
 use bytes::Bytes;
 use http::header::{HeaderName, AUTHORIZATION, CONTENT_TYPE};
@@ -10,7 +11,7 @@ use rmcp::model::Extensions;
 use serde_json::Value;
 
 use super::upstream::{Quota, RestCall, ToolProblem, Upstream};
-use crate::api::Api;
+use crate::api::{Api, RateTokenTaken};
 use crate::wire::ProblemFields;
 
 /// Calls the API in this process for the client whose MCP request is being served.
@@ -42,6 +43,9 @@ impl Upstream for ApiUpstream {
                 for value in parts.headers.get_all(name) {
                     builder = builder.header(name, value);
                 }
+            }
+            if let Some(taken) = parts.extensions.get::<RateTokenTaken>() {
+                builder = builder.extension(*taken);
             }
         }
         let body = match call.body {

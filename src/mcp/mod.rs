@@ -3,9 +3,10 @@
 //! Tools: `search_jobs`, `get_job`, `list_companies`, `get_company`, `follow_changes`,
 //! `get_usage`, and on the Agent Pro plan or higher `create_webhook`, `list_webhooks`,
 //! `delete_webhook`. Each is one call of the public API, made on the same path a REST call
-//! takes (key, plan, rate limit, validation, search, metering, the one error table): its
-//! structured result is the REST answer's JSON, and a refusal is a tool error carrying the
-//! same `code` REST answers.
+//! takes (key, plan, validation, search, metering, the one error table): its structured
+//! result is the REST answer's JSON, and a refusal is a tool error carrying the same `code`
+//! REST answers. Every request to the endpoint with a key, a tool call or any other message,
+//! takes one token of the key's rate limit, as a REST request does.
 //!
 //! Two transports share the tools (`tools.rs`, `schemas.rs`):
 //!
@@ -176,8 +177,9 @@ impl Mcp {
     }
 
     /// Answers one request to the endpoint. Never fails: refusals are the API's problem
-    /// documents (401 without a valid key, 413 for a body over the API's limit, 404 for a
-    /// session that is not the key's, 429 `too_many_sessions`), everything else is MCP.
+    /// documents (401 without a valid key, 429 `rate_limited` over the key's rate, 413 for a
+    /// body over the API's limit, 404 for a session that is not the key's, 429
+    /// `too_many_sessions`), everything else is MCP.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
     where
         B: Body,
@@ -187,11 +189,12 @@ impl Mcp {
         let Admitted {
             parts,
             body,
-            key_id,
+            caller,
         } = match api.admit(req).await {
             Ok(admitted) => admitted,
             Err(refused) => return whole(refused),
         };
+        let key_id = caller.key_id();
         let now = Instant::now();
         let ledger = &self.inner.ledger;
         // A session id that is not text names no session of ours: refused here, so the SDK

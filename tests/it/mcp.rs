@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
-use job_listings::api::Api;
+use job_listings::api::{Api, ApiConfig};
 use job_listings::demo::Dataset;
+use job_listings::domain::Plan;
 use job_listings::mcp::{Mcp, McpConfig, WithMcp};
 use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
 use reqwest::StatusCode;
@@ -33,9 +34,14 @@ struct McpApp {
 }
 
 async fn spawn(config: ServiceConfig, mcp: McpConfig) -> McpApp {
+    spawn_with(config, ApiConfig::default(), mcp).await
+}
+
+async fn spawn_with(config: ServiceConfig, api_config: ApiConfig, mcp: McpConfig) -> McpApp {
     let known = known();
     let app = TestApp::builder()
         .config(config)
+        .api_config(api_config)
         .seed(demo_dataset())
         .seed(Dataset {
             companies: known.companies(),
@@ -120,6 +126,40 @@ impl McpApp {
             _ => Err((status, body)),
         }
     }
+
+    /// Opens a session and completes its handshake (`notifications/initialized`), as SDK
+    /// clients do before anything else.
+    async fn initialized_session(&self, key: &str) -> String {
+        let session = self.open_session(key).await.expect("a session");
+        let (status, _, _) = self.post(Some(key), Some(&session), initialized()).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "the handshake completes");
+        session
+    }
+
+    /// `GET /mcp`: the session's event stream, its body left unread (open) when answered.
+    async fn open_stream(&self, key: &str, session: &str) -> reqwest::Response {
+        self.http
+            .get(self.url())
+            .header("accept", "text/event-stream")
+            .header("x-api-key", key)
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .expect("an answer")
+    }
+}
+
+/// Every key's rate limited to `limit`.
+fn rate_limited(limit: RateLimit) -> ServiceConfig {
+    ServiceConfig {
+        rate_limits: Some(RateLimits {
+            developer: limit,
+            agent_pro: limit,
+            enterprise: limit,
+        }),
+        ..ServiceConfig::default()
+    }
 }
 
 /// The JSON of a whole answer, or of the last `data:` line of an event stream.
@@ -138,6 +178,23 @@ fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "it", "version": "1"}}})
+}
+
+fn initialized() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+fn ping(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+}
+
+fn tools_list(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
+}
+
+fn search_call(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "search_jobs", "arguments": {"per_page": 1}}})
 }
 
 fn args(value: Value) -> JsonObject {
@@ -462,34 +519,93 @@ async fn an_exhausted_quota_is_a_tool_error_with_its_reset_and_wait() {
     client.cancel().await.expect("closed");
 }
 
+/// A refusal of the key's rate, as REST answers it: 429 `rate_limited` with `Retry-After`,
+/// the monthly quota's headers and the burst's.
+fn assert_rate_limited(status: StatusCode, headers: &reqwest::header::HeaderMap, body: &Value) {
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, Some("rate_limited")),
+        "{body}"
+    );
+    assert_eq!(headers["content-type"], "application/problem+json");
+    let retry_after: u64 = headers["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    assert!(retry_after >= 1);
+    assert!(headers.get("x-ratelimit-remaining").is_some());
+    let policy = headers["ratelimit-policy"].to_str().expect("ascii");
+    assert!(
+        policy.contains("\"monthly\"") && policy.contains("\"burst\""),
+        "{policy}"
+    );
+}
+
+/// Four tokens, then one every 100 s: whatever the machine's pace, the fifth request is over.
+const FOUR_THEN_NONE: RateLimit = RateLimit {
+    per_second: 0.01,
+    burst: 4,
+};
+
 #[tokio::test]
-async fn a_rate_limit_is_a_tool_error_with_its_wait_and_not_counted() {
-    // One call, then a token every 100 s: the second call is over the rate, whatever the
-    // machine's speed.
-    let limit = RateLimit {
-        per_second: 0.01,
-        burst: 1,
-    };
-    let config = ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
-    };
-    let app = spawn(config, McpConfig::default()).await;
-    let key = app.app.keys.developer.raw.clone();
-    let client = app.connect(&key).await;
-    structured(&call(&client, "search_jobs", json!({"per_page": 1})).await);
-    let over = call(&client, "search_jobs", json!({"per_page": 1})).await;
-    let (code, problem) = refusal(&over);
-    assert_eq!((code, &problem["status"]), ("rate_limited", &json!(429)));
-    assert!(problem["retry_after"].as_u64().is_some_and(|s| s >= 1));
-    assert!(text(&over).contains("retry after"));
-    // The quota as the refusal left it: the answered call counted, the refused one not.
-    assert_eq!(problem["quota"]["remaining"], 10_000 - 1);
-    client.cancel().await.expect("closed");
+async fn every_mcp_message_takes_a_token_of_the_keys_rate_as_a_rest_request_does() {
+    let app = spawn(rate_limited(FOUR_THEN_NONE), McpConfig::default()).await;
+    let key = app.app.issue(Plan::Developer).await;
+    let raw = key.raw.as_str();
+    // initialize, its notification, a ping and a tools/list: four messages, four tokens.
+    let session = app.initialized_session(raw).await;
+    let (status, _, _) = app.post(Some(raw), Some(&session), ping(2)).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, _) = app.post(Some(raw), Some(&session), tools_list(3)).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // The fifth, whatever it is, is refused as REST refuses a request over the rate.
+    for message in [ping(4), tools_list(5), initialized(), search_call(6)] {
+        let (status, headers, body) = app.post(Some(raw), Some(&session), message).await;
+        assert_rate_limited(status, &headers, &body);
+    }
+    let (status, headers, body) = app.post(Some(raw), None, initialize()).await;
+    assert_rate_limited(status, &headers, &body);
+    let stream = app.open_stream(raw, &session).await;
+    let (status, headers) = (stream.status(), stream.headers().clone());
+    let body: Value = stream.json().await.expect("a problem document");
+    assert_rate_limited(status, &headers, &body);
+    // One bucket for both doors: REST is over the rate too.
+    let rest = app
+        .http
+        .get(format!("{}/api/v1/jobs", app.server.base))
+        .header("x-api-key", raw)
+        .send()
+        .await
+        .expect("an answer");
+    let (status, headers) = (rest.status(), rest.headers().clone());
+    assert_rate_limited(status, &headers, &rest.json().await.expect("a problem"));
+    // Nothing of it is metered: no tool call was answered.
+    let usage = app.app.service.key_usage(key.id).await.expect("usage");
+    assert_eq!(usage.calls_used, 0);
+}
+
+#[tokio::test]
+async fn a_tool_call_takes_one_token_and_counts_one_call() {
+    let app = spawn(rate_limited(FOUR_THEN_NONE), McpConfig::default()).await;
+    let key = app.app.issue(Plan::Developer).await;
+    let raw = key.raw.as_str();
+    let session = app.initialized_session(raw).await;
+    // Two tokens left: two tool calls, each answered (not a second token taken by the REST
+    // call it stands for), then the next message is over.
+    for id in [2, 3] {
+        let (status, _, body) = app.post(Some(raw), Some(&session), search_call(id)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["result"]["isError"], false, "{body}");
+    }
+    let (status, headers, body) = app.post(Some(raw), Some(&session), ping(4)).await;
+    assert_rate_limited(status, &headers, &body);
+    let usage = app.app.service.key_usage(key.id).await.expect("usage");
+    assert_eq!(
+        usage.calls_used, 2,
+        "the answered tool calls, the refusal not"
+    );
 }
 
 #[tokio::test]
