@@ -6,12 +6,13 @@
 use std::error::Error;
 
 use bytes::Bytes;
+use http::header::{HeaderMap, ORIGIN};
 use http::{Request, Response};
 use http_body::Body;
 
 use super::error::ApiError;
 use super::routes::Failure;
-use super::{api_key, read_body, Api, Trace};
+use super::{api_key, read_body, Api, Reply, Trace};
 use crate::domain::KeyId;
 use crate::service::Caller;
 
@@ -102,6 +103,34 @@ impl Api {
         }
     }
 
+    /// Answers `OPTIONS` at the frontend's path before any admission, as REST answers it at
+    /// its own: 204 with the path's methods in `Allow` and, to a browser's preflight from an
+    /// allowed origin, the CORS headers. A preflight carries no key (browsers send none), so
+    /// none is asked for and none is charged; one without a valid key counts against its
+    /// address's budget, as REST's do ([`super::ApiConfig::unauthenticated_rate`]).
+    pub(crate) async fn options(
+        &self,
+        parts: &http::request::Parts,
+        allow: &'static str,
+    ) -> Response<Bytes> {
+        let trace = Trace::new();
+        if let Err(e) = self.check_head(parts) {
+            return self.refuse_unrouted(parts, e, trace).await;
+        }
+        let answer = match self.charge_unless_keyed(&parts.headers, &parts.extensions) {
+            Ok(()) => Ok(Reply::options(allow)),
+            Err(over_budget) => Err(over_budget.into()),
+        };
+        self.respond(parts, answer, &trace).await
+    }
+
+    /// Adds the CORS headers to an answer the frontend made itself (not through the API's
+    /// problem documents, which have them already), for the request whose [`cors_head`] is
+    /// `head`.
+    pub(crate) fn cors(&self, head: &http::request::Parts, headers: &mut HeaderMap) {
+        self.inner.cors.apply(head, headers);
+    }
+
     /// A refusal of a request already admitted, answered as REST answers `error`.
     pub(crate) async fn refuse(
         &self,
@@ -112,4 +141,15 @@ impl Api {
         self.respond(parts, Err(Failure { error, quota }), &Trace::new())
             .await
     }
+}
+
+/// What the CORS policy reads of a request, its method and `Origin`, kept for the answer to
+/// a request handed on whole (to the MCP SDK).
+pub(crate) fn cors_head(parts: &http::request::Parts) -> http::request::Parts {
+    let mut head = Request::new(());
+    *head.method_mut() = parts.method.clone();
+    if let Some(origin) = parts.headers.get(ORIGIN) {
+        head.headers_mut().insert(ORIGIN, origin.clone());
+    }
+    head.into_parts().0
 }

@@ -56,7 +56,7 @@ use rmcp::transport::streamable_http_server::session::local::{LocalSessionManage
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::api::{Admitted, Api, ApiError};
+use crate::api::{cors_head, Admitted, Api, ApiError};
 use in_process::ApiUpstream;
 use session::{Ledger, Limits, Lookup, Reservation};
 use tools::JobTools;
@@ -72,6 +72,10 @@ const SDK_IDLE_MARGIN: Duration = Duration::from_secs(60);
 
 /// The header that names a session.
 const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The methods [`PATH`] takes: messages, the event stream, closing a session, and the
+/// preflight.
+const ALLOW: &str = "GET, POST, DELETE, OPTIONS";
 
 /// The body of an MCP answer: whole, or a stream of server-sent events.
 pub type McpBody = BoxBody<Bytes, Infallible>;
@@ -179,13 +183,18 @@ impl Mcp {
     /// Answers one request to the endpoint. Never fails: refusals are the API's problem
     /// documents (401 without a valid key, 429 `rate_limited` over the key's rate, 413 for a
     /// body over the API's limit, 404 for a session that is not the key's, 429
-    /// `too_many_sessions`), everything else is MCP.
+    /// `too_many_sessions`), everything else is MCP. `OPTIONS` is answered first, without a
+    /// key, as REST answers it, and every answer carries the API's CORS headers.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
     where
         B: Body,
         B::Error: Into<Box<dyn Error + Send + Sync>>,
     {
         let api = &self.inner.api;
+        if req.method() == Method::OPTIONS {
+            // Before admission: a browser's preflight carries no key.
+            return whole(api.options(&req.into_parts().0, ALLOW).await);
+        }
         let Admitted {
             parts,
             body,
@@ -228,14 +237,16 @@ impl Mcp {
             None => {}
         }
         let closing = parts.method == Method::DELETE;
+        let cors = cors_head(&parts);
         // What a refusal after the SDK's answer needs of the request (only a POST without a
         // session can open one).
         let head = (session.is_none() && parts.method == Method::POST).then(|| head_of(&parts));
-        let response = self
+        let mut response = self
             .inner
             .sdk
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
+        api.cors(&cors, response.headers_mut());
         let answered = response.status().is_success();
         let opened = response
             .headers()

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use job_listings::api::{Api, ApiConfig};
+use job_listings::api::{Api, ApiConfig, CorsOrigin};
 use job_listings::demo::Dataset;
 use job_listings::domain::Plan;
 use job_listings::mcp::{Mcp, McpConfig, WithMcp};
@@ -777,4 +777,124 @@ async fn a_body_over_the_api_limit_is_the_rest_413() {
         (status, body["code"].as_str()),
         (StatusCode::PAYLOAD_TOO_LARGE, Some("body_too_large"))
     );
+}
+
+const APP_ORIGIN: &str = "https://app.example.com";
+
+/// An app whose pages on [`APP_ORIGIN`] may call the API from a browser.
+async fn spawn_with_origin(config: ServiceConfig) -> McpApp {
+    let api = ApiConfig {
+        cors_origins: vec![CorsOrigin::parse(APP_ORIGIN).expect("an origin")],
+        ..ApiConfig::default()
+    };
+    spawn_with(config, api, McpConfig::default()).await
+}
+
+/// The names in a comma-separated header, lower case.
+fn header_list(headers: &reqwest::header::HeaderMap, name: &str) -> Vec<String> {
+    headers
+        .get_all(name)
+        .iter()
+        .flat_map(|v| v.to_str().expect("ascii").split(','))
+        .map(|v| v.trim().to_ascii_lowercase())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_browser_preflight_of_mcp_is_answered_without_a_key() {
+    let app = spawn_with_origin(ServiceConfig::default()).await;
+    let preflight = app
+        .http
+        .request(reqwest::Method::OPTIONS, app.url())
+        .header("origin", APP_ORIGIN)
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "content-type, x-api-key, mcp-session-id, mcp-protocol-version, last-event-id",
+        )
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(preflight.status(), StatusCode::NO_CONTENT);
+    let h = preflight.headers();
+    assert_eq!(h["access-control-allow-origin"], APP_ORIGIN);
+    let methods = header_list(h, "access-control-allow-methods");
+    for method in ["get", "post", "delete"] {
+        assert!(
+            methods.contains(&method.to_owned()),
+            "{method} in {methods:?}"
+        );
+    }
+    let allowed = header_list(h, "access-control-allow-headers");
+    for name in [
+        "content-type",
+        "x-api-key",
+        "authorization",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "last-event-id",
+    ] {
+        assert!(allowed.contains(&name.to_owned()), "{name} in {allowed:?}");
+    }
+    assert!(h.get("access-control-allow-credentials").is_none());
+}
+
+#[tokio::test]
+async fn a_page_on_an_allowed_origin_reads_the_session_id_of_mcp_answers() {
+    let app = spawn_with_origin(ServiceConfig::default()).await;
+    let key = &app.app.keys.developer.raw;
+    let answer = app
+        .http
+        .post(app.url())
+        .header("origin", APP_ORIGIN)
+        .header("accept", "application/json, text/event-stream")
+        .header("x-api-key", key)
+        .json(&initialize())
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), StatusCode::OK);
+    let h = answer.headers();
+    assert!(h.get("mcp-session-id").is_some());
+    assert_eq!(h["access-control-allow-origin"], APP_ORIGIN);
+    let exposed = header_list(h, "access-control-expose-headers");
+    for name in ["mcp-session-id", "mcp-protocol-version", "x-request-id"] {
+        assert!(exposed.contains(&name.to_owned()), "{name} in {exposed:?}");
+    }
+    // A refusal is readable by the page too, as REST's are.
+    let refused = app
+        .http
+        .post(app.url())
+        .header("origin", APP_ORIGIN)
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize())
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(refused.headers()["access-control-allow-origin"], APP_ORIGIN);
+}
+
+#[tokio::test]
+async fn an_mcp_preflight_is_never_charged_to_a_key() {
+    let app = spawn_with_origin(rate_limited(FOUR_THEN_NONE)).await;
+    let key = app.app.issue(Plan::Developer).await;
+    for _ in 0..8 {
+        let preflight = app
+            .http
+            .request(reqwest::Method::OPTIONS, app.url())
+            .header("origin", APP_ORIGIN)
+            .header("access-control-request-method", "POST")
+            .header("x-api-key", &key.raw)
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(preflight.status(), StatusCode::NO_CONTENT);
+    }
+    // The key's four tokens are all there.
+    let session = app.initialized_session(&key.raw).await;
+    for id in [2, 3] {
+        let (status, _, _) = app.post(Some(&key.raw), Some(&session), ping(id)).await;
+        assert_eq!(status, StatusCode::OK);
+    }
 }
