@@ -48,10 +48,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::{Method, Request, Response};
+use http::header::{HeaderValue, CONTENT_TYPE};
+use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Either, Full};
+use rmcp::model::ErrorCode;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -204,6 +206,19 @@ impl Mcp {
             Err(refused) => return whole(refused),
         };
         let key_id = caller.key_id();
+        let cors = cors_head(&parts);
+        if parts.method == Method::POST && is_batch(&body) {
+            // Protocol 2025-06-18 removed batches; the SDK reads none and would answer in
+            // plain text. One error for the whole array, as JSON-RPC answers an array it
+            // cannot take.
+            return self.unreadable(
+                &cors,
+                ErrorCode::INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches (an array of messages) are not supported \
+                 since MCP 2025-06-18; send each message in a request of its own"
+                    .into(),
+            );
+        }
         let now = Instant::now();
         let ledger = &self.inner.ledger;
         // A session id that is not text names no session of ours: refused here, so the SDK
@@ -237,7 +252,8 @@ impl Mcp {
             None => {}
         }
         let closing = parts.method == Method::DELETE;
-        let cors = cors_head(&parts);
+        let json_post = parts.method == Method::POST && is_json(&parts.headers);
+        let sent = body.clone();
         // What a refusal after the SDK's answer needs of the request (only a POST without a
         // session can open one).
         let head = (session.is_none() && parts.method == Method::POST).then(|| head_of(&parts));
@@ -247,6 +263,24 @@ impl Mcp {
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
         api.cors(&cors, response.headers_mut());
+        if json_post && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            // A JSON body the SDK read no message from, answered in plain text: said in
+            // JSON-RPC instead, as the client reads every other error.
+            return match serde_json::from_slice::<serde::de::IgnoredAny>(&sent) {
+                Err(e) => self.unreadable(
+                    &cors,
+                    ErrorCode::PARSE_ERROR,
+                    format!("Parse error: the body is not JSON: {e}"),
+                ),
+                Ok(_) => self.unreadable(
+                    &cors,
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid Request: the body is not a JSON-RPC 2.0 request, notification \
+                     or response"
+                        .into(),
+                ),
+            };
+        }
         let answered = response.status().is_success();
         let opened = response
             .headers()
@@ -276,6 +310,29 @@ impl Mcp {
         response
     }
 
+    /// The JSON-RPC error answering a body no message was read from: 400, the error as
+    /// JSON with a null id (JSON-RPC 2.0, section 5: no id could be read), and the CORS
+    /// headers of the request whose [`cors_head`] is `cors`.
+    fn unreadable(
+        &self,
+        cors: &http::request::Parts,
+        code: ErrorCode,
+        message: String,
+    ) -> Response<McpBody> {
+        let error = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": code.0, "message": message},
+        });
+        let mut response = whole(Response::new(Bytes::from(error.to_string())));
+        *response.status_mut() = StatusCode::BAD_REQUEST;
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        self.inner.api.cors(cors, response.headers_mut());
+        response
+    }
+
     async fn close_in_sdk(&self, id: &str) {
         if let Err(e) = self.inner.sessions.close_session(&Arc::from(id)).await {
             tracing::debug!(error = %e, "closing an idle MCP session");
@@ -294,6 +351,20 @@ fn opens_session(body: &[u8]) -> bool {
         .and_then(|m| m.method)
         .as_deref()
         == Some("initialize")
+}
+
+/// Whether a body is a JSON array: a JSON-RPC batch.
+fn is_batch(body: &[u8]) -> bool {
+    body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+}
+
+/// Whether a request says its body is JSON, as the SDK reads `Content-Type`.
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// A copy of a request's method, URI and headers.
@@ -407,5 +478,15 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
         ));
         assert!(!opens_session(b"not json"));
+    }
+
+    #[test]
+    fn an_array_body_is_a_batch() {
+        assert!(is_batch(
+            b" \n [{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]"
+        ));
+        assert!(is_batch(b"[]"));
+        assert!(!is_batch(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#));
+        assert!(!is_batch(b""));
     }
 }

@@ -898,3 +898,43 @@ async fn an_mcp_preflight_is_never_charged_to_a_key() {
         assert_eq!(status, StatusCode::OK);
     }
 }
+
+#[tokio::test]
+async fn a_batch_or_an_unreadable_body_is_a_json_rpc_error_never_plain_text() {
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let key = app.app.keys.developer.raw.clone();
+    let session = app.initialized_session(&key).await;
+    for session in [None, Some(session.as_str())] {
+        let (status, headers, body) = app
+            .post(Some(&key), session, json!([ping(1), tools_list(2)]))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(headers["content-type"], "application/json");
+        assert_eq!(body["jsonrpc"], "2.0");
+        assert_eq!(body["id"], Value::Null);
+        assert_eq!(body["error"]["code"], -32600, "{body}");
+        let message = body["error"]["message"].as_str().expect("a message");
+        assert!(message.contains("batch"), "{message}");
+    }
+    // Not JSON, and JSON that is no JSON-RPC message: a parse error and an invalid request.
+    for (body, code) in [
+        ("{\"jsonrpc\": ", -32700),
+        (r#"{"hello": "world"}"#, -32600),
+    ] {
+        let answer = app
+            .http
+            .post(app.url())
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("x-api-key", &key)
+            .body(body)
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(answer.headers()["content-type"], "application/json");
+        let error: Value = answer.json().await.expect("JSON");
+        assert_eq!(error["error"]["code"], code, "{body}: {error}");
+        assert_eq!(error["id"], Value::Null);
+    }
+}
