@@ -12,7 +12,12 @@ use serde_json::Value;
 
 use super::upstream::{Quota, RestCall, ToolProblem, Upstream};
 use crate::api::{Api, RateTokenTaken};
+use crate::domain::Plan;
 use crate::wire::ProblemFields;
+
+/// In an admitted MCP request's extensions: the plan of its key when it was admitted.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyPlan(pub(crate) Plan);
 
 /// Calls the API in this process for the client whose MCP request is being served.
 #[derive(Clone, Debug)]
@@ -59,6 +64,11 @@ impl Upstream for ApiUpstream {
             ToolProblem::invalid_argument("arguments", format!("do not make a request: {e}"))
         })?;
         answer(self.api.handle(request).await)
+    }
+
+    async fn plan(&self, request: &Extensions) -> Option<Plan> {
+        let parts = request.get::<http::request::Parts>()?;
+        parts.extensions.get::<KeyPlan>().map(|plan| plan.0)
     }
 }
 

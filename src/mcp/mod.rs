@@ -2,7 +2,7 @@
 //!
 //! Tools: `search_jobs`, `get_job`, `list_companies`, `get_company`, `follow_changes`,
 //! `get_usage`, and on the Agent Pro plan or higher `create_webhook`, `list_webhooks`,
-//! `delete_webhook`. Each is one call of the public API, made on the same path a REST call
+//! `delete_webhook` (listed only to keys whose plan may call them). Each is one call of the public API, made on the same path a REST call
 //! takes (key, plan, validation, search, metering, the one error table): its structured
 //! result is the REST answer's JSON, and a refusal is a tool error carrying the same `code`
 //! REST answers. Every request to the endpoint with a key, a tool call or any other message,
@@ -59,7 +59,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::api::{cors_head, Admitted, Api, ApiError};
-use in_process::ApiUpstream;
+use in_process::{ApiUpstream, KeyPlan};
 use session::{Ledger, Limits, Lookup, Reservation};
 use tools::JobTools;
 
@@ -198,7 +198,7 @@ impl Mcp {
             return whole(api.options(&req.into_parts().0, ALLOW).await);
         }
         let Admitted {
-            parts,
+            mut parts,
             body,
             caller,
         } = match api.admit(req).await {
@@ -206,6 +206,7 @@ impl Mcp {
             Err(refused) => return whole(refused),
         };
         let key_id = caller.key_id();
+        parts.extensions.insert(KeyPlan(caller.plan()));
         let cors = cors_head(&parts);
         if parts.method == Method::POST && is_batch(&body) {
             // Protocol 2025-06-18 removed batches; the SDK reads none and would answer in

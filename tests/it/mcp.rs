@@ -238,7 +238,8 @@ fn text(result: &CallToolResult) -> String {
 #[tokio::test]
 async fn every_tool_is_listed_with_input_and_output_schemas() {
     let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
-    let client = app.connect(&app.app.keys.developer.raw).await;
+    // An Agent Pro key may call every tool, the webhook ones too.
+    let client = app.connect(&app.app.keys.agent_pro.raw).await;
     // The SDK's client negotiates a protocol version with sessions: one is open, the key's.
     assert_eq!(app.mcp.open_sessions(), 1);
     let tools = client.list_all_tools().await.expect("the tools");
@@ -702,7 +703,7 @@ async fn sessions_are_bounded_per_key_and_in_all_and_belong_to_their_key() {
     assert_eq!(status, StatusCode::OK);
     assert!(body["result"]["tools"]
         .as_array()
-        .is_some_and(|t| t.len() == 9));
+        .is_some_and(|t| t.len() == 6));
 
     // Closed by its owner, a session frees its place.
     let closed = app
@@ -936,5 +937,37 @@ async fn a_batch_or_an_unreadable_body_is_a_json_rpc_error_never_plain_text() {
         let error: Value = answer.json().await.expect("JSON");
         assert_eq!(error["error"]["code"], code, "{body}: {error}");
         assert_eq!(error["id"], Value::Null);
+    }
+}
+
+#[tokio::test]
+async fn tools_list_shows_only_the_tools_the_keys_plan_may_call() {
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let names = |body: &Value| -> Vec<String> {
+        body["result"]["tools"]
+            .as_array()
+            .expect("the tools")
+            .iter()
+            .map(|t| t["name"].as_str().expect("a name").to_owned())
+            .collect()
+    };
+    let webhooks = ["create_webhook", "list_webhooks", "delete_webhook"];
+    for (key, with_webhooks) in [
+        (&app.app.keys.developer.raw, false),
+        (&app.app.keys.agent_pro.raw, true),
+        (&app.app.keys.enterprise.raw, true),
+    ] {
+        let session = app.initialized_session(key).await;
+        let (status, _, body) = app.post(Some(key), Some(&session), tools_list(2)).await;
+        assert_eq!(status, StatusCode::OK);
+        let listed = names(&body);
+        assert_eq!(
+            listed.len(),
+            if with_webhooks { 9 } else { 6 },
+            "{listed:?}"
+        );
+        for tool in webhooks {
+            assert_eq!(listed.contains(&tool.to_owned()), with_webhooks, "{tool}");
+        }
     }
 }
