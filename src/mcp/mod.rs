@@ -13,7 +13,8 @@
 //! - [`Mcp`]: streamable HTTP (on the official SDK, `rmcp`), for mounting beside the REST API
 //!   at [`PATH`]. Every request needs a valid key as REST does (a 401 problem document before
 //!   any session starts); sessions belong to the key that opened them and are bounded per
-//!   key and in all, and close after an idle timeout ([`McpConfig`]). [`WithMcp`] serves both
+//!   key and in all, and close after an idle timeout ([`McpConfig`]); an event stream ends
+//!   when its key is revoked or its billing stops being active. [`WithMcp`] serves both
 //!   on one listener of the bundled [`crate::server::Server`].
 //! - `serve_stdio` (with the `client` feature): MCP over stdin/stdout, the calls forwarded to
 //!   a running server through [`crate::client::Client`], for desktop agents that launch MCP
@@ -39,6 +40,7 @@ mod schemas;
 mod session;
 #[cfg(feature = "client")]
 mod stdio;
+mod streams;
 mod tools;
 mod upstream;
 
@@ -308,7 +310,7 @@ impl Mcp {
         if let (true, true, Some(id)) = (closing, answered, &session) {
             ledger.close(id, key_id);
         }
-        response
+        streams::held(response, &caller)
     }
 
     /// The JSON-RPC error answering a body no message was read from: 400, the error as

@@ -157,6 +157,15 @@ impl Caller {
         }
     }
 
+    /// Completes once the caller's key is no longer accepted: revoked, or its billing no
+    /// longer active (changed in this process, or by another replica once the change reaches
+    /// this one). For what outlives the request made with the key, an MCP event stream, which
+    /// ends then.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn lapsed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.entry.standing.lapsed()
+    }
+
     /// The caller's usage report and quota, from one reading of the counter.
     pub(super) async fn usage_and_quota(
         &self,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use job_listings::api::{Api, ApiConfig, CorsOrigin};
 use job_listings::demo::Dataset;
-use job_listings::domain::Plan;
+use job_listings::domain::{BillingStatus, Plan};
 use job_listings::mcp::{Mcp, McpConfig, WithMcp};
 use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
 use reqwest::StatusCode;
@@ -160,6 +160,24 @@ fn rate_limited(limit: RateLimit) -> ServiceConfig {
         }),
         ..ServiceConfig::default()
     }
+}
+
+/// Whether an event stream ends, its body closed by the server, within a bound far beyond any
+/// machine's pace (and within the test client's own timeout, which is no end): a stream that
+/// is never closed fails, never a slow one.
+async fn ends(mut stream: reqwest::Response) -> bool {
+    let read_to_end = async {
+        loop {
+            match stream.chunk().await {
+                Ok(Some(_)) => {}
+                Ok(None) => return true,
+                Err(_) => return false,
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read_to_end)
+        .await
+        .unwrap_or(false)
 }
 
 /// The JSON of a whole answer, or of the last `data:` line of an event stream.
@@ -970,4 +988,38 @@ async fn tools_list_shows_only_the_tools_the_keys_plan_may_call() {
             assert_eq!(listed.contains(&tool.to_owned()), with_webhooks, "{tool}");
         }
     }
+}
+
+#[tokio::test]
+async fn an_event_stream_ends_when_its_key_is_revoked_or_its_billing_lapses() {
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let service = &app.app.service;
+    let (revoked, lapsed, kept) = (
+        app.app.issue(Plan::AgentPro).await,
+        app.app.issue(Plan::Developer).await,
+        app.app.issue(Plan::Developer).await,
+    );
+    let mut streams = Vec::new();
+    for key in [&revoked, &lapsed, &kept] {
+        let session = app.initialized_session(&key.raw).await;
+        let stream = app.open_stream(&key.raw, &session).await;
+        assert_eq!(stream.status(), StatusCode::OK);
+        assert_eq!(stream.headers()["content-type"], "text/event-stream");
+        streams.push(stream);
+    }
+    let kept_stream = streams.pop().expect("kept");
+    let lapsed_stream = streams.pop().expect("lapsed");
+    let revoked_stream = streams.pop().expect("revoked");
+    service.revoke_key(revoked.id).await.expect("revoked");
+    assert!(ends(revoked_stream).await, "the revoked key's stream ends");
+    service
+        .set_billing_status(lapsed.id, BillingStatus::PastDue)
+        .await
+        .expect("past due");
+    assert!(ends(lapsed_stream).await, "the lapsed key's stream ends");
+    // Another key's stream is left alone: still open, its session still answered.
+    let session = app.initialized_session(&kept.raw).await;
+    let (status, _, _) = app.post(Some(&kept.raw), Some(&session), ping(2)).await;
+    assert_eq!(status, StatusCode::OK);
+    drop(kept_stream);
 }
