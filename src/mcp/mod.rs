@@ -62,7 +62,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 
 use crate::api::{cors_head, Admitted, Api, ApiError};
 use in_process::{ApiUpstream, KeyPlan};
-use session::{Ledger, Limits, Lookup, Reservation};
+use session::{Ledger, Limits, Lookup, Reservation, StreamSlot};
 use tools::JobTools;
 
 #[cfg(feature = "client")]
@@ -98,6 +98,12 @@ pub struct McpConfig {
     /// How often an open event stream carries a keep-alive comment; default 15 s, so proxies
     /// do not close a quiet stream.
     pub keep_alive: Duration,
+    /// Event streams one session may hold open at once (its `GET` streams, and the answers to
+    /// its requests still being sent, each an event stream); default 8. One more is answered
+    /// 429 `too_many_streams` until one ends, so a session cannot hold streams, and the
+    /// server's memory, without end. A notification, answered without a stream, is never
+    /// refused for it.
+    pub max_streams_per_session: usize,
 }
 
 impl Default for McpConfig {
@@ -107,6 +113,7 @@ impl Default for McpConfig {
             max_sessions: 10_000,
             idle_timeout: Duration::from_secs(600),
             keep_alive: Duration::from_secs(15),
+            max_streams_per_session: 8,
         }
     }
 }
@@ -163,6 +170,7 @@ impl Mcp {
             per_key: config.max_sessions_per_key,
             total: config.max_sessions,
             idle_timeout: config.idle_timeout,
+            streams_per_session: config.max_streams_per_session,
         });
         Self {
             inner: Arc::new(McpInner {
@@ -187,7 +195,7 @@ impl Mcp {
     /// Answers one request to the endpoint. Never fails: refusals are the API's problem
     /// documents (401 without a valid key, 429 `rate_limited` over the key's rate, 413 for a
     /// body over the API's limit, 404 for a session that is not the key's, 429
-    /// `too_many_sessions`), everything else is MCP. `OPTIONS` is answered first, without a
+    /// `too_many_sessions` and `too_many_streams`), everything else is MCP. `OPTIONS` is answered first, without a
     /// key, as REST answers it, and every answer carries the API's CORS headers.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
     where
@@ -232,9 +240,21 @@ impl Mcp {
             Some(Err(_)) => return whole(api.refuse(&parts, ApiError::UnknownSession).await),
         };
         let mut reservation: Option<Reservation> = None;
+        let mut stream: Option<StreamSlot> = None;
         match &session {
             Some(id) => match ledger.touch(id, key_id, now) {
-                Lookup::Owned => {}
+                Lookup::Owned => {
+                    // In a session, a GET is a stream and so is the answer to a request;
+                    // its place is held before the SDK opens it (and does the work).
+                    let streams = parts.method == Method::GET
+                        || (parts.method == Method::POST && is_request(&body));
+                    if streams {
+                        match ledger.hold_stream(id) {
+                            Ok(slot) => stream = Some(slot),
+                            Err(e) => return whole(api.refuse(&parts, e).await),
+                        }
+                    }
+                }
                 Lookup::Expired => {
                     self.close_in_sdk(id).await;
                     return whole(api.refuse(&parts, ApiError::UnknownSession).await);
@@ -310,7 +330,7 @@ impl Mcp {
         if let (true, true, Some(id)) = (closing, answered, &session) {
             ledger.close(id, key_id);
         }
-        streams::held(response, &caller)
+        streams::held(response, &caller, stream)
     }
 
     /// The JSON-RPC error answering a body no message was read from: 400, the error as
@@ -354,6 +374,17 @@ fn opens_session(body: &[u8]) -> bool {
         .and_then(|m| m.method)
         .as_deref()
         == Some("initialize")
+}
+
+/// Whether a body is a JSON-RPC request (a method and an id), answered in a session with an
+/// event stream of its own; a notification or a response is not.
+fn is_request(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        method: Option<serde::de::IgnoredAny>,
+        id: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Message>(body).is_ok_and(|m| m.method.is_some() && m.id.is_some())
 }
 
 /// Whether a body is a JSON array: a JSON-RPC batch.
@@ -481,6 +512,19 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
         ));
         assert!(!opens_session(b"not json"));
+    }
+
+    #[test]
+    fn a_request_has_a_method_and_an_id() {
+        assert!(is_request(
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
+        ));
+        assert!(is_request(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#));
+        assert!(!is_request(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        ));
+        assert!(!is_request(br#"{"jsonrpc":"2.0","id":2,"result":{}}"#));
+        assert!(!is_request(b"not json"));
     }
 
     #[test]

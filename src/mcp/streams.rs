@@ -2,7 +2,8 @@
 //! as server-sent events), held to the key they were opened with: a stream ends when its key
 //! is revoked or its billing stops being active, as every new request of that key is refused
 //! then. Without this, a stream opened before the revocation would stay open for as long as
-//! its client kept the connection.
+//! its client kept the connection. A stream of a session also holds its place among the
+//! session's streams ([`StreamSlot`]) until it is dropped.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -16,6 +17,7 @@ use http::Response;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 
+use super::session::StreamSlot;
 use super::McpBody;
 use crate::service::Caller;
 
@@ -31,6 +33,8 @@ struct HeldStream {
     lapsed: Mutex<Ending>,
     /// Whether it ended: the future above is not polled again once it completed.
     ended: bool,
+    /// Its place among its session's streams, freed when the body is dropped.
+    _slot: Option<StreamSlot>,
 }
 
 impl Body for HeldStream {
@@ -81,8 +85,13 @@ pub(crate) fn is_stream(response: &Response<McpBody>) -> bool {
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
 }
 
-/// The answer with its event stream, if it is one, ending when `caller`'s key lapses.
-pub(crate) fn held(response: Response<McpBody>, caller: &Caller) -> Response<McpBody> {
+/// The answer with its event stream, if it is one, ending when `caller`'s key lapses and
+/// holding `slot` until it is dropped; an answer that is no stream frees `slot` at once.
+pub(crate) fn held(
+    response: Response<McpBody>,
+    caller: &Caller,
+    slot: Option<StreamSlot>,
+) -> Response<McpBody> {
     if !is_stream(&response) {
         return response;
     }
@@ -92,6 +101,7 @@ pub(crate) fn held(response: Response<McpBody>, caller: &Caller) -> Response<Mcp
             body,
             lapsed: Mutex::new(lapsed),
             ended: false,
+            _slot: slot,
         }
         .boxed()
     })
@@ -118,6 +128,7 @@ mod tests {
                 let _ = rx.await;
             })),
             ended: false,
+            _slot: None,
         };
         let first = held.frame().await.expect("a frame").expect("infallible");
         assert!(first.is_data());

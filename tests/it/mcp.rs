@@ -1,9 +1,12 @@
 //! The MCP endpoint (`job_listings::mcp`, feature `mcp`) against the real server on loopback:
 //! driven through the official SDK's client (`rmcp`) over streamable HTTP, every tool valid
 //! and invalid, its structured results compared with the REST answers to the same calls;
-//! metering, the 401 before any session, the plan gate, quota exhaustion as a tool error,
-//! and over plain HTTP the session bounds, ownership and idle expiry, the body limit, and a
-//! sessionless (protocol 2026-07-28) call.
+//! metering, the 401 before any session, the plan gate and the tools each plan is shown,
+//! quota exhaustion as a tool error, and over plain HTTP the key's rate limit on every
+//! message, CORS preflights and headers, batches and unreadable bodies as JSON-RPC errors,
+//! the session bounds, ownership and idle expiry, the bound on a session's event streams and
+//! their end when the key is revoked, the body limit, and a sessionless (protocol
+//! 2026-07-28) call.
 
 use std::time::Duration;
 
@@ -1022,4 +1025,40 @@ async fn an_event_stream_ends_when_its_key_is_revoked_or_its_billing_lapses() {
     let (status, _, _) = app.post(Some(&kept.raw), Some(&session), ping(2)).await;
     assert_eq!(status, StatusCode::OK);
     drop(kept_stream);
+}
+
+#[tokio::test]
+async fn a_session_holds_a_bounded_number_of_event_streams() {
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let bound = McpConfig::default().max_streams_per_session;
+    let key = app.app.keys.developer.raw.clone();
+    let session = app.initialized_session(&key).await;
+    let mut open = Vec::new();
+    for _ in 0..bound {
+        let stream = app.open_stream(&key, &session).await;
+        assert_eq!(stream.status(), StatusCode::OK);
+        open.push(stream);
+    }
+    let refused = app.open_stream(&key, &session).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        refused.headers()["content-type"],
+        "application/problem+json"
+    );
+    assert!(refused.headers().get("retry-after").is_some());
+    let problem: Value = refused.json().await.expect("a problem document");
+    assert_eq!(problem["code"], "too_many_streams");
+    // A request, whose answer would be one more stream, is refused the same way; a
+    // notification, answered without one, is not.
+    let (status, _, body) = app.post(Some(&key), Some(&session), tools_list(2)).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, Some("too_many_streams"))
+    );
+    let (status, _, _) = app.post(Some(&key), Some(&session), initialized()).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    // The bound is the session's: another session of the key opens its own.
+    let other = app.initialized_session(&key).await;
+    assert_eq!(app.open_stream(&key, &other).await.status(), StatusCode::OK);
+    drop(open);
 }
