@@ -261,6 +261,10 @@ pub(crate) struct ServeArgs {
     /// Close an MCP session that has had no request for this many seconds.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub(crate) mcp_idle_timeout: u64,
+    /// Event streams one MCP session may hold open at once (GET streams and answers still
+    /// being sent); one more is answered 429 too_many_streams.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub(crate) mcp_streams_per_session: usize,
     /// Close a connection, HTTP/1 or HTTP/2, that has had no request in flight for this many
     /// seconds (an idle HTTP/1 one is closed after 10 s anyway).
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
@@ -344,6 +348,7 @@ impl ServeArgs {
             max_sessions_per_key: self.mcp_sessions_per_key,
             max_sessions: self.mcp_sessions,
             idle_timeout: Duration::from_secs(self.mcp_idle_timeout),
+            max_streams_per_session: self.mcp_streams_per_session,
             ..McpConfig::default()
         }
     }

@@ -14,13 +14,17 @@ use http::Method;
 
 use crate::domain::DomainError;
 
-/// The request headers a page's script may send.
+/// The request headers a page's script may send: REST's, and those of MCP's streamable HTTP
+/// (the session, the protocol version, the event to resume a stream after, and the method
+/// and name headers of protocol 2026-07-28).
 const ALLOWED_HEADERS: &str =
-    "Authorization, X-API-Key, Content-Type, If-None-Match, Idempotency-Key, X-Request-Id";
-/// The answer headers a page's script may read besides the CORS-safelisted ones.
+    "Authorization, X-API-Key, Content-Type, If-None-Match, Idempotency-Key, X-Request-Id, \
+     Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name";
+/// The answer headers a page's script may read besides the CORS-safelisted ones: MCP's
+/// session id among them, which a client must send back.
 const EXPOSED_HEADERS: &str = "ETag, Location, Retry-After, X-Request-Id, X-RateLimit-Limit, \
      X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Idempotent-Replayed, \
-     Allow";
+     Allow, Mcp-Session-Id, MCP-Protocol-Version";
 /// How long a browser may keep a preflight's answer: two hours, the most Chromium keeps.
 const MAX_AGE_SECONDS: &str = "7200";
 

@@ -127,6 +127,13 @@ pub enum ApiError {
         /// How long until an idle session expires and frees its place at the latest.
         retry_after: std::time::Duration,
     },
+    /// An MCP request would open one more event stream in its session than a session may
+    /// hold at once.
+    #[error("too many open MCP event streams in one session")]
+    TooManyStreams {
+        /// How many one session may hold.
+        limit: usize,
+    },
 }
 
 impl ApiError {
@@ -260,7 +267,8 @@ impl ApiError {
                 | E::TestPingsLimited { .. },
             )
             | ApiError::UnauthenticatedRateLimited { .. }
-            | ApiError::TooManySessions { .. } => self.refusal_answer(now),
+            | ApiError::TooManySessions { .. }
+            | ApiError::TooManyStreams { .. } => self.refusal_answer(now),
             ApiError::Service(
                 E::NotFound { .. }
                 | E::IdempotencyKeyReused { .. }
@@ -461,6 +469,20 @@ impl ApiError {
                     ),
                 );
                 a.retry_after = Some(whole_seconds(*retry_after));
+                a
+            }
+            ApiError::TooManyStreams { limit } => {
+                let mut a = Answer::new(
+                    S::TOO_MANY_REQUESTS,
+                    "too_many_streams",
+                    "Too many MCP event streams",
+                    format!(
+                        "this session already holds {limit} open event streams (GET /mcp streams and answers still being sent); close one you no longer read before opening another"
+                    ),
+                );
+                // A request's stream ends as soon as its answer is sent: a second later there
+                // is usually room, unless the client holds its streams open.
+                a.retry_after = Some(1);
                 a
             }
             // [`ApiError::answer`] sends only the errors above here.

@@ -34,7 +34,7 @@ use http_body_util::{BodyExt, Limited};
 
 pub use access_log::ACCESS_LOG_TARGET;
 #[cfg(feature = "mcp")]
-pub(crate) use admission::Admitted;
+pub(crate) use admission::{cors_head, Admitted, RateTokenTaken};
 pub use budget::ClientAddr;
 pub use cors::CorsOrigin;
 pub use error::{ApiError, Problem};
@@ -82,8 +82,10 @@ pub struct ApiConfig {
     pub access_log: bool,
     /// The origins whose pages may call the API from a browser (CORS); default none, which
     /// turns CORS off. [`CorsOrigin::any`] allows every origin; keys are sent by script, never
-    /// as cookies, so no answer allows credentials. Preflights are answered with the path's
-    /// methods and the headers the API reads; answers expose the quota and request-id headers.
+    /// as cookies, so no answer allows credentials. Preflights are answered without a key,
+    /// with the path's methods and the headers the API reads (MCP's `Mcp-Session-Id`,
+    /// `MCP-Protocol-Version` and `Last-Event-ID` too); answers expose the quota, request-id
+    /// and MCP session headers. The MCP endpoint ([`crate::mcp`]) follows the same policy.
     pub cors_origins: Vec<CorsOrigin>,
 }
 

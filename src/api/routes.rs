@@ -267,6 +267,9 @@ async fn call(
     {
         Ok(caller) => {
             trace.key(caller.key_id());
+            // A call an admitted MCP request makes in this process: its token is taken.
+            #[cfg(feature = "mcp")]
+            let caller = super::admission::with_admitted_token(req.extensions(), caller);
             caller
         }
         Err(refused) => {

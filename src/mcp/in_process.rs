@@ -1,7 +1,8 @@
 //! The upstream of `/mcp`: the [`Api`] in this process. A tool's call is handed to the API
 //! as the REST request it stands for, with the key of the MCP request that carries it, so
-//! it takes the one path every REST call takes (key, plan, rate limit, validation, search,
-//! metering, the one error table) and its answer is REST's answer, byte for byte.
+//! it takes the one path every REST call takes (key, plan, validation, search, metering,
+//! the one error table) and its answer is REST's answer, byte for byte. Its rate-limit token
+//! is the one the MCP request took at admission: one request, one token.
 
 use bytes::Bytes;
 use http::header::{HeaderName, AUTHORIZATION, CONTENT_TYPE};
@@ -10,8 +11,13 @@ use rmcp::model::Extensions;
 use serde_json::Value;
 
 use super::upstream::{Quota, RestCall, ToolProblem, Upstream};
-use crate::api::Api;
+use crate::api::{Api, RateTokenTaken};
+use crate::domain::Plan;
 use crate::wire::ProblemFields;
+
+/// In an admitted MCP request's extensions: the plan of its key when it was admitted.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyPlan(pub(crate) Plan);
 
 /// Calls the API in this process for the client whose MCP request is being served.
 #[derive(Clone, Debug)]
@@ -43,6 +49,9 @@ impl Upstream for ApiUpstream {
                     builder = builder.header(name, value);
                 }
             }
+            if let Some(taken) = parts.extensions.get::<RateTokenTaken>() {
+                builder = builder.extension(*taken);
+            }
         }
         let body = match call.body {
             Some(body) => {
@@ -55,6 +64,11 @@ impl Upstream for ApiUpstream {
             ToolProblem::invalid_argument("arguments", format!("do not make a request: {e}"))
         })?;
         answer(self.api.handle(request).await)
+    }
+
+    async fn plan(&self, request: &Extensions) -> Option<Plan> {
+        let parts = request.get::<http::request::Parts>()?;
+        parts.extensions.get::<KeyPlan>().map(|plan| plan.0)
     }
 }
 

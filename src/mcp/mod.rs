@@ -2,17 +2,19 @@
 //!
 //! Tools: `search_jobs`, `get_job`, `list_companies`, `get_company`, `follow_changes`,
 //! `get_usage`, and on the Agent Pro plan or higher `create_webhook`, `list_webhooks`,
-//! `delete_webhook`. Each is one call of the public API, made on the same path a REST call
-//! takes (key, plan, rate limit, validation, search, metering, the one error table): its
-//! structured result is the REST answer's JSON, and a refusal is a tool error carrying the
-//! same `code` REST answers.
+//! `delete_webhook` (listed only to keys whose plan may call them). Each is one call of the public API, made on the same path a REST call
+//! takes (key, plan, validation, search, metering, the one error table): its structured
+//! result is the REST answer's JSON, and a refusal is a tool error carrying the same `code`
+//! REST answers. Every request to the endpoint with a key, a tool call or any other message,
+//! takes one token of the key's rate limit, as a REST request does.
 //!
 //! Two transports share the tools (`tools.rs`, `schemas.rs`):
 //!
 //! - [`Mcp`]: streamable HTTP (on the official SDK, `rmcp`), for mounting beside the REST API
 //!   at [`PATH`]. Every request needs a valid key as REST does (a 401 problem document before
 //!   any session starts); sessions belong to the key that opened them and are bounded per
-//!   key and in all, and close after an idle timeout ([`McpConfig`]). [`WithMcp`] serves both
+//!   key and in all, and close after an idle timeout ([`McpConfig`]); an event stream ends
+//!   when its key is revoked or its billing stops being active. [`WithMcp`] serves both
 //!   on one listener of the bundled [`crate::server::Server`].
 //! - `serve_stdio` (with the `client` feature): MCP over stdin/stdout, the calls forwarded to
 //!   a running server through [`crate::client::Client`], for desktop agents that launch MCP
@@ -38,6 +40,7 @@ mod schemas;
 mod session;
 #[cfg(feature = "client")]
 mod stdio;
+mod streams;
 mod tools;
 mod upstream;
 
@@ -47,17 +50,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::{Method, Request, Response};
+use http::header::{HeaderValue, CONTENT_TYPE};
+use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Either, Full};
+use rmcp::model::ErrorCode;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::api::{Admitted, Api, ApiError};
-use in_process::ApiUpstream;
-use session::{Ledger, Limits, Lookup, Reservation};
+use crate::api::{cors_head, Admitted, Api, ApiError};
+use in_process::{ApiUpstream, KeyPlan};
+use session::{Ledger, Limits, Lookup, Reservation, StreamSlot};
 use tools::JobTools;
 
 #[cfg(feature = "client")]
@@ -71,6 +76,10 @@ const SDK_IDLE_MARGIN: Duration = Duration::from_secs(60);
 
 /// The header that names a session.
 const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The methods [`PATH`] takes: messages, the event stream, closing a session, and the
+/// preflight.
+const ALLOW: &str = "GET, POST, DELETE, OPTIONS";
 
 /// The body of an MCP answer: whole, or a stream of server-sent events.
 pub type McpBody = BoxBody<Bytes, Infallible>;
@@ -89,6 +98,12 @@ pub struct McpConfig {
     /// How often an open event stream carries a keep-alive comment; default 15 s, so proxies
     /// do not close a quiet stream.
     pub keep_alive: Duration,
+    /// Event streams one session may hold open at once (its `GET` streams, and the answers to
+    /// its requests still being sent, each an event stream); default 8. One more is answered
+    /// 429 `too_many_streams` until one ends, so a session cannot hold streams, and the
+    /// server's memory, without end. A notification, answered without a stream, is never
+    /// refused for it.
+    pub max_streams_per_session: usize,
 }
 
 impl Default for McpConfig {
@@ -98,6 +113,7 @@ impl Default for McpConfig {
             max_sessions: 10_000,
             idle_timeout: Duration::from_secs(600),
             keep_alive: Duration::from_secs(15),
+            max_streams_per_session: 8,
         }
     }
 }
@@ -154,6 +170,7 @@ impl Mcp {
             per_key: config.max_sessions_per_key,
             total: config.max_sessions,
             idle_timeout: config.idle_timeout,
+            streams_per_session: config.max_streams_per_session,
         });
         Self {
             inner: Arc::new(McpInner {
@@ -176,22 +193,43 @@ impl Mcp {
     }
 
     /// Answers one request to the endpoint. Never fails: refusals are the API's problem
-    /// documents (401 without a valid key, 413 for a body over the API's limit, 404 for a
-    /// session that is not the key's, 429 `too_many_sessions`), everything else is MCP.
+    /// documents (401 without a valid key, 429 `rate_limited` over the key's rate, 413 for a
+    /// body over the API's limit, 404 for a session that is not the key's, 429
+    /// `too_many_sessions` and `too_many_streams`), everything else is MCP. `OPTIONS` is answered first, without a
+    /// key, as REST answers it, and every answer carries the API's CORS headers.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
     where
         B: Body,
         B::Error: Into<Box<dyn Error + Send + Sync>>,
     {
         let api = &self.inner.api;
+        if req.method() == Method::OPTIONS {
+            // Before admission: a browser's preflight carries no key.
+            return whole(api.options(&req.into_parts().0, ALLOW).await);
+        }
         let Admitted {
-            parts,
+            mut parts,
             body,
-            key_id,
+            caller,
         } = match api.admit(req).await {
             Ok(admitted) => admitted,
             Err(refused) => return whole(refused),
         };
+        let key_id = caller.key_id();
+        parts.extensions.insert(KeyPlan(caller.plan()));
+        let cors = cors_head(&parts);
+        if parts.method == Method::POST && is_batch(&body) {
+            // Protocol 2025-06-18 removed batches; the SDK reads none and would answer in
+            // plain text. One error for the whole array, as JSON-RPC answers an array it
+            // cannot take.
+            return self.unreadable(
+                &cors,
+                ErrorCode::INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches (an array of messages) are not supported \
+                 since MCP 2025-06-18; send each message in a request of its own"
+                    .into(),
+            );
+        }
         let now = Instant::now();
         let ledger = &self.inner.ledger;
         // A session id that is not text names no session of ours: refused here, so the SDK
@@ -202,9 +240,21 @@ impl Mcp {
             Some(Err(_)) => return whole(api.refuse(&parts, ApiError::UnknownSession).await),
         };
         let mut reservation: Option<Reservation> = None;
+        let mut stream: Option<StreamSlot> = None;
         match &session {
             Some(id) => match ledger.touch(id, key_id, now) {
-                Lookup::Owned => {}
+                Lookup::Owned => {
+                    // In a session, a GET is a stream and so is the answer to a request;
+                    // its place is held before the SDK opens it (and does the work).
+                    let streams = parts.method == Method::GET
+                        || (parts.method == Method::POST && is_request(&body));
+                    if streams {
+                        match ledger.hold_stream(id) {
+                            Ok(slot) => stream = Some(slot),
+                            Err(e) => return whole(api.refuse(&parts, e).await),
+                        }
+                    }
+                }
                 Lookup::Expired => {
                     self.close_in_sdk(id).await;
                     return whole(api.refuse(&parts, ApiError::UnknownSession).await);
@@ -225,14 +275,35 @@ impl Mcp {
             None => {}
         }
         let closing = parts.method == Method::DELETE;
+        let json_post = parts.method == Method::POST && is_json(&parts.headers);
+        let sent = body.clone();
         // What a refusal after the SDK's answer needs of the request (only a POST without a
         // session can open one).
         let head = (session.is_none() && parts.method == Method::POST).then(|| head_of(&parts));
-        let response = self
+        let mut response = self
             .inner
             .sdk
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
+        api.cors(&cors, response.headers_mut());
+        if json_post && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            // A JSON body the SDK read no message from, answered in plain text: said in
+            // JSON-RPC instead, as the client reads every other error.
+            return match serde_json::from_slice::<serde::de::IgnoredAny>(&sent) {
+                Err(e) => self.unreadable(
+                    &cors,
+                    ErrorCode::PARSE_ERROR,
+                    format!("Parse error: the body is not JSON: {e}"),
+                ),
+                Ok(_) => self.unreadable(
+                    &cors,
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid Request: the body is not a JSON-RPC 2.0 request, notification \
+                     or response"
+                        .into(),
+                ),
+            };
+        }
         let answered = response.status().is_success();
         let opened = response
             .headers()
@@ -259,6 +330,29 @@ impl Mcp {
         if let (true, true, Some(id)) = (closing, answered, &session) {
             ledger.close(id, key_id);
         }
+        streams::held(response, &caller, stream)
+    }
+
+    /// The JSON-RPC error answering a body no message was read from: 400, the error as
+    /// JSON with a null id (JSON-RPC 2.0, section 5: no id could be read), and the CORS
+    /// headers of the request whose [`cors_head`] is `cors`.
+    fn unreadable(
+        &self,
+        cors: &http::request::Parts,
+        code: ErrorCode,
+        message: String,
+    ) -> Response<McpBody> {
+        let error = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": code.0, "message": message},
+        });
+        let mut response = whole(Response::new(Bytes::from(error.to_string())));
+        *response.status_mut() = StatusCode::BAD_REQUEST;
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        self.inner.api.cors(cors, response.headers_mut());
         response
     }
 
@@ -280,6 +374,31 @@ fn opens_session(body: &[u8]) -> bool {
         .and_then(|m| m.method)
         .as_deref()
         == Some("initialize")
+}
+
+/// Whether a body is a JSON-RPC request (a method and an id), answered in a session with an
+/// event stream of its own; a notification or a response is not.
+fn is_request(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        method: Option<serde::de::IgnoredAny>,
+        id: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Message>(body).is_ok_and(|m| m.method.is_some() && m.id.is_some())
+}
+
+/// Whether a body is a JSON array: a JSON-RPC batch.
+fn is_batch(body: &[u8]) -> bool {
+    body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+}
+
+/// Whether a request says its body is JSON, as the SDK reads `Content-Type`.
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// A copy of a request's method, URI and headers.
@@ -393,5 +512,28 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
         ));
         assert!(!opens_session(b"not json"));
+    }
+
+    #[test]
+    fn a_request_has_a_method_and_an_id() {
+        assert!(is_request(
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
+        ));
+        assert!(is_request(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#));
+        assert!(!is_request(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        ));
+        assert!(!is_request(br#"{"jsonrpc":"2.0","id":2,"result":{}}"#));
+        assert!(!is_request(b"not json"));
+    }
+
+    #[test]
+    fn an_array_body_is_a_batch() {
+        assert!(is_batch(
+            b" \n [{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]"
+        ));
+        assert!(is_batch(b"[]"));
+        assert!(!is_batch(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#));
+        assert!(!is_batch(b""));
     }
 }

@@ -11,6 +11,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
 use crate::api::{CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS, OPENAPI_JSON, PAGE_PARAMS};
+use crate::domain::Plan;
 
 /// One tool and the endpoint it calls.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,6 +31,8 @@ pub(crate) struct ToolSpec {
     pub(crate) params: &'static [&'static str],
     /// Whether it only reads.
     pub(crate) read_only: bool,
+    /// The lowest plan whose keys may call it; a key of a lower plan is not shown it.
+    pub(crate) plan: Plan,
 }
 
 impl ToolSpec {
@@ -63,6 +66,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         lists: &["domain", "seniority", "facets"],
         params: JOB_PARAMS,
         read_only: true,
+        plan: Plan::Developer,
     },
     ToolSpec {
         name: "get_job",
@@ -74,6 +78,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         lists: &[],
         params: &[],
         read_only: true,
+        plan: Plan::Developer,
     },
     ToolSpec {
         name: "list_companies",
@@ -86,6 +91,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         lists: &["facets"],
         params: COMPANY_PARAMS,
         read_only: true,
+        plan: Plan::Developer,
     },
     ToolSpec {
         name: "get_company",
@@ -97,6 +103,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         lists: &[],
         params: &[],
         read_only: true,
+        plan: Plan::Developer,
     },
     ToolSpec {
         name: "follow_changes",
@@ -114,6 +121,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         lists: &["domain", "seniority"],
         params: CHANGE_PARAMS,
         read_only: true,
+        plan: Plan::Developer,
     },
     ToolSpec {
         name: "get_usage",
@@ -125,6 +133,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         lists: &[],
         params: &[],
         read_only: true,
+        plan: Plan::Developer,
     },
     ToolSpec {
         name: "create_webhook",
@@ -138,6 +147,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         lists: &[],
         params: &[],
         read_only: false,
+        plan: Plan::LOWEST_WITH_WEBHOOKS,
     },
     ToolSpec {
         name: "list_webhooks",
@@ -149,6 +159,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         lists: &[],
         params: PAGE_PARAMS,
         read_only: true,
+        plan: Plan::LOWEST_WITH_WEBHOOKS,
     },
     ToolSpec {
         name: "delete_webhook",
@@ -160,12 +171,24 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         lists: &[],
         params: &[],
         read_only: false,
+        plan: Plan::LOWEST_WITH_WEBHOOKS,
     },
 ];
 
 /// The tool of this name.
 pub(crate) fn spec(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)
+}
+
+/// The tools a key of `plan` may call, as MCP lists them; every tool when the plan is not
+/// known (the server then refuses what the plan does not include, as REST does).
+pub(crate) fn tools_for(plan: Option<Plan>) -> Vec<Tool> {
+    TOOLS
+        .iter()
+        .zip(tools())
+        .filter(|(spec, _)| plan.is_none_or(|plan| plan >= spec.plan))
+        .map(|(_, tool)| tool.clone())
+        .collect()
 }
 
 /// Every tool as MCP lists it, built once.
@@ -339,6 +362,19 @@ fn inline(openapi: &Value, schema: &Value, refs_followed: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_is_shown_the_tools_it_may_call() {
+        let names =
+            |plan| -> Vec<String> { tools_for(plan).iter().map(|t| t.name.to_string()).collect() };
+        let webhooks = ["create_webhook", "list_webhooks", "delete_webhook"];
+        let developer = names(Some(Plan::Developer));
+        assert_eq!(developer.len(), TOOLS.len() - webhooks.len());
+        assert!(webhooks.iter().all(|w| !developer.contains(&w.to_string())));
+        for plan in [Some(Plan::AgentPro), Some(Plan::Enterprise), None] {
+            assert_eq!(names(plan).len(), TOOLS.len(), "{plan:?}");
+        }
+    }
 
     #[test]
     fn every_tool_has_an_object_input_and_output_schema_without_refs() {

@@ -4,7 +4,9 @@
 //!
 //! A new session reserves its place before the SDK opens it, so concurrent `initialize`
 //! requests cannot together pass a bound; a reservation the SDK did not turn into a session
-//! gives its place back when dropped.
+//! gives its place back when dropped. Each session's open event streams are counted the same
+//! way, against a bound of their own: every stream held in memory costs the server, and a
+//! client could otherwise open them without end on one session.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,6 +20,8 @@ use crate::domain::KeyId;
 struct Entry {
     owner: KeyId,
     last_used: Instant,
+    /// Event streams open, and being opened, in the session.
+    streams: usize,
 }
 
 #[derive(Debug, Default)]
@@ -47,6 +51,8 @@ pub(crate) struct Limits {
     pub(crate) per_key: usize,
     pub(crate) total: usize,
     pub(crate) idle_timeout: Duration,
+    /// Event streams one session may hold at once.
+    pub(crate) streams_per_session: usize,
 }
 
 /// Who owns which session, and how many are open.
@@ -66,6 +72,22 @@ pub(crate) enum Lookup {
     /// The key's session, idle past the timeout: it is closed now and must be closed in the
     /// SDK too.
     Expired,
+}
+
+/// A place held for one event stream of a session, from before the SDK opens it until its
+/// body is dropped (sent whole, or its connection gone); then the place is free again.
+#[derive(Debug)]
+pub(crate) struct StreamSlot {
+    ledger: Ledger,
+    session: Arc<str>,
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        if let Some(entry) = self.ledger.lock().sessions.get_mut(&self.session) {
+            entry.streams = entry.streams.saturating_sub(1);
+        }
+    }
 }
 
 /// A place held for a session being opened.
@@ -150,6 +172,29 @@ impl Ledger {
         Lookup::Owned
     }
 
+    /// Holds a place for one more event stream of session `id` (which the caller found its
+    /// key's with [`Ledger::touch`]), or says the session holds as many as it may.
+    pub(crate) fn hold_stream(&self, id: &str) -> Result<StreamSlot, ApiError> {
+        let limit = self.limits.streams_per_session;
+        let mut state = self.lock();
+        let Some((session, _)) = state.sessions.get_key_value(id) else {
+            // Closed since it was touched: no stream to hold a place for.
+            return Err(ApiError::UnknownSession);
+        };
+        let session = session.clone();
+        let Some(entry) = state.sessions.get_mut(id) else {
+            return Err(ApiError::UnknownSession);
+        };
+        if entry.streams >= limit {
+            return Err(ApiError::TooManyStreams { limit });
+        }
+        entry.streams += 1;
+        Ok(StreamSlot {
+            ledger: self.clone(),
+            session,
+        })
+    }
+
     /// Session `id` of `owner` is closed (by its client).
     pub(crate) fn close(&self, id: &str, owner: KeyId) {
         let mut state = self.lock();
@@ -172,6 +217,7 @@ impl Reservation {
         let entry = Entry {
             owner: self.owner,
             last_used: now,
+            streams: 0,
         };
         if state.sessions.insert(Arc::from(id), entry).is_some() {
             // The SDK made an id it had made already: the place is counted once.
@@ -198,7 +244,34 @@ mod tests {
             per_key,
             total,
             idle_timeout: Duration::from_secs(60),
+            streams_per_session: 2,
         })
+    }
+
+    #[test]
+    fn a_session_holds_its_bound_of_streams_and_a_dropped_one_frees_its_place() {
+        let ledger = ledger(4, 4);
+        let a = KeyId::new_random();
+        let now = Instant::now();
+        ledger.reserve(a).expect("reserved").keep("s", now);
+        ledger.reserve(a).expect("reserved").keep("t", now);
+        let first = ledger.hold_stream("s").expect("the first");
+        let _second = ledger.hold_stream("s").expect("the second");
+        assert!(matches!(
+            ledger.hold_stream("s"),
+            Err(ApiError::TooManyStreams { limit: 2 })
+        ));
+        assert!(
+            ledger.hold_stream("t").is_ok(),
+            "the bound is the session's"
+        );
+        drop(first);
+        let _third = ledger.hold_stream("s").expect("the first's place");
+        ledger.close("s", a);
+        assert!(matches!(
+            ledger.hold_stream("s"),
+            Err(ApiError::UnknownSession)
+        ));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::tools::JobTools;
 use super::upstream::{RestCall, ToolProblem, Upstream};
 use crate::client::{Client, ClientError};
+use crate::domain::Plan;
 
 /// Calls a running server over HTTP(S).
 #[derive(Clone, Debug)]
@@ -38,6 +39,11 @@ impl Upstream for ClientUpstream {
                 "the API could not be reached: {other}"
             ))),
         }
+    }
+
+    async fn plan(&self, _request: &Extensions) -> Option<Plan> {
+        // Asked at each listing (a request that is not counted), so a changed plan shows.
+        self.client.usage().await.ok().map(|usage| usage.value.plan)
     }
 }
 

@@ -190,9 +190,12 @@ impl<U: Upstream> ServerHandler for JobTools<U> {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(schemas::tools().to_vec()))
+        // Only what the key's plan may call: a tool a model is shown but refused every time
+        // costs it a call to learn so. Called anyway, such a tool answers REST's refusal.
+        let plan = self.upstream.plan(&context.extensions).await;
+        Ok(ListToolsResult::with_all_items(schemas::tools_for(plan)))
     }
 
     async fn call_tool(

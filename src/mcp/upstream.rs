@@ -10,6 +10,7 @@ use rmcp::model::Extensions;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::domain::Plan;
 pub(crate) use crate::wire::Quota;
 
 /// One call of the public API: a method, a path under `/api/v1`, query pairs and a JSON body.
@@ -94,4 +95,8 @@ pub(crate) trait Upstream: Clone + Send + Sync + 'static {
         request: &Extensions,
         call: RestCall,
     ) -> impl Future<Output = Result<Value, Box<ToolProblem>>> + Send;
+
+    /// The plan of the key of the MCP request whose extensions are `request`, so that a
+    /// listing shows only the tools it may call; `None` when it cannot be learnt.
+    fn plan(&self, request: &Extensions) -> impl Future<Output = Option<Plan>> + Send;
 }

@@ -56,6 +56,9 @@ pub enum Revalidated<T> {
 pub struct Caller {
     pub(super) service: JobListingsService,
     entry: Arc<KeyEntry>,
+    /// Whether the request this caller serves took its rate-limit token already, when a
+    /// frontend admitted it ([`Caller::rate_token_taken`]).
+    rate_token_taken: bool,
 }
 
 /// The key's id and plan; never its hash.
@@ -76,6 +79,7 @@ impl JobListingsService {
         Ok(Caller {
             service: self.clone(),
             entry: self.inner.access.keys.authenticate(key)?,
+            rate_token_taken: false,
         })
     }
 }
@@ -119,8 +123,15 @@ impl Caller {
         }
     }
 
-    /// Takes a token from the key's bucket when rate limits are configured.
-    pub(super) fn check_rate(&self) -> ServiceResult<()> {
+    /// Takes a token from the key's bucket when rate limits are configured: one per request
+    /// of the key's, so it is held to its plan's rate whichever frontend the request came
+    /// through. A frontend that answers requests of its own (the MCP endpoint's protocol
+    /// messages) takes it here once per request, before anything else. Fails with
+    /// [`ServiceError::RateLimited`]; nothing is counted against the quota either way.
+    pub(crate) fn check_rate(&self) -> ServiceResult<()> {
+        if self.rate_token_taken {
+            return Ok(());
+        }
         let Some(limits) = &self.service.inner.config.rate_limits else {
             return Ok(());
         };
@@ -133,6 +144,26 @@ impl Caller {
                 per_second: limit.per_second,
                 burst: limit.burst,
             })
+    }
+
+    /// This caller for the call a request makes after [`Caller::check_rate`] took the
+    /// request's token (an MCP tool call, made in this process for the MCP request that
+    /// carries it): the call takes no second token, so one request is one token.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn rate_token_taken(self) -> Self {
+        Self {
+            rate_token_taken: true,
+            ..self
+        }
+    }
+
+    /// Completes once the caller's key is no longer accepted: revoked, or its billing no
+    /// longer active (changed in this process, or by another replica once the change reaches
+    /// this one). For what outlives the request made with the key, an MCP event stream, which
+    /// ends then.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn lapsed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.entry.standing.lapsed()
     }
 
     /// The caller's usage report and quota, from one reading of the counter.

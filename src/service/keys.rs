@@ -46,6 +46,63 @@ pub(crate) struct KeyEntry {
     pub(crate) record: ApiKeyRecord,
     pub(crate) meter: Arc<Meter>,
     pub(crate) bucket: Arc<TokenBucket>,
+    pub(crate) standing: Arc<Standing>,
+}
+
+/// What a key carries from one record of it to the next: its meter, its rate-limit bucket and
+/// its standing.
+type Carried = (Arc<Meter>, Arc<TokenBucket>, Arc<Standing>);
+
+impl KeyEntry {
+    fn carried(&self) -> Carried {
+        (
+            self.meter.clone(),
+            self.bucket.clone(),
+            self.standing.clone(),
+        )
+    }
+}
+
+/// Whether a key is still accepted, for what outlives the request that was made with it (an
+/// MCP event stream): told once, when the key is revoked or its billing stops being active.
+/// Carried from record to record of the key, as its meter is; a key accepted again gets a new
+/// one, so what the old one ended stays ended.
+#[derive(Debug)]
+pub(crate) struct Standing(tokio::sync::watch::Sender<bool>);
+
+impl Default for Standing {
+    fn default() -> Self {
+        Self(tokio::sync::watch::Sender::new(false))
+    }
+}
+
+impl Standing {
+    /// The standing for `record`: this one while the key is accepted (a new one if this one
+    /// had lapsed), this one lapsed once it is not.
+    fn for_record(self: Arc<Self>, record: &ApiKeyRecord) -> Arc<Self> {
+        let accepted =
+            record.revoked_at.is_none() && record.billing_status == BillingStatus::Active;
+        let lapsed = *self.0.borrow();
+        match (accepted, lapsed) {
+            (true, true) => Arc::default(),
+            (true, false) => self,
+            (false, _) => {
+                self.0.send_replace(true);
+                self
+            }
+        }
+    }
+
+    /// Completes once the key is no longer accepted (at once if it is not now), or the
+    /// service is gone.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn lapsed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut changes = self.0.subscribe();
+        async move {
+            // An error means the sender is gone with the service: nothing stands any more.
+            let _ = changes.wait_for(|lapsed| *lapsed).await;
+        }
+    }
 }
 
 /// Issued keys by hash, with their meters. Read-mostly: a read lock on the hot path, a write
@@ -82,6 +139,7 @@ impl KeyRegistry {
                     record,
                     meter: Arc::new(meter),
                     bucket: Arc::default(),
+                    standing: Arc::default(),
                 }),
             );
         }
@@ -135,7 +193,11 @@ impl KeyRegistry {
             .cloned()
     }
 
-    fn put(&self, record: ApiKeyRecord, meter: Arc<Meter>, bucket: Arc<TokenBucket>) {
+    /// Takes in a key's record, new or changed, with what the key carries from record to
+    /// record; a record no longer accepted ends what stands on the key ([`Standing`]).
+    fn put(&self, record: ApiKeyRecord, carried: Carried) {
+        let (meter, bucket, standing) = carried;
+        let standing = standing.for_record(&record);
         self.by_hash
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -145,17 +207,19 @@ impl KeyRegistry {
                     record,
                     meter,
                     bucket,
+                    standing,
                 }),
             );
     }
 
-    /// Takes in a record another process wrote, keeping its meter and bucket if known.
+    /// Takes in a record another process wrote, keeping its meter, bucket and standing if
+    /// known.
     pub(crate) fn refresh(&self, record: ApiKeyRecord) {
-        let (meter, bucket) = self
+        let carried = self
             .find(record.id)
-            .map(|e| (e.meter.clone(), e.bucket.clone()))
+            .map(|e| e.carried())
             .unwrap_or_default();
-        self.put(record, meter, bucket);
+        self.put(record, carried);
     }
 
     /// Calls `visit` with every record, under the read lock: for counting without copying.
@@ -238,7 +302,7 @@ impl JobListingsService {
         self.inner
             .access
             .keys
-            .put(record.clone(), Arc::default(), Arc::default());
+            .put(record.clone(), Carried::default());
         tracing::info!(key_id = %record.id, plan = %record.plan, "key issued");
         Ok((key, record))
     }
@@ -263,10 +327,7 @@ impl JobListingsService {
         change(&mut record);
         self.timed_write(StoreWrite::Keys, self.inner.access.store.put_key(&record))
             .await?;
-        self.inner
-            .access
-            .keys
-            .put(record.clone(), entry.meter.clone(), entry.bucket.clone());
+        self.inner.access.keys.put(record.clone(), entry.carried());
         Ok(record)
     }
 
@@ -346,5 +407,46 @@ impl Caller {
             Ok((value, quota)) => Ok(Metered { value, quota }),
             Err(e) => Err(self.refused(e).await),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(revoked: bool, billing_status: BillingStatus) -> ApiKeyRecord {
+        let key = ApiKey::generate();
+        let now = Utc::now();
+        ApiKeyRecord {
+            id: KeyId::new_random(),
+            hash: key.hash(),
+            hint: key.hint(),
+            label: String::new(),
+            plan: Plan::Developer,
+            billing_status,
+            billing_anchor: now,
+            created_at: now,
+            revoked_at: revoked.then_some(now),
+        }
+    }
+
+    #[test]
+    fn a_standing_lapses_with_its_key_and_a_key_accepted_again_gets_a_new_one() {
+        let lapsed = |s: &Standing| *s.0.borrow();
+        let standing = Arc::<Standing>::default();
+        let active = record(false, BillingStatus::Active);
+        let kept = standing.clone().for_record(&active);
+        assert!(Arc::ptr_eq(&standing, &kept) && !lapsed(&kept));
+        let past_due = kept
+            .clone()
+            .for_record(&record(false, BillingStatus::PastDue));
+        assert!(Arc::ptr_eq(&standing, &past_due) && lapsed(&standing));
+        let renewed = past_due.for_record(&active);
+        assert!(!Arc::ptr_eq(&standing, &renewed) && !lapsed(&renewed));
+        assert!(lapsed(&standing), "what lapsed stays lapsed");
+        let revoked = renewed
+            .clone()
+            .for_record(&record(true, BillingStatus::Active));
+        assert!(Arc::ptr_eq(&renewed, &revoked) && lapsed(&revoked));
     }
 }

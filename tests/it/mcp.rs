@@ -1,14 +1,18 @@
 //! The MCP endpoint (`job_listings::mcp`, feature `mcp`) against the real server on loopback:
 //! driven through the official SDK's client (`rmcp`) over streamable HTTP, every tool valid
 //! and invalid, its structured results compared with the REST answers to the same calls;
-//! metering, the 401 before any session, the plan gate, quota exhaustion as a tool error,
-//! and over plain HTTP the session bounds, ownership and idle expiry, the body limit, and a
-//! sessionless (protocol 2026-07-28) call.
+//! metering, the 401 before any session, the plan gate and the tools each plan is shown,
+//! quota exhaustion as a tool error, and over plain HTTP the key's rate limit on every
+//! message, CORS preflights and headers, batches and unreadable bodies as JSON-RPC errors,
+//! the session bounds, ownership and idle expiry, the bound on a session's event streams and
+//! their end when the key is revoked, the body limit, and a sessionless (protocol
+//! 2026-07-28) call.
 
 use std::time::Duration;
 
-use job_listings::api::Api;
+use job_listings::api::{Api, ApiConfig, CorsOrigin};
 use job_listings::demo::Dataset;
+use job_listings::domain::{BillingStatus, Plan};
 use job_listings::mcp::{Mcp, McpConfig, WithMcp};
 use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
 use reqwest::StatusCode;
@@ -33,9 +37,14 @@ struct McpApp {
 }
 
 async fn spawn(config: ServiceConfig, mcp: McpConfig) -> McpApp {
+    spawn_with(config, ApiConfig::default(), mcp).await
+}
+
+async fn spawn_with(config: ServiceConfig, api_config: ApiConfig, mcp: McpConfig) -> McpApp {
     let known = known();
     let app = TestApp::builder()
         .config(config)
+        .api_config(api_config)
         .seed(demo_dataset())
         .seed(Dataset {
             companies: known.companies(),
@@ -120,6 +129,58 @@ impl McpApp {
             _ => Err((status, body)),
         }
     }
+
+    /// Opens a session and completes its handshake (`notifications/initialized`), as SDK
+    /// clients do before anything else.
+    async fn initialized_session(&self, key: &str) -> String {
+        let session = self.open_session(key).await.expect("a session");
+        let (status, _, _) = self.post(Some(key), Some(&session), initialized()).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "the handshake completes");
+        session
+    }
+
+    /// `GET /mcp`: the session's event stream, its body left unread (open) when answered.
+    async fn open_stream(&self, key: &str, session: &str) -> reqwest::Response {
+        self.http
+            .get(self.url())
+            .header("accept", "text/event-stream")
+            .header("x-api-key", key)
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .expect("an answer")
+    }
+}
+
+/// Every key's rate limited to `limit`.
+fn rate_limited(limit: RateLimit) -> ServiceConfig {
+    ServiceConfig {
+        rate_limits: Some(RateLimits {
+            developer: limit,
+            agent_pro: limit,
+            enterprise: limit,
+        }),
+        ..ServiceConfig::default()
+    }
+}
+
+/// Whether an event stream ends, its body closed by the server, within a bound far beyond any
+/// machine's pace (and within the test client's own timeout, which is no end): a stream that
+/// is never closed fails, never a slow one.
+async fn ends(mut stream: reqwest::Response) -> bool {
+    let read_to_end = async {
+        loop {
+            match stream.chunk().await {
+                Ok(Some(_)) => {}
+                Ok(None) => return true,
+                Err(_) => return false,
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read_to_end)
+        .await
+        .unwrap_or(false)
 }
 
 /// The JSON of a whole answer, or of the last `data:` line of an event stream.
@@ -138,6 +199,23 @@ fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "it", "version": "1"}}})
+}
+
+fn initialized() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+fn ping(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+}
+
+fn tools_list(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
+}
+
+fn search_call(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "search_jobs", "arguments": {"per_page": 1}}})
 }
 
 fn args(value: Value) -> JsonObject {
@@ -181,7 +259,8 @@ fn text(result: &CallToolResult) -> String {
 #[tokio::test]
 async fn every_tool_is_listed_with_input_and_output_schemas() {
     let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
-    let client = app.connect(&app.app.keys.developer.raw).await;
+    // An Agent Pro key may call every tool, the webhook ones too.
+    let client = app.connect(&app.app.keys.agent_pro.raw).await;
     // The SDK's client negotiates a protocol version with sessions: one is open, the key's.
     assert_eq!(app.mcp.open_sessions(), 1);
     let tools = client.list_all_tools().await.expect("the tools");
@@ -462,34 +541,93 @@ async fn an_exhausted_quota_is_a_tool_error_with_its_reset_and_wait() {
     client.cancel().await.expect("closed");
 }
 
+/// A refusal of the key's rate, as REST answers it: 429 `rate_limited` with `Retry-After`,
+/// the monthly quota's headers and the burst's.
+fn assert_rate_limited(status: StatusCode, headers: &reqwest::header::HeaderMap, body: &Value) {
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, Some("rate_limited")),
+        "{body}"
+    );
+    assert_eq!(headers["content-type"], "application/problem+json");
+    let retry_after: u64 = headers["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    assert!(retry_after >= 1);
+    assert!(headers.get("x-ratelimit-remaining").is_some());
+    let policy = headers["ratelimit-policy"].to_str().expect("ascii");
+    assert!(
+        policy.contains("\"monthly\"") && policy.contains("\"burst\""),
+        "{policy}"
+    );
+}
+
+/// Four tokens, then one every 100 s: whatever the machine's pace, the fifth request is over.
+const FOUR_THEN_NONE: RateLimit = RateLimit {
+    per_second: 0.01,
+    burst: 4,
+};
+
 #[tokio::test]
-async fn a_rate_limit_is_a_tool_error_with_its_wait_and_not_counted() {
-    // One call, then a token every 100 s: the second call is over the rate, whatever the
-    // machine's speed.
-    let limit = RateLimit {
-        per_second: 0.01,
-        burst: 1,
-    };
-    let config = ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
-    };
-    let app = spawn(config, McpConfig::default()).await;
-    let key = app.app.keys.developer.raw.clone();
-    let client = app.connect(&key).await;
-    structured(&call(&client, "search_jobs", json!({"per_page": 1})).await);
-    let over = call(&client, "search_jobs", json!({"per_page": 1})).await;
-    let (code, problem) = refusal(&over);
-    assert_eq!((code, &problem["status"]), ("rate_limited", &json!(429)));
-    assert!(problem["retry_after"].as_u64().is_some_and(|s| s >= 1));
-    assert!(text(&over).contains("retry after"));
-    // The quota as the refusal left it: the answered call counted, the refused one not.
-    assert_eq!(problem["quota"]["remaining"], 10_000 - 1);
-    client.cancel().await.expect("closed");
+async fn every_mcp_message_takes_a_token_of_the_keys_rate_as_a_rest_request_does() {
+    let app = spawn(rate_limited(FOUR_THEN_NONE), McpConfig::default()).await;
+    let key = app.app.issue(Plan::Developer).await;
+    let raw = key.raw.as_str();
+    // initialize, its notification, a ping and a tools/list: four messages, four tokens.
+    let session = app.initialized_session(raw).await;
+    let (status, _, _) = app.post(Some(raw), Some(&session), ping(2)).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, _) = app.post(Some(raw), Some(&session), tools_list(3)).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // The fifth, whatever it is, is refused as REST refuses a request over the rate.
+    for message in [ping(4), tools_list(5), initialized(), search_call(6)] {
+        let (status, headers, body) = app.post(Some(raw), Some(&session), message).await;
+        assert_rate_limited(status, &headers, &body);
+    }
+    let (status, headers, body) = app.post(Some(raw), None, initialize()).await;
+    assert_rate_limited(status, &headers, &body);
+    let stream = app.open_stream(raw, &session).await;
+    let (status, headers) = (stream.status(), stream.headers().clone());
+    let body: Value = stream.json().await.expect("a problem document");
+    assert_rate_limited(status, &headers, &body);
+    // One bucket for both doors: REST is over the rate too.
+    let rest = app
+        .http
+        .get(format!("{}/api/v1/jobs", app.server.base))
+        .header("x-api-key", raw)
+        .send()
+        .await
+        .expect("an answer");
+    let (status, headers) = (rest.status(), rest.headers().clone());
+    assert_rate_limited(status, &headers, &rest.json().await.expect("a problem"));
+    // Nothing of it is metered: no tool call was answered.
+    let usage = app.app.service.key_usage(key.id).await.expect("usage");
+    assert_eq!(usage.calls_used, 0);
+}
+
+#[tokio::test]
+async fn a_tool_call_takes_one_token_and_counts_one_call() {
+    let app = spawn(rate_limited(FOUR_THEN_NONE), McpConfig::default()).await;
+    let key = app.app.issue(Plan::Developer).await;
+    let raw = key.raw.as_str();
+    let session = app.initialized_session(raw).await;
+    // Two tokens left: two tool calls, each answered (not a second token taken by the REST
+    // call it stands for), then the next message is over.
+    for id in [2, 3] {
+        let (status, _, body) = app.post(Some(raw), Some(&session), search_call(id)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["result"]["isError"], false, "{body}");
+    }
+    let (status, headers, body) = app.post(Some(raw), Some(&session), ping(4)).await;
+    assert_rate_limited(status, &headers, &body);
+    let usage = app.app.service.key_usage(key.id).await.expect("usage");
+    assert_eq!(
+        usage.calls_used, 2,
+        "the answered tool calls, the refusal not"
+    );
 }
 
 #[tokio::test]
@@ -586,7 +724,7 @@ async fn sessions_are_bounded_per_key_and_in_all_and_belong_to_their_key() {
     assert_eq!(status, StatusCode::OK);
     assert!(body["result"]["tools"]
         .as_array()
-        .is_some_and(|t| t.len() == 9));
+        .is_some_and(|t| t.len() == 6));
 
     // Closed by its owner, a session frees its place.
     let closed = app
@@ -661,4 +799,266 @@ async fn a_body_over_the_api_limit_is_the_rest_413() {
         (status, body["code"].as_str()),
         (StatusCode::PAYLOAD_TOO_LARGE, Some("body_too_large"))
     );
+}
+
+const APP_ORIGIN: &str = "https://app.example.com";
+
+/// An app whose pages on [`APP_ORIGIN`] may call the API from a browser.
+async fn spawn_with_origin(config: ServiceConfig) -> McpApp {
+    let api = ApiConfig {
+        cors_origins: vec![CorsOrigin::parse(APP_ORIGIN).expect("an origin")],
+        ..ApiConfig::default()
+    };
+    spawn_with(config, api, McpConfig::default()).await
+}
+
+/// The names in a comma-separated header, lower case.
+fn header_list(headers: &reqwest::header::HeaderMap, name: &str) -> Vec<String> {
+    headers
+        .get_all(name)
+        .iter()
+        .flat_map(|v| v.to_str().expect("ascii").split(','))
+        .map(|v| v.trim().to_ascii_lowercase())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_browser_preflight_of_mcp_is_answered_without_a_key() {
+    let app = spawn_with_origin(ServiceConfig::default()).await;
+    let preflight = app
+        .http
+        .request(reqwest::Method::OPTIONS, app.url())
+        .header("origin", APP_ORIGIN)
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "content-type, x-api-key, mcp-session-id, mcp-protocol-version, last-event-id",
+        )
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(preflight.status(), StatusCode::NO_CONTENT);
+    let h = preflight.headers();
+    assert_eq!(h["access-control-allow-origin"], APP_ORIGIN);
+    let methods = header_list(h, "access-control-allow-methods");
+    for method in ["get", "post", "delete"] {
+        assert!(
+            methods.contains(&method.to_owned()),
+            "{method} in {methods:?}"
+        );
+    }
+    let allowed = header_list(h, "access-control-allow-headers");
+    for name in [
+        "content-type",
+        "x-api-key",
+        "authorization",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "last-event-id",
+    ] {
+        assert!(allowed.contains(&name.to_owned()), "{name} in {allowed:?}");
+    }
+    assert!(h.get("access-control-allow-credentials").is_none());
+}
+
+#[tokio::test]
+async fn a_page_on_an_allowed_origin_reads_the_session_id_of_mcp_answers() {
+    let app = spawn_with_origin(ServiceConfig::default()).await;
+    let key = &app.app.keys.developer.raw;
+    let answer = app
+        .http
+        .post(app.url())
+        .header("origin", APP_ORIGIN)
+        .header("accept", "application/json, text/event-stream")
+        .header("x-api-key", key)
+        .json(&initialize())
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), StatusCode::OK);
+    let h = answer.headers();
+    assert!(h.get("mcp-session-id").is_some());
+    assert_eq!(h["access-control-allow-origin"], APP_ORIGIN);
+    let exposed = header_list(h, "access-control-expose-headers");
+    for name in ["mcp-session-id", "mcp-protocol-version", "x-request-id"] {
+        assert!(exposed.contains(&name.to_owned()), "{name} in {exposed:?}");
+    }
+    // A refusal is readable by the page too, as REST's are.
+    let refused = app
+        .http
+        .post(app.url())
+        .header("origin", APP_ORIGIN)
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize())
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(refused.headers()["access-control-allow-origin"], APP_ORIGIN);
+}
+
+#[tokio::test]
+async fn an_mcp_preflight_is_never_charged_to_a_key() {
+    let app = spawn_with_origin(rate_limited(FOUR_THEN_NONE)).await;
+    let key = app.app.issue(Plan::Developer).await;
+    for _ in 0..8 {
+        let preflight = app
+            .http
+            .request(reqwest::Method::OPTIONS, app.url())
+            .header("origin", APP_ORIGIN)
+            .header("access-control-request-method", "POST")
+            .header("x-api-key", &key.raw)
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(preflight.status(), StatusCode::NO_CONTENT);
+    }
+    // The key's four tokens are all there.
+    let session = app.initialized_session(&key.raw).await;
+    for id in [2, 3] {
+        let (status, _, _) = app.post(Some(&key.raw), Some(&session), ping(id)).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+}
+
+#[tokio::test]
+async fn a_batch_or_an_unreadable_body_is_a_json_rpc_error_never_plain_text() {
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let key = app.app.keys.developer.raw.clone();
+    let session = app.initialized_session(&key).await;
+    for session in [None, Some(session.as_str())] {
+        let (status, headers, body) = app
+            .post(Some(&key), session, json!([ping(1), tools_list(2)]))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(headers["content-type"], "application/json");
+        assert_eq!(body["jsonrpc"], "2.0");
+        assert_eq!(body["id"], Value::Null);
+        assert_eq!(body["error"]["code"], -32600, "{body}");
+        let message = body["error"]["message"].as_str().expect("a message");
+        assert!(message.contains("batch"), "{message}");
+    }
+    // Not JSON, and JSON that is no JSON-RPC message: a parse error and an invalid request.
+    for (body, code) in [
+        ("{\"jsonrpc\": ", -32700),
+        (r#"{"hello": "world"}"#, -32600),
+    ] {
+        let answer = app
+            .http
+            .post(app.url())
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("x-api-key", &key)
+            .body(body)
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(answer.headers()["content-type"], "application/json");
+        let error: Value = answer.json().await.expect("JSON");
+        assert_eq!(error["error"]["code"], code, "{body}: {error}");
+        assert_eq!(error["id"], Value::Null);
+    }
+}
+
+#[tokio::test]
+async fn tools_list_shows_only_the_tools_the_keys_plan_may_call() {
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let names = |body: &Value| -> Vec<String> {
+        body["result"]["tools"]
+            .as_array()
+            .expect("the tools")
+            .iter()
+            .map(|t| t["name"].as_str().expect("a name").to_owned())
+            .collect()
+    };
+    let webhooks = ["create_webhook", "list_webhooks", "delete_webhook"];
+    for (key, with_webhooks) in [
+        (&app.app.keys.developer.raw, false),
+        (&app.app.keys.agent_pro.raw, true),
+        (&app.app.keys.enterprise.raw, true),
+    ] {
+        let session = app.initialized_session(key).await;
+        let (status, _, body) = app.post(Some(key), Some(&session), tools_list(2)).await;
+        assert_eq!(status, StatusCode::OK);
+        let listed = names(&body);
+        assert_eq!(
+            listed.len(),
+            if with_webhooks { 9 } else { 6 },
+            "{listed:?}"
+        );
+        for tool in webhooks {
+            assert_eq!(listed.contains(&tool.to_owned()), with_webhooks, "{tool}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_event_stream_ends_when_its_key_is_revoked_or_its_billing_lapses() {
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let service = &app.app.service;
+    let (revoked, lapsed, kept) = (
+        app.app.issue(Plan::AgentPro).await,
+        app.app.issue(Plan::Developer).await,
+        app.app.issue(Plan::Developer).await,
+    );
+    let mut streams = Vec::new();
+    for key in [&revoked, &lapsed, &kept] {
+        let session = app.initialized_session(&key.raw).await;
+        let stream = app.open_stream(&key.raw, &session).await;
+        assert_eq!(stream.status(), StatusCode::OK);
+        assert_eq!(stream.headers()["content-type"], "text/event-stream");
+        streams.push(stream);
+    }
+    let kept_stream = streams.pop().expect("kept");
+    let lapsed_stream = streams.pop().expect("lapsed");
+    let revoked_stream = streams.pop().expect("revoked");
+    service.revoke_key(revoked.id).await.expect("revoked");
+    assert!(ends(revoked_stream).await, "the revoked key's stream ends");
+    service
+        .set_billing_status(lapsed.id, BillingStatus::PastDue)
+        .await
+        .expect("past due");
+    assert!(ends(lapsed_stream).await, "the lapsed key's stream ends");
+    // Another key's stream is left alone: still open, its session still answered.
+    let session = app.initialized_session(&kept.raw).await;
+    let (status, _, _) = app.post(Some(&kept.raw), Some(&session), ping(2)).await;
+    assert_eq!(status, StatusCode::OK);
+    drop(kept_stream);
+}
+
+#[tokio::test]
+async fn a_session_holds_a_bounded_number_of_event_streams() {
+    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let bound = McpConfig::default().max_streams_per_session;
+    let key = app.app.keys.developer.raw.clone();
+    let session = app.initialized_session(&key).await;
+    let mut open = Vec::new();
+    for _ in 0..bound {
+        let stream = app.open_stream(&key, &session).await;
+        assert_eq!(stream.status(), StatusCode::OK);
+        open.push(stream);
+    }
+    let refused = app.open_stream(&key, &session).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        refused.headers()["content-type"],
+        "application/problem+json"
+    );
+    assert!(refused.headers().get("retry-after").is_some());
+    let problem: Value = refused.json().await.expect("a problem document");
+    assert_eq!(problem["code"], "too_many_streams");
+    // A request, whose answer would be one more stream, is refused the same way; a
+    // notification, answered without one, is not.
+    let (status, _, body) = app.post(Some(&key), Some(&session), tools_list(2)).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, Some("too_many_streams"))
+    );
+    let (status, _, _) = app.post(Some(&key), Some(&session), initialized()).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    // The bound is the session's: another session of the key opens its own.
+    let other = app.initialized_session(&key).await;
+    assert_eq!(app.open_stream(&key, &other).await.status(), StatusCode::OK);
+    drop(open);
 }

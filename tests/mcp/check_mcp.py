@@ -3,12 +3,14 @@
     python3 tests/mcp/check_mcp.py --base http://127.0.0.1:8080 \
         --developer-key jl_live_... --agent-pro-key jl_live_... --server-binary target/debug/job-listings
 
-Over streamable HTTP (`/mcp`): initialize, list the tools, call every tool with valid and
-invalid arguments, compare the structured results with the REST answers to the same calls
-(same ids, same totals), check that N answered calls raise /usage by N and refused ones not
-at all, that a webhook tool refuses a developer key with REST's code, and that /mcp without
-a key is REST's 401. Then the same client launches `job-listings mcp --url BASE` as a
-subprocess (the key from JOB_LISTINGS_API_KEY) and checks the stdio bridge answers the same.
+Over streamable HTTP (`/mcp`): initialize, list the tools (a developer key is shown all but
+the webhook tools, an agent_pro key every tool), call every tool with valid and invalid
+arguments, compare the structured results with the REST answers to the same calls (same ids,
+same totals), check that N answered calls raise /usage by N and refused ones not at all,
+that a webhook tool refuses a developer key with REST's code, that /mcp without a key is
+REST's 401, and that a JSON-RPC batch is a JSON-RPC error. Then the same client launches
+`job-listings mcp --url BASE` as a subprocess (the key from JOB_LISTINGS_API_KEY) and checks
+the stdio bridge answers the same.
 
 Every wait is bounded; the script exits non-zero on the first failed check and prints
 "N passed, 0 failed" when all pass.
@@ -27,13 +29,16 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-TOOLS = [
+# What a developer key is shown; agent_pro and enterprise keys are shown the webhook tools too.
+DEVELOPER_TOOLS = [
     "search_jobs",
     "get_job",
     "list_companies",
     "get_company",
     "follow_changes",
     "get_usage",
+]
+TOOLS = DEVELOPER_TOOLS + [
     "create_webhook",
     "list_webhooks",
     "delete_webhook",
@@ -116,8 +121,14 @@ async def check_tools(session, base, dev_key, pro_key, label, pro_session=None):
     """Every tool, valid and invalid, against REST; `label` names the transport."""
     listed = await asyncio.wait_for(session.list_tools(), STEP_TIMEOUT)
     names = [t.name for t in listed.tools]
-    check(names == TOOLS, f"{label}: every tool is listed, in order ({names})")
-    for tool in listed.tools:
+    check(names == DEVELOPER_TOOLS, f"{label}: a developer key is shown its plan's tools, in order ({names})")
+    tools = list(listed.tools)
+    if pro_session is not None:
+        pro_listed = await asyncio.wait_for(pro_session.list_tools(), STEP_TIMEOUT)
+        pro_names = [t.name for t in pro_listed.tools]
+        check(pro_names == TOOLS, f"{label}: an agent_pro key is shown every tool, in order ({pro_names})")
+        tools = list(pro_listed.tools)
+    for tool in tools:
         output = tool.output_schema if hasattr(tool, "output_schema") else tool.outputSchema
         inputs = tool.input_schema if hasattr(tool, "input_schema") else tool.inputSchema
         check(
@@ -228,6 +239,16 @@ async def over_http(base, dev_key, pro_key):
           "http: /mcp without a key is REST's 401, no session")
     status, _, body = raw_mcp(base, "jl_live_0000000000000000000000000000000000000000", initialize)
     check(status == 401 and json.loads(body)["code"] == "invalid_api_key", "http: a bad key is REST's 401")
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    status, headers, body = raw_mcp(base, dev_key, [ping, ping])
+    error = json.loads(body)
+    check(
+        status == 400
+        and headers.get("Content-Type") == "application/json"
+        and error["error"]["code"] == -32600
+        and "batch" in error["error"]["message"],
+        "http: a JSON-RPC batch is a JSON-RPC -32600 error, not plain text",
+    )
 
 
 async def over_stdio(base, dev_key, binary):
