@@ -6,6 +6,8 @@ use job_listings::demo::Dataset;
 use job_listings::domain::{Job, JobId};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::support::server::{server_config, RunningServer};
 use crate::support::{Auth, Resp, TestApp};
@@ -67,6 +69,62 @@ impl Admin {
             .header("content-type", "application/x-ndjson")
             .body(lines.join("\n"));
         read(req.send().await.expect("answered")).await
+    }
+}
+
+/// A bulk upload on a connection of its own, its body sent in HTTP/1.1 chunks as the test
+/// says, answered once it is finished.
+struct RawUpload {
+    stream: TcpStream,
+}
+
+impl RawUpload {
+    /// Sends the request's head.
+    async fn start(admin: &Admin, path: &str) -> Self {
+        let mut stream = TcpStream::connect(admin.server.addr)
+            .await
+            .expect("connected");
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {}\r\n\
+             content-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\
+             connection: close\r\n\r\n",
+            admin.server.addr,
+            admin.token.expose()
+        );
+        stream.write_all(head.as_bytes()).await.expect("sent");
+        Self { stream }
+    }
+
+    /// Sends `bytes` in chunks of `size` bytes, all in one write: the server decodes one
+    /// body frame per chunk however the bytes arrive.
+    async fn send(&mut self, bytes: &[u8], size: usize) {
+        let mut chunked = Vec::with_capacity(bytes.len() * 7);
+        for piece in bytes.chunks(size) {
+            chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            chunked.extend_from_slice(piece);
+            chunked.extend_from_slice(b"\r\n");
+        }
+        self.stream.write_all(&chunked).await.expect("sent");
+    }
+
+    /// Ends the body and reads the answer.
+    async fn finish(mut self) -> (StatusCode, Value) {
+        self.stream.write_all(b"0\r\n\r\n").await.expect("sent");
+        let mut answer = Vec::new();
+        self.stream
+            .read_to_end(&mut answer)
+            .await
+            .expect("an answer");
+        let text = String::from_utf8(answer).expect("UTF-8");
+        let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse::<u16>().ok())
+            .and_then(|s| StatusCode::from_u16(s).ok())
+            .expect("a status");
+        let body = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"));
+        (status, body)
     }
 }
 
@@ -291,6 +349,31 @@ async fn a_bulk_upload_says_what_it_reads_and_refuses_other_bodies() {
         .contains("application/x-ndjson"));
     let r = admin.send(Method::GET, "/admin/v1/jobs/bulk", None).await;
     assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn a_long_line_sent_a_byte_at_a_time_is_read_and_written() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    // A job line of 64 KiB: a long description, then blanks up to the closing brace.
+    let mut job = new_job(&app, "Unhurried Glassblower");
+    job["description"] = json!("slow ".repeat(10_000));
+    let text = job.to_string();
+    let mut line = text[..text.len() - 1].as_bytes().to_vec();
+    line.resize(64 * 1024 - 2, b' ');
+    line.extend_from_slice(b"}\n");
+
+    let mut upload = RawUpload::start(&admin, "/admin/v1/jobs/bulk").await;
+    upload.send(&line, 1).await;
+    let (status, report) = upload.finish().await;
+
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(
+        (report["records"].as_u64(), report["created"].as_u64()),
+        (Some(1), Some(1)),
+        "{report}"
+    );
+    assert_eq!(search_total(&app, "glassblower").await, 1);
 }
 
 #[tokio::test]

@@ -7,6 +7,8 @@
 //! that wants all or nothing checks first. Once the answer comes, every line it counts as
 //! written is durable and searchable.
 
+mod lines;
+
 use std::collections::HashMap;
 
 use bytes::Buf;
@@ -15,6 +17,7 @@ use http_body::Body;
 use http_body_util::BodyExt;
 use serde::Serialize;
 
+use self::lines::Lines;
 use super::AdminApi;
 use crate::api::error::ApiError;
 use crate::api::handlers::{refuse_compressed, Handled};
@@ -118,7 +121,7 @@ where
         writing: None,
     };
     let mut body = body;
-    let mut pending: Vec<u8> = Vec::new();
+    let mut lines = Lines::default();
     let mut batch: Vec<Line> = Vec::with_capacity(BATCH);
     let mut number = 0;
     let mut ended = false;
@@ -145,22 +148,22 @@ where
         if let Some(mut data) = frame {
             while data.has_remaining() {
                 let chunk = data.chunk();
-                pending.extend_from_slice(chunk);
+                lines.push(chunk);
                 let n = chunk.len();
                 data.advance(n);
             }
         }
         // Every whole line; at the end, the last one even without its newline.
-        let mut start = 0;
-        while let Some(end) = pending[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map(|at| start + at)
-            .or((ended && start < pending.len()).then_some(pending.len()))
-        {
+        loop {
+            let text = match lines.next_line() {
+                Some(text) => text,
+                None if ended => match lines.last_line() {
+                    Some(text) => text,
+                    None => break,
+                },
+                None => break,
+            };
             number += 1;
-            let text = &pending[start..end];
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
             if text.len() > config.max_line_bytes {
                 let why = too_long(config.max_line_bytes);
                 return Err(upload.stop(batch, number, why).await);
@@ -169,13 +172,11 @@ where
                 number,
                 text: text.to_vec(),
             });
-            start = (end + 1).min(pending.len());
             if batch.len() == BATCH {
                 upload.push(std::mem::take(&mut batch)).await?;
             }
         }
-        pending.drain(..start);
-        if pending.len() > config.max_line_bytes {
+        if lines.unfinished() > config.max_line_bytes {
             let why = too_long(config.max_line_bytes);
             return Err(upload.stop(batch, number + 1, why).await);
         }
