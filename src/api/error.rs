@@ -117,6 +117,15 @@ pub enum ApiError {
     /// expired after its idle timeout, or opened with another key.
     #[error("no such MCP session")]
     UnknownSession,
+    /// A bulk upload would be one more than the admin API reads at once
+    /// ([`crate::api::admin::AdminConfig::max_bulk_uploads`]).
+    #[error("{limit} bulk uploads are under way already")]
+    TooManyUploads {
+        /// How many may be under way at once.
+        limit: usize,
+        /// How long to wait before trying again.
+        retry_after: std::time::Duration,
+    },
     /// A new MCP session would be one more than the key, or the server, may hold open.
     #[error("too many open MCP sessions")]
     TooManySessions {
@@ -260,7 +269,8 @@ impl ApiError {
                 | E::TestPingsLimited { .. },
             )
             | ApiError::UnauthenticatedRateLimited { .. }
-            | ApiError::TooManySessions { .. } => self.refusal_answer(now),
+            | ApiError::TooManySessions { .. }
+            | ApiError::TooManyUploads { .. } => self.refusal_answer(now),
             ApiError::Service(
                 E::NotFound { .. }
                 | E::IdempotencyKeyReused { .. }
@@ -357,8 +367,8 @@ impl ApiError {
         }
     }
 
-    /// What the service refused the key (its validity, billing, plan, quota and rate), and
-    /// the budget of requests without one.
+    /// What the service refused the key (its validity, billing, plan, quota and rate), the
+    /// budget of requests without one, and the places of MCP sessions and bulk uploads.
     fn refusal_answer(&self, now: DateTime<Utc>) -> Answer {
         use StatusCode as S;
         match self {
@@ -458,6 +468,23 @@ impl ApiError {
                     format!(
                         "{} {limit} open MCP sessions; close one you no longer use (DELETE /mcp with its Mcp-Session-Id) or wait until an idle one expires",
                         if *per_key { "this key already has" } else { "the server already holds" },
+                    ),
+                );
+                a.retry_after = Some(whole_seconds(*retry_after));
+                a
+            }
+            // 429 rather than 503: the server is well, and the uploads holding every place
+            // are the operator's own, so it is theirs to pace; a 5xx would page whoever
+            // watches the server's errors.
+            ApiError::TooManyUploads { limit, retry_after } => {
+                let mut a = Answer::new(
+                    S::TOO_MANY_REQUESTS,
+                    "too_many_uploads",
+                    "Too many bulk uploads",
+                    format!(
+                        "{limit} bulk uploads are under way, the most this server reads at once; \
+                         retry after the Retry-After seconds, once one has finished, or send \
+                         the records in fewer uploads"
                     ),
                 );
                 a.retry_after = Some(whole_seconds(*retry_after));

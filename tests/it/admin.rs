@@ -1,7 +1,9 @@
 //! The admin API end to end: the public API and the admin API each on its own real listener
 //! on 127.0.0.1, over one service on sled in a temporary folder.
 
-use job_listings::api::admin::{AdminApi, AdminToken};
+use std::time::Duration;
+
+use job_listings::api::admin::{AdminApi, AdminConfig, AdminToken};
 use job_listings::demo::Dataset;
 use job_listings::domain::{Job, JobId};
 use reqwest::{Method, StatusCode};
@@ -10,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::support::server::{server_config, RunningServer};
-use crate::support::{Auth, Resp, TestApp};
+use crate::support::{eventually, Auth, Resp, TestApp};
 
 /// The app's admin API on a listener of its own, with its token.
 struct Admin {
@@ -21,9 +23,14 @@ struct Admin {
 
 impl Admin {
     async fn beside(app: &TestApp) -> Self {
+        Self::beside_with(app, AdminConfig::default()).await
+    }
+
+    /// The admin API with settings of the test's.
+    async fn beside_with(app: &TestApp, config: AdminConfig) -> Self {
         let token = AdminToken::generate();
         let server = RunningServer::start(
-            AdminApi::new(app.api.clone(), token.hash()),
+            AdminApi::with_config(app.api.clone(), token.hash(), config),
             server_config(),
         )
         .await;
@@ -374,6 +381,100 @@ async fn a_long_line_sent_a_byte_at_a_time_is_read_and_written() {
         "{report}"
     );
     assert_eq!(search_total(&app, "glassblower").await, 1);
+}
+
+#[tokio::test]
+async fn batches_cut_by_their_bytes_write_and_report_every_line() {
+    let app = app().await;
+    // Every line a batch of its own.
+    let admin = Admin::beside_with(
+        &app,
+        AdminConfig {
+            max_batch_bytes: 1,
+            ..AdminConfig::default()
+        },
+    )
+    .await;
+    let mut lines: Vec<String> = (0..5)
+        .map(|i| new_job(&app, &format!("Sliced Cooper {i}")).to_string())
+        .collect();
+    lines.insert(2, "{not json".to_owned());
+    let r = admin.upload("/admin/v1/jobs/bulk", &lines).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["created"], 5, "{}", r.text);
+    assert_eq!(r.body["refused"], 1, "{}", r.text);
+    assert_eq!(r.body["errors"][0]["line"], 3, "{}", r.text);
+    assert_eq!(search_total(&app, "cooper").await, 5);
+}
+
+#[tokio::test]
+async fn bulk_uploads_beyond_the_bound_are_refused_until_one_finishes() {
+    let app = app().await;
+    let admin = Admin::beside_with(
+        &app,
+        AdminConfig {
+            max_bulk_uploads: 2,
+            ..AdminConfig::default()
+        },
+    )
+    .await;
+    let job_line = |role: &str| {
+        let mut text = new_job(&app, role).to_string();
+        text.push('\n');
+        text
+    };
+    // Two uploads under way, each with a line sent and the rest of its body to come.
+    let mut held = Vec::new();
+    for (path, role) in [
+        ("/admin/v1/jobs/bulk", "Held Ropewalker"),
+        ("/admin/v1/companies/bulk?dry_run=true", ""),
+    ] {
+        let mut upload = RawUpload::start(&admin, path).await;
+        if !role.is_empty() {
+            upload.send(job_line(role).as_bytes(), 64).await;
+        }
+        held.push(upload);
+    }
+
+    // A third is refused at once, as soon as the server has taken up both (a refusal only
+    // says how long to wait, so the check asks until the two are under way).
+    let refused = std::cell::RefCell::new(None);
+    let (to, last) = (&admin, &refused);
+    let third = move || async move {
+        let r = to.upload("/admin/v1/jobs/bulk", &[]).await;
+        let done = r.status == StatusCode::TOO_MANY_REQUESTS;
+        *last.borrow_mut() = Some(r);
+        done
+    };
+    assert!(
+        eventually(Duration::from_secs(10), third).await,
+        "a third upload was never refused: {:?}",
+        refused.borrow().as_ref().map(|r| r.text.clone())
+    );
+    let r = refused.take().expect("an answer");
+    assert_eq!(r.body["code"], "too_many_uploads", "{}", r.text);
+    assert_eq!(r.header("retry-after"), Some("5"));
+    assert_eq!(r.body["retry_after"], 5);
+    assert!(
+        r.body["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("2 bulk uploads are under way"),
+        "{}",
+        r.text
+    );
+
+    // The held uploads finish as usual, and their places are free again.
+    for upload in held {
+        let (status, report) = upload.finish().await;
+        assert_eq!(status, StatusCode::OK, "{report}");
+    }
+    assert_eq!(search_total(&app, "ropewalker").await, 1);
+    let after = admin
+        .upload("/admin/v1/jobs/bulk", &[job_line("Freed Ropewalker")])
+        .await;
+    assert_eq!(after.status, StatusCode::OK, "{}", after.text);
+    assert_eq!(after.body["created"], 1, "{}", after.text);
 }
 
 #[tokio::test]

@@ -30,7 +30,8 @@ use crate::service::{
     DeferredCompaction, IngestOutcome, JobListingsService, ServiceError, ServiceResult,
 };
 
-/// Lines checked and written at a time.
+/// Lines checked and written at a time, at most ([`super::AdminConfig::max_batch_bytes`]
+/// cuts a batch of long lines sooner).
 const BATCH: usize = 4_096;
 
 /// The media types a bulk body may be sent as.
@@ -103,6 +104,8 @@ where
         .unwrap_or(false);
     check_media_type(&parts.headers)?;
     refuse_compressed(&parts.headers)?;
+    // Held until the answer: the memory uploads hold is bounded by their number.
+    let _slot = admin.upload_slot()?;
     let config = admin.config();
     let service = admin.service();
     let mut upload = Upload {
@@ -123,6 +126,7 @@ where
     let mut body = body;
     let mut lines = Lines::default();
     let mut batch: Vec<Line> = Vec::with_capacity(BATCH);
+    let mut batch_bytes = 0;
     let mut number = 0;
     let mut ended = false;
     while !ended {
@@ -168,12 +172,14 @@ where
                 let why = too_long(config.max_line_bytes);
                 return Err(upload.stop(batch, number, why).await);
             }
+            batch_bytes += text.len();
             batch.push(Line {
                 number,
                 text: text.to_vec(),
             });
-            if batch.len() == BATCH {
+            if batch.len() == BATCH || batch_bytes >= config.max_batch_bytes {
                 upload.push(std::mem::take(&mut batch)).await?;
+                batch_bytes = 0;
             }
         }
         if lines.unfinished() > config.max_line_bytes {
