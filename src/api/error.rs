@@ -238,6 +238,15 @@ fn seconds_until(t: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
     u64::try_from((t - now).num_seconds()).unwrap_or(0).max(1)
 }
 
+/// Bytes as a person reads them, with the exact count.
+fn size(bytes: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    match bytes {
+        b if b < 1024 * 1024 => format!("{b} bytes"),
+        b => format!("{:.1} MiB ({b} bytes)", b as f64 / MIB),
+    }
+}
+
 /// A wait in whole seconds for `Retry-After`, rounded up and at least 1.
 fn whole_seconds(wait: std::time::Duration) -> u64 {
     wait.as_secs_f64().ceil().max(1.0) as u64
@@ -279,6 +288,7 @@ impl ApiError {
                 | E::CompanyHasJobs { .. }
                 | E::CursorExpired { .. }
                 | E::Unsupported { .. }
+                | E::InsufficientStorage { .. }
                 | E::Store(_),
             ) => self.service_state_answer(),
             ApiError::NoRoute { .. }
@@ -589,6 +599,24 @@ impl ApiError {
                 "unsupported",
                 "Not supported",
                 format!("{operation} is not supported by {store}: {advice}"),
+            ),
+            // 507 (RFC 4918): the request is fine, the disk it names is too full for it.
+            ApiError::Service(ServiceError::InsufficientStorage {
+                path,
+                needed,
+                available,
+            }) => Answer::new(
+                S::INSUFFICIENT_STORAGE,
+                "insufficient_storage",
+                "Insufficient storage",
+                format!(
+                    "{} has {} free and the backup needs {} (a copy of the store, and room \
+                     left over); nothing was written: free space there, or back up onto \
+                     another disk",
+                    path.display(),
+                    size(*available),
+                    size(*needed)
+                ),
             ),
             // A storage failure, and any error `answer` does not send here.
             _ => internal(),

@@ -62,7 +62,9 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use chrono::{DateTime, Utc};
 
-pub use backup::{restore_backup, BackupFile, BackupManifest, BACKUP_MANIFEST};
+pub use backup::{
+    check_backup_target, restore_backup, BackupFile, BackupManifest, BACKUP_MANIFEST,
+};
 pub use caller::{CallResult, Caller, Refused, Revalidated, Unchanged};
 pub use changes::{ChangeEvent, ChangesPage, ChangesQuery, FeedStart};
 pub use clock::{Clock, ManualClock, SystemClock};

@@ -2,12 +2,15 @@
 //! comes back (jobs, companies, keys with their usage, webhooks with readable secrets,
 //! deliveries and their events, the index snapshot), a backup taken while jobs and counted
 //! calls are written restores to a state the store was in and holds everything acknowledged
-//! before it began, and what is not a whole backup is never restored.
+//! before it began, and what is not a whole backup is never restored. Through the admin API,
+//! a target that is no new or empty folder outside the data, or on a disk without room, is
+//! refused before anything is written.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use job_listings::api::admin::{AdminApi, AdminToken};
 use job_listings::demo::Dataset;
 use job_listings::domain::{CallbackUrl, Company, CompanyId, Job, JobId, JobStatus};
 use job_listings::query::{JobFilter, JobQuery};
@@ -21,8 +24,9 @@ use reqwest::StatusCode;
 use uuid::Uuid;
 
 use crate::support::data::known;
+use crate::support::server::{server_config, RunningServer};
 use crate::support::store::release;
-use crate::support::{StoreKind, StoredService, TestApp};
+use crate::support::{Resp, StoreKind, StoredService, TestApp};
 
 fn config(secret: &SecretKey) -> ServiceConfig {
     ServiceConfig {
@@ -536,4 +540,131 @@ async fn a_backup_taken_while_jobs_and_calls_are_written_is_a_state_the_store_wa
         .count() as u64;
     assert_eq!(page.total, seeded_active + written);
     release(copy).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The admin API's backups: the target checked before anything is written, one at a time
+// ---------------------------------------------------------------------------------------------
+
+/// The admin API beside an app, on a listener of its own.
+struct Admin {
+    server: RunningServer,
+    token: AdminToken,
+}
+
+impl Admin {
+    async fn beside(app: &TestApp) -> Self {
+        let token = AdminToken::generate();
+        let api = AdminApi::new(app.api.clone(), token.hash());
+        let server = RunningServer::start(api, server_config()).await;
+        Self { server, token }
+    }
+
+    /// `POST /admin/v1/backup` into `to`.
+    async fn backup(&self, to: &Path) -> Resp {
+        let response = reqwest::Client::new()
+            .post(format!("{}/admin/v1/backup", self.server.base))
+            .bearer_auth(self.token.expose())
+            .json(&serde_json::json!({ "to": to }))
+            .send()
+            .await
+            .expect("answered");
+        let status = response.status();
+        let headers = response.headers().clone();
+        Resp::new(status, headers, response.text().await.expect("a body"))
+    }
+}
+
+/// A sled app with a few jobs, served, with the service settings given.
+async fn served(config: ServiceConfig) -> TestApp {
+    let known = known();
+    TestApp::builder()
+        .config(config)
+        .seed(Dataset {
+            companies: known.companies(),
+            jobs: known.jobs(),
+        })
+        .spawn()
+        .await
+}
+
+/// Asserts a 400 on `to` whose detail names the folder and says `why`.
+#[track_caller]
+fn refused_target(r: &Resp, to: &Path, why: &str) {
+    r.assert_problem(400, "invalid_parameter", Some("to"));
+    let detail = r.body["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains(&to.display().to_string()) && detail.contains(why),
+        "{} / {why}: {detail}",
+        to.display()
+    );
+}
+
+#[tokio::test]
+async fn a_backup_target_that_is_no_new_or_empty_folder_outside_the_data_is_refused() {
+    let app = served(ServiceConfig::default()).await;
+    let admin = Admin::beside(&app).await;
+    let data = app.dir.path().join("db");
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "kept as it is").expect("a file");
+    let into_data = dir.path().join("into-data");
+    std::os::unix::fs::symlink(&data, &into_data).expect("a link");
+    let mut cases = vec![
+        (file.clone(), "is a file, not a folder"),
+        (file.join("backup"), "a part of its path is a file"),
+        (dir.path().join("missing/backup"), "does not exist"),
+        (data.join("backup"), "inside the live data folder"),
+        (data.clone(), "inside the live data folder"),
+        (into_data.join("backup"), "inside the live data folder"),
+        (app.dir.path().to_owned(), "holds the live data folder"),
+    ];
+    // A folder that cannot be made: answered 500 before.
+    if cfg!(target_os = "linux") {
+        cases.push(("/proc/self/backup".into(), "cannot be made"));
+    }
+
+    for (to, why) in &cases {
+        refused_target(&admin.backup(to).await, to, why);
+    }
+
+    // Nothing was written anywhere.
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("the file"),
+        "kept as it is"
+    );
+    assert!(!dir.path().join("missing").exists());
+    assert!(!data.join("backup").exists());
+    assert!(!data.join(BACKUP_MANIFEST).exists());
+    // And a good folder is backed up.
+    let to = dir.path().join("backup");
+    let r = admin.backup(&to).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(to.join(BACKUP_MANIFEST).is_file());
+}
+
+#[tokio::test]
+async fn a_backup_that_would_not_fit_on_its_disk_is_refused_before_anything_is_written() {
+    // More headroom than any disk has: the free space is never enough.
+    let app = served(ServiceConfig {
+        backup_headroom_bytes: u64::MAX / 2,
+        ..ServiceConfig::default()
+    })
+    .await;
+    let admin = Admin::beside(&app).await;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let (missing, empty) = (dir.path().join("new"), dir.path().join("empty"));
+    std::fs::create_dir(&empty).expect("a folder");
+
+    for to in [&missing, &empty] {
+        let r = admin.backup(to).await;
+        r.assert_problem(507, "insufficient_storage", None);
+        let detail = r.body["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains(&to.display().to_string()) && detail.contains("nothing was written"),
+            "{detail}"
+        );
+    }
+    assert!(!missing.exists(), "the folder it made is removed again");
+    assert_eq!(std::fs::read_dir(&empty).expect("read").count(), 0);
 }
