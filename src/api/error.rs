@@ -288,6 +288,7 @@ impl ApiError {
                 | E::CompanyHasJobs { .. }
                 | E::CursorExpired { .. }
                 | E::Unsupported { .. }
+                | E::BackupInProgress { .. }
                 | E::InsufficientStorage { .. }
                 | E::Store(_),
             ) => self.service_state_answer(),
@@ -599,6 +600,19 @@ impl ApiError {
                 "unsupported",
                 "Not supported",
                 format!("{operation} is not supported by {store}: {advice}"),
+            ),
+            // Refused, not queued: the client learns at once that its backup did not start,
+            // and which one is under way.
+            ApiError::Service(ServiceError::BackupInProgress { to, since }) => Answer::new(
+                S::CONFLICT,
+                "backup_in_progress",
+                "Backup in progress",
+                format!(
+                    "a backup into {} is under way since {}, and one runs at a time; try again \
+                     once it has answered",
+                    to.display(),
+                    since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                ),
             ),
             // 507 (RFC 4918): the request is fine, the disk it names is too full for it.
             ApiError::Service(ServiceError::InsufficientStorage {

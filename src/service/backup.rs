@@ -10,6 +10,7 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -74,6 +75,11 @@ impl JobListingsService {
     /// [`ServiceConfig::backup_headroom_bytes`] left over, else
     /// [`ServiceError::InsufficientStorage`]. A refused backup leaves nothing behind.
     ///
+    /// One backup runs at a time: another asked for meanwhile is refused with
+    /// [`ServiceError::BackupInProgress`] rather than queued, as two copies at once would
+    /// hold writes back twice as long and need twice the space. A backup runs to its end (or
+    /// its clean-up) even when its caller stops waiting for it, and holds its place until then.
+    ///
     /// Searches and reads are served meanwhile. Writes may wait while the store is copied:
     /// on sled, every write (ingest, key changes, counted calls with in-store metering,
     /// webhook deliveries) waits until the copy is made, about as long as reading the whole
@@ -87,6 +93,20 @@ impl JobListingsService {
     /// [`Store::backup_source`]: crate::store::Store::backup_source
     /// [`ServiceConfig::backup_headroom_bytes`]: super::ServiceConfig::backup_headroom_bytes
     pub async fn backup(&self, dir: &Path) -> ServiceResult<BackupSummary> {
+        let place = self.inner.backups.take(dir, self.now())?;
+        let this = self.clone();
+        let dir = dir.to_owned();
+        tokio::spawn(async move {
+            let written = this.backup_now(&dir).await;
+            drop(place);
+            written
+        })
+        .await
+        .map_err(|e| StoreError::backend("backing up", e))?
+    }
+
+    /// Checks the target, then writes the backup; removes what it made on failure.
+    async fn backup_now(&self, dir: &Path) -> ServiceResult<BackupSummary> {
         let started = std::time::Instant::now();
         let source = self.inner.store.backup_source().await?;
         let headroom = self.inner.config.backup_headroom_bytes;
@@ -126,6 +146,44 @@ impl JobListingsService {
         tokio::task::spawn_blocking(move || finish(&dir, key.as_ref(), created_at, summary))
             .await
             .map_err(|e| StoreError::backend("writing the backup", e))?
+    }
+}
+
+/// The backup under way, if any: one runs at a time ([`JobListingsService::backup`]).
+#[derive(Debug, Default)]
+pub(super) struct BackupPlace(Arc<Mutex<Option<Running>>>);
+
+/// A backup under way.
+#[derive(Debug)]
+struct Running {
+    to: PathBuf,
+    since: DateTime<Utc>,
+}
+
+/// The place of the backup under way, given up when dropped.
+struct Taken(Arc<Mutex<Option<Running>>>);
+
+impl BackupPlace {
+    /// Takes the place for a backup into `to`; refuses while another holds it.
+    fn take(&self, to: &Path, now: DateTime<Utc>) -> ServiceResult<Taken> {
+        let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(other) = running.as_ref() {
+            return Err(ServiceError::BackupInProgress {
+                to: other.to.clone(),
+                since: other.since,
+            });
+        }
+        *running = Some(Running {
+            to: to.to_owned(),
+            since: now,
+        });
+        Ok(Taken(self.0.clone()))
+    }
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
 

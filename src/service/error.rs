@@ -113,6 +113,15 @@ pub enum ServiceError {
         /// The cursor is after the feed's newest event rather than before its oldest.
         ahead: bool,
     },
+    /// A backup is under way already: one runs at a time, as each holds writes back while
+    /// it copies and needs the store's size in free space. Retry once it has finished.
+    #[error("a backup into {} is under way since {since}", to.display())]
+    BackupInProgress {
+        /// The folder the backup under way writes.
+        to: PathBuf,
+        /// When it started.
+        since: DateTime<Utc>,
+    },
     /// The disk a backup would be written to has too little free space for it: nothing was
     /// written. Not the request's fault, and not a failure: retrying helps once space is
     /// freed there, or with a folder on another disk.

@@ -154,6 +154,8 @@ struct Inner {
     metrics: metrics::ServiceMetrics,
     /// The counts behind [`JobListingsService::stats`] that no part keeps on its own.
     stats: stats::StatsState,
+    /// The backup under way: one at a time.
+    backups: backup::BackupPlace,
     /// Tells the background tasks to stop.
     stop: tokio::sync::watch::Sender<bool>,
 }
@@ -328,6 +330,7 @@ impl ServiceBuilder {
                 health: Default::default(),
                 metrics: Default::default(),
                 stats,
+                backups: Default::default(),
                 stop: tokio::sync::watch::channel(false).0,
             }),
         };
