@@ -6,7 +6,8 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use job_listings::service::{
-    restore_backup, BackupManifest, JobListingsService, ServiceConfig, ServiceError,
+    check_backup_target, restore_backup, BackupManifest, JobListingsService, ServiceConfig,
+    ServiceError,
 };
 use job_listings::store::BackupSummary;
 
@@ -15,7 +16,9 @@ use crate::open::{open_service, Deliver};
 use crate::remote::Remote;
 
 /// Refuses what can be refused before the store is opened (and locked): PostgreSQL, a data
-/// folder that is not there, a backup folder that holds something.
+/// folder that is not there, a backup folder that is not a new or empty folder outside the
+/// data folder (the checks the service makes again, with those of room and writing, before
+/// it writes the backup).
 pub(crate) fn check_backup(store: &StoreArgs, args: &BackupArgs) -> Result<()> {
     if store.database_url.is_some() {
         bail!(
@@ -30,13 +33,7 @@ pub(crate) fn check_backup(store: &StoreArgs, args: &BackupArgs) -> Result<()> {
             store.data_dir.display()
         );
     }
-    if is_not_empty(&args.to)? {
-        bail!(
-            "{} exists and is not empty: back up into a new or empty folder",
-            args.to.display()
-        );
-    }
-    Ok(())
+    check_backup_target(&args.to, Some(&store.data_dir)).map_err(said_plainly)
 }
 
 /// Writes the backup and says what it holds.
@@ -163,14 +160,6 @@ fn said_plainly(e: ServiceError) -> anyhow::Error {
     match e {
         ServiceError::InvalidInput(e) => anyhow::anyhow!(e.reason),
         e => e.into(),
-    }
-}
-
-fn is_not_empty(dir: &Path) -> Result<bool> {
-    match std::fs::read_dir(dir) {
-        Ok(mut entries) => Ok(entries.next().is_some()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e).with_context(|| format!("reading {}", dir.display())),
     }
 }
 

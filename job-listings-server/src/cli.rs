@@ -426,7 +426,8 @@ pub(crate) struct ImportArgs {
                   With PostgreSQL, use pg_dump instead."
 )]
 pub(crate) struct BackupArgs {
-    /// The folder to write the backup to: made when missing; an existing one must be empty.
+    /// The folder to write the backup to, outside the data folder, in a folder that exists:
+    /// made when missing; an existing one must be empty.
     #[arg(long, value_name = "DIR")]
     pub(crate) to: PathBuf,
 }

@@ -235,6 +235,22 @@ fn keys_and_import_go_through_the_running_server_and_it_serves_at_once() {
 }
 
 #[test]
+fn backup_through_the_running_server_refuses_a_folder_inside_its_data() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let data = dir.path().join("data");
+    let _server = Serving::start(&data, &["--no-demo"]);
+    let inside = data.join("backup");
+    let out = command(&data, &["backup", "--to", inside.to_str().expect("a path")]);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("is inside the live data folder") && said.contains("invalid_parameter"),
+        "{said}"
+    );
+    assert!(!inside.exists());
+}
+
+#[test]
 fn a_stale_address_file_is_passed_over() {
     let dir = tempfile::tempdir().expect("a folder");
     let data = dir.path().join("data");

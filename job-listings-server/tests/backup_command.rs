@@ -1,8 +1,8 @@
 //! The `job-listings` binary's `backup` and `restore` commands, run as an operator runs them:
 //! a data folder with jobs, companies, keys with counted calls, a webhook with its sealed
 //! secret and a delivery waiting, backed up into a folder and restored into a new data
-//! folder that holds the same, and what is refused: a folder that is not empty, a folder
-//! that is not a backup, PostgreSQL.
+//! folder that holds the same, and what is refused: a folder that is not empty, inside the
+//! data folder or a file, a folder that is not a backup, PostgreSQL.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -236,6 +236,33 @@ async fn what_is_not_a_backup_or_not_sled_is_refused() {
         );
     }
     assert!(!elsewhere.exists());
+}
+
+#[test]
+fn a_target_that_is_no_new_or_empty_folder_outside_the_data_is_refused_before_opening() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let data = dir.path().join("data");
+    succeeded(&server(&data, &["keys", "create", "--plan", "developer"]));
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "kept as it is").expect("a file");
+    for (to, why) in [
+        (data.join("backup"), "is inside the live data folder"),
+        (file.clone(), "is a file, not a folder"),
+        (dir.path().join("missing/backup"), "does not exist"),
+    ] {
+        let said = refused(&server(&data, &["backup", "--to", path(&to)]));
+        assert!(
+            said.contains(path(&to)) && said.contains(why),
+            "{}: {said}",
+            to.display()
+        );
+    }
+    assert!(!data.join("backup").exists());
+    assert!(!dir.path().join("missing").exists());
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("the file"),
+        "kept as it is"
+    );
 }
 
 fn path(p: &Path) -> &str {

@@ -117,6 +117,15 @@ pub enum ApiError {
     /// expired after its idle timeout, or opened with another key.
     #[error("no such MCP session")]
     UnknownSession,
+    /// A bulk upload would be one more than the admin API reads at once
+    /// ([`crate::api::admin::AdminConfig::max_bulk_uploads`]).
+    #[error("{limit} bulk uploads are under way already")]
+    TooManyUploads {
+        /// How many may be under way at once.
+        limit: usize,
+        /// How long to wait before trying again.
+        retry_after: std::time::Duration,
+    },
     /// A new MCP session would be one more than the key, or the server, may hold open.
     #[error("too many open MCP sessions")]
     TooManySessions {
@@ -236,6 +245,15 @@ fn seconds_until(t: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
     u64::try_from((t - now).num_seconds()).unwrap_or(0).max(1)
 }
 
+/// Bytes as a person reads them, with the exact count.
+fn size(bytes: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    match bytes {
+        b if b < 1024 * 1024 => format!("{b} bytes"),
+        b => format!("{:.1} MiB ({b} bytes)", b as f64 / MIB),
+    }
+}
+
 /// A wait in whole seconds for `Retry-After`, rounded up and at least 1.
 fn whole_seconds(wait: std::time::Duration) -> u64 {
     wait.as_secs_f64().ceil().max(1.0) as u64
@@ -268,7 +286,8 @@ impl ApiError {
             )
             | ApiError::UnauthenticatedRateLimited { .. }
             | ApiError::TooManySessions { .. }
-            | ApiError::TooManyStreams { .. } => self.refusal_answer(now),
+            | ApiError::TooManyStreams { .. }
+            | ApiError::TooManyUploads { .. } => self.refusal_answer(now),
             ApiError::Service(
                 E::NotFound { .. }
                 | E::IdempotencyKeyReused { .. }
@@ -277,6 +296,8 @@ impl ApiError {
                 | E::CompanyHasJobs { .. }
                 | E::CursorExpired { .. }
                 | E::Unsupported { .. }
+                | E::BackupInProgress { .. }
+                | E::InsufficientStorage { .. }
                 | E::Store(_),
             ) => self.service_state_answer(),
             ApiError::NoRoute { .. }
@@ -365,8 +386,8 @@ impl ApiError {
         }
     }
 
-    /// What the service refused the key (its validity, billing, plan, quota and rate), and
-    /// the budget of requests without one.
+    /// What the service refused the key (its validity, billing, plan, quota and rate), the
+    /// budget of requests without one, and the places of MCP sessions and bulk uploads.
     fn refusal_answer(&self, now: DateTime<Utc>) -> Answer {
         use StatusCode as S;
         match self {
@@ -485,6 +506,23 @@ impl ApiError {
                 a.retry_after = Some(1);
                 a
             }
+            // 429 rather than 503: the server is well, and the uploads holding every place
+            // are the operator's own, so it is theirs to pace; a 5xx would page whoever
+            // watches the server's errors.
+            ApiError::TooManyUploads { limit, retry_after } => {
+                let mut a = Answer::new(
+                    S::TOO_MANY_REQUESTS,
+                    "too_many_uploads",
+                    "Too many bulk uploads",
+                    format!(
+                        "{limit} bulk uploads are under way, the most this server reads at once; \
+                         retry after the Retry-After seconds, once one has finished, or send \
+                         the records in fewer uploads"
+                    ),
+                );
+                a.retry_after = Some(whole_seconds(*retry_after));
+                a
+            }
             // [`ApiError::answer`] sends only the errors above here.
             _ => internal(),
         }
@@ -584,6 +622,37 @@ impl ApiError {
                 "unsupported",
                 "Not supported",
                 format!("{operation} is not supported by {store}: {advice}"),
+            ),
+            // Refused, not queued: the client learns at once that its backup did not start,
+            // and which one is under way.
+            ApiError::Service(ServiceError::BackupInProgress { to, since }) => Answer::new(
+                S::CONFLICT,
+                "backup_in_progress",
+                "Backup in progress",
+                format!(
+                    "a backup into {} is under way since {}, and one runs at a time; try again \
+                     once it has answered",
+                    to.display(),
+                    since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                ),
+            ),
+            // 507 (RFC 4918): the request is fine, the disk it names is too full for it.
+            ApiError::Service(ServiceError::InsufficientStorage {
+                path,
+                needed,
+                available,
+            }) => Answer::new(
+                S::INSUFFICIENT_STORAGE,
+                "insufficient_storage",
+                "Insufficient storage",
+                format!(
+                    "{} has {} free and the backup needs {} (a copy of the store, and room \
+                     left over); nothing was written: free space there, or back up onto \
+                     another disk",
+                    path.display(),
+                    size(*available),
+                    size(*needed)
+                ),
             ),
             // A storage failure, and any error `answer` does not send here.
             _ => internal(),

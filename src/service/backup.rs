@@ -10,13 +10,14 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{JobListingsService, SecretKey, ServiceError, ServiceResult};
 use crate::domain::DomainError;
-use crate::store::{BackupSummary, StoreError};
+use crate::store::{BackupSource, BackupSummary, StoreError};
 
 /// The file a finished backup ends with: a [`BackupManifest`] as JSON.
 pub const BACKUP_MANIFEST: &str = "backup-manifest.json";
@@ -61,11 +62,23 @@ pub struct BackupFile {
 }
 
 impl JobListingsService {
-    /// Backs up the store, while the service runs, into the folder `dir` (made when missing;
-    /// it must be empty): a consistent copy holding every write acknowledged before the call
-    /// (usage counted in memory is written first), with the key that seals the webhook
-    /// secrets and a manifest written last ([`BACKUP_MANIFEST`]). [`restore_backup`] turns it
-    /// into a data folder.
+    /// Backs up the store, while the service runs, into the folder `dir`: a consistent copy
+    /// holding every write acknowledged before the call (usage counted in memory is written
+    /// first), with the key that seals the webhook secrets and a manifest written last
+    /// ([`BACKUP_MANIFEST`]). [`restore_backup`] turns it into a data folder.
+    ///
+    /// `dir` is checked before any of the backup is written ([`check_backup_target`]): its
+    /// parent folder must exist, and `dir` be missing (it is made) or an empty folder, outside
+    /// the store's live data folder ([`Store::backup_source`]), that the service can write;
+    /// else [`ServiceError::InvalidInput`] says what is wrong with it. Its disk must have room
+    /// for a copy of the store ([`BackupSource::bytes`]) with
+    /// [`ServiceConfig::backup_headroom_bytes`] left over, else
+    /// [`ServiceError::InsufficientStorage`]. A refused backup leaves nothing behind.
+    ///
+    /// One backup runs at a time: another asked for meanwhile is refused with
+    /// [`ServiceError::BackupInProgress`] rather than queued, as two copies at once would
+    /// hold writes back twice as long and need twice the space. A backup runs to its end (or
+    /// its clean-up) even when its caller stops waiting for it, and holds its place until then.
     ///
     /// Searches and reads are served meanwhile. Writes may wait while the store is copied:
     /// on sled, every write (ingest, key changes, counted calls with in-store metering,
@@ -75,12 +88,36 @@ impl JobListingsService {
     ///
     /// The backup holds the secret key beside the data: protect it as the data itself. A
     /// store that cannot copy itself refuses with [`ServiceError::Unsupported`] (PostgreSQL:
-    /// use `pg_dump`); a folder that is not empty is [`ServiceError::InvalidInput`].
+    /// use `pg_dump`).
+    ///
+    /// [`Store::backup_source`]: crate::store::Store::backup_source
+    /// [`ServiceConfig::backup_headroom_bytes`]: super::ServiceConfig::backup_headroom_bytes
     pub async fn backup(&self, dir: &Path) -> ServiceResult<BackupSummary> {
+        let place = self.inner.backups.take(dir, self.now())?;
+        let this = self.clone();
+        let dir = dir.to_owned();
+        tokio::spawn(async move {
+            let written = this.backup_now(&dir).await;
+            drop(place);
+            written
+        })
+        .await
+        .map_err(|e| StoreError::backend("backing up", e))?
+    }
+
+    /// Checks the target, then writes the backup; removes what it made on failure.
+    async fn backup_now(&self, dir: &Path) -> ServiceResult<BackupSummary> {
         let started = std::time::Instant::now();
-        let made = prepare_empty(dir, "dir")?;
-        self.flush_usage().await?;
-        let written = self.write_backup(dir).await;
+        let source = self.inner.store.backup_source().await?;
+        let headroom = self.inner.config.backup_headroom_bytes;
+        let target = dir.to_owned();
+        let made = tokio::task::spawn_blocking(move || prepare_target(&target, &source, headroom))
+            .await
+            .map_err(|e| StoreError::backend("checking the backup's folder", e))??;
+        let written = match self.flush_usage().await {
+            Ok(()) => self.write_backup(dir).await,
+            Err(e) => Err(e),
+        };
         match written {
             Ok(mut summary) => {
                 summary.took = started.elapsed();
@@ -110,6 +147,220 @@ impl JobListingsService {
             .await
             .map_err(|e| StoreError::backend("writing the backup", e))?
     }
+}
+
+/// The backup under way, if any: one runs at a time ([`JobListingsService::backup`]).
+#[derive(Debug, Default)]
+pub(super) struct BackupPlace(Arc<Mutex<Option<Running>>>);
+
+/// A backup under way.
+#[derive(Debug)]
+struct Running {
+    to: PathBuf,
+    since: DateTime<Utc>,
+}
+
+/// The place of the backup under way, given up when dropped.
+struct Taken(Arc<Mutex<Option<Running>>>);
+
+impl BackupPlace {
+    /// Takes the place for a backup into `to`; refuses while another holds it.
+    fn take(&self, to: &Path, now: DateTime<Utc>) -> ServiceResult<Taken> {
+        let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(other) = running.as_ref() {
+            return Err(ServiceError::BackupInProgress {
+                to: other.to.clone(),
+                since: other.since,
+            });
+        }
+        *running = Some(Running {
+            to: to.to_owned(),
+            since: now,
+        });
+        Ok(Taken(self.0.clone()))
+    }
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Checks the folder `dir` as the target of a backup of a store whose live data is in the
+/// folder `live`, without writing anything: its parent folder exists, and `dir` is missing
+/// or an empty folder, neither inside `live` nor holding it (symbolic links followed). A
+/// relative `dir` is taken from the current folder. Blocking.
+///
+/// [`JobListingsService::backup`] makes these checks, then tries writing in the folder and
+/// asks its disk for room, before it writes the backup. A command that opens the store
+/// itself checks this first, so what is wrong is said before the store is opened.
+///
+/// Errors: what is wrong with `dir` is [`ServiceError::InvalidInput`] (field `dir`), its
+/// reason naming the folder and what to give instead.
+pub fn check_backup_target(dir: &Path, live: Option<&Path>) -> ServiceResult<()> {
+    resolve_target(dir, live).map(drop)
+}
+
+/// A backup's folder, resolved.
+struct Target {
+    /// The folder with every symbolic link above it (and it, when it exists) followed.
+    path: PathBuf,
+    /// Whether it exists (and so is an empty folder).
+    exists: bool,
+}
+
+fn resolve_target(dir: &Path, live: Option<&Path>) -> ServiceResult<Target> {
+    let shown = dir.display();
+    let absolute = std::path::absolute(dir)
+        .map_err(|e| invalid("dir", format!("{shown} cannot be made absolute ({e})")))?;
+    let (path, exists) = match fs::canonicalize(&absolute) {
+        Ok(path) => (path, true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+                return Err(unreachable(dir, &e));
+            };
+            match fs::canonicalize(parent) {
+                Ok(parent) if parent.is_dir() => (parent.join(name), false),
+                Ok(_) => {
+                    let reason = format!(
+                        "{shown} cannot be made: {} is a file, not a folder; give a new or \
+                         empty folder in a folder that exists",
+                        parent.display()
+                    );
+                    return Err(invalid("dir", reason));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    let reason = format!(
+                        "{shown} cannot be made: its parent folder {} does not exist; make it \
+                         first, or give a folder in one that does",
+                        parent.display()
+                    );
+                    return Err(invalid("dir", reason));
+                }
+                Err(e) => return Err(unreachable(dir, &e)),
+            }
+        }
+        Err(e) => return Err(unreachable(dir, &e)),
+    };
+    if let Some(live) = live {
+        let live = fs::canonicalize(live).unwrap_or_else(|_| live.to_owned());
+        if path.starts_with(&live) {
+            return Err(invalid(
+                "dir",
+                format!(
+                    "{shown} is inside the live data folder {}; give a folder outside it (a \
+                     backup there would put a copy of the secret key among the data, and be \
+                     copied into every later backup)",
+                    live.display()
+                ),
+            ));
+        }
+        if live.starts_with(&path) {
+            return Err(invalid(
+                "dir",
+                format!(
+                    "{shown} holds the live data folder {}; give a new or empty folder outside it",
+                    live.display()
+                ),
+            ));
+        }
+    }
+    if exists {
+        if !path.is_dir() {
+            return Err(invalid(
+                "dir",
+                format!(
+                    "{shown} is a file, not a folder; give a new or empty folder: nothing is \
+                     ever written over"
+                ),
+            ));
+        }
+        let mut entries = fs::read_dir(&path).map_err(|e| unreachable(dir, &e))?;
+        if entries.next().is_some() {
+            return Err(invalid(
+                "dir",
+                format!(
+                    "{shown} exists and is not empty; give a new or empty folder: nothing is \
+                     ever written over"
+                ),
+            ));
+        }
+    }
+    Ok(Target { path, exists })
+}
+
+/// Checks `dir` as [`check_backup_target`] does, makes it when it is missing, and checks that
+/// it can be written and has room for a copy of `source` with `headroom` bytes left free.
+/// Returns whether it made the folder; a refused folder is left as it was. Blocking.
+fn prepare_target(dir: &Path, source: &BackupSource, headroom: u64) -> ServiceResult<bool> {
+    let target = resolve_target(dir, source.folder.as_deref())?;
+    let needed = source.bytes.saturating_add(headroom);
+    let made = !target.exists;
+    if made {
+        fs::create_dir(&target.path).map_err(|e| unwritable(dir, "made", &e, needed))?;
+    }
+    let checked = writable_with_room(dir, &target.path, needed);
+    if checked.is_err() && made {
+        let _ = fs::remove_dir_all(&target.path);
+    }
+    checked.map(|()| made)
+}
+
+/// Checks that a file can be made in the folder `path` (and removes it), and that its disk
+/// has `needed` bytes free.
+fn writable_with_room(dir: &Path, path: &Path, needed: u64) -> ServiceResult<()> {
+    let probe = path.join(".backup-write-check");
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| unwritable(dir, "written", &e, needed))?;
+    fs::remove_file(&probe).map_err(|e| io_error("removing", &probe, e))?;
+    let available =
+        fs4::available_space(path).map_err(|e| io_error("reading the free space of", path, e))?;
+    match available >= needed {
+        true => Ok(()),
+        false => Err(ServiceError::InsufficientStorage {
+            path: dir.to_owned(),
+            needed,
+            available,
+        }),
+    }
+}
+
+/// `dir` cannot be `what` ("made", "written"): a full disk says so, anything else is the
+/// folder's fault.
+fn unwritable(dir: &Path, what: &str, e: &std::io::Error, needed: u64) -> ServiceError {
+    if e.kind() == std::io::ErrorKind::StorageFull {
+        return ServiceError::InsufficientStorage {
+            path: dir.to_owned(),
+            needed,
+            available: 0,
+        };
+    }
+    invalid(
+        "dir",
+        format!(
+            "{} cannot be {what} ({e}); give a folder the server can write",
+            dir.display()
+        ),
+    )
+}
+
+/// `dir`, or a folder above it, cannot be reached.
+fn unreachable(dir: &Path, e: &std::io::Error) -> ServiceError {
+    let why = match e.kind() {
+        std::io::ErrorKind::NotADirectory => "a part of its path is a file, not a folder".into(),
+        _ => e.to_string(),
+    };
+    invalid(
+        "dir",
+        format!(
+            "{} cannot be reached ({why}); give a new or empty folder in a folder that exists",
+            dir.display()
+        ),
+    )
 }
 
 /// Adds the secret key and the manifest to the store's copy in `dir`. Blocking.

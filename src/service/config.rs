@@ -118,6 +118,14 @@ pub struct ServiceConfig {
     /// the matches' count and one page of ids (a few hundred bytes to 2 KB), so the
     /// default costs a few MB at most.
     pub search_memo_entries: usize,
+    /// The free space a backup must leave on the disk it is written to, in bytes; default
+    /// 64 MiB. A backup whose copy (reckoned by the store: on sled, 1.5 times its files)
+    /// would leave less is refused before any of it is written
+    /// ([`ServiceError::InsufficientStorage`]), so a backup onto the live store's own disk
+    /// does not fill it.
+    ///
+    /// [`ServiceError::InsufficientStorage`]: super::ServiceError::InsufficientStorage
+    pub backup_headroom_bytes: u64,
 }
 
 /// How the webhook delivery worker runs.
@@ -189,6 +197,7 @@ impl Default for ServiceConfig {
             max_follower_lag: 10_000,
             change_retention: Duration::from_secs(30 * 86_400),
             search_memo_entries: 4_096,
+            backup_headroom_bytes: 64 * 1024 * 1024,
         }
     }
 }

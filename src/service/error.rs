@@ -1,3 +1,5 @@
+use std::path::PathBuf;
+
 use chrono::{DateTime, Utc};
 use thiserror::Error;
 
@@ -110,6 +112,31 @@ pub enum ServiceError {
         retention_days: u64,
         /// The cursor is after the feed's newest event rather than before its oldest.
         ahead: bool,
+    },
+    /// A backup is under way already: one runs at a time, as each holds writes back while
+    /// it copies and needs the store's size in free space. Retry once it has finished.
+    #[error("a backup into {} is under way since {since}", to.display())]
+    BackupInProgress {
+        /// The folder the backup under way writes.
+        to: PathBuf,
+        /// When it started.
+        since: DateTime<Utc>,
+    },
+    /// The disk a backup would be written to has too little free space for it: nothing was
+    /// written. Not the request's fault, and not a failure: retrying helps once space is
+    /// freed there, or with a folder on another disk.
+    #[error("{} has {available} bytes free, a backup needs {needed}", path.display())]
+    InsufficientStorage {
+        /// The backup's folder.
+        path: PathBuf,
+        /// The bytes it needs free: a copy of the store ([`BackupSource::bytes`]), and the
+        /// headroom it must leave ([`ServiceConfig::backup_headroom_bytes`]).
+        ///
+        /// [`BackupSource::bytes`]: crate::store::BackupSource::bytes
+        /// [`ServiceConfig::backup_headroom_bytes`]: super::ServiceConfig::backup_headroom_bytes
+        needed: u64,
+        /// The bytes free there.
+        available: u64,
     },
     /// Storage failed.
     #[error(transparent)]

@@ -63,7 +63,9 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use chrono::{DateTime, Utc};
 
-pub use backup::{restore_backup, BackupFile, BackupManifest, BACKUP_MANIFEST};
+pub use backup::{
+    check_backup_target, restore_backup, BackupFile, BackupManifest, BACKUP_MANIFEST,
+};
 pub use caller::{CallResult, Caller, Refused, Revalidated, Unchanged};
 pub use changes::{ChangeEvent, ChangesPage, ChangesQuery, FeedStart};
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -154,6 +156,8 @@ struct Inner {
     metrics: metrics::ServiceMetrics,
     /// The counts behind [`JobListingsService::stats`] that no part keeps on its own.
     stats: stats::StatsState,
+    /// The backup under way: one at a time.
+    backups: backup::BackupPlace,
     /// Tells the background tasks to stop.
     stop: tokio::sync::watch::Sender<bool>,
 }
@@ -328,6 +332,7 @@ impl ServiceBuilder {
                 health: Default::default(),
                 metrics: Default::default(),
                 stats,
+                backups: Default::default(),
                 stop: tokio::sync::watch::channel(false).0,
             }),
         };

@@ -26,7 +26,7 @@ mod sled_store;
 #[cfg(feature = "sled")]
 mod snapshot_file;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -385,6 +385,33 @@ pub trait Store: JobStore + KeyStore + OutboxStore {
             store: "this store",
             advice: "back up its data with the tools of the system that keeps it",
         })
+    }
+
+    /// Where the store keeps its data on this machine and how much of the disk it takes, for
+    /// the checks a backup makes of its target before it writes anything: not inside the live
+    /// data, and room for a copy. The default, for a store that keeps no folder here, knows
+    /// neither.
+    async fn backup_source(&self) -> StoreResult<BackupSource> {
+        Ok(BackupSource::default())
+    }
+}
+
+/// What a backup of a store starts from ([`Store::backup_source`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BackupSource {
+    /// The folder the store keeps its live data in, if it keeps it in one: a backup must stay
+    /// out of it.
+    pub folder: Option<PathBuf>,
+    /// The bytes a copy of the store would take on disk now, reckoned on the safe side: a
+    /// backup is refused unless its disk has this much free.
+    pub bytes: u64,
+}
+
+impl BackupSource {
+    /// A store's data in `folder`, a copy of which takes `bytes` on disk.
+    pub fn new(folder: Option<PathBuf>, bytes: u64) -> Self {
+        Self { folder, bytes }
     }
 }
 

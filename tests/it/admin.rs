@@ -1,14 +1,18 @@
 //! The admin API end to end: the public API and the admin API each on its own real listener
 //! on 127.0.0.1, over one service on sled in a temporary folder.
 
-use job_listings::api::admin::{AdminApi, AdminToken};
+use std::time::Duration;
+
+use job_listings::api::admin::{AdminApi, AdminConfig, AdminToken};
 use job_listings::demo::Dataset;
 use job_listings::domain::{Job, JobId};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::support::server::{server_config, RunningServer};
-use crate::support::{Auth, Resp, TestApp};
+use crate::support::{eventually, Auth, Resp, TestApp};
 
 /// The app's admin API on a listener of its own, with its token.
 struct Admin {
@@ -19,9 +23,14 @@ struct Admin {
 
 impl Admin {
     async fn beside(app: &TestApp) -> Self {
+        Self::beside_with(app, AdminConfig::default()).await
+    }
+
+    /// The admin API with settings of the test's.
+    async fn beside_with(app: &TestApp, config: AdminConfig) -> Self {
         let token = AdminToken::generate();
         let server = RunningServer::start(
-            AdminApi::new(app.api.clone(), token.hash()),
+            AdminApi::with_config(app.api.clone(), token.hash(), config),
             server_config(),
         )
         .await;
@@ -67,6 +76,62 @@ impl Admin {
             .header("content-type", "application/x-ndjson")
             .body(lines.join("\n"));
         read(req.send().await.expect("answered")).await
+    }
+}
+
+/// A bulk upload on a connection of its own, its body sent in HTTP/1.1 chunks as the test
+/// says, answered once it is finished.
+struct RawUpload {
+    stream: TcpStream,
+}
+
+impl RawUpload {
+    /// Sends the request's head.
+    async fn start(admin: &Admin, path: &str) -> Self {
+        let mut stream = TcpStream::connect(admin.server.addr)
+            .await
+            .expect("connected");
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {}\r\n\
+             content-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\
+             connection: close\r\n\r\n",
+            admin.server.addr,
+            admin.token.expose()
+        );
+        stream.write_all(head.as_bytes()).await.expect("sent");
+        Self { stream }
+    }
+
+    /// Sends `bytes` in chunks of `size` bytes, all in one write: the server decodes one
+    /// body frame per chunk however the bytes arrive.
+    async fn send(&mut self, bytes: &[u8], size: usize) {
+        let mut chunked = Vec::with_capacity(bytes.len() * 7);
+        for piece in bytes.chunks(size) {
+            chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            chunked.extend_from_slice(piece);
+            chunked.extend_from_slice(b"\r\n");
+        }
+        self.stream.write_all(&chunked).await.expect("sent");
+    }
+
+    /// Ends the body and reads the answer.
+    async fn finish(mut self) -> (StatusCode, Value) {
+        self.stream.write_all(b"0\r\n\r\n").await.expect("sent");
+        let mut answer = Vec::new();
+        self.stream
+            .read_to_end(&mut answer)
+            .await
+            .expect("an answer");
+        let text = String::from_utf8(answer).expect("UTF-8");
+        let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse::<u16>().ok())
+            .and_then(|s| StatusCode::from_u16(s).ok())
+            .expect("a status");
+        let body = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"));
+        (status, body)
     }
 }
 
@@ -291,6 +356,125 @@ async fn a_bulk_upload_says_what_it_reads_and_refuses_other_bodies() {
         .contains("application/x-ndjson"));
     let r = admin.send(Method::GET, "/admin/v1/jobs/bulk", None).await;
     assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn a_long_line_sent_a_byte_at_a_time_is_read_and_written() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    // A job line of 64 KiB: a long description, then blanks up to the closing brace.
+    let mut job = new_job(&app, "Unhurried Glassblower");
+    job["description"] = json!("slow ".repeat(10_000));
+    let text = job.to_string();
+    let mut line = text[..text.len() - 1].as_bytes().to_vec();
+    line.resize(64 * 1024 - 2, b' ');
+    line.extend_from_slice(b"}\n");
+
+    let mut upload = RawUpload::start(&admin, "/admin/v1/jobs/bulk").await;
+    upload.send(&line, 1).await;
+    let (status, report) = upload.finish().await;
+
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(
+        (report["records"].as_u64(), report["created"].as_u64()),
+        (Some(1), Some(1)),
+        "{report}"
+    );
+    assert_eq!(search_total(&app, "glassblower").await, 1);
+}
+
+#[tokio::test]
+async fn batches_cut_by_their_bytes_write_and_report_every_line() {
+    let app = app().await;
+    // Every line a batch of its own.
+    let admin = Admin::beside_with(
+        &app,
+        AdminConfig {
+            max_batch_bytes: 1,
+            ..AdminConfig::default()
+        },
+    )
+    .await;
+    let mut lines: Vec<String> = (0..5)
+        .map(|i| new_job(&app, &format!("Sliced Cooper {i}")).to_string())
+        .collect();
+    lines.insert(2, "{not json".to_owned());
+    let r = admin.upload("/admin/v1/jobs/bulk", &lines).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["created"], 5, "{}", r.text);
+    assert_eq!(r.body["refused"], 1, "{}", r.text);
+    assert_eq!(r.body["errors"][0]["line"], 3, "{}", r.text);
+    assert_eq!(search_total(&app, "cooper").await, 5);
+}
+
+#[tokio::test]
+async fn bulk_uploads_beyond_the_bound_are_refused_until_one_finishes() {
+    let app = app().await;
+    let admin = Admin::beside_with(
+        &app,
+        AdminConfig {
+            max_bulk_uploads: 2,
+            ..AdminConfig::default()
+        },
+    )
+    .await;
+    let job_line = |role: &str| {
+        let mut text = new_job(&app, role).to_string();
+        text.push('\n');
+        text
+    };
+    // Two uploads under way, each with a line sent and the rest of its body to come.
+    let mut held = Vec::new();
+    for (path, role) in [
+        ("/admin/v1/jobs/bulk", "Held Ropewalker"),
+        ("/admin/v1/companies/bulk?dry_run=true", ""),
+    ] {
+        let mut upload = RawUpload::start(&admin, path).await;
+        if !role.is_empty() {
+            upload.send(job_line(role).as_bytes(), 64).await;
+        }
+        held.push(upload);
+    }
+
+    // A third is refused at once, as soon as the server has taken up both (a refusal only
+    // says how long to wait, so the check asks until the two are under way).
+    let refused = std::cell::RefCell::new(None);
+    let (to, last) = (&admin, &refused);
+    let third = move || async move {
+        let r = to.upload("/admin/v1/jobs/bulk", &[]).await;
+        let done = r.status == StatusCode::TOO_MANY_REQUESTS;
+        *last.borrow_mut() = Some(r);
+        done
+    };
+    assert!(
+        eventually(Duration::from_secs(10), third).await,
+        "a third upload was never refused: {:?}",
+        refused.borrow().as_ref().map(|r| r.text.clone())
+    );
+    let r = refused.take().expect("an answer");
+    assert_eq!(r.body["code"], "too_many_uploads", "{}", r.text);
+    assert_eq!(r.header("retry-after"), Some("5"));
+    assert_eq!(r.body["retry_after"], 5);
+    assert!(
+        r.body["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("2 bulk uploads are under way"),
+        "{}",
+        r.text
+    );
+
+    // The held uploads finish as usual, and their places are free again.
+    for upload in held {
+        let (status, report) = upload.finish().await;
+        assert_eq!(status, StatusCode::OK, "{report}");
+    }
+    assert_eq!(search_total(&app, "ropewalker").await, 1);
+    let after = admin
+        .upload("/admin/v1/jobs/bulk", &[job_line("Freed Ropewalker")])
+        .await;
+    assert_eq!(after.status, StatusCode::OK, "{}", after.text);
+    assert_eq!(after.body["created"], 1, "{}", after.text);
 }
 
 #[tokio::test]

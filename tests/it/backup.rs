@@ -2,27 +2,39 @@
 //! comes back (jobs, companies, keys with their usage, webhooks with readable secrets,
 //! deliveries and their events, the index snapshot), a backup taken while jobs and counted
 //! calls are written restores to a state the store was in and holds everything acknowledged
-//! before it began, and what is not a whole backup is never restored.
+//! before it began, and what is not a whole backup is never restored. Through the admin API,
+//! a target that is no new or empty folder outside the data, or on a disk without room, is
+//! refused before anything is written, and one backup runs at a time.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+use job_listings::api::admin::{AdminApi, AdminToken};
 use job_listings::demo::Dataset;
-use job_listings::domain::{CallbackUrl, Company, CompanyId, Job, JobId, JobStatus};
+use job_listings::domain::{
+    ApiKeyRecord, CallbackUrl, Company, CompanyId, Delivery, DeliveryId, EventId, Job, JobId,
+    JobStatus, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
+};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{
     restore_backup, IndexOrigin, Metering, NewWebhook, SecretKey, ServiceConfig, ServiceError,
     BACKUP_MANIFEST,
 };
-use job_listings::store::{BackupSummary, Store};
+use job_listings::store::{
+    BackupSource, BackupSummary, FanOut, FeedBounds, FeedEntry, IndexSnapshot, JobStore, JobWrite,
+    KeyStore, OutboxStore, Pruned, SledStore, Store, StoreError, StoreResult, UsageCounter,
+};
 use job_listings::webhooks::CallbackPolicy;
 use reqwest::StatusCode;
 use uuid::Uuid;
 
 use crate::support::data::known;
-use crate::support::store::release;
-use crate::support::{StoreKind, StoredService, TestApp};
+use crate::support::server::{server_config, RunningServer};
+use crate::support::store::{open_sled, release};
+use crate::support::{eventually, Resp, StoreKind, StoredService, TestApp};
 
 fn config(secret: &SecretKey) -> ServiceConfig {
     ServiceConfig {
@@ -536,4 +548,436 @@ async fn a_backup_taken_while_jobs_and_calls_are_written_is_a_state_the_store_wa
         .count() as u64;
     assert_eq!(page.total, seeded_active + written);
     release(copy).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The admin API's backups: the target checked before anything is written, one at a time
+// ---------------------------------------------------------------------------------------------
+
+/// The admin API beside an app, on a listener of its own.
+struct Admin {
+    server: RunningServer,
+    token: AdminToken,
+}
+
+impl Admin {
+    async fn beside(app: &TestApp) -> Self {
+        let token = AdminToken::generate();
+        let api = AdminApi::new(app.api.clone(), token.hash());
+        let server = RunningServer::start(api, server_config()).await;
+        Self { server, token }
+    }
+
+    /// `POST /admin/v1/backup` into `to`.
+    async fn backup(&self, to: &Path) -> Resp {
+        let response = reqwest::Client::new()
+            .post(format!("{}/admin/v1/backup", self.server.base))
+            .bearer_auth(self.token.expose())
+            .json(&serde_json::json!({ "to": to }))
+            .send()
+            .await
+            .expect("answered");
+        let status = response.status();
+        let headers = response.headers().clone();
+        Resp::new(status, headers, response.text().await.expect("a body"))
+    }
+}
+
+/// A sled app with a few jobs, served, with the service settings given.
+async fn served(config: ServiceConfig) -> TestApp {
+    let known = known();
+    TestApp::builder()
+        .config(config)
+        .seed(Dataset {
+            companies: known.companies(),
+            jobs: known.jobs(),
+        })
+        .spawn()
+        .await
+}
+
+/// Asserts a 400 on `to` whose detail names the folder and says `why`.
+#[track_caller]
+fn refused_target(r: &Resp, to: &Path, why: &str) {
+    r.assert_problem(400, "invalid_parameter", Some("to"));
+    let detail = r.body["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains(&to.display().to_string()) && detail.contains(why),
+        "{} / {why}: {detail}",
+        to.display()
+    );
+}
+
+#[tokio::test]
+async fn a_backup_target_that_is_no_new_or_empty_folder_outside_the_data_is_refused() {
+    let app = served(ServiceConfig::default()).await;
+    let admin = Admin::beside(&app).await;
+    let data = app.dir.path().join("db");
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "kept as it is").expect("a file");
+    let into_data = dir.path().join("into-data");
+    std::os::unix::fs::symlink(&data, &into_data).expect("a link");
+    let mut cases = vec![
+        (file.clone(), "is a file, not a folder"),
+        (file.join("backup"), "a part of its path is a file"),
+        (dir.path().join("missing/backup"), "does not exist"),
+        (data.join("backup"), "inside the live data folder"),
+        (data.clone(), "inside the live data folder"),
+        (into_data.join("backup"), "inside the live data folder"),
+        (app.dir.path().to_owned(), "holds the live data folder"),
+    ];
+    // A folder that cannot be made: answered 500 before.
+    if cfg!(target_os = "linux") {
+        cases.push(("/proc/self/backup".into(), "cannot be made"));
+    }
+
+    for (to, why) in &cases {
+        refused_target(&admin.backup(to).await, to, why);
+    }
+
+    // Nothing was written anywhere.
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("the file"),
+        "kept as it is"
+    );
+    assert!(!dir.path().join("missing").exists());
+    assert!(!data.join("backup").exists());
+    assert!(!data.join(BACKUP_MANIFEST).exists());
+    // And a good folder is backed up.
+    let to = dir.path().join("backup");
+    let r = admin.backup(&to).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(to.join(BACKUP_MANIFEST).is_file());
+}
+
+#[tokio::test]
+async fn a_backup_that_would_not_fit_on_its_disk_is_refused_before_anything_is_written() {
+    // More headroom than any disk has: the free space is never enough.
+    let app = served(ServiceConfig {
+        backup_headroom_bytes: u64::MAX / 2,
+        ..ServiceConfig::default()
+    })
+    .await;
+    let admin = Admin::beside(&app).await;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let (missing, empty) = (dir.path().join("new"), dir.path().join("empty"));
+    std::fs::create_dir(&empty).expect("a folder");
+
+    for to in [&missing, &empty] {
+        let r = admin.backup(to).await;
+        r.assert_problem(507, "insufficient_storage", None);
+        let detail = r.body["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains(&to.display().to_string()) && detail.contains("nothing was written"),
+            "{detail}"
+        );
+    }
+    assert!(!missing.exists(), "the folder it made is removed again");
+    assert_eq!(std::fs::read_dir(&empty).expect("read").count(), 0);
+}
+
+#[tokio::test]
+async fn a_second_backup_while_one_runs_is_refused_and_the_first_finishes() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let (began, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let held = Arc::new(HeldBackups {
+        inner: open_sled(&dir.path().join("db")).await.expect("sled"),
+        started: began,
+        gate: tokio::sync::Semaphore::new(0),
+        copying: AtomicBool::new(false),
+    });
+    let app = TestApp::builder()
+        .store(StoreKind::Given(held.clone()))
+        .spawn()
+        .await;
+    let admin = Arc::new(Admin::beside(&app).await);
+    let to = |name: &str| dir.path().join(name);
+
+    // One under way, held in its copy: another is refused, naming it.
+    let first = tokio::spawn({
+        let (admin, to) = (admin.clone(), to("first"));
+        async move { admin.backup(&to).await }
+    });
+    assert_eq!(started.recv().await, Some(to("first")));
+    let r = admin.backup(&to("second")).await;
+    r.assert_problem(409, "backup_in_progress", None);
+    let detail = r.body["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains(&to("first").display().to_string()),
+        "{detail}"
+    );
+    assert!(!to("second").exists());
+    // Let go, it finishes, and the next one goes through.
+    held.gate.add_permits(1);
+    let r = first.await.expect("the first backup's call");
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    held.gate.add_permits(1);
+    let r = admin.backup(&to("third")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(started.recv().await, Some(to("third")));
+
+    // A backup whose caller stops waiting runs to its end, and holds its place until then.
+    let gone = tokio::spawn({
+        let (admin, to) = (admin.clone(), to("fourth"));
+        async move { admin.backup(&to).await }
+    });
+    assert_eq!(started.recv().await, Some(to("fourth")));
+    gone.abort();
+    let r = admin.backup(&to("fifth")).await;
+    r.assert_problem(409, "backup_in_progress", None);
+    held.gate.add_permits(10);
+    let finished = eventually(Duration::from_secs(30), || async {
+        to("fourth").join(BACKUP_MANIFEST).is_file()
+    })
+    .await;
+    assert!(finished, "the backup whose caller left was not finished");
+}
+
+/// A sled store whose backups wait in their copy, once begun, until the test lets one go:
+/// a backup under way for as long as a test needs.
+#[derive(Debug)]
+struct HeldBackups {
+    inner: SledStore,
+    /// Told the folder of each backup as it begins its copy.
+    started: tokio::sync::mpsc::UnboundedSender<PathBuf>,
+    /// A permit per backup let go.
+    gate: tokio::sync::Semaphore,
+    /// A backup is in its copy.
+    copying: AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl Store for HeldBackups {
+    /// A second backup while one is held fails at once (rather than waiting at the gate
+    /// too), so a service that let two run would fail the test instead of hanging it.
+    async fn backup_to(&self, dir: &Path) -> StoreResult<BackupSummary> {
+        if self.copying.swap(true, Ordering::SeqCst) {
+            return Err(StoreError::backend(
+                "backing up",
+                "a second backup began while one was copying",
+            ));
+        }
+        let _ = self.started.send(dir.to_owned());
+        self.gate
+            .acquire()
+            .await
+            .expect("the gate stays open")
+            .forget();
+        let copied = self.inner.backup_to(dir).await;
+        self.copying.store(false, Ordering::SeqCst);
+        copied
+    }
+
+    async fn backup_source(&self) -> StoreResult<BackupSource> {
+        self.inner.backup_source().await
+    }
+
+    async fn probe_write(&self) -> StoreResult<()> {
+        self.inner.probe_write().await
+    }
+}
+
+#[async_trait::async_trait]
+impl JobStore for HeldBackups {
+    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
+        self.inner.get_job(id).await
+    }
+
+    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
+        self.inner.get_jobs(ids).await
+    }
+
+    async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
+        self.inner.write_jobs(writes).await
+    }
+
+    async fn write_jobs_deferred(&self, writes: &[JobWrite]) -> StoreResult<()> {
+        self.inner.write_jobs_deferred(writes).await
+    }
+
+    async fn flush(&self) -> StoreResult<()> {
+        self.inner.flush().await
+    }
+
+    async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
+        self.inner.scan_jobs(after, limit).await
+    }
+
+    async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
+        self.inner.delete_job(id).await
+    }
+
+    async fn jobs_version(&self) -> StoreResult<Option<u64>> {
+        self.inner.jobs_version().await
+    }
+
+    async fn jobs_written_since(&self, version: u64) -> StoreResult<Option<Vec<JobId>>> {
+        self.inner.jobs_written_since(version).await
+    }
+
+    async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
+        self.inner.load_index_snapshot().await
+    }
+
+    async fn save_index_snapshot(&self, snapshot: IndexSnapshot) -> StoreResult<()> {
+        self.inner.save_index_snapshot(snapshot).await
+    }
+
+    async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
+        self.inner.feed_after(after, limit).await
+    }
+
+    async fn feed_bounds(&self) -> StoreResult<FeedBounds> {
+        self.inner.feed_bounds().await
+    }
+
+    async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
+        self.inner.prune_feed(before, limit).await
+    }
+
+    async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
+        self.inner.get_company(id).await
+    }
+
+    async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {
+        self.inner.put_companies(companies).await
+    }
+
+    async fn delete_company(&self, id: CompanyId) -> StoreResult<bool> {
+        self.inner.delete_company(id).await
+    }
+
+    async fn scan_companies(
+        &self,
+        after: Option<CompanyId>,
+        limit: usize,
+    ) -> StoreResult<Vec<Company>> {
+        self.inner.scan_companies(after, limit).await
+    }
+}
+
+#[async_trait::async_trait]
+impl KeyStore for HeldBackups {
+    async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
+        self.inner.put_key(key).await
+    }
+
+    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
+        self.inner.get_key(id).await
+    }
+
+    async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
+        self.inner.scan_keys().await
+    }
+
+    async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
+        self.inner.put_usage(counters).await
+    }
+
+    async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
+        self.inner.scan_usage().await
+    }
+
+    async fn count_call(
+        &self,
+        key_id: KeyId,
+        period_start: DateTime<Utc>,
+        quota: u64,
+    ) -> StoreResult<Option<UsageCounter>> {
+        self.inner.count_call(key_id, period_start, quota).await
+    }
+
+    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
+        self.inner.uncount_call(key_id, period_start).await
+    }
+
+    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
+        self.inner.get_usage(key_id).await
+    }
+}
+
+#[async_trait::async_trait]
+impl OutboxStore for HeldBackups {
+    async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
+        self.inner.put_webhook(webhook).await
+    }
+
+    async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
+        self.inner.delete_webhook(id).await
+    }
+
+    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
+        self.inner.get_webhook(id).await
+    }
+
+    async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
+        self.inner.scan_webhooks().await
+    }
+
+    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
+        self.inner.put_event(event).await
+    }
+
+    async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
+        self.inner.get_event(id).await
+    }
+
+    async fn log_head(&self) -> StoreResult<u64> {
+        self.inner.log_head().await
+    }
+
+    async fn log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>> {
+        self.inner.log_after(after, limit).await
+    }
+
+    async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
+        self.inner.fan_out_cursors().await
+    }
+
+    async fn pending_count(&self, webhook: WebhookId) -> StoreResult<usize> {
+        self.inner.pending_count(webhook).await
+    }
+
+    async fn fan_out(&self, step: &FanOut) -> StoreResult<bool> {
+        self.inner.fan_out(step).await
+    }
+
+    async fn due_deliveries(
+        &self,
+        due: DateTime<Utc>,
+        per_subscription: usize,
+    ) -> StoreResult<Vec<Delivery>> {
+        self.inner.due_deliveries(due, per_subscription).await
+    }
+
+    async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
+        self.inner.deliveries_of(webhook, limit).await
+    }
+
+    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
+        self.inner.get_delivery(id).await
+    }
+
+    async fn claim_delivery(
+        &self,
+        id: DeliveryId,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>> {
+        self.inner.claim_delivery(id, now, until).await
+    }
+
+    async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
+        self.inner.put_delivery(delivery).await
+    }
+
+    async fn prune(
+        &self,
+        settled_before: DateTime<Utc>,
+        events_before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Pruned> {
+        self.inner.prune(settled_before, events_before, limit).await
+    }
 }

@@ -33,7 +33,9 @@ struct BackupView {
 }
 
 /// Backs the store up into `to`, an absolute path on the server's machine to a folder that
-/// is missing or empty.
+/// is missing or empty, outside the data folder, on a disk with room for the copy: the
+/// service checks all of it before it writes anything (400 `invalid_parameter` on `to`, 507
+/// `insufficient_storage`), and runs one backup at a time (409 `backup_in_progress`).
 pub(super) async fn create(service: &JobListingsService, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
     let asked: BackupTo = json_object(

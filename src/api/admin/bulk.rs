@@ -7,6 +7,8 @@
 //! that wants all or nothing checks first. Once the answer comes, every line it counts as
 //! written is durable and searchable.
 
+mod lines;
+
 use std::collections::HashMap;
 
 use bytes::Buf;
@@ -15,6 +17,7 @@ use http_body::Body;
 use http_body_util::BodyExt;
 use serde::Serialize;
 
+use self::lines::Lines;
 use super::AdminApi;
 use crate::api::error::ApiError;
 use crate::api::handlers::{refuse_compressed, Handled};
@@ -27,7 +30,8 @@ use crate::service::{
     DeferredCompaction, IngestOutcome, JobListingsService, ServiceError, ServiceResult,
 };
 
-/// Lines checked and written at a time.
+/// Lines checked and written at a time, at most ([`super::AdminConfig::max_batch_bytes`]
+/// cuts a batch of long lines sooner).
 const BATCH: usize = 4_096;
 
 /// The media types a bulk body may be sent as.
@@ -100,6 +104,8 @@ where
         .unwrap_or(false);
     check_media_type(&parts.headers)?;
     refuse_compressed(&parts.headers)?;
+    // Held until the answer: the memory uploads hold is bounded by their number.
+    let _slot = admin.upload_slot()?;
     let config = admin.config();
     let service = admin.service();
     let mut upload = Upload {
@@ -118,8 +124,9 @@ where
         writing: None,
     };
     let mut body = body;
-    let mut pending: Vec<u8> = Vec::new();
+    let mut lines = Lines::default();
     let mut batch: Vec<Line> = Vec::with_capacity(BATCH);
+    let mut batch_bytes = 0;
     let mut number = 0;
     let mut ended = false;
     while !ended {
@@ -145,37 +152,37 @@ where
         if let Some(mut data) = frame {
             while data.has_remaining() {
                 let chunk = data.chunk();
-                pending.extend_from_slice(chunk);
+                lines.push(chunk);
                 let n = chunk.len();
                 data.advance(n);
             }
         }
         // Every whole line; at the end, the last one even without its newline.
-        let mut start = 0;
-        while let Some(end) = pending[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map(|at| start + at)
-            .or((ended && start < pending.len()).then_some(pending.len()))
-        {
+        loop {
+            let text = match lines.next_line() {
+                Some(text) => text,
+                None if ended => match lines.last_line() {
+                    Some(text) => text,
+                    None => break,
+                },
+                None => break,
+            };
             number += 1;
-            let text = &pending[start..end];
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
             if text.len() > config.max_line_bytes {
                 let why = too_long(config.max_line_bytes);
                 return Err(upload.stop(batch, number, why).await);
             }
+            batch_bytes += text.len();
             batch.push(Line {
                 number,
                 text: text.to_vec(),
             });
-            start = (end + 1).min(pending.len());
-            if batch.len() == BATCH {
+            if batch.len() == BATCH || batch_bytes >= config.max_batch_bytes {
                 upload.push(std::mem::take(&mut batch)).await?;
+                batch_bytes = 0;
             }
         }
-        pending.drain(..start);
-        if pending.len() > config.max_line_bytes {
+        if lines.unfinished() > config.max_line_bytes {
             let why = too_long(config.max_line_bytes);
             return Err(upload.stop(batch, number + 1, why).await);
         }

@@ -41,6 +41,10 @@ use crate::service::JobListingsService;
 /// The admin API's OpenAPI 3.1 document, apart from the public one.
 pub const ADMIN_OPENAPI_JSON: &str = include_str!("openapi.json");
 
+/// How long a refused bulk upload is told to wait: uploads take seconds to minutes, so an
+/// earlier retry would mostly be refused again.
+const UPLOAD_RETRY_AFTER: Duration = Duration::from_secs(5);
+
 /// Settings of the admin API.
 #[derive(Clone, Copy, Debug)]
 pub struct AdminConfig {
@@ -50,6 +54,16 @@ pub struct AdminConfig {
     /// The longest line of a bulk upload, in bytes; default 1 MiB. A longer one is refused
     /// with the rest of the upload.
     pub max_line_bytes: usize,
+    /// The most bulk uploads read at once, jobs and companies together; default 4. One more
+    /// is refused at once (`429 too_many_uploads` with `Retry-After`) rather than queued: the
+    /// uploads under way already keep the cores busy parsing, so another would only slow
+    /// them, and each holds up to about `2 × (max_batch_bytes + max_line_bytes)` of lines.
+    pub max_bulk_uploads: usize,
+    /// The most bytes of lines a bulk upload gathers into one batch before it checks and
+    /// writes them; default 8 MiB. A batch is cut at 4,096 lines or at this, whichever comes
+    /// first, so an upload of long lines holds two batches of this size (one parsed while the
+    /// next is read), not 4,096 lines of up to `max_line_bytes` each.
+    pub max_batch_bytes: usize,
     /// The longest a bulk upload may go without sending a byte; default 30 s.
     pub body_idle_timeout: Duration,
     /// The most refused lines a bulk report lists one by one (all are counted); default 1,000.
@@ -61,6 +75,8 @@ impl Default for AdminConfig {
         Self {
             max_body_bytes: 1024 * 1024,
             max_line_bytes: 1024 * 1024,
+            max_bulk_uploads: 4,
+            max_batch_bytes: 8 * 1024 * 1024,
             body_idle_timeout: Duration::from_secs(30),
             max_reported_lines: 1_000,
         }
@@ -80,6 +96,8 @@ struct AdminInner {
     /// The hash of the one token accepted.
     token: KeyHash,
     config: AdminConfig,
+    /// A permit per bulk upload under way ([`AdminConfig::max_bulk_uploads`]).
+    uploads: Arc<tokio::sync::Semaphore>,
 }
 
 impl AdminApi {
@@ -92,7 +110,16 @@ impl AdminApi {
     /// The admin API with the given settings.
     pub fn with_config(api: Api, token: KeyHash, config: AdminConfig) -> Self {
         Self {
-            inner: Arc::new(AdminInner { api, token, config }),
+            inner: Arc::new(AdminInner {
+                api,
+                token,
+                config,
+                uploads: Arc::new(tokio::sync::Semaphore::new(
+                    config
+                        .max_bulk_uploads
+                        .min(tokio::sync::Semaphore::MAX_PERMITS),
+                )),
+            }),
         }
     }
 
@@ -109,6 +136,19 @@ impl AdminApi {
     /// The settings in force.
     pub fn config(&self) -> AdminConfig {
         self.inner.config
+    }
+
+    /// A place for one more bulk upload, held until it is dropped; refused when
+    /// [`AdminConfig::max_bulk_uploads`] are under way.
+    fn upload_slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        self.inner
+            .uploads
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::TooManyUploads {
+                limit: self.inner.config.max_bulk_uploads,
+                retry_after: UPLOAD_RETRY_AFTER,
+            })
     }
 
     /// Answers a request whose body is still a stream. Never panics, never fails: every error

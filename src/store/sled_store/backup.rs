@@ -178,14 +178,17 @@ fn sync_folder(dir: &Path) -> StoreResult<()> {
         .map_err(|e| io_error("syncing", dir, e))
 }
 
-/// The bytes of every file below `dir`.
-fn folder_bytes(dir: &Path) -> StoreResult<u64> {
+/// The bytes of every file below `dir`. A file removed while it is counted (sled replaces
+/// its snapshot files as it runs) counts for nothing.
+pub(super) fn folder_bytes(dir: &Path) -> StoreResult<u64> {
     let mut bytes = 0;
     for entry in fs::read_dir(dir).map_err(|e| io_error("reading", dir, e))? {
         let entry = entry.map_err(|e| io_error("reading", dir, e))?;
-        let meta = entry
-            .metadata()
-            .map_err(|e| io_error("reading", &entry.path(), e))?;
+        let meta = match entry.metadata() {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_error("reading", &entry.path(), e)),
+        };
         bytes += match meta.is_dir() {
             true => folder_bytes(&entry.path())?,
             false => meta.len(),

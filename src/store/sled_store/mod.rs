@@ -98,6 +98,8 @@ pub struct SledStore {
     /// sled shows a write before it is flushed, and an entry a crash then loses could be
     /// read, and its position handed out again to another.
     feed_durable: Arc<std::sync::atomic::AtomicU64>,
+    /// The folder sled and the index snapshot are kept in.
+    folder: PathBuf,
     /// Where [`JobStore::save_index_snapshot`] keeps the index: a file beside sled's own.
     index_snapshot: PathBuf,
     leases: Arc<Leases>,
@@ -223,6 +225,7 @@ impl SledStore {
             feed: tree("job_feed")?,
             feed_states: tree("job_feed_states")?,
             feed_durable: Default::default(),
+            folder: config.path.clone(),
             index_snapshot: config.path.join("search-index"),
             leases: Default::default(),
             job_cache: Arc::new(JobCache::new(config.job_cache_bytes)),
@@ -596,5 +599,19 @@ impl Store for SledStore {
         tokio::task::spawn_blocking(move || backup::copy(&this, &dir))
             .await
             .map_err(backend)?
+    }
+
+    /// The store's folder, and half as much again as its files take: sled lays a copy's
+    /// pages out anew, and copies measured 1.16 times the live files at 60,000 jobs (160 MB)
+    /// and 1.5 times at 6,000 (12 MB).
+    async fn backup_source(&self) -> StoreResult<super::BackupSource> {
+        let folder = self.folder.clone();
+        tokio::task::spawn_blocking(move || {
+            let live = backup::folder_bytes(&folder)?;
+            let copy = live.saturating_add(live / 2);
+            Ok(super::BackupSource::new(Some(folder), copy))
+        })
+        .await
+        .map_err(backend)?
     }
 }
