@@ -14,6 +14,8 @@
 //! - [`child`]: a test that re-executes its own binary as a child process.
 //! - [`fixture`]: one API over a memory store for synchronous callers (properties, fuzz
 //!   targets) and the checks every answer must pass; the fuzz crate compiles this file too.
+//! - [`words`]: search words read from the documented rule on the Unicode crates, for the
+//!   oracles (never the engine's tokenizer).
 //! - [`h2_peer`]: the frames of an idle HTTP/2 client that answers pings; the load tool
 //!   `hostile_connections` compiles this file too.
 //!
@@ -33,6 +35,7 @@ pub mod receiver;
 pub mod server;
 pub mod store;
 pub mod wire;
+pub mod words;
 
 pub use app::{StoreKind, TestApp, TestAppBuilder};
 pub use data::at;
