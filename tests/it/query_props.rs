@@ -1,11 +1,11 @@
 //! Property tests of `job_listings::query::JobIndex` against a brute-force oracle written here:
-//! plain loops over the job structs with the documented rules (words are
-//! `job_listings::query::words`; every other rule is re-implemented), newest `posted_at` first
-//! with ties by id ascending. The oracle also checks `JobFilter::matches`, the matcher webhooks
-//! use.
+//! plain loops over the job structs with the documented rules (words are read by the tests' own
+//! tokenizer, `support::words`, from the documented rule; every other rule is re-implemented),
+//! newest `posted_at` first with ties by id ascending. The oracle also checks
+//! `JobFilter::matches`, the matcher webhooks use.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use job_listings::domain::{
@@ -16,6 +16,8 @@ use job_listings::query::{
 };
 use proptest::prelude::*;
 use uuid::Uuid;
+
+use crate::support::words::words as oracle_words;
 
 /// A small vocabulary so words collide, with case, punctuation and non-ASCII variants.
 const VOCAB: &[&str] = &[
@@ -219,15 +221,70 @@ struct Entry {
 #[derive(Default)]
 struct Model {
     jobs: BTreeMap<JobId, Entry>,
+    /// The words of each company name, read once.
+    company_words: HashMap<String, Vec<String>>,
+}
+
+/// What a search text asks for, as the oracle reads it.
+enum Wanted {
+    /// No text, or blank text: no condition.
+    Anything,
+    /// Text that is not blank but holds no word (`...`, an emoji): no job matches.
+    Nothing,
+    /// Every one of these words.
+    Words(Vec<String>),
+}
+
+impl Wanted {
+    fn of(text: Option<&str>) -> Self {
+        let Some(text) = text else {
+            return Self::Anything;
+        };
+        match oracle_words(text) {
+            w if !w.is_empty() => Self::Words(w),
+            _ if text.trim().is_empty() => Self::Anything,
+            _ => Self::Nothing,
+        }
+    }
+
+    fn holds(&self, words: &HashSet<String>) -> bool {
+        match self {
+            Self::Anything => true,
+            Self::Nothing => false,
+            Self::Words(w) => w.iter().all(|w| words.contains(w)),
+        }
+    }
+}
+
+/// A query with its texts read once.
+struct Asked<'a> {
+    spec: &'a QuerySpec,
+    q: Wanted,
+    company: Wanted,
+}
+
+impl<'a> Asked<'a> {
+    fn new(spec: &'a QuerySpec) -> Self {
+        Self {
+            spec,
+            q: Wanted::of(spec.q.as_deref()),
+            company: Wanted::of(spec.company.as_deref()),
+        }
+    }
 }
 
 impl Model {
     fn upsert(&mut self, job: &Job) {
-        let text = words(&job.role)
-            .chain(words(&job.company_name))
-            .chain(words(&job.description))
+        let company_words = self
+            .company_words
+            .entry(job.company_name.clone())
+            .or_insert_with(|| oracle_words(&job.company_name));
+        let company: HashSet<String> = company_words.iter().cloned().collect();
+        let text = oracle_words(&job.role)
+            .into_iter()
+            .chain(oracle_words(&job.description))
+            .chain(company.iter().cloned())
             .collect();
-        let company = words(&job.company_name).collect();
         self.jobs.insert(
             job.id,
             Entry {
@@ -251,53 +308,33 @@ impl Model {
         was
     }
 
-    fn matches(e: &Entry, q: &QuerySpec) -> bool {
-        let job = &e.job;
+    fn matches(e: &Entry, asked: &Asked) -> bool {
+        let (job, q) = (&e.job, asked.spec);
         if job.status != JobStatus::Active {
             return false;
         }
+        // Labels are ASCII, so comparing them without case is comparing them ASCII-wise.
         if !q.tags.is_empty()
-            && !job.domains.iter().any(|d| {
-                q.tags
-                    .iter()
-                    .any(|t| t.to_lowercase() == d.as_str().to_lowercase())
-            })
+            && !job
+                .domains
+                .iter()
+                .any(|d| q.tags.iter().any(|t| t.eq_ignore_ascii_case(d.as_str())))
         {
             return false;
         }
         if !q.levels.is_empty()
-            && !job.seniority.iter().any(|s| {
-                q.levels
-                    .iter()
-                    .any(|l| l.to_lowercase() == s.as_str().to_lowercase())
-            })
+            && !job
+                .seniority
+                .iter()
+                .any(|s| q.levels.iter().any(|l| l.eq_ignore_ascii_case(s.as_str())))
         {
             return false;
         }
         if q.remote_only && !job.remote {
             return false;
         }
-        // Text that is not blank but has no word in it matches nothing.
-        let wordless = |t: &str| words(t).next().is_none() && !t.trim().is_empty();
-        if let Some(c) = &q.company {
-            if wordless(c) {
-                return false;
-            }
-            for w in words(c) {
-                if !e.company.contains(&w) {
-                    return false;
-                }
-            }
-        }
-        if let Some(text) = &q.q {
-            if wordless(text) {
-                return false;
-            }
-            for w in words(text) {
-                if !e.text.contains(&w) {
-                    return false;
-                }
-            }
+        if !asked.company.holds(&e.company) || !asked.q.holds(&e.text) {
+            return false;
         }
         if let Some(m) = q.min_confidence {
             if job.confidence.get() < m {
@@ -312,25 +349,34 @@ impl Model {
         true
     }
 
-    /// The facet counts of every match, counted job by job: each distinct value of a job
-    /// once, lists by count descending then value.
-    fn facets(&self, q: &QuerySpec) -> FacetCounts {
-        let hits: Vec<&Job> = self
+    /// Every match, in result order.
+    fn hits(&self, asked: &Asked) -> Vec<&Job> {
+        let mut hits: Vec<&Job> = self
             .jobs
             .values()
-            .filter(|e| Self::matches(e, q))
+            .filter(|e| Self::matches(e, asked))
             .map(|e| &e.job)
             .collect();
-        let tally = |values: &dyn Fn(&Job) -> BTreeSet<String>| {
-            let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-            for job in &hits {
+        hits.sort_by_key(|j| (Reverse(j.posted_at), j.id));
+        hits
+    }
+
+    /// The facet counts of the matches, counted job by job: each distinct value of a job
+    /// once, lists by count descending then value.
+    fn facets(hits: &[&Job]) -> FacetCounts {
+        let tally = |values: &dyn Fn(&Job) -> BTreeSet<&str>| {
+            let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+            for job in hits {
                 for v in values(job) {
                     *counts.entry(v).or_default() += 1;
                 }
             }
             let mut list: Vec<ValueCount> = counts
                 .into_iter()
-                .map(|(value, count)| ValueCount { value, count })
+                .map(|(value, count)| ValueCount {
+                    value: value.to_owned(),
+                    count,
+                })
                 .collect();
             list.sort_by(|a, b| b.count.cmp(&a.count).then(a.value.cmp(&b.value)));
             list
@@ -338,28 +384,16 @@ impl Model {
         let remote = hits.iter().filter(|j| j.remote).count() as u64;
         FacetCounts {
             domain: Some(tally(&|j: &Job| {
-                j.domains.iter().map(|d| d.as_str().to_owned()).collect()
+                j.domains.iter().map(|d| d.as_str()).collect()
             })),
             seniority: Some(tally(&|j: &Job| {
-                j.seniority.iter().map(|s| s.as_str().to_owned()).collect()
+                j.seniority.iter().map(|s| s.as_str()).collect()
             })),
             remote: Some(RemoteCounts {
                 remote,
                 on_site: hits.len() as u64 - remote,
             }),
         }
-    }
-
-    /// Every match, in result order.
-    fn all_matches(&self, q: &QuerySpec) -> Vec<JobId> {
-        let mut hits: Vec<&Job> = self
-            .jobs
-            .values()
-            .filter(|e| Self::matches(e, q))
-            .map(|e| &e.job)
-            .collect();
-        hits.sort_by_key(|j| (Reverse(j.posted_at), j.id));
-        hits.into_iter().map(|j| j.id).collect()
     }
 
     fn active(&self) -> impl Iterator<Item = &Job> {
@@ -373,7 +407,9 @@ impl Model {
 /// Checks one query against the oracle; `sample` limits how many jobs `matches` is checked on.
 fn check_query(index: &JobIndex, model: &Model, q: &QuerySpec, sample: usize) {
     let query = q.to_query();
-    let all = model.all_matches(q);
+    let asked = Asked::new(q);
+    let hits = model.hits(&asked);
+    let all: Vec<JobId> = hits.iter().map(|j| j.id).collect();
     let from = ((q.page - 1) * q.per_page) as usize;
     let page: Vec<JobId> = all
         .iter()
@@ -398,7 +434,7 @@ fn check_query(index: &JobIndex, model: &Model, q: &QuerySpec, sample: usize) {
     });
     assert_eq!(faceted.total, got.total, "faceted total for {q:?}");
     assert_eq!(faceted.ids, got.ids, "faceted page for {q:?}");
-    assert_eq!(faceted.facets, model.facets(q), "facets for {q:?}");
+    assert_eq!(faceted.facets, Model::facets(&hits), "facets for {q:?}");
     let one = index.search(&JobQuery {
         facets: vec![Facet::Seniority],
         ..query.clone()
@@ -418,7 +454,7 @@ fn check_query(index: &JobIndex, model: &Model, q: &QuerySpec, sample: usize) {
     for e in model.jobs.values().step_by(step) {
         assert_eq!(
             query.filter.matches(&e.job),
-            Model::matches(e, q),
+            Model::matches(e, &asked),
             "JobFilter::matches on {:?} for {q:?}",
             e.job
         );
@@ -431,7 +467,7 @@ fn check_structure(index: &JobIndex, model: &Model) {
     assert_eq!(index.len(), active.len() as u64);
     assert_eq!(index.is_empty(), active.is_empty());
     // The known values are the facets of a search with no filter.
-    let everything = model.facets(&QuerySpec::default());
+    let everything = Model::facets(&model.hits(&Asked::new(&QuerySpec::default())));
     assert_eq!(Some(index.domain_values()), everything.domain);
     assert_eq!(Some(index.seniority_values()), everything.seniority);
     for tag in TAGS {
