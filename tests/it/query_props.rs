@@ -2,8 +2,10 @@
 //! plain loops over the job structs with the documented rules (words are read by the tests' own
 //! tokenizer, `support::words`, from the documented rule; every other rule is re-implemented),
 //! newest `posted_at` first with ties by id ascending. The oracle also checks
-//! `JobFilter::matches`, the matcher webhooks use. A table written by hand pins the word rule
-//! itself, for the engine and the oracle alike.
+//! `JobFilter::matches`, the matcher webhooks use. The generated text mixes ASCII with what
+//! Unicode text brings: decomposed letters, lone combining marks, emoji and their ZWJ
+//! sequences, variation selectors, keycaps, capital sigmas, CJK and Thai. A table written by
+//! hand pins the word rule itself, for the engine and the oracle alike.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -20,7 +22,10 @@ use uuid::Uuid;
 
 use crate::support::words::words as oracle_words;
 
-/// A small vocabulary so words collide, with case, punctuation and non-ASCII variants.
+/// A small vocabulary so words collide, with case, punctuation and non-ASCII variants: the
+/// same word precomposed and decomposed (NFC and NFD, marks in either order), lone combining
+/// marks that join the piece before them when no separator comes between, emoji and their ZWJ
+/// sequences, VS16, keycaps, capital sigmas that end a word or do not, CJK and Thai.
 const VOCAB: &[&str] = &[
     "rust",
     "Rust",
@@ -46,9 +51,49 @@ const VOCAB: &[&str] = &[
     "ΟΔΟΣ",
     "οδος",
     "ΑΘΗΝΑΣ",
+    // Precomposed and decomposed.
+    "cafe",
+    "Cafe\u{301}",
+    "CAFÉ",
+    "\u{301}",
+    "Zu\u{308}rich",
+    "\u{212b}ngstro\u{308}m",
+    "ångström",
+    "vi\u{1ec7}t",
+    "Vie\u{302}\u{323}t",
+    "q\u{303}uery",
+    "\u{308}",
+    "\u{1112}\u{1161}\u{11ab}",
+    "한",
+    "\u{939}\u{93f}\u{928}\u{94d}\u{926}\u{940}",
+    // Emoji, ZWJ sequences, VS16, keycaps.
+    "\u{1f980}",
+    "\u{1f469}\u{200d}\u{1f4bb}",
+    "\u{1f44d}\u{1f3fd}",
+    "\u{2139}\u{fe0f}",
+    "\u{2139}",
+    "5\u{fe0f}\u{20e3}",
+    "5",
+    "#\u{fe0f}\u{20e3}",
+    // Final sigma, Turkish dotted I.
+    "ΣΑΣ",
+    "σας",
+    "Σ",
+    "İstanbul",
+    // CJK and Thai.
+    "東京",
+    "京",
+    "エンジニア",
+    "か\u{3099}",
+    "が",
+    "ภาษาไทย",
+    "ไทย",
+    "ที่",
 ];
 const SEPARATORS: &[&str] = &[
     " ", ", ", " - ", "/", " (", ") ", ". ", "; ", "\n", " — ", ".",
+    // Nothing between: the pieces join (a mark onto a letter, a word onto an emoji).
+    "", "", "\u{200d}", "\u{fe0f}", "\u{a0}", "\u{3000}", "\u{2019}", "_",
 ];
 const TAGS: &[&str] = &["ai", "AI", "data", "Design", "eng", "ops"];
 const LEVELS: &[&str] = &["junior", "Senior", "staff", "LEAD"];
