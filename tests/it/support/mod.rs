@@ -15,7 +15,7 @@
 //! - [`fixture`]: one API over a memory store for synchronous callers (properties, fuzz
 //!   targets) and the checks every answer must pass; the fuzz crate compiles this file too.
 //! - [`words`]: search words read from the documented rule on the Unicode crates, for the
-//!   oracles (never the engine's tokenizer).
+//!   oracles (never the engine's tokenizer); the library's unit tests compile this file too.
 //! - [`h2_peer`]: the frames of an idle HTTP/2 client that answers pings; the load tool
 //!   `hostile_connections` compiles this file too.
 //!

@@ -11,7 +11,7 @@
 //!    that a capital sigma ending it becomes `ς`.
 //!
 //! No fast path, no cutting at whitespace first: this is the slow, plain reading the engine's
-//! fast one must agree with.
+//! fast one must agree with. The library's unit tests of `query::text` compile this file too.
 
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
