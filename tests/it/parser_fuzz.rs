@@ -29,7 +29,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 use crate::support::fixture::{check_answer, Fixture};
-use crate::support::TestApp;
+use crate::support::{scaled, TestApp};
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: one API over a memory store, shared by every property
@@ -121,10 +121,11 @@ fn check_envelope(body: &Value, path: &str) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Modest case counts; failures are reported, not written next to the sources.
+/// Modest case counts at default settings, scaled by `PROPTEST_CASES` for a long run
+/// ([`scaled`]); failures are reported, not written next to the sources.
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
-        cases,
+        cases: scaled(cases),
         failure_persistence: None,
         ..ProptestConfig::default()
     }

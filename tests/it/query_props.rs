@@ -20,6 +20,7 @@ use job_listings::query::{
 use proptest::prelude::*;
 use uuid::Uuid;
 
+use crate::support::scaled;
 use crate::support::words::words as oracle_words;
 
 /// A small vocabulary so words collide, with case, punctuation and non-ASCII variants: the
@@ -729,7 +730,7 @@ fn apply(index: &mut JobIndex, model: &mut Model, op: &Op) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(scaled(96)))]
 
     /// Random upserts, changes, closes and removals interleaved with random searches.
     #[test]
@@ -863,7 +864,7 @@ fn check_many(index: &JobIndex, model: &Model, rng: &mut Rng, n: usize) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(scaled(3)))]
 
     /// 6000 jobs loaded in bulk, in random order; 5000 out (the index compacts itself once
     /// more than 4096 are dead and they outnumber a quarter of the live ones); then new jobs

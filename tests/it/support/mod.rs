@@ -42,3 +42,15 @@ pub use data::at;
 pub use receiver::{always_ok, eventually, script, Answer, Receiver};
 pub use store::StoredService;
 pub use wire::{Auth, Resp};
+
+/// A property's case count: `n` at default settings, scaled as `PROPTEST_CASES` scales
+/// proptest's own default of 256 (`PROPTEST_CASES=2560` runs each property ten times as many
+/// cases; never fewer than one).
+pub fn scaled(n: u32) -> u32 {
+    const PROPTEST_DEFAULT: u64 = 256;
+    // `ProptestConfig::default()` reads `PROPTEST_CASES`.
+    let asked = u64::from(proptest::test_runner::Config::default().cases);
+    u32::try_from((u64::from(n) * asked).div_ceil(PROPTEST_DEFAULT))
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
