@@ -11,11 +11,12 @@
 //! - every 2xx list answer is the documented envelope.
 //!
 //! The domain parsers are fuzzed directly: `CallbackUrl::parse` with the default
-//! `CallbackPolicy` (whatever it accepts is https and, for an IP literal, public), `ApiKey::parse`
+//! `CallbackPolicy` (whatever it accepts is https and, for an IP literal, in none of the
+//! special-purpose blocks of the IANA registries, written out here), `ApiKey::parse`
 //! (accepted keys are 46 characters starting `jl_live_`; a one-character typo of a real key is
 //! always refused) and JSON Lines import lines (`Job` from arbitrary text, then `validate`).
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
@@ -24,7 +25,7 @@ use http::{Method, Request, Response};
 use http_body_util::Full;
 use job_listings::api::{COMPANY_PARAMS, JOB_PARAMS};
 use job_listings::domain::{ApiKey, CallbackUrl, Job};
-use job_listings::webhooks::{is_public_ip, CallbackPolicy};
+use job_listings::webhooks::CallbackPolicy;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -362,6 +363,10 @@ fn url() -> impl Strategy<Value = String> {
         2 => any::<[u8; 4]>().prop_map(|o| format!("{}.{}.{}.{}", o[0], o[1], o[2], o[3])),
         2 => any::<[u16; 8]>().prop_map(|s| {
             format!("[{}]", std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]))
+        }),
+        4 => near_special_ip().prop_map(|ip| match ip {
+            IpAddr::V4(v4) => v4.to_string(),
+            IpAddr::V6(v6) => format!("[{v6}]"),
         }),
         1 => any::<u32>().prop_map(|n| n.to_string()),
         1 => any::<u32>().prop_map(|n| format!("0x{n:x}")),
@@ -914,6 +919,214 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Addresses a callback may not name, written out from the IANA registries
+// ---------------------------------------------------------------------------------------------
+
+/// IPv4 blocks that are not globally reachable, from the IANA IPv4 Special-Purpose Address
+/// Registry, and the multicast space (IPv4 Multicast Address Space Registry).
+const SPECIAL_V4: &[(&str, &str)] = &[
+    ("0.0.0.0/8", "this network (RFC 791)"),
+    ("10.0.0.0/8", "private use (RFC 1918)"),
+    ("100.64.0.0/10", "shared address space, CGNAT (RFC 6598)"),
+    ("127.0.0.0/8", "loopback (RFC 1122)"),
+    ("169.254.0.0/16", "link local (RFC 3927)"),
+    ("172.16.0.0/12", "private use (RFC 1918)"),
+    ("192.0.0.0/24", "IETF protocol assignments (RFC 6890)"),
+    ("192.0.2.0/24", "documentation, TEST-NET-1 (RFC 5737)"),
+    ("192.88.99.0/24", "deprecated 6to4 relay anycast (RFC 7526)"),
+    ("192.168.0.0/16", "private use (RFC 1918)"),
+    ("198.18.0.0/15", "benchmarking (RFC 2544)"),
+    ("198.51.100.0/24", "documentation, TEST-NET-2 (RFC 5737)"),
+    ("203.0.113.0/24", "documentation, TEST-NET-3 (RFC 5737)"),
+    ("224.0.0.0/4", "multicast (RFC 5771)"),
+    ("240.0.0.0/4", "reserved (RFC 1112)"),
+    ("255.255.255.255/32", "limited broadcast (RFC 8190)"),
+];
+
+/// The registry's globally reachable blocks inside [`SPECIAL_V4`]: a policy may accept them.
+const REACHABLE_V4: &[(&str, &str)] = &[
+    ("192.0.0.9/32", "Port Control Protocol anycast (RFC 7723)"),
+    ("192.0.0.10/32", "TURN anycast (RFC 8155)"),
+];
+
+/// IPv6 blocks that are not globally reachable, from the IANA IPv6 Special-Purpose Address
+/// Registry, with the multicast space and the deprecated site-local block (IPv6 Address Space
+/// registry). Addresses that carry an IPv4 address are judged by it ([`embedded_v4`]).
+const SPECIAL_V6: &[(&str, &str)] = &[
+    ("::/128", "unspecified (RFC 4291)"),
+    ("::1/128", "loopback (RFC 4291)"),
+    (
+        "64:ff9b:1::/48",
+        "local-use IPv4/IPv6 translation (RFC 8215)",
+    ),
+    ("100::/64", "discard-only (RFC 6666)"),
+    ("100:0:0:1::/64", "dummy prefix (RFC 9780)"),
+    ("2001::/23", "IETF protocol assignments (RFC 2928)"),
+    ("2001::/32", "Teredo (RFC 4380)"),
+    ("2001:2::/48", "benchmarking (RFC 5180)"),
+    ("2001:10::/28", "deprecated ORCHID (RFC 4843)"),
+    ("2001:db8::/32", "documentation (RFC 3849)"),
+    ("3fff::/20", "documentation (RFC 9637)"),
+    ("5f00::/16", "segment routing SIDs (RFC 9602)"),
+    ("fc00::/7", "unique local (RFC 4193)"),
+    ("fe80::/10", "link-local unicast (RFC 4291)"),
+    ("fec0::/10", "deprecated site-local (RFC 3879)"),
+    ("ff00::/8", "multicast (RFC 4291)"),
+];
+
+/// The registry's globally reachable blocks inside [`SPECIAL_V6`]: a policy may accept them.
+const REACHABLE_V6: &[(&str, &str)] = &[
+    ("2001:1::1/128", "Port Control Protocol anycast (RFC 7723)"),
+    ("2001:1::2/128", "TURN anycast (RFC 8155)"),
+    (
+        "2001:1::3/128",
+        "DNS-SD service registration protocol anycast (RFC 9665)",
+    ),
+    ("2001:3::/32", "AMT (RFC 7450)"),
+    ("2001:4:112::/48", "AS112-v6 (RFC 7535)"),
+    ("2001:20::/28", "ORCHIDv2 (RFC 7343)"),
+    ("2001:30::/28", "drone remote ID entity tags (RFC 9374)"),
+];
+
+/// A CIDR block as its first address and prefix length, as a 128-bit number for both
+/// families (IPv4 in the low 32 bits).
+fn cidr(block: &str) -> (u128, u32, u32) {
+    let (addr, len) = block.split_once('/').expect("a CIDR block");
+    let len: u32 = len.parse().expect("a prefix length");
+    match addr.parse::<IpAddr>().expect("an address") {
+        IpAddr::V4(v4) => (u128::from(u32::from(v4)), len, 32),
+        IpAddr::V6(v6) => (u128::from(v6), len, 128),
+    }
+}
+
+/// Whether `ip` (of `bits` bits) lies in `block`.
+fn within(block: &str, ip: u128, bits: u32) -> bool {
+    let (net, len, family) = cidr(block);
+    family == bits && (len == 0 || (ip ^ net) >> (bits - len) == 0)
+}
+
+/// The block of `blocks` that holds `ip` and none of `reachable` does, by its description.
+fn refused_by(
+    blocks: &[(&'static str, &'static str)],
+    reachable: &[(&str, &str)],
+    ip: u128,
+    bits: u32,
+) -> Option<&'static str> {
+    if reachable.iter().any(|(b, _)| within(b, ip, bits)) {
+        return None;
+    }
+    blocks
+        .iter()
+        .find(|(b, _)| within(b, ip, bits))
+        .map(|(_, what)| *what)
+}
+
+/// The IPv4 address an IPv6 address carries, where it is the one reached: IPv4-mapped
+/// (::ffff:0:0/96) and the deprecated IPv4-compatible form (::/96) are that address; the
+/// NAT64 well-known prefix (64:ff9b::/96) must not carry a non-global one (RFC 6052, 3.1);
+/// 6to4 (2002::/16) reaches the one in its bits 16 to 48 (RFC 3056).
+fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let n = u128::from(v6);
+    let low = Ipv4Addr::from(n as u32);
+    if n >> 32 == 0xffff || (n >> 32 == 0 && n > 1) || n >> 32 == 0x0064_ff9b << 64 {
+        Some(low)
+    } else if n >> 112 == 0x2002 {
+        Some(Ipv4Addr::from((n >> 80) as u32))
+    } else {
+        None
+    }
+}
+
+/// The special-purpose block `ip` is in, by its description; `None` for a global address.
+fn special_block(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) => refused_by(SPECIAL_V4, REACHABLE_V4, u128::from(u32::from(v4)), 32),
+        IpAddr::V6(v6) => match embedded_v4(v6) {
+            Some(v4) => special_block(IpAddr::V4(v4)),
+            None => refused_by(SPECIAL_V6, REACHABLE_V6, u128::from(v6), 128),
+        },
+    }
+}
+
+/// Where the default policy accepts addresses the registry says are not globally reachable:
+/// the IETF protocol assignments 2001::/23 outside its reachable sub-blocks, of which it
+/// refuses only Teredo and benchmarking (2001:10::/28, deprecated ORCHID, and the unassigned
+/// rest are accepted). Left out of the properties until the policy refuses them;
+/// `the_default_policy_refuses_all_of_2001_0_23_but_its_reachable_blocks` (ignored) shows it.
+fn known_policy_gap(ip: IpAddr) -> bool {
+    let IpAddr::V6(v6) = ip else {
+        return false;
+    };
+    let n = u128::from(v6);
+    within("2001::/23", n, 128) && !within("2001::/32", n, 128) && !within("2001:2::/48", n, 128)
+}
+
+/// Whether a callback may name `ip`: in no special-purpose block (or in a known gap of the
+/// policy, reported apart).
+fn may_be_a_callback(ip: IpAddr) -> bool {
+    special_block(ip).is_none() || known_policy_gap(ip)
+}
+
+/// An address in, at the edges of or just outside one of the blocks above, of either family,
+/// or an IPv6 address carrying one of those IPv4 addresses.
+fn near_special_ip() -> impl Strategy<Value = IpAddr> {
+    fn pick(block: &str, at: u8, r: u128) -> u128 {
+        let (net, len, bits) = cidr(block);
+        let host = if len == bits {
+            0
+        } else {
+            u128::MAX >> (128 - (bits - len))
+        };
+        let mask = u128::MAX >> (128 - bits);
+        let last = net | host;
+        match at {
+            0 => net,
+            1 => last,
+            2 => net.wrapping_sub(1) & mask,
+            3 => last.wrapping_add(1) & mask,
+            _ => net | (r & host),
+        }
+    }
+    let blocks = |lists: &[&[(&'static str, &'static str)]]| -> Vec<&'static str> {
+        lists
+            .iter()
+            .flat_map(|l| l.iter().map(|(b, _)| *b))
+            .collect()
+    };
+    let v4 = (
+        prop::sample::select(blocks(&[SPECIAL_V4, REACHABLE_V4])),
+        0_u8..8,
+        any::<u128>(),
+    )
+        .prop_map(|(block, at, r)| Ipv4Addr::from(pick(block, at, r) as u32));
+    let v6 = (
+        prop::sample::select(blocks(&[SPECIAL_V6, REACHABLE_V6])),
+        0_u8..8,
+        any::<u128>(),
+    )
+        .prop_map(|(block, at, r)| Ipv6Addr::from(pick(block, at, r)));
+    let carried = (
+        prop_oneof![v4.clone(), any::<u32>().prop_map(Ipv4Addr::from)],
+        0_u8..4,
+        any::<u16>(),
+    )
+        .prop_map(|(v4, form, subnet)| {
+            let n = u128::from(u32::from(v4));
+            Ipv6Addr::from(match form {
+                0 => 0xffff << 32 | n,
+                1 => n,
+                2 => 0x0064_ff9b << 96 | n,
+                _ => 0x2002 << 112 | n << 80 | u128::from(subnet) << 64 | 1,
+            })
+        });
+    prop_oneof![
+        3 => v4.prop_map(IpAddr::V4),
+        3 => v6.prop_map(IpAddr::V6),
+        2 => carried.prop_map(IpAddr::V6),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
 // Domain parsers
 // ---------------------------------------------------------------------------------------------
 
@@ -939,12 +1152,48 @@ proptest! {
                 _ => None,
             };
             if let Some(ip) = ip {
-                prop_assert!(is_public_ip(ip), "{raw:?} -> {ip}");
-                prop_assert!(!ip.is_loopback() && !ip.is_unspecified() && !ip.is_multicast(), "{raw:?}");
+                prop_assert!(
+                    may_be_a_callback(ip),
+                    "{:?} -> {} in {:?}",
+                    raw,
+                    ip,
+                    special_block(ip)
+                );
             }
             if let Some(url::Host::Domain(name)) = u.host() {
                 let name = name.trim_end_matches('.').to_ascii_lowercase();
                 prop_assert!(name != "localhost" && name.contains('.'), "{raw:?}");
+            }
+        }
+    }
+
+    /// An IP literal, mostly in, at the edges of or just outside a special-purpose block:
+    /// accepted by the default policy only outside every such block (the lists above, written
+    /// from the IANA registries), and every IPv4 address outside them is accepted.
+    #[test]
+    fn ip_literal_callbacks_are_refused_in_every_special_purpose_block(
+        ip in prop_oneof![
+            4 => near_special_ip(),
+            1 => any::<u32>().prop_map(|n| IpAddr::V4(Ipv4Addr::from(n))),
+            1 => any::<u128>().prop_map(|n| IpAddr::V6(Ipv6Addr::from(n))),
+        ],
+    ) {
+        let raw = match ip {
+            IpAddr::V4(v4) => format!("https://{v4}/hook"),
+            IpAddr::V6(v6) => format!("https://[{v6}]/hook"),
+        };
+        let url = CallbackUrl::parse(&raw);
+        prop_assert!(url.is_ok(), "{}: {:?}", raw, url.err());
+        let accepted = CallbackPolicy::default().check(&url.expect("checked")).is_ok();
+        if accepted {
+            prop_assert!(may_be_a_callback(ip), "{} accepted: {:?}", raw, special_block(ip));
+        }
+        if let IpAddr::V4(v4) = ip {
+            let reachable = REACHABLE_V4
+                .iter()
+                .any(|(b, _)| within(b, u128::from(u32::from(v4)), 32));
+            if special_block(ip).is_none() && !reachable {
+                prop_assert!(accepted, "{} refused though global", raw);
             }
         }
     }
@@ -1089,6 +1338,34 @@ fn the_default_policy_refuses_reserved_ipv6_ranges_like_their_ipv4_twins() {
         let url = CallbackUrl::parse(raw).expect("a URL");
         assert!(policy.check(&url).is_err(), "{raw}");
     }
+}
+
+/// The IETF protocol assignments block 2001::/23 is not globally reachable but for the
+/// sub-blocks the IANA registry lists as reachable (AMT, AS112-v6, ORCHIDv2, DETs, three
+/// anycast addresses); the default policy refuses only its Teredo and benchmarking parts.
+#[test]
+#[ignore = "the default policy accepts 2001::/23 outside Teredo and benchmarking"]
+fn the_default_policy_refuses_all_of_2001_0_23_but_its_reachable_blocks() {
+    let policy = CallbackPolicy::default();
+    let accepted: Vec<&str> = [
+        // Deprecated ORCHID, RFC 4843.
+        "https://[2001:10::1]/hook",
+        // Unassigned within the block.
+        "https://[2001:1::4]/hook",
+        "https://[2001:5::1]/hook",
+        "https://[2001:1ff:ffff::1]/hook",
+    ]
+    .into_iter()
+    .filter(|raw| {
+        CallbackUrl::parse(raw)
+            .map(|u| policy.check(&u).is_ok())
+            .unwrap_or(false)
+    })
+    .collect();
+    assert!(
+        accepted.is_empty(),
+        "not globally reachable, accepted as callbacks: {accepted:?}"
+    );
 }
 
 /// A JSON Lines import line: mostly job-shaped objects with hostile field values.
