@@ -12,9 +12,10 @@
 //!
 //! The domain parsers are fuzzed directly: `CallbackUrl::parse` with the default
 //! `CallbackPolicy` (whatever it accepts is https and, for an IP literal, in none of the
-//! special-purpose blocks of the IANA registries, written out here), `ApiKey::parse`
-//! (accepted keys are 46 characters starting `jl_live_`; a one-character typo of a real key is
-//! always refused) and JSON Lines import lines (`Job` from arbitrary text, then `validate`).
+//! special-purpose blocks of the IANA registries, written out here), `ApiKey::parse` (a key is
+//! accepted exactly when it has the documented form and CRC-32 checksum, worked out here; a
+//! one-character typo of a real key is always refused) and JSON Lines import lines (`Job` from
+//! arbitrary text, then `validate`).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::OnceLock;
@@ -744,6 +745,60 @@ proptest! {
 // (c) X-API-Key and Authorization values
 // ---------------------------------------------------------------------------------------------
 
+const KEY_PREFIX: &str = "jl_live_";
+
+/// The checksum of a key's 32-character body as the key format spells it (README, "Keys,
+/// plans and quotas"; `ApiKey`): its CRC-32 (IEEE), written as 6 base62 digits (`0-9`, `A-Z`,
+/// `a-z`), most significant first.
+fn key_checksum(body: &str) -> String {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut n = crc32fast::hash(body.as_bytes());
+    let mut sum = [b'0'; 6];
+    for digit in sum.iter_mut().rev() {
+        *digit = DIGITS[(n % 62) as usize];
+        n /= 62;
+    }
+    String::from_utf8(sum.to_vec()).expect("ASCII")
+}
+
+/// Whether `raw` is `jl_live_` + 32 base62 characters + their checksum.
+fn is_well_formed_key(raw: &str) -> bool {
+    raw.strip_prefix(KEY_PREFIX).is_some_and(|rest| {
+        rest.len() == 38
+            && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+            && rest[32..] == key_checksum(&rest[..32])
+    })
+}
+
+/// A key of the documented form with its checksum: one the service could have made.
+fn valid_key() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9]{32}".prop_map(|body| format!("{KEY_PREFIX}{body}{}", key_checksum(&body)))
+}
+
+/// A valid key broken once: another checksum, a character more, less or out of the alphabet,
+/// another prefix, a space around it.
+fn near_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (valid_key(), "[A-Za-z0-9]{6}").prop_map(|(key, sum)| format!("{}{sum}", &key[..40])),
+        (valid_key(), 8_usize..=46, "[A-Za-z0-9]").prop_map(|(mut key, at, c)| {
+            key.insert_str(at, &c);
+            key
+        }),
+        (valid_key(), 8_usize..46).prop_map(|(mut key, at)| {
+            key.remove(at);
+            key
+        }),
+        (valid_key(), 8_usize..46, "[^A-Za-z0-9]").prop_map(|(mut key, at, c)| {
+            key.replace_range(at..=at, &c);
+            key
+        }),
+        valid_key().prop_map(|key| key.replacen("jl_live_", "JL_LIVE_", 1)),
+        valid_key().prop_map(|key| key.replacen("jl_live_", "jl_test_", 1)),
+        valid_key().prop_map(|key| format!(" {key}")),
+        valid_key().prop_map(|key| format!("{key}\n")),
+    ]
+}
+
 /// Key-header values: the real key spelled many ways, near-keys, and arbitrary bytes.
 fn key_value() -> impl Strategy<Value = Vec<u8>> {
     let real = fixture().developer.expose().to_owned();
@@ -763,6 +818,8 @@ fn key_value() -> impl Strategy<Value = Vec<u8>> {
         1 => Just(format!("{real}{real}").into_bytes()),
         2 => near,
         1 => "jl_live_[A-Za-z0-9]{38}".prop_map(String::into_bytes),
+        // Well formed, with the right checksum, but no key of the service.
+        1 => valid_key().prop_map(String::into_bytes),
         1 => "jl_live_\\PC{0,40}".prop_map(String::into_bytes),
         2 => header_bytes(),
     ]
@@ -1220,18 +1277,22 @@ proptest! {
         }
     }
 
+    /// Keys with the right checksum (most cases), near-keys and any text: a key is accepted
+    /// exactly when it has the documented form and checksum, worked out here.
     #[test]
-    fn api_key_parse_accepts_only_46_character_jl_live_keys(
+    fn api_key_parse_accepts_exactly_the_keys_with_the_documented_form_and_checksum(
         raw in prop_oneof![
-            2 => any::<String>(),
-            2 => "jl_live_[A-Za-z0-9]{36,40}",
+            4 => valid_key(),
+            4 => near_key(),
+            1 => any::<String>(),
+            1 => "jl_live_[A-Za-z0-9]{36,40}",
             1 => "jl_live_\\PC{0,40}",
             1 => "[jJ][lL]_live_[A-Za-z0-9]{38}",
         ],
     ) {
-        if let Ok(key) = ApiKey::parse(&raw) {
-            prop_assert_eq!(raw.len(), 46);
-            prop_assert!(raw.starts_with("jl_live_"));
+        let parsed = ApiKey::parse(&raw);
+        prop_assert_eq!(parsed.is_ok(), is_well_formed_key(&raw), "{:?}", raw);
+        if let Ok(key) = parsed {
             prop_assert_eq!(key.expose(), raw.as_str());
         }
     }
@@ -1246,6 +1307,7 @@ proptest! {
     ) {
         let key = ApiKey::generate();
         let raw = key.expose().as_bytes().to_vec();
+        prop_assert!(is_well_formed_key(key.expose()), "not of the form: {}", key.expose());
         prop_assert!(ApiKey::parse(key.expose()).is_ok());
         let mut typo = raw.clone();
         if swap && at < 45 {
