@@ -14,8 +14,9 @@
 //! `CallbackPolicy` (whatever it accepts is https and, for an IP literal, in none of the
 //! special-purpose blocks of the IANA registries, written out here), `ApiKey::parse` (a key is
 //! accepted exactly when it has the documented form and CRC-32 checksum, worked out here; a
-//! one-character typo of a real key is always refused) and JSON Lines import lines (`Job` from
-//! arbitrary text, then `validate`).
+//! one-character typo of a real key is always refused) and JSON Lines import lines as the import
+//! reads them (`parse_record`): arbitrary text never panics, lines of the documented form are
+//! accepted as written, and a valid line spoilt one way is refused, naming what is wrong.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::OnceLock;
@@ -25,6 +26,7 @@ use http::header::{HeaderName, HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTE
 use http::{Method, Request, Response};
 use http_body_util::Full;
 use job_listings::api::{COMPANY_PARAMS, JOB_PARAMS};
+use job_listings::domain::jsonl::parse_record;
 use job_listings::domain::{ApiKey, CallbackUrl, Job};
 use job_listings::webhooks::CallbackPolicy;
 use proptest::prelude::*;
@@ -1508,17 +1510,294 @@ fn job_line() -> impl Strategy<Value = String> {
     ]
 }
 
+/// An import line as the import reads it (`parse_record`, then `Job::validate`).
+fn import(line: &str) -> Option<Result<Job, String>> {
+    parse_record::<Job>(line.as_bytes(), false, Job::validate)
+}
+
+/// An instant inside the range a job's times may take (the years 1678 to 2261), in RFC 3339.
+fn valid_time() -> impl Strategy<Value = String> {
+    (
+        1678_i32..=2261,
+        1_u32..=12,
+        1_u32..=28,
+        0_u32..24,
+        0_u32..60,
+        0_u32..60,
+    )
+        .prop_map(|(y, mo, d, h, mi, s)| format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z"))
+}
+
+/// A job import line of the documented form (README, "Importing your own data"): every
+/// required field valid, the optional ones now and then.
+fn valid_job_line() -> impl Strategy<Value = Value> {
+    let label = "[a-zA-Z0-9][a-zA-Z0-9._+-]{0,39}";
+    let salary = (
+        any::<Option<u64>>(),
+        any::<Option<u64>>(),
+        "[A-Z]{3}",
+        prop::option::of(prop::sample::select(
+            &["year", "month", "week", "day", "hour"][..],
+        )),
+    )
+        .prop_map(|(a, b, currency, period)| {
+            let (min, max) = match (a, b) {
+                (Some(a), Some(b)) => (Some(a.min(b)), Some(a.max(b))),
+                other => other,
+            };
+            let mut salary = json!({ "min": min, "max": max, "currency": currency });
+            if let Some(period) = period {
+                salary["period"] = json!(period);
+            }
+            salary
+        });
+    let required = (
+        uuid_text(),
+        ("[A-Za-z]", "\\PC{0,30}").prop_map(|(a, b)| format!("{a}{b}")),
+        uuid_text(),
+        "\\PC{0,60}",
+        "https://example\\.com/[a-z0-9/]{1,20}",
+        valid_time(),
+        prop_oneof![
+            0.0_f64..=1.0,
+            prop::sample::select(&[0.0, -0.0, 1.0, 0.7, 0.300_000_000_000_000_04][..]),
+        ],
+    );
+    let optional = (
+        prop::option::of("\\PC{0,40}"),
+        prop::option::of(prop::collection::vec(label, 0..6)),
+        prop::option::of(prop::collection::vec(label, 0..4)),
+        prop::option::of(any::<bool>()),
+        prop::option::of(prop::option::of("\\PC{0,40}")),
+        prop::option::of(prop::option::of(salary)),
+        prop::option::of(prop::sample::select(&["active", "closed"][..])),
+        prop::option::of(valid_time()),
+    );
+    (required, optional).prop_map(
+        |(
+            (id, role, company, description, source, posted, confidence),
+            (company_name, domains, levels, remote, location, salary, status, seen),
+        )| {
+            let mut v = json!({
+                "id": id, "role": role, "company_id": company, "description": description,
+                "source_url": source, "posted_at": posted, "confidence": confidence,
+            });
+            let optional = [
+                ("company_name", company_name.map(|n| json!(n))),
+                ("domains", domains.map(|d| json!(d))),
+                ("seniority", levels.map(|l| json!(l))),
+                ("remote", remote.map(|r| json!(r))),
+                ("location", location.map(|l| json!(l))),
+                ("salary", salary.map(|s| json!(s))),
+                ("status", status.map(|s| json!(s))),
+                ("first_seen_at", seen.map(|t| json!(t))),
+            ];
+            for (name, value) in optional {
+                if let Some(value) = value {
+                    v[name] = value;
+                }
+            }
+            v
+        },
+    )
+}
+
+/// The fields a job line must have.
+const REQUIRED_FIELDS: &[&str] = &[
+    "id",
+    "role",
+    "company_id",
+    "description",
+    "source_url",
+    "posted_at",
+    "confidence",
+];
+
+/// How many ways [`spoil`] knows to spoil a line.
+const SPOILS: usize = 28;
+
+/// A valid line spoilt one way (`how`, with `pick` choosing among bad values), and the
+/// field the refusal must name.
+fn spoil(mut v: Value, how: usize, pick: usize) -> (String, &'static str) {
+    let one_of = |values: Vec<Value>| values[pick % values.len()].clone();
+    let labels = |n: usize| json!(vec!["ai"; n]);
+    let mut set = |field: &'static str, value: Value| {
+        v[field] = value;
+        field
+    };
+    let field = match how {
+        0 => {
+            let field = REQUIRED_FIELDS[pick % REQUIRED_FIELDS.len()];
+            v.as_object_mut().expect("an object").remove(field);
+            field
+        }
+        1 => set(
+            "role",
+            one_of(vec![
+                json!(""),
+                json!("  \t\n"),
+                json!("\u{3000}\u{a0}"),
+                json!(format!("{}a", "é".repeat(150))),
+                json!(null),
+                json!(7),
+            ]),
+        ),
+        2 => set("description", json!("d".repeat(100_001))),
+        3 => set(
+            "source_url",
+            one_of(vec![json!(""), json!(" "), json!("u".repeat(2_001))]),
+        ),
+        4 => set("location", json!("l".repeat(301))),
+        5 => set("company_name", json!("c".repeat(301))),
+        6 => set("domains", labels(33)),
+        7 => set("seniority", labels(17)),
+        8 => set(
+            "domains",
+            one_of(vec![
+                json!(["a b"]),
+                json!([""]),
+                json!(["x".repeat(41)]),
+                json!(["ünï"]),
+                json!("ai"),
+                json!([1]),
+            ]),
+        ),
+        9 => set(
+            "seniority",
+            one_of(vec![json!(["senior", "st aff"]), json!([""]), json!({})]),
+        ),
+        10 => set(
+            "posted_at",
+            one_of(vec![
+                json!("2262-04-12T00:00:00Z"),
+                json!("1677-09-20T00:00:00Z"),
+                json!("+275760-09-13T00:00:00Z"),
+                json!("not a date"),
+                json!("2026-02-30T00:00:00Z"),
+                json!("2026-10-01"),
+                json!(1_700_000_000),
+                json!(null),
+            ]),
+        ),
+        11 => set(
+            "confidence",
+            one_of(vec![
+                json!(-0.1),
+                json!(1.000_000_000_000_000_2),
+                json!(2),
+                json!("0.5"),
+                json!(null),
+                json!(true),
+            ]),
+        ),
+        12 => set(
+            "salary",
+            one_of(vec![
+                json!({ "min": 2, "max": 1, "currency": "USD" }),
+                json!({ "min": 1, "max": 2, "currency": "U".repeat(17) }),
+                json!({ "min": 1, "currency": "USD", "period": "p".repeat(33) }),
+                json!({ "min": 1, "max": 2 }),
+                json!({ "min": -1, "currency": "USD" }),
+                json!("100k"),
+            ]),
+        ),
+        13 => set(
+            "status",
+            one_of(vec![json!("open"), json!("Active"), json!(1)]),
+        ),
+        14 => set(
+            "id",
+            one_of(vec![json!("not-a-uuid"), json!(42), json!("")]),
+        ),
+        15 => set("company_id", one_of(vec![json!("acme"), json!(null)])),
+        16 => set("remote", one_of(vec![json!("yes"), json!(1), json!(null)])),
+        17 => set("rol", json!("a misspelt field")),
+        18 => set("first_seen_at", json!("yesterday")),
+        19 => {
+            v["salary"] = json!({ "min": 1, "currency": "USD", "bonus": 5 });
+            "bonus"
+        }
+        20 => set("activated_at", json!("2026-13-01T00:00:00Z")),
+        21 => set("updated_at", json!(false)),
+        // Below: the text of the line, not a field.
+        22 => return (format!("{v} trailing"), "column"),
+        23 => return (format!("[{v}]"), "object"),
+        24 => {
+            let text = v.to_string();
+            return (format!("{{\"role\":\"x\",{}", &text[1..]), "role");
+        }
+        25 => return (format!("{v}{v}"), "column"),
+        26 => return (v.to_string()[..pick % 20 + 1].to_owned(), "column"),
+        _ => set("location", json!(["Hobart"])),
+    };
+    (v.to_string(), field)
+}
+
 proptest! {
     #![proptest_config(config(1_500))]
 
     #[test]
     fn job_import_lines_parse_and_validate_without_panicking(line in job_line()) {
-        if let Ok(job) = serde_json::from_str::<Job>(&line) {
-            if job.validate().is_ok() {
-                prop_assert!(!job.role.trim().is_empty());
-                prop_assert!(job.posted_at.timestamp_nanos_opt().is_some());
-                prop_assert!((0.0..=1.0).contains(&job.confidence.get()));
-            }
+        if let Some(Ok(job)) = import(&line) {
+            prop_assert!(!job.role.trim().is_empty());
+            prop_assert!(job.posted_at.timestamp_nanos_opt().is_some());
+            prop_assert!((0.0..=1.0).contains(&job.confidence.get()));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(400))]
+
+    /// Lines of the documented form are imported, with the values they hold.
+    #[test]
+    fn valid_job_import_lines_are_accepted_as_written(v in valid_job_line()) {
+        let line = v.to_string();
+        let job = match import(&line) {
+            Some(Ok(job)) => job,
+            other => return Err(TestCaseError::fail(format!("{line}: {other:?}"))),
+        };
+        prop_assert_eq!(job.id.to_string(), v["id"].as_str().unwrap_or_default());
+        prop_assert_eq!(job.company_id.to_string(), v["company_id"].as_str().unwrap_or_default());
+        prop_assert_eq!(&job.role, v["role"].as_str().unwrap_or_default());
+        prop_assert_eq!(&job.description, v["description"].as_str().unwrap_or_default());
+        prop_assert_eq!(job.confidence.get(), v["confidence"].as_f64().unwrap_or(-1.0));
+        prop_assert_eq!(
+            job.posted_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            v["posted_at"].as_str().unwrap_or_default()
+        );
+        let lowered = |field: &str| -> Vec<String> {
+            v[field]
+                .as_array()
+                .map(|a| a.iter().filter_map(|l| l.as_str()).map(str::to_ascii_lowercase).collect())
+                .unwrap_or_default()
+        };
+        let domains: Vec<String> = job.domains.iter().map(|d| d.as_str().to_owned()).collect();
+        prop_assert_eq!(domains, lowered("domains"));
+        let levels: Vec<String> = job.seniority.iter().map(|s| s.as_str().to_owned()).collect();
+        prop_assert_eq!(levels, lowered("seniority"));
+        prop_assert_eq!(job.is_active(), v["status"] != "closed");
+    }
+
+    /// A valid line spoilt one way (a required field missing, a value out of range or of the
+    /// wrong type, a misspelt field, text around the object) is refused, and the refusal names
+    /// what is wrong.
+    #[test]
+    fn spoilt_job_import_lines_are_refused_naming_the_field(
+        v in valid_job_line(),
+        how in 0..SPOILS,
+        pick in any::<usize>(),
+    ) {
+        let (line, field) = spoil(v, how, pick);
+        match import(&line) {
+            Some(Err(message)) => prop_assert!(
+                message.contains(field),
+                "{}: the refusal does not name {}: {}",
+                line,
+                field,
+                message
+            ),
+            other => prop_assert!(false, "{}: not refused: {:?}", line, other),
         }
     }
 }
