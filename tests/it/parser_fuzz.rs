@@ -18,8 +18,9 @@
 //! reads them (`parse_record`): arbitrary text never panics, lines of the documented form are
 //! accepted as written, and a valid line spoilt one way is refused, naming what is wrong.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
@@ -39,9 +40,11 @@ use crate::support::{scaled, TestApp};
 // Fixture: one API over a memory store, shared by every property
 // ---------------------------------------------------------------------------------------------
 
-/// The API of every property: the agent-pro key holds 20 of the 25 subscriptions a key may
-/// hold, so the fuzzed bodies also reach the limit (409). A runtime with a worker of its own
-/// runs the service's background tasks between the properties' calls.
+/// The API of every property: its agent-pro key holds 20 subscriptions, whose ids the path
+/// segments use. Where an answer depends on what a key holds (creating subscriptions), each
+/// case takes a key of its own holding a known number ([`take_key_holding`]), so it starts
+/// from a known state whatever the cases before it did. A runtime with a worker of its own runs the
+/// service's background tasks between the properties' calls.
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
@@ -52,6 +55,11 @@ fn fixture() -> &'static Fixture {
             .expect("a runtime");
         Fixture::build(rt, 20)
     })
+}
+
+/// The most subscriptions a key may hold, as the fixture's service is configured.
+fn webhook_limit() -> usize {
+    fixture().api.service().config().max_webhooks_per_key
 }
 
 /// Answers one request with `Api::handle`.
@@ -658,17 +666,86 @@ proptest! {
 // (b) POST /webhooks bodies and content types
 // ---------------------------------------------------------------------------------------------
 
+/// A `POST /webhooks` body every plan with webhooks accepts while the key has room: an https
+/// callback on a public name, and filters of the documented forms.
+fn valid_webhook_body() -> impl Strategy<Value = Vec<u8>> {
+    (
+        ("[a-z0-9]{1,12}", "(/[a-zA-Z0-9._~-]{1,8}){0,3}"),
+        prop::option::of(any::<bool>()),
+        prop::option::of(prop::collection::vec("[a-z][a-z0-9._+-]{0,9}", 0..5)),
+        prop::option::of(0.0_f64..=1.0),
+    )
+        .prop_map(|((host, path), remote, domains, confidence)| {
+            let mut body = json!({ "callback_url": format!("https://{host}.example.com{path}") });
+            if let Some(remote) = remote {
+                body["remote_only"] = json!(remote);
+            }
+            if let Some(domains) = domains {
+                body["domain_filters"] = json!(domains);
+            }
+            if let Some(confidence) = confidence {
+                body["min_confidence"] = json!(confidence);
+            }
+            serde_json::to_vec(&body).expect("JSON")
+        })
+}
+
+/// Agent-pro keys of the webhook-body property, by how many subscriptions each holds: a case
+/// takes a key holding the number it wants (a new one if there is none) and gives it back
+/// under its new count, so each case starts from a known state without making a key and its
+/// subscriptions every time.
+fn keys_holding() -> &'static Mutex<BTreeMap<usize, Vec<ApiKey>>> {
+    static KEYS: OnceLock<Mutex<BTreeMap<usize, Vec<ApiKey>>>> = OnceLock::new();
+    KEYS.get_or_init(Mutex::default)
+}
+
+/// An agent-pro key holding exactly `held` subscriptions.
+fn take_key_holding(held: usize) -> ApiKey {
+    let pooled = keys_holding()
+        .lock()
+        .expect("the pool")
+        .get_mut(&held)
+        .and_then(Vec::pop);
+    pooled.unwrap_or_else(|| fixture().agent_pro_holding(held))
+}
+
+/// Gives back a key that now holds `held` subscriptions.
+fn give_back_key(key: ApiKey, held: usize) {
+    let mut pool = keys_holding().lock().expect("the pool");
+    pool.entry(held).or_default().push(key);
+}
+
+/// How many subscriptions the key of a case holds before it: mostly room to spare, often
+/// one short of the limit or at it.
+fn held(limit: usize) -> impl Strategy<Value = usize> {
+    prop_oneof![
+        2 => Just(0),
+        1 => 0..limit,
+        1 => Just(limit - 1),
+        1 => Just(limit),
+    ]
+}
+
 proptest! {
     #![proptest_config(config(400))]
 
+    /// Each case's agent-pro key holds a known number of subscriptions, so what a body may be
+    /// answered does not depend on the cases before it: a created subscription (201) needs
+    /// room under the limit, a 409 means the key is at it, and a valid JSON body is created
+    /// exactly while there is room.
     #[test]
     fn any_webhook_body_and_content_type_is_answered_without_a_5xx(
-        body in webhook_body(),
-        content in content_type(),
+        (body, valid, content) in prop_oneof![
+            5 => (webhook_body(), content_type()).prop_map(|(b, c)| (b, false, c)),
+            2 => valid_webhook_body().prop_map(|b| (b, true, Some(b"application/json".to_vec()))),
+        ],
         pro in prop::bool::weighted(0.8),
+        held in held(webhook_limit()),
     ) {
         let f = fixture();
-        let key = if pro { f.agent_pro.expose() } else { f.developer.expose() };
+        let limit = webhook_limit();
+        let own = pro.then(|| take_key_holding(held));
+        let key = own.as_ref().map_or(f.developer.expose(), ApiKey::expose);
         let mut headers = vec![x_api_key(key)];
         if let Some(ct) = content.as_ref().and_then(|c| HeaderValue::from_bytes(c).ok()) {
             headers.push((CONTENT_TYPE, ct));
@@ -678,9 +755,18 @@ proptest! {
         let what = format!("POST /webhooks {:?}", String::from_utf8_lossy(&body));
         let answer = check(&resp, &what)?;
         let code = answer["code"].as_str().unwrap_or("");
-        match resp.status().as_u16() {
+        let status = resp.status().as_u16();
+        if pro && valid {
+            let expected = if held < limit { 201 } else { 409 };
+            prop_assert_eq!(status, expected, "{} holding {}: {}", what, held, answer);
+        }
+        if let Some(own) = own {
+            give_back_key(own, if status == 201 { held + 1 } else { held });
+        }
+        match status {
             201 => {
                 prop_assert!(pro, "{what}: created on the developer plan");
+                prop_assert!(held < limit, "{what}: created holding {held} of {limit}");
                 prop_assert!(answer["secret"].as_str().is_some_and(|s| s.starts_with("whsec_")));
                 let id = answer["id"].as_str().unwrap_or("");
                 let location = resp.headers().get("location").and_then(|v| v.to_str().ok());
@@ -696,7 +782,10 @@ proptest! {
                 "{what}: {answer}"
             ),
             403 => prop_assert!(!pro && code == "plan_upgrade_required", "{what}: {answer}"),
-            409 => prop_assert_eq!(code, "webhook_limit_reached"),
+            409 => {
+                prop_assert_eq!(code, "webhook_limit_reached");
+                prop_assert!(pro && held == limit, "{what}: 409 holding {held} of {limit}");
+            }
             415 => prop_assert_eq!(code, "unsupported_media_type"),
             other => prop_assert!(false, "{what}: unexpected status {other}: {answer}"),
         }
