@@ -866,8 +866,8 @@ fn valid_key() -> impl Strategy<Value = String> {
     "[A-Za-z0-9]{32}".prop_map(|body| format!("{KEY_PREFIX}{body}{}", key_checksum(&body)))
 }
 
-/// A valid key broken once: another checksum, a character more, less or out of the alphabet,
-/// another prefix, a space around it.
+/// A valid key broken once: another checksum, a character more (anywhere, or a few at the
+/// end), less or out of the alphabet, another prefix, a space around it.
 fn near_key() -> impl Strategy<Value = String> {
     prop_oneof![
         (valid_key(), "[A-Za-z0-9]{6}").prop_map(|(key, sum)| format!("{}{sum}", &key[..40])),
@@ -875,6 +875,7 @@ fn near_key() -> impl Strategy<Value = String> {
             key.insert_str(at, &c);
             key
         }),
+        (valid_key(), "[A-Za-z0-9]{1,4}").prop_map(|(key, more)| format!("{key}{more}")),
         (valid_key(), 8_usize..46).prop_map(|(mut key, at)| {
             key.remove(at);
             key
