@@ -33,6 +33,12 @@ mod snapshot;
 mod terms;
 mod text;
 
+/// The integration tests' reading of the search-word rule (NFC of the whole text, UAX #29, no
+/// fast path), against which the unit tests of `text` check its fast paths.
+#[cfg(test)]
+#[path = "../../tests/it/support/words.rs"]
+mod reference_words;
+
 pub use bulk::{JobJsonError, PreparedJobs};
 pub use facets::{Facet, FacetCounts, RemoteCounts, ValueCount};
 pub use filter::{search_terms, JobFilter, JobQuery, SearchResult};

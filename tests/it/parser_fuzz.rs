@@ -11,33 +11,40 @@
 //! - every 2xx list answer is the documented envelope.
 //!
 //! The domain parsers are fuzzed directly: `CallbackUrl::parse` with the default
-//! `CallbackPolicy` (whatever it accepts is https and, for an IP literal, public), `ApiKey::parse`
-//! (accepted keys are 46 characters starting `jl_live_`; a one-character typo of a real key is
-//! always refused) and JSON Lines import lines (`Job` from arbitrary text, then `validate`).
+//! `CallbackPolicy` (whatever it accepts is https and, for an IP literal, in none of the
+//! special-purpose blocks of the IANA registries, written out here), `ApiKey::parse` (a key is
+//! accepted exactly when it has the documented form and CRC-32 checksum, worked out here; a
+//! one-character typo of a real key is always refused) and JSON Lines import lines as the import
+//! reads them (`parse_record`): arbitrary text never panics, lines of the documented form are
+//! accepted as written, and a valid line spoilt one way is refused, naming what is wrong.
 
-use std::net::IpAddr;
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::{Mutex, OnceLock};
 
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{Method, Request, Response};
 use http_body_util::Full;
 use job_listings::api::{COMPANY_PARAMS, JOB_PARAMS};
+use job_listings::domain::jsonl::parse_record;
 use job_listings::domain::{ApiKey, CallbackUrl, Job};
-use job_listings::webhooks::{is_public_ip, CallbackPolicy};
+use job_listings::webhooks::CallbackPolicy;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
 use crate::support::fixture::{check_answer, Fixture};
-use crate::support::TestApp;
+use crate::support::{scaled, TestApp};
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: one API over a memory store, shared by every property
 // ---------------------------------------------------------------------------------------------
 
-/// The API of every property: the agent-pro key holds 20 of the 25 subscriptions a key may
-/// hold, so the fuzzed bodies also reach the limit (409). A runtime with a worker of its own
-/// runs the service's background tasks between the properties' calls.
+/// The API of every property: its agent-pro key holds 20 subscriptions, whose ids the path
+/// segments use. Where an answer depends on what a key holds (creating subscriptions), each
+/// case takes a key of its own holding a known number ([`take_key_holding`]), so it starts
+/// from a known state whatever the cases before it did. A runtime with a worker of its own runs the
+/// service's background tasks between the properties' calls.
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
@@ -48,6 +55,11 @@ fn fixture() -> &'static Fixture {
             .expect("a runtime");
         Fixture::build(rt, 20)
     })
+}
+
+/// The most subscriptions a key may hold, as the fixture's service is configured.
+fn webhook_limit() -> usize {
+    fixture().api.service().config().max_webhooks_per_key
 }
 
 /// Answers one request with `Api::handle`.
@@ -121,10 +133,11 @@ fn check_envelope(body: &Value, path: &str) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Modest case counts; failures are reported, not written next to the sources.
+/// Modest case counts at default settings, scaled by `PROPTEST_CASES` for a long run
+/// ([`scaled`]); failures are reported, not written next to the sources.
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
-        cases,
+        cases: scaled(cases),
         failure_persistence: None,
         ..ProptestConfig::default()
     }
@@ -361,6 +374,10 @@ fn url() -> impl Strategy<Value = String> {
         2 => any::<[u8; 4]>().prop_map(|o| format!("{}.{}.{}.{}", o[0], o[1], o[2], o[3])),
         2 => any::<[u16; 8]>().prop_map(|s| {
             format!("[{}]", std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]))
+        }),
+        4 => near_special_ip().prop_map(|ip| match ip {
+            IpAddr::V4(v4) => v4.to_string(),
+            IpAddr::V6(v6) => format!("[{v6}]"),
         }),
         1 => any::<u32>().prop_map(|n| n.to_string()),
         1 => any::<u32>().prop_map(|n| format!("0x{n:x}")),
@@ -649,17 +666,86 @@ proptest! {
 // (b) POST /webhooks bodies and content types
 // ---------------------------------------------------------------------------------------------
 
+/// A `POST /webhooks` body every plan with webhooks accepts while the key has room: an https
+/// callback on a public name, and filters of the documented forms.
+fn valid_webhook_body() -> impl Strategy<Value = Vec<u8>> {
+    (
+        ("[a-z0-9]{1,12}", "(/[a-zA-Z0-9._~-]{1,8}){0,3}"),
+        prop::option::of(any::<bool>()),
+        prop::option::of(prop::collection::vec("[a-z][a-z0-9._+-]{0,9}", 0..5)),
+        prop::option::of(0.0_f64..=1.0),
+    )
+        .prop_map(|((host, path), remote, domains, confidence)| {
+            let mut body = json!({ "callback_url": format!("https://{host}.example.com{path}") });
+            if let Some(remote) = remote {
+                body["remote_only"] = json!(remote);
+            }
+            if let Some(domains) = domains {
+                body["domain_filters"] = json!(domains);
+            }
+            if let Some(confidence) = confidence {
+                body["min_confidence"] = json!(confidence);
+            }
+            serde_json::to_vec(&body).expect("JSON")
+        })
+}
+
+/// Agent-pro keys of the webhook-body property, by how many subscriptions each holds: a case
+/// takes a key holding the number it wants (a new one if there is none) and gives it back
+/// under its new count, so each case starts from a known state without making a key and its
+/// subscriptions every time.
+fn keys_holding() -> &'static Mutex<BTreeMap<usize, Vec<ApiKey>>> {
+    static KEYS: OnceLock<Mutex<BTreeMap<usize, Vec<ApiKey>>>> = OnceLock::new();
+    KEYS.get_or_init(Mutex::default)
+}
+
+/// An agent-pro key holding exactly `held` subscriptions.
+fn take_key_holding(held: usize) -> ApiKey {
+    let pooled = keys_holding()
+        .lock()
+        .expect("the pool")
+        .get_mut(&held)
+        .and_then(Vec::pop);
+    pooled.unwrap_or_else(|| fixture().agent_pro_holding(held))
+}
+
+/// Gives back a key that now holds `held` subscriptions.
+fn give_back_key(key: ApiKey, held: usize) {
+    let mut pool = keys_holding().lock().expect("the pool");
+    pool.entry(held).or_default().push(key);
+}
+
+/// How many subscriptions the key of a case holds before it: mostly room to spare, often
+/// one short of the limit or at it.
+fn held(limit: usize) -> impl Strategy<Value = usize> {
+    prop_oneof![
+        2 => Just(0),
+        1 => 0..limit,
+        1 => Just(limit - 1),
+        1 => Just(limit),
+    ]
+}
+
 proptest! {
     #![proptest_config(config(400))]
 
+    /// Each case's agent-pro key holds a known number of subscriptions, so what a body may be
+    /// answered does not depend on the cases before it: a created subscription (201) needs
+    /// room under the limit, a 409 means the key is at it, and a valid JSON body is created
+    /// exactly while there is room.
     #[test]
     fn any_webhook_body_and_content_type_is_answered_without_a_5xx(
-        body in webhook_body(),
-        content in content_type(),
+        (body, valid, content) in prop_oneof![
+            5 => (webhook_body(), content_type()).prop_map(|(b, c)| (b, false, c)),
+            2 => valid_webhook_body().prop_map(|b| (b, true, Some(b"application/json".to_vec()))),
+        ],
         pro in prop::bool::weighted(0.8),
+        held in held(webhook_limit()),
     ) {
         let f = fixture();
-        let key = if pro { f.agent_pro.expose() } else { f.developer.expose() };
+        let limit = webhook_limit();
+        let own = pro.then(|| take_key_holding(held));
+        let key = own.as_ref().map_or(f.developer.expose(), ApiKey::expose);
         let mut headers = vec![x_api_key(key)];
         if let Some(ct) = content.as_ref().and_then(|c| HeaderValue::from_bytes(c).ok()) {
             headers.push((CONTENT_TYPE, ct));
@@ -669,9 +755,18 @@ proptest! {
         let what = format!("POST /webhooks {:?}", String::from_utf8_lossy(&body));
         let answer = check(&resp, &what)?;
         let code = answer["code"].as_str().unwrap_or("");
-        match resp.status().as_u16() {
+        let status = resp.status().as_u16();
+        if pro && valid {
+            let expected = if held < limit { 201 } else { 409 };
+            prop_assert_eq!(status, expected, "{} holding {}: {}", what, held, answer);
+        }
+        if let Some(own) = own {
+            give_back_key(own, if status == 201 { held + 1 } else { held });
+        }
+        match status {
             201 => {
                 prop_assert!(pro, "{what}: created on the developer plan");
+                prop_assert!(held < limit, "{what}: created holding {held} of {limit}");
                 prop_assert!(answer["secret"].as_str().is_some_and(|s| s.starts_with("whsec_")));
                 let id = answer["id"].as_str().unwrap_or("");
                 let location = resp.headers().get("location").and_then(|v| v.to_str().ok());
@@ -687,7 +782,10 @@ proptest! {
                 "{what}: {answer}"
             ),
             403 => prop_assert!(!pro && code == "plan_upgrade_required", "{what}: {answer}"),
-            409 => prop_assert_eq!(code, "webhook_limit_reached"),
+            409 => {
+                prop_assert_eq!(code, "webhook_limit_reached");
+                prop_assert!(pro && held == limit, "{what}: 409 holding {held} of {limit}");
+            }
             415 => prop_assert_eq!(code, "unsupported_media_type"),
             other => prop_assert!(false, "{what}: unexpected status {other}: {answer}"),
         }
@@ -738,6 +836,61 @@ proptest! {
 // (c) X-API-Key and Authorization values
 // ---------------------------------------------------------------------------------------------
 
+const KEY_PREFIX: &str = "jl_live_";
+
+/// The checksum of a key's 32-character body as the key format spells it (README, "Keys,
+/// plans and quotas"; `ApiKey`): its CRC-32 (IEEE), written as 6 base62 digits (`0-9`, `A-Z`,
+/// `a-z`), most significant first.
+fn key_checksum(body: &str) -> String {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut n = crc32fast::hash(body.as_bytes());
+    let mut sum = [b'0'; 6];
+    for digit in sum.iter_mut().rev() {
+        *digit = DIGITS[(n % 62) as usize];
+        n /= 62;
+    }
+    String::from_utf8(sum.to_vec()).expect("ASCII")
+}
+
+/// Whether `raw` is `jl_live_` + 32 base62 characters + their checksum.
+fn is_well_formed_key(raw: &str) -> bool {
+    raw.strip_prefix(KEY_PREFIX).is_some_and(|rest| {
+        rest.len() == 38
+            && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+            && rest[32..] == key_checksum(&rest[..32])
+    })
+}
+
+/// A key of the documented form with its checksum: one the service could have made.
+fn valid_key() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9]{32}".prop_map(|body| format!("{KEY_PREFIX}{body}{}", key_checksum(&body)))
+}
+
+/// A valid key broken once: another checksum, a character more (anywhere, or a few at the
+/// end), less or out of the alphabet, another prefix, a space around it.
+fn near_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (valid_key(), "[A-Za-z0-9]{6}").prop_map(|(key, sum)| format!("{}{sum}", &key[..40])),
+        (valid_key(), 8_usize..=46, "[A-Za-z0-9]").prop_map(|(mut key, at, c)| {
+            key.insert_str(at, &c);
+            key
+        }),
+        (valid_key(), "[A-Za-z0-9]{1,4}").prop_map(|(key, more)| format!("{key}{more}")),
+        (valid_key(), 8_usize..46).prop_map(|(mut key, at)| {
+            key.remove(at);
+            key
+        }),
+        (valid_key(), 8_usize..46, "[^A-Za-z0-9]").prop_map(|(mut key, at, c)| {
+            key.replace_range(at..=at, &c);
+            key
+        }),
+        valid_key().prop_map(|key| key.replacen("jl_live_", "JL_LIVE_", 1)),
+        valid_key().prop_map(|key| key.replacen("jl_live_", "jl_test_", 1)),
+        valid_key().prop_map(|key| format!(" {key}")),
+        valid_key().prop_map(|key| format!("{key}\n")),
+    ]
+}
+
 /// Key-header values: the real key spelled many ways, near-keys, and arbitrary bytes.
 fn key_value() -> impl Strategy<Value = Vec<u8>> {
     let real = fixture().developer.expose().to_owned();
@@ -757,6 +910,8 @@ fn key_value() -> impl Strategy<Value = Vec<u8>> {
         1 => Just(format!("{real}{real}").into_bytes()),
         2 => near,
         1 => "jl_live_[A-Za-z0-9]{38}".prop_map(String::into_bytes),
+        // Well formed, with the right checksum, but no key of the service.
+        1 => valid_key().prop_map(String::into_bytes),
         1 => "jl_live_\\PC{0,40}".prop_map(String::into_bytes),
         2 => header_bytes(),
     ]
@@ -913,6 +1068,214 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Addresses a callback may not name, written out from the IANA registries
+// ---------------------------------------------------------------------------------------------
+
+/// IPv4 blocks that are not globally reachable, from the IANA IPv4 Special-Purpose Address
+/// Registry, and the multicast space (IPv4 Multicast Address Space Registry).
+const SPECIAL_V4: &[(&str, &str)] = &[
+    ("0.0.0.0/8", "this network (RFC 791)"),
+    ("10.0.0.0/8", "private use (RFC 1918)"),
+    ("100.64.0.0/10", "shared address space, CGNAT (RFC 6598)"),
+    ("127.0.0.0/8", "loopback (RFC 1122)"),
+    ("169.254.0.0/16", "link local (RFC 3927)"),
+    ("172.16.0.0/12", "private use (RFC 1918)"),
+    ("192.0.0.0/24", "IETF protocol assignments (RFC 6890)"),
+    ("192.0.2.0/24", "documentation, TEST-NET-1 (RFC 5737)"),
+    ("192.88.99.0/24", "deprecated 6to4 relay anycast (RFC 7526)"),
+    ("192.168.0.0/16", "private use (RFC 1918)"),
+    ("198.18.0.0/15", "benchmarking (RFC 2544)"),
+    ("198.51.100.0/24", "documentation, TEST-NET-2 (RFC 5737)"),
+    ("203.0.113.0/24", "documentation, TEST-NET-3 (RFC 5737)"),
+    ("224.0.0.0/4", "multicast (RFC 5771)"),
+    ("240.0.0.0/4", "reserved (RFC 1112)"),
+    ("255.255.255.255/32", "limited broadcast (RFC 8190)"),
+];
+
+/// The registry's globally reachable blocks inside [`SPECIAL_V4`]: a policy may accept them.
+const REACHABLE_V4: &[(&str, &str)] = &[
+    ("192.0.0.9/32", "Port Control Protocol anycast (RFC 7723)"),
+    ("192.0.0.10/32", "TURN anycast (RFC 8155)"),
+];
+
+/// IPv6 blocks that are not globally reachable, from the IANA IPv6 Special-Purpose Address
+/// Registry, with the multicast space and the deprecated site-local block (IPv6 Address Space
+/// registry). Addresses that carry an IPv4 address are judged by it ([`embedded_v4`]).
+const SPECIAL_V6: &[(&str, &str)] = &[
+    ("::/128", "unspecified (RFC 4291)"),
+    ("::1/128", "loopback (RFC 4291)"),
+    (
+        "64:ff9b:1::/48",
+        "local-use IPv4/IPv6 translation (RFC 8215)",
+    ),
+    ("100::/64", "discard-only (RFC 6666)"),
+    ("100:0:0:1::/64", "dummy prefix (RFC 9780)"),
+    ("2001::/23", "IETF protocol assignments (RFC 2928)"),
+    ("2001::/32", "Teredo (RFC 4380)"),
+    ("2001:2::/48", "benchmarking (RFC 5180)"),
+    ("2001:10::/28", "deprecated ORCHID (RFC 4843)"),
+    ("2001:db8::/32", "documentation (RFC 3849)"),
+    ("3fff::/20", "documentation (RFC 9637)"),
+    ("5f00::/16", "segment routing SIDs (RFC 9602)"),
+    ("fc00::/7", "unique local (RFC 4193)"),
+    ("fe80::/10", "link-local unicast (RFC 4291)"),
+    ("fec0::/10", "deprecated site-local (RFC 3879)"),
+    ("ff00::/8", "multicast (RFC 4291)"),
+];
+
+/// The registry's globally reachable blocks inside [`SPECIAL_V6`]: a policy may accept them.
+const REACHABLE_V6: &[(&str, &str)] = &[
+    ("2001:1::1/128", "Port Control Protocol anycast (RFC 7723)"),
+    ("2001:1::2/128", "TURN anycast (RFC 8155)"),
+    (
+        "2001:1::3/128",
+        "DNS-SD service registration protocol anycast (RFC 9665)",
+    ),
+    ("2001:3::/32", "AMT (RFC 7450)"),
+    ("2001:4:112::/48", "AS112-v6 (RFC 7535)"),
+    ("2001:20::/28", "ORCHIDv2 (RFC 7343)"),
+    ("2001:30::/28", "drone remote ID entity tags (RFC 9374)"),
+];
+
+/// A CIDR block as its first address and prefix length, as a 128-bit number for both
+/// families (IPv4 in the low 32 bits).
+fn cidr(block: &str) -> (u128, u32, u32) {
+    let (addr, len) = block.split_once('/').expect("a CIDR block");
+    let len: u32 = len.parse().expect("a prefix length");
+    match addr.parse::<IpAddr>().expect("an address") {
+        IpAddr::V4(v4) => (u128::from(u32::from(v4)), len, 32),
+        IpAddr::V6(v6) => (u128::from(v6), len, 128),
+    }
+}
+
+/// Whether `ip` (of `bits` bits) lies in `block`.
+fn within(block: &str, ip: u128, bits: u32) -> bool {
+    let (net, len, family) = cidr(block);
+    family == bits && (len == 0 || (ip ^ net) >> (bits - len) == 0)
+}
+
+/// The block of `blocks` that holds `ip` and none of `reachable` does, by its description.
+fn refused_by(
+    blocks: &[(&'static str, &'static str)],
+    reachable: &[(&str, &str)],
+    ip: u128,
+    bits: u32,
+) -> Option<&'static str> {
+    if reachable.iter().any(|(b, _)| within(b, ip, bits)) {
+        return None;
+    }
+    blocks
+        .iter()
+        .find(|(b, _)| within(b, ip, bits))
+        .map(|(_, what)| *what)
+}
+
+/// The IPv4 address an IPv6 address carries, where it is the one reached: IPv4-mapped
+/// (::ffff:0:0/96) and the deprecated IPv4-compatible form (::/96) are that address; the
+/// NAT64 well-known prefix (64:ff9b::/96) must not carry a non-global one (RFC 6052, 3.1);
+/// 6to4 (2002::/16) reaches the one in its bits 16 to 48 (RFC 3056).
+fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let n = u128::from(v6);
+    let low = Ipv4Addr::from(n as u32);
+    if n >> 32 == 0xffff || (n >> 32 == 0 && n > 1) || n >> 32 == 0x0064_ff9b << 64 {
+        Some(low)
+    } else if n >> 112 == 0x2002 {
+        Some(Ipv4Addr::from((n >> 80) as u32))
+    } else {
+        None
+    }
+}
+
+/// The special-purpose block `ip` is in, by its description; `None` for a global address.
+fn special_block(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) => refused_by(SPECIAL_V4, REACHABLE_V4, u128::from(u32::from(v4)), 32),
+        IpAddr::V6(v6) => match embedded_v4(v6) {
+            Some(v4) => special_block(IpAddr::V4(v4)),
+            None => refused_by(SPECIAL_V6, REACHABLE_V6, u128::from(v6), 128),
+        },
+    }
+}
+
+/// Where the default policy accepts addresses the registry says are not globally reachable:
+/// the IETF protocol assignments 2001::/23 outside its reachable sub-blocks, of which it
+/// refuses only Teredo and benchmarking (2001:10::/28, deprecated ORCHID, and the unassigned
+/// rest are accepted). Left out of the properties until the policy refuses them;
+/// `the_default_policy_refuses_all_of_2001_0_23_but_its_reachable_blocks` (ignored) shows it.
+fn known_policy_gap(ip: IpAddr) -> bool {
+    let IpAddr::V6(v6) = ip else {
+        return false;
+    };
+    let n = u128::from(v6);
+    within("2001::/23", n, 128) && !within("2001::/32", n, 128) && !within("2001:2::/48", n, 128)
+}
+
+/// Whether a callback may name `ip`: in no special-purpose block (or in a known gap of the
+/// policy, reported apart).
+fn may_be_a_callback(ip: IpAddr) -> bool {
+    special_block(ip).is_none() || known_policy_gap(ip)
+}
+
+/// An address in, at the edges of or just outside one of the blocks above, of either family,
+/// or an IPv6 address carrying one of those IPv4 addresses.
+fn near_special_ip() -> impl Strategy<Value = IpAddr> {
+    fn pick(block: &str, at: u8, r: u128) -> u128 {
+        let (net, len, bits) = cidr(block);
+        let host = if len == bits {
+            0
+        } else {
+            u128::MAX >> (128 - (bits - len))
+        };
+        let mask = u128::MAX >> (128 - bits);
+        let last = net | host;
+        match at {
+            0 => net,
+            1 => last,
+            2 => net.wrapping_sub(1) & mask,
+            3 => last.wrapping_add(1) & mask,
+            _ => net | (r & host),
+        }
+    }
+    let blocks = |lists: &[&[(&'static str, &'static str)]]| -> Vec<&'static str> {
+        lists
+            .iter()
+            .flat_map(|l| l.iter().map(|(b, _)| *b))
+            .collect()
+    };
+    let v4 = (
+        prop::sample::select(blocks(&[SPECIAL_V4, REACHABLE_V4])),
+        0_u8..8,
+        any::<u128>(),
+    )
+        .prop_map(|(block, at, r)| Ipv4Addr::from(pick(block, at, r) as u32));
+    let v6 = (
+        prop::sample::select(blocks(&[SPECIAL_V6, REACHABLE_V6])),
+        0_u8..8,
+        any::<u128>(),
+    )
+        .prop_map(|(block, at, r)| Ipv6Addr::from(pick(block, at, r)));
+    let carried = (
+        prop_oneof![v4.clone(), any::<u32>().prop_map(Ipv4Addr::from)],
+        0_u8..4,
+        any::<u16>(),
+    )
+        .prop_map(|(v4, form, subnet)| {
+            let n = u128::from(u32::from(v4));
+            Ipv6Addr::from(match form {
+                0 => 0xffff << 32 | n,
+                1 => n,
+                2 => 0x0064_ff9b << 96 | n,
+                _ => 0x2002 << 112 | n << 80 | u128::from(subnet) << 64 | 1,
+            })
+        });
+    prop_oneof![
+        3 => v4.prop_map(IpAddr::V4),
+        3 => v6.prop_map(IpAddr::V6),
+        2 => carried.prop_map(IpAddr::V6),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
 // Domain parsers
 // ---------------------------------------------------------------------------------------------
 
@@ -938,12 +1301,48 @@ proptest! {
                 _ => None,
             };
             if let Some(ip) = ip {
-                prop_assert!(is_public_ip(ip), "{raw:?} -> {ip}");
-                prop_assert!(!ip.is_loopback() && !ip.is_unspecified() && !ip.is_multicast(), "{raw:?}");
+                prop_assert!(
+                    may_be_a_callback(ip),
+                    "{:?} -> {} in {:?}",
+                    raw,
+                    ip,
+                    special_block(ip)
+                );
             }
             if let Some(url::Host::Domain(name)) = u.host() {
                 let name = name.trim_end_matches('.').to_ascii_lowercase();
                 prop_assert!(name != "localhost" && name.contains('.'), "{raw:?}");
+            }
+        }
+    }
+
+    /// An IP literal, mostly in, at the edges of or just outside a special-purpose block:
+    /// accepted by the default policy only outside every such block (the lists above, written
+    /// from the IANA registries), and every IPv4 address outside them is accepted.
+    #[test]
+    fn ip_literal_callbacks_are_refused_in_every_special_purpose_block(
+        ip in prop_oneof![
+            4 => near_special_ip(),
+            1 => any::<u32>().prop_map(|n| IpAddr::V4(Ipv4Addr::from(n))),
+            1 => any::<u128>().prop_map(|n| IpAddr::V6(Ipv6Addr::from(n))),
+        ],
+    ) {
+        let raw = match ip {
+            IpAddr::V4(v4) => format!("https://{v4}/hook"),
+            IpAddr::V6(v6) => format!("https://[{v6}]/hook"),
+        };
+        let url = CallbackUrl::parse(&raw);
+        prop_assert!(url.is_ok(), "{}: {:?}", raw, url.err());
+        let accepted = CallbackPolicy::default().check(&url.expect("checked")).is_ok();
+        if accepted {
+            prop_assert!(may_be_a_callback(ip), "{} accepted: {:?}", raw, special_block(ip));
+        }
+        if let IpAddr::V4(v4) = ip {
+            let reachable = REACHABLE_V4
+                .iter()
+                .any(|(b, _)| within(b, u128::from(u32::from(v4)), 32));
+            if special_block(ip).is_none() && !reachable {
+                prop_assert!(accepted, "{} refused though global", raw);
             }
         }
     }
@@ -970,18 +1369,22 @@ proptest! {
         }
     }
 
+    /// Keys with the right checksum (most cases), near-keys and any text: a key is accepted
+    /// exactly when it has the documented form and checksum, worked out here.
     #[test]
-    fn api_key_parse_accepts_only_46_character_jl_live_keys(
+    fn api_key_parse_accepts_exactly_the_keys_with_the_documented_form_and_checksum(
         raw in prop_oneof![
-            2 => any::<String>(),
-            2 => "jl_live_[A-Za-z0-9]{36,40}",
+            4 => valid_key(),
+            4 => near_key(),
+            1 => any::<String>(),
+            1 => "jl_live_[A-Za-z0-9]{36,40}",
             1 => "jl_live_\\PC{0,40}",
             1 => "[jJ][lL]_live_[A-Za-z0-9]{38}",
         ],
     ) {
-        if let Ok(key) = ApiKey::parse(&raw) {
-            prop_assert_eq!(raw.len(), 46);
-            prop_assert!(raw.starts_with("jl_live_"));
+        let parsed = ApiKey::parse(&raw);
+        prop_assert_eq!(parsed.is_ok(), is_well_formed_key(&raw), "{:?}", raw);
+        if let Ok(key) = parsed {
             prop_assert_eq!(key.expose(), raw.as_str());
         }
     }
@@ -996,6 +1399,7 @@ proptest! {
     ) {
         let key = ApiKey::generate();
         let raw = key.expose().as_bytes().to_vec();
+        prop_assert!(is_well_formed_key(key.expose()), "not of the form: {}", key.expose());
         prop_assert!(ApiKey::parse(key.expose()).is_ok());
         let mut typo = raw.clone();
         if swap && at < 45 {
@@ -1090,6 +1494,34 @@ fn the_default_policy_refuses_reserved_ipv6_ranges_like_their_ipv4_twins() {
     }
 }
 
+/// The IETF protocol assignments block 2001::/23 is not globally reachable but for the
+/// sub-blocks the IANA registry lists as reachable (AMT, AS112-v6, ORCHIDv2, DETs, three
+/// anycast addresses); the default policy refuses only its Teredo and benchmarking parts.
+#[test]
+#[ignore = "the default policy accepts 2001::/23 outside Teredo and benchmarking"]
+fn the_default_policy_refuses_all_of_2001_0_23_but_its_reachable_blocks() {
+    let policy = CallbackPolicy::default();
+    let accepted: Vec<&str> = [
+        // Deprecated ORCHID, RFC 4843.
+        "https://[2001:10::1]/hook",
+        // Unassigned within the block.
+        "https://[2001:1::4]/hook",
+        "https://[2001:5::1]/hook",
+        "https://[2001:1ff:ffff::1]/hook",
+    ]
+    .into_iter()
+    .filter(|raw| {
+        CallbackUrl::parse(raw)
+            .map(|u| policy.check(&u).is_ok())
+            .unwrap_or(false)
+    })
+    .collect();
+    assert!(
+        accepted.is_empty(),
+        "not globally reachable, accepted as callbacks: {accepted:?}"
+    );
+}
+
 /// A JSON Lines import line: mostly job-shaped objects with hostile field values.
 fn job_line() -> impl Strategy<Value = String> {
     let date = prop_oneof![
@@ -1168,17 +1600,294 @@ fn job_line() -> impl Strategy<Value = String> {
     ]
 }
 
+/// An import line as the import reads it (`parse_record`, then `Job::validate`).
+fn import(line: &str) -> Option<Result<Job, String>> {
+    parse_record::<Job>(line.as_bytes(), false, Job::validate)
+}
+
+/// An instant inside the range a job's times may take (the years 1678 to 2261), in RFC 3339.
+fn valid_time() -> impl Strategy<Value = String> {
+    (
+        1678_i32..=2261,
+        1_u32..=12,
+        1_u32..=28,
+        0_u32..24,
+        0_u32..60,
+        0_u32..60,
+    )
+        .prop_map(|(y, mo, d, h, mi, s)| format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z"))
+}
+
+/// A job import line of the documented form (README, "Importing your own data"): every
+/// required field valid, the optional ones now and then.
+fn valid_job_line() -> impl Strategy<Value = Value> {
+    let label = "[a-zA-Z0-9][a-zA-Z0-9._+-]{0,39}";
+    let salary = (
+        any::<Option<u64>>(),
+        any::<Option<u64>>(),
+        "[A-Z]{3}",
+        prop::option::of(prop::sample::select(
+            &["year", "month", "week", "day", "hour"][..],
+        )),
+    )
+        .prop_map(|(a, b, currency, period)| {
+            let (min, max) = match (a, b) {
+                (Some(a), Some(b)) => (Some(a.min(b)), Some(a.max(b))),
+                other => other,
+            };
+            let mut salary = json!({ "min": min, "max": max, "currency": currency });
+            if let Some(period) = period {
+                salary["period"] = json!(period);
+            }
+            salary
+        });
+    let required = (
+        uuid_text(),
+        ("[A-Za-z]", "\\PC{0,30}").prop_map(|(a, b)| format!("{a}{b}")),
+        uuid_text(),
+        "\\PC{0,60}",
+        "https://example\\.com/[a-z0-9/]{1,20}",
+        valid_time(),
+        prop_oneof![
+            0.0_f64..=1.0,
+            prop::sample::select(&[0.0, -0.0, 1.0, 0.7, 0.300_000_000_000_000_04][..]),
+        ],
+    );
+    let optional = (
+        prop::option::of("\\PC{0,40}"),
+        prop::option::of(prop::collection::vec(label, 0..6)),
+        prop::option::of(prop::collection::vec(label, 0..4)),
+        prop::option::of(any::<bool>()),
+        prop::option::of(prop::option::of("\\PC{0,40}")),
+        prop::option::of(prop::option::of(salary)),
+        prop::option::of(prop::sample::select(&["active", "closed"][..])),
+        prop::option::of(valid_time()),
+    );
+    (required, optional).prop_map(
+        |(
+            (id, role, company, description, source, posted, confidence),
+            (company_name, domains, levels, remote, location, salary, status, seen),
+        )| {
+            let mut v = json!({
+                "id": id, "role": role, "company_id": company, "description": description,
+                "source_url": source, "posted_at": posted, "confidence": confidence,
+            });
+            let optional = [
+                ("company_name", company_name.map(|n| json!(n))),
+                ("domains", domains.map(|d| json!(d))),
+                ("seniority", levels.map(|l| json!(l))),
+                ("remote", remote.map(|r| json!(r))),
+                ("location", location.map(|l| json!(l))),
+                ("salary", salary.map(|s| json!(s))),
+                ("status", status.map(|s| json!(s))),
+                ("first_seen_at", seen.map(|t| json!(t))),
+            ];
+            for (name, value) in optional {
+                if let Some(value) = value {
+                    v[name] = value;
+                }
+            }
+            v
+        },
+    )
+}
+
+/// The fields a job line must have.
+const REQUIRED_FIELDS: &[&str] = &[
+    "id",
+    "role",
+    "company_id",
+    "description",
+    "source_url",
+    "posted_at",
+    "confidence",
+];
+
+/// How many ways [`spoil`] knows to spoil a line.
+const SPOILS: usize = 28;
+
+/// A valid line spoilt one way (`how`, with `pick` choosing among bad values), and the
+/// field the refusal must name.
+fn spoil(mut v: Value, how: usize, pick: usize) -> (String, &'static str) {
+    let one_of = |values: Vec<Value>| values[pick % values.len()].clone();
+    let labels = |n: usize| json!(vec!["ai"; n]);
+    let mut set = |field: &'static str, value: Value| {
+        v[field] = value;
+        field
+    };
+    let field = match how {
+        0 => {
+            let field = REQUIRED_FIELDS[pick % REQUIRED_FIELDS.len()];
+            v.as_object_mut().expect("an object").remove(field);
+            field
+        }
+        1 => set(
+            "role",
+            one_of(vec![
+                json!(""),
+                json!("  \t\n"),
+                json!("\u{3000}\u{a0}"),
+                json!(format!("{}a", "é".repeat(150))),
+                json!(null),
+                json!(7),
+            ]),
+        ),
+        2 => set("description", json!("d".repeat(100_001))),
+        3 => set(
+            "source_url",
+            one_of(vec![json!(""), json!(" "), json!("u".repeat(2_001))]),
+        ),
+        4 => set("location", json!("l".repeat(301))),
+        5 => set("company_name", json!("c".repeat(301))),
+        6 => set("domains", labels(33)),
+        7 => set("seniority", labels(17)),
+        8 => set(
+            "domains",
+            one_of(vec![
+                json!(["a b"]),
+                json!([""]),
+                json!(["x".repeat(41)]),
+                json!(["ünï"]),
+                json!("ai"),
+                json!([1]),
+            ]),
+        ),
+        9 => set(
+            "seniority",
+            one_of(vec![json!(["senior", "st aff"]), json!([""]), json!({})]),
+        ),
+        10 => set(
+            "posted_at",
+            one_of(vec![
+                json!("2262-04-12T00:00:00Z"),
+                json!("1677-09-20T00:00:00Z"),
+                json!("+275760-09-13T00:00:00Z"),
+                json!("not a date"),
+                json!("2026-02-30T00:00:00Z"),
+                json!("2026-10-01"),
+                json!(1_700_000_000),
+                json!(null),
+            ]),
+        ),
+        11 => set(
+            "confidence",
+            one_of(vec![
+                json!(-0.1),
+                json!(1.000_000_000_000_000_2),
+                json!(2),
+                json!("0.5"),
+                json!(null),
+                json!(true),
+            ]),
+        ),
+        12 => set(
+            "salary",
+            one_of(vec![
+                json!({ "min": 2, "max": 1, "currency": "USD" }),
+                json!({ "min": 1, "max": 2, "currency": "U".repeat(17) }),
+                json!({ "min": 1, "currency": "USD", "period": "p".repeat(33) }),
+                json!({ "min": 1, "max": 2 }),
+                json!({ "min": -1, "currency": "USD" }),
+                json!("100k"),
+            ]),
+        ),
+        13 => set(
+            "status",
+            one_of(vec![json!("open"), json!("Active"), json!(1)]),
+        ),
+        14 => set(
+            "id",
+            one_of(vec![json!("not-a-uuid"), json!(42), json!("")]),
+        ),
+        15 => set("company_id", one_of(vec![json!("acme"), json!(null)])),
+        16 => set("remote", one_of(vec![json!("yes"), json!(1), json!(null)])),
+        17 => set("rol", json!("a misspelt field")),
+        18 => set("first_seen_at", json!("yesterday")),
+        19 => {
+            v["salary"] = json!({ "min": 1, "currency": "USD", "bonus": 5 });
+            "bonus"
+        }
+        20 => set("activated_at", json!("2026-13-01T00:00:00Z")),
+        21 => set("updated_at", json!(false)),
+        // Below: the text of the line, not a field.
+        22 => return (format!("{v} trailing"), "column"),
+        23 => return (format!("[{v}]"), "object"),
+        24 => {
+            let text = v.to_string();
+            return (format!("{{\"role\":\"x\",{}", &text[1..]), "role");
+        }
+        25 => return (format!("{v}{v}"), "column"),
+        26 => return (v.to_string()[..pick % 20 + 1].to_owned(), "column"),
+        _ => set("location", json!(["Hobart"])),
+    };
+    (v.to_string(), field)
+}
+
 proptest! {
     #![proptest_config(config(1_500))]
 
     #[test]
     fn job_import_lines_parse_and_validate_without_panicking(line in job_line()) {
-        if let Ok(job) = serde_json::from_str::<Job>(&line) {
-            if job.validate().is_ok() {
-                prop_assert!(!job.role.trim().is_empty());
-                prop_assert!(job.posted_at.timestamp_nanos_opt().is_some());
-                prop_assert!((0.0..=1.0).contains(&job.confidence.get()));
-            }
+        if let Some(Ok(job)) = import(&line) {
+            prop_assert!(!job.role.trim().is_empty());
+            prop_assert!(job.posted_at.timestamp_nanos_opt().is_some());
+            prop_assert!((0.0..=1.0).contains(&job.confidence.get()));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(400))]
+
+    /// Lines of the documented form are imported, with the values they hold.
+    #[test]
+    fn valid_job_import_lines_are_accepted_as_written(v in valid_job_line()) {
+        let line = v.to_string();
+        let job = match import(&line) {
+            Some(Ok(job)) => job,
+            other => return Err(TestCaseError::fail(format!("{line}: {other:?}"))),
+        };
+        prop_assert_eq!(job.id.to_string(), v["id"].as_str().unwrap_or_default());
+        prop_assert_eq!(job.company_id.to_string(), v["company_id"].as_str().unwrap_or_default());
+        prop_assert_eq!(&job.role, v["role"].as_str().unwrap_or_default());
+        prop_assert_eq!(&job.description, v["description"].as_str().unwrap_or_default());
+        prop_assert_eq!(job.confidence.get(), v["confidence"].as_f64().unwrap_or(-1.0));
+        prop_assert_eq!(
+            job.posted_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            v["posted_at"].as_str().unwrap_or_default()
+        );
+        let lowered = |field: &str| -> Vec<String> {
+            v[field]
+                .as_array()
+                .map(|a| a.iter().filter_map(|l| l.as_str()).map(str::to_ascii_lowercase).collect())
+                .unwrap_or_default()
+        };
+        let domains: Vec<String> = job.domains.iter().map(|d| d.as_str().to_owned()).collect();
+        prop_assert_eq!(domains, lowered("domains"));
+        let levels: Vec<String> = job.seniority.iter().map(|s| s.as_str().to_owned()).collect();
+        prop_assert_eq!(levels, lowered("seniority"));
+        prop_assert_eq!(job.is_active(), v["status"] != "closed");
+    }
+
+    /// A valid line spoilt one way (a required field missing, a value out of range or of the
+    /// wrong type, a misspelt field, text around the object) is refused, and the refusal names
+    /// what is wrong.
+    #[test]
+    fn spoilt_job_import_lines_are_refused_naming_the_field(
+        v in valid_job_line(),
+        how in 0..SPOILS,
+        pick in any::<usize>(),
+    ) {
+        let (line, field) = spoil(v, how, pick);
+        match import(&line) {
+            Some(Err(message)) => prop_assert!(
+                message.contains(field),
+                "{}: the refusal does not name {}: {}",
+                line,
+                field,
+                message
+            ),
+            other => prop_assert!(false, "{}: not refused: {:?}", line, other),
         }
     }
 }

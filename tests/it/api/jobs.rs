@@ -1,11 +1,15 @@
 //! GET /jobs and GET /jobs/{id}.
 
+use job_listings::demo::Dataset;
+use job_listings::domain::{Job, JobId, JobStatus};
 use reqwest::StatusCode;
 use uuid::Uuid;
 
 use super::spawn_app;
-use crate::support::data::{has_domain, has_level, id_of, ids, known, q_matches, word_set};
-use crate::support::{at, Resp};
+use crate::support::data::{
+    demo_dataset, has_domain, has_level, id_of, ids, job, known, q_matches, word_set,
+};
+use crate::support::{at, Resp, TestApp};
 
 /// Hand-made jobs are the only ones posted after 2026-12-01; restricting a search to them
 /// lets a test name the exact answer.
@@ -325,6 +329,138 @@ async fn get_jobs_q_over_the_demo_data_matches_an_independent_computation() {
             app.all_job_ids(&format!("q={encoded}")).await,
             expected,
             "q={q}"
+        );
+    }
+}
+
+/// Every byte but ASCII letters and digits percent-encoded, for a query value.
+fn encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Posts as people paste them: the same word typed precomposed and decomposed, capital
+/// sigmas, CJK, Thai, emoji with VS16, keycaps and ZWJ sequences. Searches in every spelling
+/// find what the tests' own reading of words finds, and the cases worked out by hand.
+#[tokio::test]
+async fn get_jobs_q_over_unicode_posts_matches_an_independent_computation() {
+    let k = known();
+    let posted = |day| at(2026, 6, day, 12, 0, 0);
+    let post = |n: u128, role: &str, text: &str, day: u32| {
+        job(
+            JobId(Uuid::from_u128(0x0C0DE_u128 << 64 | n)),
+            &k.wombat,
+            role,
+            text,
+            &["engineering"],
+            &["senior"],
+            true,
+            posted(day),
+            0.9,
+            JobStatus::Active,
+        )
+    };
+    let precomposed = post(
+        1,
+        "Senior Caf\u{e9} Engineer",
+        "Espresso machines in Z\u{fc}rich.",
+        1,
+    );
+    let decomposed = post(
+        2,
+        "Senior Cafe\u{301} Engineer",
+        "Grinders and kettles, A\u{30a}ngstro\u{308}m precision.",
+        20,
+    );
+    let greek = post(
+        3,
+        "Backend Engineer",
+        "Offices at \u{39f}\u{394}\u{39f}\u{3a3} \u{391}\u{398}\u{397}\u{39d}\u{391}\u{3a3} 12.",
+        3,
+    );
+    let cjk = post(
+        4,
+        "\u{6771}\u{4eac}\u{306e}Rust\u{30a8}\u{30f3}\u{30b8}\u{30cb}\u{30a2}",
+        "\u{30c7}\u{30fc}\u{30bf}\u{57fa}\u{76e4}\u{3092}\u{4f5c}\u{308b}",
+        4,
+    );
+    let thai = post(
+        5,
+        "Data Engineer",
+        "\u{e17}\u{e35}\u{e21}\u{e20}\u{e32}\u{e29}\u{e32}\u{e44}\u{e17}\u{e22} pipelines",
+        5,
+    );
+    let emoji = post(
+        6,
+        "Platform Engineer",
+        concat!(
+            "We \u{2764}\u{fe0f} Rust \u{1f980}; 4\u{fe0f}\u{20e3} days a week; ",
+            "\u{1f469}\u{200d}\u{1f4bb} \u{2139}\u{fe0f}nfo"
+        ),
+        6,
+    );
+    let posts = vec![
+        precomposed.clone(),
+        decomposed.clone(),
+        greek.clone(),
+        cjk.clone(),
+        thai.clone(),
+        emoji.clone(),
+    ];
+    let app = TestApp::builder()
+        .seed(demo_dataset())
+        .seed(Dataset {
+            companies: k.companies(),
+            jobs: k.jobs(),
+        })
+        .seed(Dataset {
+            companies: Vec::new(),
+            jobs: posts,
+        })
+        .spawn()
+        .await;
+    // Worked out by hand: the search words of each spelling.
+    let by_hand: Vec<(&str, Vec<&Job>)> = vec![
+        ("caf\u{e9}", vec![&decomposed, &precomposed]),
+        ("cafe\u{301}", vec![&decomposed, &precomposed]),
+        ("CAFE\u{301} senior", vec![&decomposed, &precomposed]),
+        ("\u{c5}ngstr\u{f6}m", vec![&decomposed]),
+        ("zu\u{308}rich", vec![&precomposed]),
+        ("\u{3bf}\u{3b4}\u{3bf}\u{3c2}", vec![&greek]),
+        ("\u{39f}\u{394}\u{39f}\u{3a3}", vec![&greek]),
+        ("\u{3b1}\u{3b8}\u{3b7}\u{3bd}\u{3b1}\u{3c2}", vec![&greek]),
+        ("\u{6771}\u{4eac}", vec![&cjk]),
+        ("\u{30a8}\u{30f3}\u{30b8}\u{30cb}\u{30a2} rust", vec![&cjk]),
+        ("\u{30c7}\u{30fc}\u{30bf}", vec![&cjk]),
+        ("\u{e44}\u{e17}\u{e22}", vec![&thai]),
+        ("\u{e17}\u{e35}", vec![&thai]),
+        ("4\u{fe0f}\u{20e3} \u{2139} nfo", vec![&emoji]),
+        ("\u{2139}\u{fe0f}nfo", vec![&emoji]),
+        // VS16 is no part of a word: it cuts `ℹ️nfo` in two.
+        ("\u{2139}nfo", vec![]),
+        ("\u{1f980}", vec![]),
+        ("\u{1f469}\u{200d}\u{1f4bb}", vec![]),
+    ];
+    for (q, jobs) in &by_hand {
+        let found = app.all_job_ids(&format!("q={}", encoded(q))).await;
+        assert_eq!(found, ids(jobs), "q={q:?}, by hand");
+        assert_eq!(found, app.expected_ids(|j| q_matches(j, q)), "q={q:?}");
+    }
+    // Words that the demo data holds too: only the computation says which jobs.
+    for q in [
+        "rust \u{2764}\u{fe0f}",
+        "senior engineer caf\u{e9}",
+        "4",
+        "data \u{e17}\u{e35}",
+    ] {
+        assert_eq!(
+            app.all_job_ids(&format!("q={}", encoded(q))).await,
+            app.expected_ids(|j| q_matches(j, q)),
+            "q={q:?}"
         );
     }
 }

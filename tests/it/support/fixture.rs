@@ -71,15 +71,7 @@ impl Fixture {
                 .create_key(NewKey::new(Plan::AgentPro))
                 .await
                 .expect("a key");
-            let url = CallbackUrl::parse("https://hooks.example.com/fuzz").expect("a URL");
-            let mut webhook_ids = Vec::new();
-            for _ in 0..webhooks {
-                let hook = service
-                    .create_webhook(&agent_pro, NewWebhook::new(url.clone()))
-                    .await
-                    .expect("a webhook");
-                webhook_ids.push(hook.value.id.to_string());
-            }
+            let webhook_ids = subscribe(&service, &agent_pro, webhooks).await;
             (Api::new(service), developer, agent_pro, webhook_ids, data)
         });
         Fixture {
@@ -98,6 +90,21 @@ impl Fixture {
         }
     }
 
+    /// A new agent-pro key holding `held` subscriptions of its own: for a property whose
+    /// answers depend on how many a key holds, so that each case starts from a known state
+    /// whatever the cases before it did.
+    pub fn agent_pro_holding(&self, held: usize) -> ApiKey {
+        self.rt.block_on(async {
+            let service = self.api.service();
+            let (key, _) = service
+                .create_key(NewKey::new(Plan::AgentPro))
+                .await
+                .expect("a key");
+            subscribe(service, &key, held).await;
+            key
+        })
+    }
+
     /// Answers a request with `Api::handle`.
     pub fn send(&self, req: Request<Bytes>) -> Response<Bytes> {
         self.rt.block_on(self.api.handle(req))
@@ -107,6 +114,20 @@ impl Fixture {
     pub fn send_body(&self, req: Request<Full<Bytes>>) -> Response<Bytes> {
         self.rt.block_on(self.api.handle_body(req))
     }
+}
+
+/// Registers `n` subscriptions of `key`; their ids.
+async fn subscribe(service: &JobListingsService, key: &ApiKey, n: usize) -> Vec<String> {
+    let url = CallbackUrl::parse("https://hooks.example.com/fuzz").expect("a URL");
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let hook = service
+            .create_webhook(key, NewWebhook::new(url.clone()))
+            .await
+            .expect("a webhook");
+        ids.push(hook.value.id.to_string());
+    }
+    ids
 }
 
 /// What every answer must be, whatever was asked: no 5xx; an `X-Request-Id`; a body that is

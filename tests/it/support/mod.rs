@@ -14,6 +14,8 @@
 //! - [`child`]: a test that re-executes its own binary as a child process.
 //! - [`fixture`]: one API over a memory store for synchronous callers (properties, fuzz
 //!   targets) and the checks every answer must pass; the fuzz crate compiles this file too.
+//! - [`words`]: search words read from the documented rule on the Unicode crates, for the
+//!   oracles (never the engine's tokenizer); the library's unit tests compile this file too.
 //! - [`h2_peer`]: the frames of an idle HTTP/2 client that answers pings; the load tool
 //!   `hostile_connections` compiles this file too.
 //!
@@ -33,9 +35,22 @@ pub mod receiver;
 pub mod server;
 pub mod store;
 pub mod wire;
+pub mod words;
 
 pub use app::{StoreKind, TestApp, TestAppBuilder};
 pub use data::at;
 pub use receiver::{always_ok, eventually, script, Answer, Receiver};
 pub use store::StoredService;
 pub use wire::{Auth, Resp};
+
+/// A property's case count: `n` at default settings, scaled as `PROPTEST_CASES` scales
+/// proptest's own default of 256 (`PROPTEST_CASES=2560` runs each property ten times as many
+/// cases; never fewer than one).
+pub fn scaled(n: u32) -> u32 {
+    const PROPTEST_DEFAULT: u64 = 256;
+    // `ProptestConfig::default()` reads `PROPTEST_CASES`.
+    let asked = u64::from(proptest::test_runner::Config::default().cases);
+    u32::try_from((u64::from(n) * asked).div_ceil(PROPTEST_DEFAULT))
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
