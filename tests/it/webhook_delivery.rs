@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use job_listings::demo::Dataset;
 use job_listings::domain::{
-    ApiKeyRecord, BillingStatus, CallbackUrl, Company, CompanyId, Confidence, Delivery, DeliveryId,
-    DeliveryStatus, DomainTag, EventId, Job, JobId, JobStatus, KeyId, LoggedEvent, OutboxEvent,
-    Plan, Seniority, Subscription, WebhookId,
+    BillingStatus, CallbackUrl, Confidence, Delivery, DeliveryId, DeliveryStatus, DomainTag, Job,
+    JobId, JobStatus, Plan, Seniority, Subscription, WebhookId,
 };
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::server::ServerConfig;
@@ -20,10 +19,7 @@ use job_listings::service::{
     Clock, DeliveryConfig, IngestOutcome, JobListingsService, ManualClock, NewWebhook,
     ServiceConfig,
 };
-use job_listings::store::{
-    FanOut, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore, Pruned,
-    Store, StoreResult, UsageCounter,
-};
+use job_listings::store::{MemoryStore, Store};
 use job_listings::webhooks::{
     sign, verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, Notifier, RetryPolicy,
     WebhookRequest,
@@ -35,8 +31,10 @@ use uuid::Uuid;
 use crate::support::data;
 use crate::support::metrics::count;
 use crate::support::receiver::{free_port, Hit};
+use crate::support::store::open_sled;
+use crate::support::tap::{Tap, TappedStore};
 use crate::support::{
-    always_ok, eventually, script, Answer, Receiver, StoreKind, TestApp, TestAppBuilder,
+    always_ok, eventually, script, Answer, Latch, Receiver, StoreKind, TestApp, TestAppBuilder,
 };
 
 /// The longest any single wait in these tests may take.
@@ -1769,246 +1767,127 @@ async fn deleting_a_subscription_stops_its_pending_deliveries() {
     }
 }
 
-/// A memory store whose outbox read takes a while (as a large sled scan may under load): the
-/// list it returns is a little stale by the time the worker acts on it.
-#[derive(Debug)]
-struct SlowOutbox {
-    inner: MemoryStore,
-    read_delay: Duration,
+/// The longest a tap holds a call for a test that never lets it go (one that failed).
+const TAP_LIMIT: Duration = Duration::from_secs(60);
+
+/// Holds the first read of due deliveries that returns any at a barrier, until the test opens
+/// `release`; records every claim made after it.
+#[derive(Default)]
+struct HeldRead {
+    /// Opened once a read is held.
+    held: Latch,
+    /// Opened by the test to let the held read go.
+    release: Latch,
+    taken: std::sync::atomic::AtomicBool,
+    claims: std::sync::Mutex<Vec<(DeliveryId, bool)>>,
 }
 
-#[async_trait::async_trait]
-impl JobStore for SlowOutbox {
-    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
-        self.inner.get_job(id).await
-    }
-
-    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
-        self.inner.get_jobs(ids).await
-    }
-
-    async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
-        self.inner.write_jobs(writes).await
-    }
-
-    async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
-        self.inner.scan_jobs(after, limit).await
-    }
-
-    async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
-        self.inner.delete_job(id).await
-    }
-
-    async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
-        self.inner.feed_after(after, limit).await
-    }
-
-    async fn feed_bounds(&self) -> StoreResult<FeedBounds> {
-        self.inner.feed_bounds().await
-    }
-
-    async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
-        self.inner.prune_feed(before, limit).await
-    }
-
-    async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
-        self.inner.get_company(id).await
-    }
-
-    async fn delete_company(&self, id: CompanyId) -> StoreResult<bool> {
-        self.inner.delete_company(id).await
-    }
-
-    async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {
-        self.inner.put_companies(companies).await
-    }
-
-    async fn scan_companies(
-        &self,
-        after: Option<CompanyId>,
-        limit: usize,
-    ) -> StoreResult<Vec<Company>> {
-        self.inner.scan_companies(after, limit).await
+impl HeldRead {
+    fn claims(&self) -> Vec<(DeliveryId, bool)> {
+        self.claims
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
 #[async_trait::async_trait]
-impl KeyStore for SlowOutbox {
-    async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
-        self.inner.put_key(key).await
+impl Tap for HeldRead {
+    async fn due_read(&self, due: &[Delivery]) {
+        if due.is_empty() || self.taken.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        self.held.open();
+        self.release.opened(TAP_LIMIT).await;
     }
 
-    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
-        self.inner.get_key(id).await
-    }
-
-    async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
-        self.inner.scan_keys().await
-    }
-
-    async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
-        self.inner.put_usage(counters).await
-    }
-
-    async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
-        self.inner.scan_usage().await
-    }
-
-    async fn count_call(
-        &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
-        self.inner.count_call(key_id, period_start, quota).await
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        self.inner.uncount_call(key_id, period_start).await
-    }
-
-    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
-        self.inner.get_usage(key_id).await
+    async fn after_claim(&self, id: DeliveryId, claimed: bool) {
+        self.claims
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((id, claimed));
     }
 }
+
+/// Holds every claim until the test opens the latch.
+struct HeldClaims(Latch);
 
 #[async_trait::async_trait]
-impl OutboxStore for SlowOutbox {
-    async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
-        self.inner.put_webhook(webhook).await
-    }
-
-    async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
-        self.inner.delete_webhook(id).await
-    }
-
-    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
-        self.inner.get_webhook(id).await
-    }
-
-    async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
-        self.inner.scan_webhooks().await
-    }
-
-    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
-        self.inner.put_event(event).await
-    }
-
-    async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
-        self.inner.get_event(id).await
-    }
-
-    async fn log_head(&self) -> StoreResult<u64> {
-        self.inner.log_head().await
-    }
-
-    async fn log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>> {
-        self.inner.log_after(after, limit).await
-    }
-
-    async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
-        self.inner.fan_out_cursors().await
-    }
-
-    async fn pending_count(&self, webhook: WebhookId) -> StoreResult<usize> {
-        self.inner.pending_count(webhook).await
-    }
-
-    async fn fan_out(&self, step: &FanOut) -> StoreResult<bool> {
-        self.inner.fan_out(step).await
-    }
-
-    async fn due_deliveries(
-        &self,
-        due: DateTime<Utc>,
-        per_subscription: usize,
-    ) -> StoreResult<Vec<Delivery>> {
-        let read = self.inner.due_deliveries(due, per_subscription).await;
-        tokio::time::sleep(self.read_delay).await;
-        read
-    }
-
-    async fn prune(
-        &self,
-        settled_before: DateTime<Utc>,
-        events_before: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<Pruned> {
-        self.inner.prune(settled_before, events_before, limit).await
-    }
-
-    async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
-        self.inner.deliveries_of(webhook, limit).await
-    }
-
-    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
-        self.inner.get_delivery(id).await
-    }
-
-    async fn claim_delivery(
-        &self,
-        id: DeliveryId,
-        now: DateTime<Utc>,
-        until: DateTime<Utc>,
-    ) -> StoreResult<Option<Delivery>> {
-        self.inner.claim_delivery(id, now, until).await
-    }
-
-    async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
-        self.inner.put_delivery(delivery).await
+impl Tap for HeldClaims {
+    async fn before_claim(&self, _id: DeliveryId) {
+        self.0.opened(TAP_LIMIT).await;
     }
 }
 
-impl Store for SlowOutbox {}
-
+/// A worker acts on what it read of the outbox only through a claim, which finds a delivery
+/// sent and recorded since the read settled: a delivery is not sent twice without a failure
+/// or a restart, however stale the read. Staged on one sled store shared by two services (as
+/// two replicas, or one worker whose read went stale): B reads the delivery as due and is held
+/// there while A, whose claim was held until then, sends it and records it; then B acts on
+/// its read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_is_not_sent_twice_without_a_failure_or_a_restart() {
-    // Outbox read 50 ms, poll 20 ms, receiver 30 ms: the second poll reads the delivery while
-    // its first attempt is in flight and acts on that read after the attempt has finished.
-    let store = Arc::new(SlowOutbox {
-        inner: MemoryStore::new(),
-        read_delay: Duration::from_millis(50),
-    });
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let sled: Arc<dyn Store> = Arc::new(open_sled(&dir.path().join("db")).await.expect("sled"));
+    let claims = Latch::new();
+    let a_store = TappedStore::new(sled.clone(), Arc::new(HeldClaims(claims.clone())));
     let app = start(
         config(&[10, 20, 40]),
         FAST_TIMEOUTS,
-        StoreKind::Given(store),
+        StoreKind::Given(Arc::new(a_store)),
     )
     .await;
-    let rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_millis(30)))).await;
-    let sub = app.subscribe(&rx.url("/once"), |_| {}).await;
-    for _ in 0..5 {
-        app.ingest_new_job().await;
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
-    assert!(eventually(DEADLINE, || async { rx.count() >= 5 }).await);
-    assert!(app.settle(&[sub.id]).await);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-
-    let hits = rx.hits();
-    let mut per_event: BTreeMap<String, usize> = BTreeMap::new();
-    for hit in &hits {
-        assert_signed(hit, sub.secret.expose());
-        *per_event
-            .entry(hit.id.clone().unwrap_or_default())
-            .or_default() += 1;
-    }
-    let recorded: Vec<u32> = app
-        .deliveries(sub.id)
+    let b_tap = Arc::new(HeldRead::default());
+    let notifier = HttpNotifier::new(CallbackPolicy::local_development(), FAST_TIMEOUTS)
+        .expect("the HTTP notifier");
+    let b = JobListingsService::builder()
+        .store(Arc::new(TappedStore::new(sled.clone(), b_tap.clone())))
+        .config(config(&[10, 20, 40]))
+        .notifier(Arc::new(notifier))
+        .build()
         .await
-        .iter()
-        .map(|d| d.attempts)
-        .collect();
-    eprintln!(
-        "double dispatch: {} requests for {} events; recorded attempts {recorded:?}",
-        hits.len(),
-        per_event.len()
-    );
-    assert_eq!(per_event.len(), 5);
+        .expect("the second service");
+    let rx = Receiver::start(always_ok()).await;
+    let sub = app.subscribe(&rx.url("/once"), |_| {}).await;
+    app.ingest_new_job().await;
+
     assert!(
-        per_event.values().all(|n| *n == 1),
-        "each delivery succeeded at its first attempt, yet was sent {per_event:?} times (recorded attempts {recorded:?})"
+        b_tap.held.opened(DEADLINE).await,
+        "B never read the delivery as due"
     );
+    claims.open();
+    assert!(
+        eventually(DEADLINE, || async {
+            app.deliveries(sub.id)
+                .await
+                .first()
+                .is_some_and(|d| d.status == DeliveryStatus::Succeeded)
+        })
+        .await,
+        "A never sent the delivery"
+    );
+    b_tap.release.open();
+    assert!(
+        eventually(DEADLINE, || async { !b_tap.claims().is_empty() }).await,
+        "B never acted on its stale read"
+    );
+
+    let delivery = app.deliveries(sub.id).await.remove(0);
+    assert_eq!(
+        b_tap.claims(),
+        [(delivery.id, false)],
+        "B's claim of a delivery sent since its read is refused"
+    );
+    assert!(app.settle(&[sub.id]).await);
+    let delivery = app.deliveries(sub.id).await.remove(0);
+    assert_eq!(
+        (delivery.status, delivery.attempts),
+        (DeliveryStatus::Succeeded, 1)
+    );
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 1, "sent once: {hits:?}");
+    assert_signed(&hits[0], sub.secret.expose());
+    b.shutdown().await.expect("stopped");
 }
 
 // ---------------------------------------------------------------------------------------------
