@@ -1,7 +1,8 @@
-//! Webhook delivery end to end: the service with the real `HttpNotifier` (local-development
-//! policy, millisecond retries) sends to scripted receivers on 127.0.0.1, and every delivery is
-//! checked with the crate's own verifier. Status, history and test pings go through the real
-//! hyper server. Every wait is a bounded poll; nothing asserts on speed.
+//! Webhook delivery end to end: the service on the sled store (as deployed) with the real
+//! `HttpNotifier` (local-development policy, millisecond retries) sends to scripted receivers
+//! on 127.0.0.1, and every delivery is checked with the crate's own verifier. Status, history
+//! and test pings go through the real hyper server on 127.0.0.1. Every wait is a bounded poll;
+//! nothing asserts on speed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use job_listings::service::{
     Clock, DeliveryConfig, IngestOutcome, JobListingsService, ManualClock, NewWebhook,
     ServiceConfig,
 };
-use job_listings::store::{MemoryStore, Store};
+use job_listings::store::Store;
 use job_listings::webhooks::{
     sign, verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, Notifier, RetryPolicy,
     WebhookRequest,
@@ -85,9 +86,19 @@ fn config(delays_ms: &[u64]) -> ServiceConfig {
     }
 }
 
-/// A service with the real notifier, served over HTTP on 127.0.0.1, with two companies
-/// ("Quokka Frobnitz" and "Wombat Zephyr Works"); the tests use its Agent Pro key.
-async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig, store: StoreKind) -> TestApp {
+/// A service on sled in a temporary folder with the real notifier, served over HTTP on
+/// 127.0.0.1, with two companies ("Quokka Frobnitz" and "Wombat Zephyr Works"); the tests use
+/// its Agent Pro key.
+async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig) -> TestApp {
+    start_on(config, timeouts, StoreKind::Sled).await
+}
+
+/// An app of `start` on another store.
+async fn start_on(
+    config: ServiceConfig,
+    timeouts: HttpNotifierConfig,
+    store: StoreKind,
+) -> TestApp {
     let notifier = HttpNotifier::new(config.callback_policy, timeouts).expect("the HTTP notifier");
     app_builder(config, store)
         .notifier(Arc::new(notifier))
@@ -114,7 +125,7 @@ fn app_builder(config: ServiceConfig, store: StoreKind) -> TestAppBuilder {
 }
 
 async fn start_default(delays_ms: &[u64]) -> TestApp {
-    start(config(delays_ms), FAST_TIMEOUTS, StoreKind::Memory).await
+    start(config(delays_ms), FAST_TIMEOUTS).await
 }
 
 /// What a test job looks like; `job()` fills in the rest.
@@ -391,7 +402,8 @@ async fn a_delivery_made_elsewhere_is_sent_at_once_by_a_service_new_to_its_subsc
     // ingests and fans out, and sends nothing (it has no notifier); the second, built before
     // the key and the subscription existed, claims the delivery. Its clock stands a minute
     // ahead and still, so a delivery it put back for later would never be due again.
-    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let store: Arc<dyn Store> = Arc::new(open_sled(&dir.path().join("db")).await.expect("sled"));
     let notifier = HttpNotifier::new(CallbackPolicy::local_development(), FAST_TIMEOUTS)
         .expect("the HTTP notifier");
     let sender = JobListingsService::builder()
@@ -1138,7 +1150,7 @@ async fn exhausted_attempts_fail_the_delivery_and_the_history_shows_every_attemp
 async fn a_subscription_failing_longer_than_disable_after_is_disabled_and_shows_why() {
     let mut cfg = config(&[50; 40]);
     cfg.delivery.retry.disable_after = Duration::from_millis(300);
-    let app = start(cfg, FAST_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(cfg, FAST_TIMEOUTS).await;
     let rx = Receiver::start(script(|_, _| Answer::status(500))).await;
     let (hook, _) = app
         .subscribe_http(json!({ "callback_url": rx.url("/down") }))
@@ -1315,7 +1327,7 @@ async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
 async fn a_410_is_not_undone_by_a_success_recorded_after_it() {
     // The 410 may be held for a while (below), so the request timeout must outlast the hold:
     // a timed-out first attempt would be retried, answered 200, and never disable anything.
-    let app = start(config(&[10, 20, 40]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[10, 20, 40]), PATIENT_TIMEOUTS).await;
     // The first request is answered 410 once all three have arrived, so none of them was held
     // back by the subscription already being disabled; the others succeed 300 ms later, so
     // their successes are recorded after the 410.
@@ -1383,7 +1395,7 @@ async fn redirects_are_not_followed_and_count_as_failures() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_receiver_times_out_while_a_fast_one_gets_its_delivery() {
-    let app = start(config(&[200, 200]), ORDERING_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[200, 200]), ORDERING_TIMEOUTS).await;
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(6)))).await;
     let fast_rx = Receiver::start(always_ok()).await;
     let (slow, _) = app
@@ -1435,7 +1447,7 @@ async fn a_backlog_at_a_slow_receiver_does_not_hold_back_other_subscriptions() {
     // the end of the test, and for one that answers at once. The request timeout (30 s) is
     // longer than the wait for the fast deliveries (10 s): were the slow requests to take
     // every delivery slot, the fast ones could only go out after a timeout, and never in time.
-    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS).await;
     let per_subscription = app.service.config().delivery.max_in_flight_per_subscription;
     assert_eq!(app.service.config().delivery.max_in_flight, 256);
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(60)))).await;
@@ -1487,7 +1499,7 @@ async fn subscribe_as_enterprise(app: &TestApp, url: &str, domain: &str) -> Subs
 /// only a per-subscription share, the first customer took them all).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_customer_s_slow_subscriptions_do_not_hold_back_another_customer() {
-    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS).await;
     let per_key = app.service.config().delivery.max_in_flight_per_key;
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(60)))).await;
     let other_rx = Receiver::start(always_ok()).await;
@@ -1525,7 +1537,7 @@ async fn one_customer_s_slow_subscriptions_do_not_hold_back_another_customer() {
 /// soonest due are read, not the outbox's oldest.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_backlog_does_not_hide_another_subscription_s_delivery() {
-    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS).await;
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(60)))).await;
     let other_rx = Receiver::start(always_ok()).await;
     let slow = app.subscribe(&slow_rx.url("/slow"), |_| {}).await;
@@ -1555,7 +1567,7 @@ async fn ingest_and_search_do_not_wait_on_a_delivery_in_flight() {
         connect_timeout: Duration::from_secs(1),
         request_timeout: Duration::from_secs(4),
     };
-    let app = start(config(&[2_000]), timeouts, StoreKind::Sled).await;
+    let app = start(config(&[2_000]), timeouts).await;
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(6)))).await;
     let slow = app.subscribe(&slow_rx.url("/slow"), |_| {}).await;
     app.ingest_new_job().await;
@@ -1831,7 +1843,7 @@ async fn a_delivery_is_not_sent_twice_without_a_failure_or_a_restart() {
     let sled: Arc<dyn Store> = Arc::new(open_sled(&dir.path().join("db")).await.expect("sled"));
     let claims = Latch::new();
     let a_store = TappedStore::new(sled.clone(), Arc::new(HeldClaims(claims.clone())));
-    let app = start(
+    let app = start_on(
         config(&[10, 20, 40]),
         FAST_TIMEOUTS,
         StoreKind::Given(Arc::new(a_store)),
@@ -2026,7 +2038,7 @@ async fn ssrf_table_the_default_policy_refuses_every_private_target_before_conne
 async fn ssrf_table_registration_is_refused_by_a_server_on_the_default_policy() {
     let mut cfg = config(&[10]);
     cfg.callback_policy = CallbackPolicy::default();
-    let app = start(cfg, FAST_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(cfg, FAST_TIMEOUTS).await;
     let urls = ssrf_urls(8443);
     let mut refused = 0;
     let mut accepted = Vec::new();
@@ -2073,12 +2085,7 @@ async fn delivery_throughput_to_a_local_receiver() {
     // What fails the test is a stall, not a slow machine: deliveries lost or stuck show as no
     // new arrival for this long. The rate is printed, and measured in earnest by the benches.
     const STALL: Duration = Duration::from_secs(15);
-    let app = start(
-        config(&[10, 20, 40, 80, 160]),
-        FAST_TIMEOUTS,
-        StoreKind::Sled,
-    )
-    .await;
+    let app = start(config(&[10, 20, 40, 80, 160]), FAST_TIMEOUTS).await;
     let rx = Receiver::start(always_ok()).await;
     let sub = app.subscribe(&rx.url("/bulk"), |_| {}).await;
     let jobs: Vec<Job> = (0..EVENTS).map(|_| app.job(&Spec::default())).collect();
@@ -2291,7 +2298,6 @@ async fn deliveries_are_counted_by_outcome_with_their_attempts_and_durations() {
 async fn the_outbox_backlog_counts_deliveries_made_and_not_yet_sent() {
     // No notifier: fan-out makes the deliveries, nothing sends them.
     let app = TestApp::builder()
-        .store(StoreKind::Memory)
         .config(config(&[10]))
         .seed(Dataset {
             companies: Dataset::generate(7, 2, 0).companies,
@@ -2318,7 +2324,7 @@ async fn the_outbox_backlog_counts_deliveries_made_and_not_yet_sent() {
 /// before there was a choice. Unknown event types are refused, naming the known ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_opt_into_updates_and_closings_with_event_types() {
-    let app = start(config(&[2_000]), FAST_TIMEOUTS, StoreKind::Sled).await;
+    let app = start(config(&[2_000]), FAST_TIMEOUTS).await;
     let rx = Receiver::start(always_ok()).await;
     let (all, _) = app
         .subscribe_http(json!({
