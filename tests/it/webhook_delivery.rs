@@ -1,8 +1,12 @@
 //! Webhook delivery end to end: the service on the sled store (as deployed) with the real
 //! `HttpNotifier` (local-development policy, millisecond retries) sends to scripted receivers
 //! on 127.0.0.1, and every delivery is checked with the crate's own verifier. Status, history
-//! and test pings go through the real hyper server on 127.0.0.1. Every wait is a bounded poll;
-//! nothing asserts on speed.
+//! and test pings go through the real hyper server on 127.0.0.1.
+//!
+//! Every wait is a bounded poll for a state (a stored delivery status, a receiver's count) that
+//! fails loudly; nothing asserts on speed. "Nothing more arrived" is proven by a later marker
+//! that did arrive and by the stored deliveries, never by a quiet pause; a race is staged with
+//! answers held on a [`Latch`] and outbox calls held at a [`Tap`], never with delays.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -14,7 +18,6 @@ use job_listings::domain::{
     BillingStatus, CallbackUrl, Confidence, Delivery, DeliveryId, DeliveryStatus, DomainTag, Job,
     JobId, JobStatus, Plan, Seniority, Subscription, WebhookId,
 };
-use job_listings::query::{JobFilter, JobQuery};
 use job_listings::server::ServerConfig;
 use job_listings::service::{
     Clock, DeliveryConfig, IngestOutcome, JobListingsService, ManualClock, NewWebhook,
@@ -852,8 +855,8 @@ async fn filter_matrix_sends_each_new_job_to_exactly_the_matching_subscriptions(
         rx.count(),
         expected.len()
     );
+    // Settled: every attempt was recorded, so every request it made has arrived.
     assert!(app.settle(&hook_ids).await, "every delivery settled");
-    tokio::time::sleep(Duration::from_millis(100)).await;
 
     let hits = rx.hits();
     let mut got: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -1151,9 +1154,17 @@ async fn a_subscription_failing_longer_than_disable_after_is_disabled_and_shows_
     let mut cfg = config(&[50; 40]);
     cfg.delivery.retry.disable_after = Duration::from_millis(300);
     let app = start(cfg, FAST_TIMEOUTS).await;
-    let rx = Receiver::start(script(|_, _| Answer::status(500))).await;
+    let rx = Receiver::start(script(|hit, _| match hit.path.as_str() {
+        "/down" => Answer::status(500),
+        _ => Answer::ok(),
+    }))
+    .await;
     let (hook, _) = app
         .subscribe_http(json!({ "callback_url": rx.url("/down") }))
+        .await;
+    // A subscription that keeps working: what reaches it marks how far delivery has got.
+    let (live, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/live") }))
         .await;
     app.ingest_new_job().await;
     let disabled = eventually(DEADLINE, || async {
@@ -1166,16 +1177,39 @@ async fn a_subscription_failing_longer_than_disable_after_is_disabled_and_shows_
     assert!(reason.contains("failed"), "the reason says why: {reason:?}");
     assert!(w["last_failure_at"].is_string(), "{w}");
 
-    assert!(app.settle(&[hook]).await);
-    let before = rx.count();
+    assert!(app.settle(&[hook, live]).await);
+    let before = rx.hits_to("/down").len();
     let later = app.ingest_new_job().await;
     assert_eq!(
         app.queued(later.id).await,
-        0,
-        "a disabled subscription gets nothing"
+        1,
+        "a disabled subscription gets nothing; the live one gets the job"
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(rx.count(), before);
+    // The later job reached the live subscription, and nothing more reached the disabled one.
+    let later_id = later.id.to_string();
+    assert!(
+        eventually(DEADLINE, || async {
+            rx.hits_to("/live")
+                .iter()
+                .any(|h| h.data_id() == Some(later_id.as_str()))
+        })
+        .await,
+        "the later job never reached the live subscription"
+    );
+    assert!(app.settle(&[hook, live]).await);
+    assert_eq!(
+        rx.hits_to("/down").len(),
+        before,
+        "{:?}",
+        rx.hits_to("/down")
+    );
+    assert!(
+        app.deliveries(hook)
+            .await
+            .iter()
+            .all(|d| d.status == DeliveryStatus::Failed),
+        "the disabled subscription holds nothing it could still send"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1262,11 +1296,14 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
 /// after the key was revoked fails without being sent, saying why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
-    // The retry waits long enough for the key to be revoked after the first attempt.
-    let app = start_default(&[1_500]).await;
-    let rx = Receiver::start(script(|_, seen| {
+    // The second request's 503 is held until the key is revoked, so its retry comes due
+    // after the revocation however slowly the machine runs.
+    let app = start(config(&[10]), PATIENT_TIMEOUTS).await;
+    let revoked = Latch::new();
+    let held = revoked.clone();
+    let rx = Receiver::start(script(move |_, seen| {
         if seen.nth == 1 {
-            Answer::status(503)
+            Answer::status(503).until(&held)
         } else {
             Answer::ok()
         }
@@ -1300,11 +1337,12 @@ async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
     assert_eq!(app.queued(paid.id).await, 1);
     assert!(eventually(DEADLINE, || async { rx.count() == 1 }).await);
 
-    // Answered 503 first; the key is revoked before the retry comes due.
+    // Answered 503 first, once the key is revoked; the retry then finds it revoked.
     let failing = app.ingest_new_job().await;
     assert_eq!(app.queued(failing.id).await, 1);
     assert!(eventually(DEADLINE, || async { rx.count() == 2 }).await);
     app.service.revoke_key(key_id).await.expect("revoked");
+    revoked.open();
     assert!(app.settle(&[sub]).await);
     let deliveries = app.deliveries(sub).await;
     let failed: Vec<&Delivery> = deliveries
@@ -1329,14 +1367,14 @@ async fn a_410_is_not_undone_by_a_success_recorded_after_it() {
     // a timed-out first attempt would be retried, answered 200, and never disable anything.
     let app = start(config(&[10, 20, 40]), PATIENT_TIMEOUTS).await;
     // The first request is answered 410 once all three have arrived, so none of them was held
-    // back by the subscription already being disabled; the others succeed 300 ms later, so
-    // their successes are recorded after the 410.
-    let rx = Receiver::start(script(|_, seen| {
-        if seen.nth == 0 {
-            Answer::status(410).once_seen(3)
-        } else {
-            Answer::ok().after(Duration::from_millis(300))
-        }
+    // back by the subscription already being disabled; the others are answered 200 one at a
+    // time, each once the test opens its latch, so their successes are recorded after the 410.
+    let (first, second) = (Latch::new(), Latch::new());
+    let latches = (first.clone(), second.clone());
+    let rx = Receiver::start(script(move |_, seen| match seen.nth {
+        0 => Answer::status(410).once_seen(3),
+        1 => Answer::ok().until(&latches.0),
+        _ => Answer::ok().until(&latches.1),
     }))
     .await;
     let sub = app.subscribe(&rx.url("/hook"), |_| {}).await;
@@ -1347,13 +1385,47 @@ async fn a_410_is_not_undone_by_a_success_recorded_after_it() {
     ];
     app.service.upsert_jobs(batch).await.expect("ingested");
     assert!(eventually(DEADLINE, || async { rx.count() >= 3 }).await);
-    assert!(app.settle(&[sub.id]).await);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        eventually(DEADLINE, || async {
+            app.webhook_http(sub.id).await["status"] == "disabled"
+        })
+        .await,
+        "the 410 disables the subscription"
+    );
 
-    let w = app.webhook_http(sub.id).await;
+    // Each success is recorded on the subscription (its `last_success_at` moves) after the 410.
+    let mut seen_success = Value::Null;
+    for latch in [&first, &second] {
+        latch.open();
+        let before = seen_success.clone();
+        assert!(
+            eventually(DEADLINE, || async {
+                let now = app.webhook_http(sub.id).await["last_success_at"].clone();
+                now.is_string() && now != before
+            })
+            .await,
+            "a success was never recorded on the subscription"
+        );
+        seen_success = app.webhook_http(sub.id).await["last_success_at"].clone();
+        let w = app.webhook_http(sub.id).await;
+        assert_eq!(
+            w["status"], "disabled",
+            "the receiver answered 410 Gone; a success of a delivery that was already in flight must not re-enable the subscription: {w}"
+        );
+    }
+    assert!(app.settle(&[sub.id]).await);
+    let mut outcomes: Vec<(String, u32)> = app
+        .deliveries(sub.id)
+        .await
+        .iter()
+        .map(|d| (format!("{:?}", d.status), d.attempts))
+        .collect();
+    outcomes.sort();
+    let expected =
+        [("Failed", 1), ("Succeeded", 1), ("Succeeded", 1)].map(|(s, n)| (s.to_owned(), n));
     assert_eq!(
-        w["status"], "disabled",
-        "the receiver answered 410 Gone; a success of a delivery that was already in flight must not re-enable the subscription: {w}"
+        outcomes, expected,
+        "one 410, two successes, each at its first attempt"
     );
     let later = app.ingest_new_job().await;
     assert_eq!(app.queued(later.id).await, 0);
@@ -1563,35 +1635,52 @@ async fn a_long_backlog_does_not_hide_another_subscription_s_delivery() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ingest_and_search_do_not_wait_on_a_delivery_in_flight() {
-    let timeouts = HttpNotifierConfig {
-        connect_timeout: Duration::from_secs(1),
-        request_timeout: Duration::from_secs(4),
-    };
-    let app = start(config(&[2_000]), timeouts).await;
-    let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(6)))).await;
+    // Every request is held by the receiver until the test opens the latch, after ingest and
+    // search are done: were either to wait on a delivery, it would wait forever (bounded).
+    let app = start(config(&[10]), PATIENT_TIMEOUTS).await;
+    let delivered = Latch::new();
+    let held = delivered.clone();
+    let slow_rx = Receiver::start(script(move |_, _| Answer::ok().until(&held))).await;
     let slow = app.subscribe(&slow_rx.url("/slow"), |_| {}).await;
     app.ingest_new_job().await;
     assert!(eventually(DEADLINE, || async { slow_rx.count() >= 1 }).await);
 
-    // With that delivery in flight, ingest and search still answer.
-    for _ in 0..20 {
-        app.ingest_new_job().await;
-    }
-    let page = app
-        .service
-        .search_jobs(&app.keys.agent_pro.key, JobQuery::new(JobFilter::default()))
-        .await
-        .expect("a search");
-    assert_eq!(page.value.total, 21);
+    // With that delivery in flight, ingest (20 durable writes) and search (over HTTP) answer.
+    let total = tokio::time::timeout(DEADLINE, async {
+        for _ in 0..20 {
+            app.ingest_new_job().await;
+        }
+        let r = app
+            .get_as(&app.keys.agent_pro.raw, "/api/v1/jobs?per_page=1")
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.total()
+    })
+    .await
+    .expect("ingest and search waited on a delivery in flight");
+    assert_eq!(total, 21);
+    let in_flight = slow_rx.hits()[0].id.clone().unwrap_or_default();
     let first = app
         .deliveries(slow.id)
         .await
         .into_iter()
-        .find(|d| d.event_id.to_string() == slow_rx.hits()[0].id.clone().unwrap_or_default())
+        .find(|d| d.event_id.to_string() == in_flight)
         .expect("the delivery in flight");
     assert_eq!(
         first.attempts, 0,
         "ingest and search finished while the first delivery was still in flight"
+    );
+
+    // Let go, every delivery goes out once.
+    delivered.open();
+    assert!(app.settle(&[slow.id]).await);
+    let deliveries = app.deliveries(slow.id).await;
+    assert_eq!(deliveries.len(), 21);
+    assert!(
+        deliveries
+            .iter()
+            .all(|d| d.status == DeliveryStatus::Succeeded && d.attempts == 1),
+        "{deliveries:?}"
     );
 }
 
@@ -1662,19 +1751,51 @@ async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
     )
     .await;
     assert_eq!(status, 404);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(rx.count(), 1, "only the owner's ping was sent");
+
+    // A second ping of the owner's, after the refused ones, marks how far delivery has got:
+    // once it arrived and nothing is pending, anything the refused calls queued was sent too.
+    let (status, marker) = call(
+        &app,
+        Method::POST,
+        &format!("/api/v1/webhooks/{hook}/test"),
+        &app.keys.agent_pro.raw,
+        None,
+    )
+    .await;
+    assert_eq!(status, 202, "{marker}");
+    let marker = marker["event_id"].as_str().expect("an event id").to_owned();
+    assert!(
+        eventually(DEADLINE, || async {
+            rx.hits()
+                .iter()
+                .any(|h| h.id.as_deref() == Some(marker.as_str()))
+        })
+        .await,
+        "the owner's second ping never arrived"
+    );
+    assert!(app.settle(&[hook]).await);
+    let ids: Vec<Option<String>> = rx.hits().into_iter().map(|h| h.id).collect();
+    assert_eq!(
+        ids,
+        [Some(event), Some(marker)],
+        "only the owner's pings were sent"
+    );
+    assert_eq!(app.deliveries(hook).await.len(), 2, "only they were queued");
 }
 
 /// A delivery pending when its subscription is disabled is not sent once the subscription
 /// is enabled again, however soon: it fails and says why. What comes after is sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
-    let app = start_default(&[600; 5]).await;
-    // The first attempt fails; any later one would succeed.
-    let rx = Receiver::start(script(|_, seen| {
+    let app = start(config(&[10; 5]), PATIENT_TIMEOUTS).await;
+    // The first attempt fails, answered only once the subscription has been disabled and
+    // enabled again, so its retry comes due after that however slowly the machine runs; any
+    // later attempt would succeed.
+    let toggled = Latch::new();
+    let held = toggled.clone();
+    let rx = Receiver::start(script(move |_, seen| {
         if seen.nth == 0 {
-            Answer::status(503)
+            Answer::status(503).until(&held)
         } else {
             Answer::ok()
         }
@@ -1695,7 +1816,7 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
     assert_eq!(status, 202, "{queued}");
     assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
 
-    // Disabled and enabled again well before the retry comes due.
+    // Disabled and enabled again while the first attempt is in flight.
     for status in ["disabled", "active"] {
         let (code, body) = call(
             &app,
@@ -1708,6 +1829,7 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
         assert_eq!(code, 200, "{body}");
         assert_eq!(body["status"], status);
     }
+    toggled.open();
     assert!(app.settle(&[hook]).await);
     let missed = app.deliveries_http(hook).await;
     assert_eq!(missed.len(), 1, "{missed:?}");
@@ -1743,7 +1865,11 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_subscription_stops_its_pending_deliveries() {
     let app = start_default(&[150; 20]).await;
-    let rx = Receiver::start(script(|_, _| Answer::status(503))).await;
+    let rx = Receiver::start(script(|hit, _| match hit.path.as_str() {
+        "/doomed" => Answer::status(503),
+        _ => Answer::ok(),
+    }))
+    .await;
     let (hook, _) = app
         .subscribe_http(json!({ "callback_url": rx.url("/doomed") }))
         .await;
@@ -1762,21 +1888,35 @@ async fn deleting_a_subscription_stops_its_pending_deliveries() {
     )
     .await;
     assert_eq!(status, 204);
-    let at_delete = rx.count();
+    let at_delete = rx.hits_to("/doomed").len();
     // An attempt already past its check of the subscription may still land, and is recorded
     // after it lands; the retry after it finds the subscription gone and fails the delivery.
     // So once nothing is pending, nothing more can be sent.
     assert!(app.settle(&[hook]).await);
-    let settled = rx.count();
+    let settled = rx.hits_to("/doomed").len();
     assert!(
         settled <= at_delete + 2,
         "at most the two attempts in flight land after the delete: {at_delete} -> {settled}"
     );
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    assert_eq!(rx.count(), settled, "no attempts after the delete settled");
     for d in app.deliveries(hook).await {
         assert_eq!(d.status, DeliveryStatus::Failed, "{d:?}");
     }
+
+    // A later job reaches another subscription: delivery went on, and sent the deleted one
+    // nothing more.
+    let marker = app.subscribe(&rx.url("/marker"), |_| {}).await;
+    let later = app.ingest_new_job().await;
+    assert_eq!(app.queued(later.id).await, 1, "only the live subscription");
+    assert!(
+        eventually(DEADLINE, || async { !rx.hits_to("/marker").is_empty() }).await,
+        "the later job never arrived"
+    );
+    assert!(app.settle(&[marker.id]).await);
+    assert_eq!(
+        rx.hits_to("/doomed").len(),
+        settled,
+        "no attempts after the delete settled"
+    );
 }
 
 /// The longest a tap holds a call for a test that never lets it go (one that failed).
