@@ -2306,6 +2306,11 @@ async fn delivery_throughput_to_a_local_receiver() {
         distinct.len()
     );
     assert_eq!(distinct, expected, "every event arrived");
+    // Every receiver answered 200 and nothing restarted: a delivery sent twice is a bug.
+    assert_eq!(
+        duplicates, 0,
+        "deliveries sent twice without a failure or a restart (listed above)"
+    );
 }
 
 /// A job deleted after its `job.new` was fanned out is still delivered, as the event carries
