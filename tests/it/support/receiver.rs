@@ -20,6 +20,10 @@ use tokio::task::JoinHandle;
 #[derive(Clone, Debug)]
 pub struct Hit {
     pub path: String,
+    /// The query string, when there is one.
+    // Read by the crash tests, which run apart.
+    #[allow(dead_code)]
+    pub query: Option<String>,
     /// `webhook-id`.
     pub id: Option<String>,
     /// `webhook-timestamp`, as sent.
@@ -198,6 +202,7 @@ async fn handle(
     };
     let mut hit = Hit {
         path: uri.path().to_owned(),
+        query: uri.query().map(str::to_owned),
         id: header("webhook-id"),
         timestamp: header("webhook-timestamp"),
         signature: header("webhook-signature"),
