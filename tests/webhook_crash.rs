@@ -6,8 +6,12 @@
 //! `JL_CRASH_CHILD` is set). The child opens a sled store in the parent's temporary folder,
 //! runs the service with the real `HttpNotifier`, ingests jobs one by one and prints
 //! `@@ACK <job id> <paths>` after each `upsert_job` returns. The parent SIGKILLs it at a random
-//! moment, several times, then starts a last child that only delivers, and counts losses (must
-//! be 0) and duplicates (reported).
+//! moment, several times, then starts a last child that only delivers until nothing is left
+//! to send (`@@SETTLED`), and counts losses (must be 0) and duplicates (reported; each must
+//! have a kill between, README's promise). Every child marks its requests with its number
+//! (`?child=N`), so a repeat is known to come from one process or two, whatever the timing.
+//!
+//! The kill plan comes from a seed, printed at the start; `JL_TEST_SEED` replays it.
 
 // The helpers of the `it` binary; these tests use a few of them.
 #[allow(dead_code, unused_imports)]
@@ -20,13 +24,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use job_listings::demo::Dataset;
+use job_listings::domain::DeliveryStatus;
 use job_listings::domain::{CallbackUrl, DomainTag, Job, JobId, JobStatus, Plan};
 use job_listings::service::{
     DeliveryConfig, JobListingsService, NewKey, NewWebhook, ServiceConfig,
 };
-use job_listings::store::OutboxStore;
+use job_listings::store::{OutboxStore, Store};
 use job_listings::webhooks::{
-    verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, RetryPolicy,
+    verify, AttemptOutcome, CallbackPolicy, HttpNotifier, HttpNotifierConfig, Notifier,
+    RetryPolicy, WebhookRequest,
 };
 use rand::{Rng, SeedableRng};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -45,6 +51,8 @@ const CYCLES: u64 = 5;
 const JOBS_PER_CHILD: u64 = 150;
 /// The subscriptions: path, and which jobs they want.
 const PATHS: [&str; 3] = ["/all", "/ai", "/remote"];
+/// The longest the drain child may take to send everything; it fails the test loudly.
+const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 
 /// A deterministic job per index: every third is tagged `ai`, every second is remote.
 fn crash_job(companies: &[job_listings::domain::Company], i: u64) -> Job {
@@ -83,6 +91,50 @@ fn expected_paths(i: u64) -> Vec<&'static str> {
 // The child
 // ---------------------------------------------------------------------------------------------
 
+/// The real notifier, with `?child=N` on every URL: the receiver then knows which process sent
+/// each request.
+#[derive(Debug)]
+struct Tagged {
+    inner: HttpNotifier,
+    child: u64,
+}
+
+#[async_trait::async_trait]
+impl Notifier for Tagged {
+    async fn send(&self, request: &WebhookRequest) -> AttemptOutcome {
+        let mut url = request.url.url().clone();
+        url.set_query(Some(&format!("child={}", self.child)));
+        let mut tagged = request.clone();
+        tagged.url = CallbackUrl::parse(url.as_str()).expect("the callback URL, tagged");
+        self.inner.send(&tagged).await
+    }
+}
+
+/// Whether nothing is left to send: every subscription fanned out to the log's head, and no
+/// delivery pending (so none in flight either: an attempt is recorded after its answer).
+async fn settled(service: &JobListingsService, store: &dyn Store) -> bool {
+    if service.fan_out_now().await.is_err() {
+        return false;
+    }
+    let (Ok(head), Ok(cursors), Ok(subs)) = (
+        store.log_head().await,
+        store.fan_out_cursors().await,
+        store.scan_webhooks().await,
+    ) else {
+        return false;
+    };
+    if cursors.iter().any(|(_, at)| *at < head) {
+        return false;
+    }
+    for sub in subs {
+        match store.deliveries_of(sub.id, usize::MAX).await {
+            Ok(ds) if ds.iter().all(|d| d.status != DeliveryStatus::Pending) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// Not a test of its own: the body of the child process the crash test starts. Without
 /// `JL_CRASH_CHILD` it returns at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -98,6 +150,7 @@ async fn crash_child_process_entry_point() {
     let store = Arc::new(store);
     let receiver = child_var("JL_CRASH_RECEIVER");
     let first: u64 = child_var("JL_CRASH_FIRST").parse().expect("a number");
+    let child: u64 = child_var("JL_CRASH_CHILD_NO").parse().expect("a number");
 
     let config = ServiceConfig {
         callback_policy: CallbackPolicy::local_development(),
@@ -116,17 +169,22 @@ async fn crash_child_process_entry_point() {
         },
         ..ServiceConfig::default()
     };
+    // The receiver answers within 40 ms: a request that takes longer was held up by the
+    // machine, and must not time out and be sent again by the same process.
     let notifier = HttpNotifier::new(
         CallbackPolicy::local_development(),
         HttpNotifierConfig {
             connect_timeout: Duration::from_secs(1),
-            request_timeout: Duration::from_millis(500),
+            request_timeout: Duration::from_secs(10),
         },
     )
     .expect("a notifier");
     let service = JobListingsService::builder()
         .store(store.clone())
-        .notifier(Arc::new(notifier))
+        .notifier(Arc::new(Tagged {
+            inner: notifier,
+            child,
+        }))
         .config(config)
         .build()
         .await
@@ -182,6 +240,16 @@ async fn crash_child_process_entry_point() {
             println!("@@ACK {} {}", outcome.id, paths.join(","));
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
+    } else {
+        // Deliver, and say when nothing is left.
+        let deadline = Instant::now() + DRAIN_LIMIT;
+        while Instant::now() < deadline {
+            if settled(&service, store.as_ref()).await {
+                println!("@@SETTLED");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     // Deliver until killed.
     tokio::time::sleep(Duration::from_secs(120)).await;
@@ -196,11 +264,13 @@ struct Spawned {
     lines: tokio::io::Lines<BufReader<ChildStdout>>,
 }
 
-fn spawn_child(mode: &str, dir: &std::path::Path, receiver: &str, first: u64) -> Spawned {
+/// Starts child number `no` (which tags its requests with it).
+fn spawn_child(mode: &str, no: u64, dir: &std::path::Path, receiver: &str, first: u64) -> Spawned {
     let mut child = re_exec(
         CHILD_TEST,
         [
             ("JL_CRASH_CHILD", mode.into()),
+            ("JL_CRASH_CHILD_NO", no.to_string().into()),
             ("JL_CRASH_DIR", dir.join("db").into()),
             ("JL_CRASH_RECEIVER", receiver.into()),
             ("JL_CRASH_FIRST", first.to_string().into()),
@@ -220,6 +290,8 @@ struct Log {
     /// (path, job id) pairs that must be delivered.
     expected: BTreeSet<(String, String)>,
     acked_jobs: BTreeSet<String>,
+    /// The drain child printed SETTLED.
+    settled: bool,
 }
 
 impl Log {
@@ -237,6 +309,10 @@ impl Log {
                 (false, false)
             }
             Some("READY") => (true, false),
+            Some("SETTLED") => {
+                self.settled = true;
+                (false, false)
+            }
             Some("ACK") => {
                 if let (Some(job), Some(paths)) = (parts.next(), parts.next()) {
                     self.acked_jobs.insert(job.to_owned());
@@ -280,7 +356,14 @@ async fn killed_server_process_loses_no_webhook_deliveries() {
     if std::env::var("JL_CRASH_CHILD").is_ok() {
         return;
     }
-    let seed: u64 = rand::thread_rng().gen();
+    let seed: u64 = match std::env::var("JL_TEST_SEED") {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("JL_TEST_SEED must be a number, not {v:?}")),
+        Err(_) => rand::thread_rng().gen(),
+    };
+    eprintln!("crash: seed {seed} (JL_TEST_SEED={seed} replays the kill plan)");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     // About half of all first attempts fail with 500 (so kills land mid-retry), and some
     // answers are slow (so kills land while a request is in flight).
@@ -299,10 +382,9 @@ async fn killed_server_process_loses_no_webhook_deliveries() {
     let mut log = Log::default();
     let started = Instant::now();
     let mut kills = Vec::new();
-    let mut kill_times = Vec::new();
 
     for cycle in 0..CYCLES {
-        let mut child = spawn_child("ingest", dir.path(), &receiver, cycle * 10_000);
+        let mut child = spawn_child("ingest", cycle, dir.path(), &receiver, cycle * 10_000);
         wait_ready(&mut child, &mut log).await;
         // Kill after a random number of ACKs, or after a random time.
         let by_acks = rng.gen_bool(0.5);
@@ -333,7 +415,6 @@ async fn killed_server_process_loses_no_webhook_deliveries() {
             }
         }
         kill(child, &mut log).await;
-        kill_times.push(Instant::now());
         kills.push(if by_acks {
             format!("after {acks_wanted} ACKs")
         } else {
@@ -341,10 +422,27 @@ async fn killed_server_process_loses_no_webhook_deliveries() {
         });
     }
 
-    // A last start that only delivers, until every acknowledged job reached its subscribers.
-    let mut drain = spawn_child("drain", dir.path(), &receiver, 0);
+    // A last start that only delivers, until it has nothing left to send: then every request
+    // any child made has arrived, and nothing more will.
+    let mut drain = spawn_child("drain", CYCLES, dir.path(), &receiver, 0);
     wait_ready(&mut drain, &mut log).await;
     let drain_started = Instant::now();
+    let settled = tokio::time::timeout(DRAIN_LIMIT + Duration::from_secs(10), async {
+        while let Ok(Some(line)) = drain.lines.next_line().await {
+            log.take(&line);
+            if log.settled {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(
+        settled.is_ok() && log.settled,
+        "the drain child did not settle within {DRAIN_LIMIT:?} (seed {seed})"
+    );
+    let drain_took = drain_started.elapsed();
+    kill(drain, &mut log).await;
+
     let delivered = |rx: &Receiver| -> BTreeMap<(String, String), usize> {
         let mut ok = BTreeMap::new();
         for hit in rx.hits().iter().filter(|h| h.ok()) {
@@ -354,19 +452,6 @@ async fn killed_server_process_loses_no_webhook_deliveries() {
         }
         ok
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let ok = delivered(&rx);
-        if log.expected.iter().all(|pair| ok.contains_key(pair)) || Instant::now() > deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    // Let stragglers (retries already due) land before counting duplicates.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let drain_took = drain_started.elapsed();
-    kill(drain, &mut log).await;
-
     let ok = delivered(&rx);
     let losses: Vec<_> = log
         .expected
@@ -403,25 +488,27 @@ async fn killed_server_process_loses_no_webhook_deliveries() {
         }
     }
     let mixed_ids = ids_per_job.values().filter(|ids| ids.len() > 1).count();
-    // A repeat is explained by a crash when a kill falls between the two successful arrivals;
-    // otherwise one process sent the same delivery twice.
-    let mut ok_times: BTreeMap<(String, String), Vec<Instant>> = BTreeMap::new();
+    // A repeat is explained by a crash when the two successful sends came from two children
+    // (one was killed before the next started); from one child, one process sent the same
+    // delivery twice.
+    let mut senders: BTreeMap<(String, String), Vec<Option<String>>> = BTreeMap::new();
+    let mut untagged = 0;
     for hit in hits.iter().filter(|h| h.ok()) {
+        untagged += usize::from(hit.query.is_none());
         if let Some(job) = hit.data_id() {
-            ok_times
+            senders
                 .entry((hit.path.clone(), job.to_owned()))
                 .or_default()
-                .push(hit.at);
+                .push(hit.query.clone());
         }
     }
-    let same_process_repeats: usize = ok_times
-        .values()
-        .map(|times| {
-            times
-                .windows(2)
-                .filter(|w| !kill_times.iter().any(|k| w[0] <= *k && *k <= w[1]))
-                .count()
-        })
+    let same_process: Vec<_> = senders
+        .iter()
+        .filter(|(_, by)| by.len() > by.iter().collect::<BTreeSet<_>>().len())
+        .collect();
+    let same_process_repeats: usize = same_process
+        .iter()
+        .map(|(_, by)| by.len() - by.iter().collect::<BTreeSet<_>>().len())
         .sum();
     eprintln!(
         "crash: seed {seed}; {CYCLES} kill -9 cycles ({}) + drain; {} jobs acknowledged, {} \
@@ -448,5 +535,10 @@ async fn killed_server_process_loses_no_webhook_deliveries() {
     assert_eq!(
         mixed_ids, 0,
         "every repeat of a job's event keeps its webhook-id"
+    );
+    assert_eq!(untagged, 0, "every request names the child that sent it");
+    assert!(
+        same_process.is_empty(),
+        "deliveries sent twice by one process, with no kill between (seed {seed}): {same_process:?}"
     );
 }

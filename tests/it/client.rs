@@ -3,6 +3,7 @@
 //! rate-limit state, the retry policy and the paged stream of a search.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::TryStreamExt;
@@ -11,15 +12,17 @@ use job_listings::client::{
     ChangesFrom, ChangesRequest, Client, ClientError, CompanySearch, JobSearch, NewWebhook, Paging,
     RetryPolicy, WebhookPatch,
 };
+use job_listings::demo::Dataset;
 use job_listings::domain::{
     ChangeKind, DeliveryStatus, DomainTag, FeedCursor, JobId, PerPage, Plan, SubscriptionStatus,
     WebhookId,
 };
 use job_listings::query::Facet;
-use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
+use job_listings::service::{ManualClock, Quotas, RateLimit, RateLimits, ServiceConfig};
 
 use crate::api::spawn_app_with;
-use crate::support::TestApp;
+use crate::support::metrics::count;
+use crate::support::{at, TestApp};
 
 const HOOK: &str = "https://hooks.example.com/client";
 
@@ -226,14 +229,22 @@ async fn a_used_up_quota_is_a_typed_error_with_the_quota_and_retry_after() {
         },
         ..ServiceConfig::default()
     };
-    let app = spawn_app_with(config).await;
-    // A retry policy does not retry a used-up quota: its wait runs to the period's end.
+    // One second before the key's period ends, so the quota's Retry-After is 1 s: well within
+    // the retry policy's budget, so only the client's rule keeps it from retrying. The clock
+    // stands still, so a retry would be refused again, and counted.
+    let anchor = at(2026, 1, 31, 10, 0, 0);
+    let clock = Arc::new(ManualClock::new(anchor));
+    let app = TestApp::builder()
+        .config(config)
+        .clock(clock)
+        .seed(Dataset::generate(7, 2, 5))
+        .spawn()
+        .await;
+    let key = app.issue_anchored(Plan::Developer, anchor).await;
+    app.set_time(at(2026, 2, 28, 9, 59, 59));
     let c = Client::builder(app.base())
-        .api_key(&app.keys.developer.raw)
-        .retry(RetryPolicy {
-            max_total_wait: Duration::from_secs(3_600 * 24 * 62),
-            ..RetryPolicy::default()
-        })
+        .api_key(&key.raw)
+        .retry(RetryPolicy::default())
         .build()
         .unwrap();
     let search = JobSearch::new().per_page(PerPage::new(1).unwrap());
@@ -242,13 +253,24 @@ async fn a_used_up_quota_is_a_typed_error_with_the_quota_and_retry_after() {
     let second = c.search_jobs(&search).await.expect("call 2 of 2");
     assert_eq!(second.quota.unwrap().remaining, 0);
 
-    let e = c.search_jobs(&search).await.expect_err("over the quota");
+    // Bounded: a client that retried would come back after each second, up to its attempts.
+    let e = tokio::time::timeout(Duration::from_secs(30), c.search_jobs(&search))
+        .await
+        .expect("the call over the quota returned")
+        .expect_err("over the quota");
     let p = e.problem().unwrap();
     assert_eq!(p.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(p.code, "quota_exceeded");
     let quota = p.quota.expect("the quota state");
     assert_eq!((quota.limit, quota.remaining), (2, 0));
-    assert!(p.retry_after.expect("Retry-After") > Duration::ZERO);
+    assert_eq!(p.retry_after, Some(Duration::from_secs(1)));
+    // The server answered quota_exceeded once: the client sent the call once, not again.
+    let refused = count(
+        &app.api.metrics_text(),
+        "job_listings_http_problems_total",
+        &[("code", "quota_exceeded")],
+    );
+    assert_eq!(refused, 1.0, "requests over the quota the server answered");
     assert_eq!(c.usage().await.expect("usage is free").calls_used, 2);
 }
 

@@ -515,8 +515,10 @@ async fn a_usage_answer_under_load_carries_headers_that_agree_with_its_body() {
                 (n, seen)
             })
         };
-        let _ = hammer(&app, plan, 16).await;
+        let answers = hammer(&app, plan, 16).await;
         done.store(true, Ordering::Release);
+        // The load is the key's whole quota: every call succeeds, each with its own count.
+        assert_exactly_quota(&answers.iter().collect::<Vec<_>>(), QUOTA);
         let (n, seen) = poller.await.expect("the poller did not panic");
         samples += n;
         mismatches.extend(seen);

@@ -5,32 +5,122 @@
 //! test works in a schema of its own, dropped afterwards.
 //!
 //! Checked: what one replica writes (keys, revocations, companies, jobs, subscriptions) is
-//! served by the others within a bounded time (printed: run with `--nocapture`); with quota Q
-//! and calls spread over three replicas exactly Q succeed; each new job is delivered once
-//! although every replica runs a delivery worker; a replica that dies mid-delivery delays the
-//! delivery by its lease and loses nothing.
+//! served by the others once their followers have caught up with the change feed (the times
+//! that took are printed: run with `--nocapture`); with quota Q and calls spread over three
+//! replicas exactly Q succeed; each new job is delivered once although every replica runs a
+//! delivery worker; a replica that dies mid-delivery delays the delivery by its lease and
+//! loses nothing.
+//!
+//! No test passes or fails by the clock: each waits for a state (a follower's position in the
+//! change feed, a stored delivery status) with a generous bound that fails loudly, and a
+//! follower is held still at a barrier where a test needs it behind.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use job_listings::demo::Dataset;
-use job_listings::domain::{Company, Job, JobId, JobStatus, Plan};
+use job_listings::domain::{Company, DeliveryStatus, Job, JobId, JobStatus, Plan, WebhookId};
 use job_listings::service::{DeliveryConfig, NewKey, Quotas, SecretKey, ServiceConfig};
+use job_listings::store::{Change, PgStore, Store};
 use job_listings::webhooks::{CallbackPolicy, HttpNotifier, HttpNotifierConfig, RetryPolicy};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
 use crate::support::pg::TestSchema;
+use crate::support::tap::{Tap, TappedStore};
 use crate::support::wire::client;
-use crate::support::{always_ok, eventually, script, Answer, Auth, Receiver, StoreKind, TestApp};
+use crate::support::{
+    always_ok, eventually, script, Answer, Auth, Latch, Receiver, StoreKind, TestApp,
+};
 
-/// How long a write may take to reach another replica before the test fails; the measured
-/// times are printed, and are normally a few milliseconds (a NOTIFY wakes the followers).
-const PROPAGATION_LIMIT: Duration = Duration::from_secs(5);
+/// The longest a wait for a state may take before the test fails (a follower catching up, a
+/// delivery settling): far beyond what any of them takes, even on a loaded machine. What
+/// decides a test is the state, not how soon it came: the times are printed.
+const STATE_LIMIT: Duration = Duration::from_secs(60);
 
-/// A replica: an app of its own on the shared schema.
-type Replica = TestApp;
+/// A replica: an app of its own on the shared schema, and where its follower is.
+struct Replica {
+    app: TestApp,
+    follower: Arc<Follower>,
+}
+
+impl std::ops::Deref for Replica {
+    type Target = TestApp;
+    fn deref(&self) -> &TestApp {
+        &self.app
+    }
+}
+
+impl std::ops::DerefMut for Replica {
+    fn deref_mut(&mut self) -> &mut TestApp {
+        &mut self.app
+    }
+}
+
+/// A replica's follower as its store sees it: the position it applied up to, and a barrier
+/// it can be held at.
+#[derive(Default)]
+struct Follower {
+    /// The position the follower last asked to read after: it has applied every change up to
+    /// it.
+    applied: AtomicU64,
+    /// Its last read was a full batch: more changes wait.
+    behind: AtomicBool,
+    /// A barrier armed by the test, and whether it holds only once the follower is behind.
+    hold: Mutex<Option<(Parked, bool)>>,
+}
+
+/// A follower held at its next read of the change feed: `held` opens once it is, and the test
+/// opens `release` to let it go.
+#[derive(Clone, Default)]
+struct Parked {
+    held: Latch,
+    release: Latch,
+}
+
+impl Follower {
+    /// Holds the follower at its next read.
+    fn park(&self) -> Parked {
+        self.arm(false)
+    }
+
+    /// Holds the follower at the first read it makes after a full batch, that is while it is
+    /// behind by more than a batch.
+    fn park_when_behind(&self) -> Parked {
+        self.arm(true)
+    }
+
+    fn arm(&self, when_behind: bool) -> Parked {
+        let parked = Parked::default();
+        *self.hold.lock().unwrap_or_else(|e| e.into_inner()) = Some((parked.clone(), when_behind));
+        parked
+    }
+}
+
+#[async_trait::async_trait]
+impl Tap for Follower {
+    async fn before_changes(&self, after: u64, _limit: usize) {
+        self.applied.fetch_max(after, Ordering::SeqCst);
+        let behind = self.behind.load(Ordering::SeqCst);
+        let parked = {
+            let mut hold = self.hold.lock().unwrap_or_else(|e| e.into_inner());
+            match hold.as_ref() {
+                Some((_, when_behind)) if !when_behind || behind => hold.take().map(|(p, _)| p),
+                _ => None,
+            }
+        };
+        if let Some(parked) = parked {
+            parked.held.open();
+            parked.release.opened(STATE_LIMIT).await;
+        }
+    }
+
+    async fn after_changes(&self, _after: u64, limit: usize, changes: &[Change]) {
+        self.behind.store(changes.len() == limit, Ordering::SeqCst);
+    }
+}
 
 /// What every replica of one test shares: the schema, the sealing key and the settings.
 struct Cluster {
@@ -80,12 +170,21 @@ impl Cluster {
                 lease: self.lease,
                 ..DeliveryConfig::default()
             },
-            follow_poll_interval: Duration::from_millis(500),
+            // The catch-up read: short, so that a follower that applied the last change reads
+            // again (and shows where it is) soon after, with no newer change to wake it.
+            follow_poll_interval: Duration::from_millis(50),
             ..ServiceConfig::default()
         };
         edit(&mut config);
+        let follower = Arc::new(Follower::default());
+        let pg: Arc<dyn Store> = Arc::new(
+            PgStore::open(&self.schema.config(8))
+                .await
+                .expect("the PostgreSQL store opens"),
+        );
+        let store = TappedStore::new(pg, follower.clone());
         let mut builder = TestApp::builder()
-            .store(StoreKind::Postgres(self.schema.config(8)))
+            .store(StoreKind::Given(Arc::new(store)))
             .config(config);
         if let Some(timeout) = send_timeout {
             let notifier = HttpNotifier::new(
@@ -98,7 +197,10 @@ impl Cluster {
             .expect("a notifier");
             builder = builder.notifier(Arc::new(notifier));
         }
-        builder.spawn().await
+        Replica {
+            app: builder.spawn().await,
+            follower,
+        }
     }
 
     /// Adds the companies and issues a key of `plan` through `first`; returns the key once
@@ -117,29 +219,33 @@ impl Cluster {
             .expect("a key");
         let key = key.expose().to_owned();
         for (i, r) in all.iter().enumerate() {
-            time_until(&format!("the key on replica {i}"), || async {
-                self.get(r, "/api/v1/usage", &key).await.0 == StatusCode::OK
-            })
-            .await;
+            caught_up(&format!("the key on replica {i}"), first, r).await;
+            let (status, body) = self.get(r, "/api/v1/usage", &key).await;
+            assert_eq!(status, StatusCode::OK, "the key on replica {i}: {body}");
         }
         (companies, key)
     }
 
-    /// Registers a webhook for `url` through `via`; returns once every replica in `all`
+    /// Registers a webhook for `url` through `via`; returns its id once every replica in `all`
     /// serves it.
-    async fn subscribe(&self, via: &Replica, all: &[&Replica], key: &str, url: &str) {
+    async fn subscribe(&self, via: &Replica, all: &[&Replica], key: &str, url: &str) -> WebhookId {
         let body = json!({ "callback_url": url });
         let (status, hook) = self
             .call(via, Method::POST, "/api/v1/webhooks", key, Some(body))
             .await;
         assert_eq!(status, StatusCode::CREATED, "{hook}");
-        let path = format!("/api/v1/webhooks/{}", hook["id"].as_str().expect("an id"));
+        let id = hook["id"].as_str().expect("an id");
+        let path = format!("/api/v1/webhooks/{id}");
         for (i, r) in all.iter().enumerate() {
-            time_until(&format!("the subscription on replica {i}"), || async {
-                self.get(r, &path, key).await.0 == StatusCode::OK
-            })
-            .await;
+            caught_up(&format!("the subscription on replica {i}"), via, r).await;
+            let (status, body) = self.get(r, &path, key).await;
+            assert_eq!(
+                status,
+                StatusCode::OK,
+                "the subscription on replica {i}: {body}"
+            );
         }
+        WebhookId::parse(id).expect("a webhook id")
     }
 
     async fn call(
@@ -159,20 +265,51 @@ impl Cluster {
     }
 }
 
-/// Polls `check` every 5 ms until it holds; returns how long that took, or fails the test.
-async fn time_until<F, Fut>(what: &str, mut check: F) -> Duration
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
+/// Waits until `reader`'s follower has applied every change in the feed as `writer` sees it
+/// now (a write `writer` just made among them); returns how long that took, or fails the test
+/// after [`STATE_LIMIT`].
+async fn caught_up(what: &str, writer: &Replica, reader: &Replica) -> Duration {
+    let head = writer
+        .store
+        .change_feed()
+        .expect("a shared store")
+        .head()
+        .await
+        .expect("the feed's head");
     let started = Instant::now();
-    while started.elapsed() < PROPAGATION_LIMIT {
-        if check().await {
-            return started.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    panic!("{what}: not seen within {PROPAGATION_LIMIT:?}");
+    let reached = eventually(STATE_LIMIT, || async {
+        reader.follower.applied.load(Ordering::SeqCst) >= head
+    })
+    .await;
+    assert!(
+        reached,
+        "{what}: the follower applied up to {} of {head} within {STATE_LIMIT:?}",
+        reader.follower.applied.load(Ordering::SeqCst)
+    );
+    started.elapsed()
+}
+
+/// Waits until none of a subscription's deliveries is pending; returns them.
+async fn settled(r: &Replica, hook: WebhookId) -> Vec<job_listings::domain::Delivery> {
+    let read = || async {
+        r.store
+            .deliveries_of(hook, usize::MAX)
+            .await
+            .expect("the deliveries")
+    };
+    let done = eventually(STATE_LIMIT, || async {
+        read()
+            .await
+            .iter()
+            .all(|d| d.status != DeliveryStatus::Pending)
+    })
+    .await;
+    let last = read().await;
+    assert!(
+        done,
+        "deliveries still pending after {STATE_LIMIT:?}: {last:?}"
+    );
+    last
 }
 
 fn companies() -> Vec<Company> {
@@ -194,7 +331,7 @@ fn job(company: &Company, word: &str) -> Job {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
-async fn what_one_replica_writes_the_others_serve_within_a_bounded_time() {
+async fn what_one_replica_writes_the_others_serve_once_they_followed_it() {
     let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
     let a = cluster.replica(None).await;
     let b = cluster.replica(None).await;
@@ -209,10 +346,9 @@ async fn what_one_replica_writes_the_others_serve_within_a_bounded_time() {
     let key = key.expose().to_owned();
     let mut times = Vec::new();
     for (name, r) in [("B", &b), ("C", &c)] {
-        let took = time_until(&format!("the key on {name}"), || async {
-            cluster.get(r, "/api/v1/usage", &key).await.0 == StatusCode::OK
-        })
-        .await;
+        let took = caught_up(&format!("the key on {name}"), &a, r).await;
+        let (status, body) = cluster.get(r, "/api/v1/usage", &key).await;
+        assert_eq!(status, StatusCode::OK, "the key on {name}: {body}");
         times.push(("key", name, took));
     }
 
@@ -223,10 +359,9 @@ async fn what_one_replica_writes_the_others_serve_within_a_bounded_time() {
         .await
         .expect("companies");
     let company_path = format!("/api/v1/companies/{}", companies[0].id.0);
-    let took = time_until("a company on C", || async {
-        cluster.get(&c, &company_path, &key).await.0 == StatusCode::OK
-    })
-    .await;
+    let took = caught_up("a company on C", &a, &c).await;
+    let (status, body) = cluster.get(&c, &company_path, &key).await;
+    assert_eq!(status, StatusCode::OK, "a company on C: {body}");
     times.push(("company", "C", took));
 
     // A job ingested on B is searchable on A and C.
@@ -239,34 +374,39 @@ async fn what_one_replica_writes_the_others_serve_within_a_bounded_time() {
         .expect("ingested");
     let search = format!("/api/v1/jobs?q={word}");
     for (name, r) in [("A", &a), ("C", &c)] {
-        time_until(&format!("the job on {name}"), || async {
-            let (status, body) = cluster.get(r, &search, &key).await;
-            status == StatusCode::OK && body["data"][0]["id"] == json!(new_job.id.0.to_string())
-        })
-        .await;
+        caught_up(&format!("the job on {name}"), &b, r).await;
+        let (status, body) = cluster.get(r, &search, &key).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(
+            body["data"][0]["id"],
+            json!(new_job.id.0.to_string()),
+            "the job on {name}: {body}"
+        );
         times.push(("job", name, ingested_at.elapsed()));
     }
 
     // Closed on C: gone from A's and B's results.
     c.service.close_job(new_job.id).await.expect("closed");
     for (name, r) in [("A", &a), ("B", &b)] {
-        time_until(&format!("the close on {name}"), || async {
-            let (status, body) = cluster.get(r, &search, &key).await;
-            status == StatusCode::OK && body["data"].as_array().is_some_and(|d| d.is_empty())
-        })
-        .await;
+        caught_up(&format!("the close on {name}"), &c, r).await;
+        let (status, body) = cluster.get(r, &search, &key).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["data"], json!([]), "the close on {name}: {body}");
     }
 
     // Revoked on C: refused by A and B.
     c.service.revoke_key(record.id).await.expect("revoked");
     for (name, r) in [("A", &a), ("B", &b)] {
-        let took = time_until(&format!("the revocation on {name}"), || async {
-            cluster.get(r, "/api/v1/usage", &key).await.0 == StatusCode::UNAUTHORIZED
-        })
-        .await;
+        let took = caught_up(&format!("the revocation on {name}"), &c, r).await;
+        let (status, body) = cluster.get(r, "/api/v1/usage", &key).await;
+        assert_eq!(
+            status,
+            StatusCode::UNAUTHORIZED,
+            "the revocation on {name}: {body}"
+        );
         times.push(("revocation", name, took));
     }
-    eprintln!("replicas: propagation times {times:?}");
+    eprintln!("replicas: times until the followers had applied the write {times:?}");
 }
 
 /// A job deleted on one replica is gone from the others' searches (counted totals included)
@@ -288,19 +428,28 @@ async fn what_one_replica_deletes_the_others_drop() {
         .await
         .expect("ingested");
     let search = format!("/api/v1/jobs?q={word}");
-    time_until("the jobs on B", || async {
-        cluster.get(&b, &search, &key).await.1["pagination"]["total"] == json!(2)
-    })
-    .await;
+    caught_up("the jobs on B", &a, &b).await;
+    let (_, body) = cluster.get(&b, &search, &key).await;
+    assert_eq!(
+        body["pagination"]["total"],
+        json!(2),
+        "the jobs on B: {body}"
+    );
 
     a.service.delete_job(deleted.id).await.expect("deleted");
-    time_until("the delete on B", || async {
-        let (status, body) = cluster.get(&b, &search, &key).await;
-        status == StatusCode::OK
-            && body["pagination"]["total"] == json!(1)
-            && body["data"][0]["id"] == json!(kept.id.0.to_string())
-    })
-    .await;
+    caught_up("the delete on B", &a, &b).await;
+    let (status, body) = cluster.get(&b, &search, &key).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["pagination"]["total"],
+        json!(1),
+        "the delete on B: {body}"
+    );
+    assert_eq!(
+        body["data"][0]["id"],
+        json!(kept.id.0.to_string()),
+        "{body}"
+    );
     let detail = format!("/api/v1/jobs/{}", deleted.id.0);
     assert_eq!(
         cluster.get(&b, &detail, &key).await.0,
@@ -313,10 +462,11 @@ async fn what_one_replica_deletes_the_others_drop() {
         .await
         .expect("deleted");
     let company = format!("/api/v1/companies/{}", companies[1].id.0);
-    time_until("the company's delete on A", || async {
-        cluster.get(&a, &company, &key).await.0 == StatusCode::NOT_FOUND
-    })
-    .await;
+    caught_up("the company's delete on A", &b, &a).await;
+    assert_eq!(
+        cluster.get(&a, &company, &key).await.0,
+        StatusCode::NOT_FOUND
+    );
     assert!(!a.service.has_company(companies[1].id));
     let (status, body) = cluster
         .get(&a, &format!("/api/v1/jobs/{}", closed.id.0), &key)
@@ -444,8 +594,13 @@ async fn a_job_written_right_after_a_subscription_on_another_replica_is_announce
     let all: Vec<&Replica> = replicas.iter().collect();
     let (companies, key) = cluster.seed(&replicas[0], &all, Plan::AgentPro).await;
     let rx = Receiver::start(always_ok()).await;
-    // Registered on the first replica; the job is written on the second before its follower
-    // (polling every 500 ms) can have seen the subscription.
+    // Registered on the first replica; the job is written on the second while its follower is
+    // held still, so it cannot have seen the subscription.
+    let parked = replicas[1].follower.park();
+    assert!(
+        parked.held.opened(STATE_LIMIT).await,
+        "the second replica's follower never read again"
+    );
     let (status, hook) = cluster
         .call(
             &replicas[0],
@@ -464,10 +619,11 @@ async fn a_job_written_right_after_a_subscription_on_another_replica_is_announce
         .expect("ingested");
     assert!(outcome.announced);
     assert!(
-        eventually(Duration::from_secs(20), || async { rx.count() >= 1 }).await,
+        eventually(STATE_LIMIT, || async { rx.count() >= 1 }).await,
         "the job was never delivered"
     );
     assert_eq!(rx.hits()[0].data_id(), Some(job.id.0.to_string().as_str()));
+    parked.release.open();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -483,7 +639,7 @@ async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
     let all: Vec<&Replica> = replicas.iter().collect();
     let (companies, key) = cluster.seed(&replicas[0], &all, Plan::AgentPro).await;
     let rx = Receiver::start(always_ok()).await;
-    cluster
+    let hook = cluster
         .subscribe(&replicas[1], &all, &key, &rx.url("/jobs"))
         .await;
 
@@ -497,12 +653,39 @@ async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
     }
     let total = expected.len();
     assert!(
-        eventually(Duration::from_secs(20), || async { rx.count() >= total }).await,
+        eventually(STATE_LIMIT, || async { rx.count() >= total }).await,
         "{} of {total} delivered",
         rx.count()
     );
-    // Give any duplicate time to arrive.
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    settled(&replicas[0], hook).await;
+    // A later job marks how far delivery has got: once it arrived and nothing is pending, a
+    // duplicate of an earlier one would have arrived too.
+    let marker = job(&companies[0], "marker");
+    replicas[2]
+        .service
+        .upsert_job(marker.clone())
+        .await
+        .expect("ingested");
+    let marker_id = marker.id.0.to_string();
+    assert!(
+        eventually(STATE_LIMIT, || async {
+            rx.hits()
+                .iter()
+                .any(|h| h.data_id() == Some(marker_id.as_str()))
+        })
+        .await,
+        "the marker job was never delivered"
+    );
+    expected.insert(marker_id);
+    let total = expected.len();
+    let deliveries = settled(&replicas[0], hook).await;
+    assert_eq!(deliveries.len(), total, "one delivery per job");
+    assert!(
+        deliveries
+            .iter()
+            .all(|d| d.status == DeliveryStatus::Succeeded && d.attempts == 1),
+        "each delivered at its first attempt: {deliveries:?}"
+    );
     let hits = rx.hits();
     let delivered: std::collections::BTreeSet<String> = hits
         .iter()
@@ -529,23 +712,23 @@ async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_l
     let a = cluster.replica(Some(Duration::from_secs(30))).await;
     let b = cluster.replica(None).await;
     let (companies, key) = cluster.seed(&b, &[&a, &b], Plan::AgentPro).await;
-    // The first attempt hangs (A dies while waiting for it); any later attempt succeeds.
+    // The first request hangs (A dies while waiting for it); any later one succeeds.
     let rx = Receiver::start(script(|_, seen| {
-        if seen.nth_same == 0 {
+        if seen.nth == 0 {
             Answer::ok().after(Duration::from_secs(20))
         } else {
             Answer::ok()
         }
     }))
     .await;
-    cluster.subscribe(&b, &[&a], &key, &rx.url("/jobs")).await;
+    let hook = cluster.subscribe(&b, &[&a], &key, &rx.url("/jobs")).await;
 
     b.service
         .upsert_job(job(&companies[0], "lease"))
         .await
         .expect("ingested");
     assert!(
-        eventually(Duration::from_secs(10), || async { rx.count() >= 1 }).await,
+        eventually(STATE_LIMIT, || async { rx.count() >= 1 }).await,
         "A started the attempt"
     );
     // A dies mid-attempt: its background work stops, its claim stays in the database.
@@ -556,9 +739,9 @@ async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_l
     drop(a);
 
     // C takes over once the lease has run out.
-    let _c = cluster.replica(Some(Duration::from_secs(5))).await;
+    let c = cluster.replica(Some(Duration::from_secs(5))).await;
     assert!(
-        eventually(Duration::from_secs(15), || async { rx.count() >= 2 }).await,
+        eventually(STATE_LIMIT, || async { rx.count() >= 2 }).await,
         "the delivery was taken over"
     );
     let taken_over_after = died_at.elapsed();
@@ -572,8 +755,34 @@ async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_l
         hits[1].at.duration_since(hits[0].at) >= lease - Duration::from_millis(200),
         "not before the lease ran out"
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(rx.count(), 2, "delivered once more, not again");
+    // Recorded once, by C; a later job marks how far delivery has got, and nothing else came.
+    let settled_once = settled(&c, hook).await;
+    assert_eq!(settled_once.len(), 1, "{settled_once:?}");
+    assert_eq!(
+        (settled_once[0].status, settled_once[0].attempts),
+        (DeliveryStatus::Succeeded, 1),
+        "A's attempt was never recorded, C's was"
+    );
+    let marker = job(&companies[0], "marker");
+    b.service
+        .upsert_job(marker.clone())
+        .await
+        .expect("ingested");
+    let marker_id = marker.id.0.to_string();
+    assert!(
+        eventually(STATE_LIMIT, || async {
+            rx.hits()
+                .iter()
+                .any(|h| h.data_id() == Some(marker_id.as_str()))
+        })
+        .await,
+        "the marker job was never delivered"
+    );
+    settled(&c, hook).await;
+    let ids: Vec<Option<String>> = rx.hits().into_iter().map(|h| h.id).collect();
+    assert_eq!(ids.len(), 3, "delivered once more, not again: {ids:?}");
+    assert_eq!(ids[0], ids[1]);
+    assert_ne!(ids[1], ids[2]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -592,22 +801,19 @@ async fn a_replica_far_behind_the_change_feed_is_not_ready_until_it_caught_up() 
     assert_eq!(readyz(&reader).await.0, StatusCode::OK);
 
     // One write of many changes: the reader's follower reads them a thousand at a time, and
-    // knows the head is far ahead while it applies them.
+    // knows the head is far ahead while it applies them. It is held still after its first
+    // batch, so the test sees it behind however fast it would catch up.
+    let parked = reader.follower.park_when_behind();
     let jobs: Vec<Job> = (0..JOBS)
         .map(|i| job(&companies[i % companies.len()], &format!("lagging{i}")))
         .collect();
     writer.service.upsert_jobs(jobs).await.expect("the jobs");
-    let behind = std::sync::Mutex::new(None);
-    time_until("the reader saying it is behind", || async {
-        let (status, body) = readyz(&reader).await;
-        if status != StatusCode::SERVICE_UNAVAILABLE {
-            return false;
-        }
-        *behind.lock().unwrap() = Some(body);
-        true
-    })
-    .await;
-    let body = behind.into_inner().unwrap().expect("a 503 body");
+    assert!(
+        parked.held.opened(STATE_LIMIT).await,
+        "the reader's follower never read a full batch"
+    );
+    let (status, body) = readyz(&reader).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["status"], "not_ready", "{body}");
     assert!(
         body["follower_behind"].as_u64().is_some_and(|n| n > BOUND),
@@ -620,6 +826,7 @@ async fn a_replica_far_behind_the_change_feed_is_not_ready_until_it_caught_up() 
     );
 
     // Ready again once it has applied them all, and then it serves them.
+    parked.release.open();
     assert!(
         eventually(Duration::from_secs(180), || async {
             readyz(&reader).await.0 == StatusCode::OK

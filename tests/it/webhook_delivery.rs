@@ -1,7 +1,12 @@
-//! Webhook delivery end to end: the service with the real `HttpNotifier` (local-development
-//! policy, millisecond retries) sends to scripted receivers on 127.0.0.1, and every delivery is
-//! checked with the crate's own verifier. Status, history and test pings go through the real
-//! hyper server. Every wait is a bounded poll; nothing asserts on speed.
+//! Webhook delivery end to end: the service on the sled store (as deployed) with the real
+//! `HttpNotifier` (local-development policy, millisecond retries) sends to scripted receivers
+//! on 127.0.0.1, and every delivery is checked with the crate's own verifier. Status, history
+//! and test pings go through the real hyper server on 127.0.0.1.
+//!
+//! Every wait is a bounded poll for a state (a stored delivery status, a receiver's count) that
+//! fails loudly; nothing asserts on speed. "Nothing more arrived" is proven by a later marker
+//! that did arrive and by the stored deliveries, never by a quiet pause; a race is staged with
+//! answers held on a [`Latch`] and outbox calls held at a [`Tap`], never with delays.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -10,20 +15,15 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use job_listings::demo::Dataset;
 use job_listings::domain::{
-    ApiKeyRecord, BillingStatus, CallbackUrl, Company, CompanyId, Confidence, Delivery, DeliveryId,
-    DeliveryStatus, DomainTag, EventId, Job, JobId, JobStatus, KeyId, LoggedEvent, OutboxEvent,
-    Plan, Seniority, Subscription, WebhookId,
+    BillingStatus, CallbackUrl, Confidence, Delivery, DeliveryId, DeliveryStatus, DomainTag, Job,
+    JobId, JobStatus, Plan, Seniority, Subscription, WebhookId,
 };
-use job_listings::query::{JobFilter, JobQuery};
 use job_listings::server::ServerConfig;
 use job_listings::service::{
     Clock, DeliveryConfig, IngestOutcome, JobListingsService, ManualClock, NewWebhook,
     ServiceConfig,
 };
-use job_listings::store::{
-    FanOut, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore, MemoryStore, OutboxStore, Pruned,
-    Store, StoreResult, UsageCounter,
-};
+use job_listings::store::Store;
 use job_listings::webhooks::{
     sign, verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig, Notifier, RetryPolicy,
     WebhookRequest,
@@ -35,8 +35,10 @@ use uuid::Uuid;
 use crate::support::data;
 use crate::support::metrics::count;
 use crate::support::receiver::{free_port, Hit};
+use crate::support::store::open_sled;
+use crate::support::tap::{Tap, TappedStore};
 use crate::support::{
-    always_ok, eventually, script, Answer, Receiver, StoreKind, TestApp, TestAppBuilder,
+    always_ok, eventually, script, Answer, Latch, Receiver, StoreKind, TestApp, TestAppBuilder,
 };
 
 /// The longest any single wait in these tests may take.
@@ -87,9 +89,19 @@ fn config(delays_ms: &[u64]) -> ServiceConfig {
     }
 }
 
-/// A service with the real notifier, served over HTTP on 127.0.0.1, with two companies
-/// ("Quokka Frobnitz" and "Wombat Zephyr Works"); the tests use its Agent Pro key.
-async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig, store: StoreKind) -> TestApp {
+/// A service on sled in a temporary folder with the real notifier, served over HTTP on
+/// 127.0.0.1, with two companies ("Quokka Frobnitz" and "Wombat Zephyr Works"); the tests use
+/// its Agent Pro key.
+async fn start(config: ServiceConfig, timeouts: HttpNotifierConfig) -> TestApp {
+    start_on(config, timeouts, StoreKind::Sled).await
+}
+
+/// An app of `start` on another store.
+async fn start_on(
+    config: ServiceConfig,
+    timeouts: HttpNotifierConfig,
+    store: StoreKind,
+) -> TestApp {
     let notifier = HttpNotifier::new(config.callback_policy, timeouts).expect("the HTTP notifier");
     app_builder(config, store)
         .notifier(Arc::new(notifier))
@@ -116,7 +128,7 @@ fn app_builder(config: ServiceConfig, store: StoreKind) -> TestAppBuilder {
 }
 
 async fn start_default(delays_ms: &[u64]) -> TestApp {
-    start(config(delays_ms), FAST_TIMEOUTS, StoreKind::Memory).await
+    start(config(delays_ms), FAST_TIMEOUTS).await
 }
 
 /// What a test job looks like; `job()` fills in the rest.
@@ -393,7 +405,8 @@ async fn a_delivery_made_elsewhere_is_sent_at_once_by_a_service_new_to_its_subsc
     // ingests and fans out, and sends nothing (it has no notifier); the second, built before
     // the key and the subscription existed, claims the delivery. Its clock stands a minute
     // ahead and still, so a delivery it put back for later would never be due again.
-    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let store: Arc<dyn Store> = Arc::new(open_sled(&dir.path().join("db")).await.expect("sled"));
     let notifier = HttpNotifier::new(CallbackPolicy::local_development(), FAST_TIMEOUTS)
         .expect("the HTTP notifier");
     let sender = JobListingsService::builder()
@@ -842,8 +855,8 @@ async fn filter_matrix_sends_each_new_job_to_exactly_the_matching_subscriptions(
         rx.count(),
         expected.len()
     );
+    // Settled: every attempt was recorded, so every request it made has arrived.
     assert!(app.settle(&hook_ids).await, "every delivery settled");
-    tokio::time::sleep(Duration::from_millis(100)).await;
 
     let hits = rx.hits();
     let mut got: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -1140,10 +1153,18 @@ async fn exhausted_attempts_fail_the_delivery_and_the_history_shows_every_attemp
 async fn a_subscription_failing_longer_than_disable_after_is_disabled_and_shows_why() {
     let mut cfg = config(&[50; 40]);
     cfg.delivery.retry.disable_after = Duration::from_millis(300);
-    let app = start(cfg, FAST_TIMEOUTS, StoreKind::Memory).await;
-    let rx = Receiver::start(script(|_, _| Answer::status(500))).await;
+    let app = start(cfg, FAST_TIMEOUTS).await;
+    let rx = Receiver::start(script(|hit, _| match hit.path.as_str() {
+        "/down" => Answer::status(500),
+        _ => Answer::ok(),
+    }))
+    .await;
     let (hook, _) = app
         .subscribe_http(json!({ "callback_url": rx.url("/down") }))
+        .await;
+    // A subscription that keeps working: what reaches it marks how far delivery has got.
+    let (live, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/live") }))
         .await;
     app.ingest_new_job().await;
     let disabled = eventually(DEADLINE, || async {
@@ -1156,16 +1177,39 @@ async fn a_subscription_failing_longer_than_disable_after_is_disabled_and_shows_
     assert!(reason.contains("failed"), "the reason says why: {reason:?}");
     assert!(w["last_failure_at"].is_string(), "{w}");
 
-    assert!(app.settle(&[hook]).await);
-    let before = rx.count();
+    assert!(app.settle(&[hook, live]).await);
+    let before = rx.hits_to("/down").len();
     let later = app.ingest_new_job().await;
     assert_eq!(
         app.queued(later.id).await,
-        0,
-        "a disabled subscription gets nothing"
+        1,
+        "a disabled subscription gets nothing; the live one gets the job"
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(rx.count(), before);
+    // The later job reached the live subscription, and nothing more reached the disabled one.
+    let later_id = later.id.to_string();
+    assert!(
+        eventually(DEADLINE, || async {
+            rx.hits_to("/live")
+                .iter()
+                .any(|h| h.data_id() == Some(later_id.as_str()))
+        })
+        .await,
+        "the later job never reached the live subscription"
+    );
+    assert!(app.settle(&[hook, live]).await);
+    assert_eq!(
+        rx.hits_to("/down").len(),
+        before,
+        "{:?}",
+        rx.hits_to("/down")
+    );
+    assert!(
+        app.deliveries(hook)
+            .await
+            .iter()
+            .all(|d| d.status == DeliveryStatus::Failed),
+        "the disabled subscription holds nothing it could still send"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1252,11 +1296,14 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
 /// after the key was revoked fails without being sent, saying why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
-    // The retry waits long enough for the key to be revoked after the first attempt.
-    let app = start_default(&[1_500]).await;
-    let rx = Receiver::start(script(|_, seen| {
+    // The second request's 503 is held until the key is revoked, so its retry comes due
+    // after the revocation however slowly the machine runs.
+    let app = start(config(&[10]), PATIENT_TIMEOUTS).await;
+    let revoked = Latch::new();
+    let held = revoked.clone();
+    let rx = Receiver::start(script(move |_, seen| {
         if seen.nth == 1 {
-            Answer::status(503)
+            Answer::status(503).until(&held)
         } else {
             Answer::ok()
         }
@@ -1290,11 +1337,12 @@ async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
     assert_eq!(app.queued(paid.id).await, 1);
     assert!(eventually(DEADLINE, || async { rx.count() == 1 }).await);
 
-    // Answered 503 first; the key is revoked before the retry comes due.
+    // Answered 503 first, once the key is revoked; the retry then finds it revoked.
     let failing = app.ingest_new_job().await;
     assert_eq!(app.queued(failing.id).await, 1);
     assert!(eventually(DEADLINE, || async { rx.count() == 2 }).await);
     app.service.revoke_key(key_id).await.expect("revoked");
+    revoked.open();
     assert!(app.settle(&[sub]).await);
     let deliveries = app.deliveries(sub).await;
     let failed: Vec<&Delivery> = deliveries
@@ -1317,16 +1365,16 @@ async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
 async fn a_410_is_not_undone_by_a_success_recorded_after_it() {
     // The 410 may be held for a while (below), so the request timeout must outlast the hold:
     // a timed-out first attempt would be retried, answered 200, and never disable anything.
-    let app = start(config(&[10, 20, 40]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[10, 20, 40]), PATIENT_TIMEOUTS).await;
     // The first request is answered 410 once all three have arrived, so none of them was held
-    // back by the subscription already being disabled; the others succeed 300 ms later, so
-    // their successes are recorded after the 410.
-    let rx = Receiver::start(script(|_, seen| {
-        if seen.nth == 0 {
-            Answer::status(410).once_seen(3)
-        } else {
-            Answer::ok().after(Duration::from_millis(300))
-        }
+    // back by the subscription already being disabled; the others are answered 200 one at a
+    // time, each once the test opens its latch, so their successes are recorded after the 410.
+    let (first, second) = (Latch::new(), Latch::new());
+    let latches = (first.clone(), second.clone());
+    let rx = Receiver::start(script(move |_, seen| match seen.nth {
+        0 => Answer::status(410).once_seen(3),
+        1 => Answer::ok().until(&latches.0),
+        _ => Answer::ok().until(&latches.1),
     }))
     .await;
     let sub = app.subscribe(&rx.url("/hook"), |_| {}).await;
@@ -1337,13 +1385,47 @@ async fn a_410_is_not_undone_by_a_success_recorded_after_it() {
     ];
     app.service.upsert_jobs(batch).await.expect("ingested");
     assert!(eventually(DEADLINE, || async { rx.count() >= 3 }).await);
-    assert!(app.settle(&[sub.id]).await);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        eventually(DEADLINE, || async {
+            app.webhook_http(sub.id).await["status"] == "disabled"
+        })
+        .await,
+        "the 410 disables the subscription"
+    );
 
-    let w = app.webhook_http(sub.id).await;
+    // Each success is recorded on the subscription (its `last_success_at` moves) after the 410.
+    let mut seen_success = Value::Null;
+    for latch in [&first, &second] {
+        latch.open();
+        let before = seen_success.clone();
+        assert!(
+            eventually(DEADLINE, || async {
+                let now = app.webhook_http(sub.id).await["last_success_at"].clone();
+                now.is_string() && now != before
+            })
+            .await,
+            "a success was never recorded on the subscription"
+        );
+        seen_success = app.webhook_http(sub.id).await["last_success_at"].clone();
+        let w = app.webhook_http(sub.id).await;
+        assert_eq!(
+            w["status"], "disabled",
+            "the receiver answered 410 Gone; a success of a delivery that was already in flight must not re-enable the subscription: {w}"
+        );
+    }
+    assert!(app.settle(&[sub.id]).await);
+    let mut outcomes: Vec<(String, u32)> = app
+        .deliveries(sub.id)
+        .await
+        .iter()
+        .map(|d| (format!("{:?}", d.status), d.attempts))
+        .collect();
+    outcomes.sort();
+    let expected =
+        [("Failed", 1), ("Succeeded", 1), ("Succeeded", 1)].map(|(s, n)| (s.to_owned(), n));
     assert_eq!(
-        w["status"], "disabled",
-        "the receiver answered 410 Gone; a success of a delivery that was already in flight must not re-enable the subscription: {w}"
+        outcomes, expected,
+        "one 410, two successes, each at its first attempt"
     );
     let later = app.ingest_new_job().await;
     assert_eq!(app.queued(later.id).await, 0);
@@ -1385,7 +1467,7 @@ async fn redirects_are_not_followed_and_count_as_failures() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_receiver_times_out_while_a_fast_one_gets_its_delivery() {
-    let app = start(config(&[200, 200]), ORDERING_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[200, 200]), ORDERING_TIMEOUTS).await;
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(6)))).await;
     let fast_rx = Receiver::start(always_ok()).await;
     let (slow, _) = app
@@ -1437,7 +1519,7 @@ async fn a_backlog_at_a_slow_receiver_does_not_hold_back_other_subscriptions() {
     // the end of the test, and for one that answers at once. The request timeout (30 s) is
     // longer than the wait for the fast deliveries (10 s): were the slow requests to take
     // every delivery slot, the fast ones could only go out after a timeout, and never in time.
-    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS).await;
     let per_subscription = app.service.config().delivery.max_in_flight_per_subscription;
     assert_eq!(app.service.config().delivery.max_in_flight, 256);
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(60)))).await;
@@ -1489,7 +1571,7 @@ async fn subscribe_as_enterprise(app: &TestApp, url: &str, domain: &str) -> Subs
 /// only a per-subscription share, the first customer took them all).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_customer_s_slow_subscriptions_do_not_hold_back_another_customer() {
-    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS).await;
     let per_key = app.service.config().delivery.max_in_flight_per_key;
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(60)))).await;
     let other_rx = Receiver::start(always_ok()).await;
@@ -1527,7 +1609,7 @@ async fn one_customer_s_slow_subscriptions_do_not_hold_back_another_customer() {
 /// soonest due are read, not the outbox's oldest.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_backlog_does_not_hide_another_subscription_s_delivery() {
-    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(config(&[2_000, 2_000]), PATIENT_TIMEOUTS).await;
     let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(60)))).await;
     let other_rx = Receiver::start(always_ok()).await;
     let slow = app.subscribe(&slow_rx.url("/slow"), |_| {}).await;
@@ -1553,35 +1635,52 @@ async fn a_long_backlog_does_not_hide_another_subscription_s_delivery() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ingest_and_search_do_not_wait_on_a_delivery_in_flight() {
-    let timeouts = HttpNotifierConfig {
-        connect_timeout: Duration::from_secs(1),
-        request_timeout: Duration::from_secs(4),
-    };
-    let app = start(config(&[2_000]), timeouts, StoreKind::Sled).await;
-    let slow_rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_secs(6)))).await;
+    // Every request is held by the receiver until the test opens the latch, after ingest and
+    // search are done: were either to wait on a delivery, it would wait forever (bounded).
+    let app = start(config(&[10]), PATIENT_TIMEOUTS).await;
+    let delivered = Latch::new();
+    let held = delivered.clone();
+    let slow_rx = Receiver::start(script(move |_, _| Answer::ok().until(&held))).await;
     let slow = app.subscribe(&slow_rx.url("/slow"), |_| {}).await;
     app.ingest_new_job().await;
     assert!(eventually(DEADLINE, || async { slow_rx.count() >= 1 }).await);
 
-    // With that delivery in flight, ingest and search still answer.
-    for _ in 0..20 {
-        app.ingest_new_job().await;
-    }
-    let page = app
-        .service
-        .search_jobs(&app.keys.agent_pro.key, JobQuery::new(JobFilter::default()))
-        .await
-        .expect("a search");
-    assert_eq!(page.value.total, 21);
+    // With that delivery in flight, ingest (20 durable writes) and search (over HTTP) answer.
+    let total = tokio::time::timeout(DEADLINE, async {
+        for _ in 0..20 {
+            app.ingest_new_job().await;
+        }
+        let r = app
+            .get_as(&app.keys.agent_pro.raw, "/api/v1/jobs?per_page=1")
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.total()
+    })
+    .await
+    .expect("ingest and search waited on a delivery in flight");
+    assert_eq!(total, 21);
+    let in_flight = slow_rx.hits()[0].id.clone().unwrap_or_default();
     let first = app
         .deliveries(slow.id)
         .await
         .into_iter()
-        .find(|d| d.event_id.to_string() == slow_rx.hits()[0].id.clone().unwrap_or_default())
+        .find(|d| d.event_id.to_string() == in_flight)
         .expect("the delivery in flight");
     assert_eq!(
         first.attempts, 0,
         "ingest and search finished while the first delivery was still in flight"
+    );
+
+    // Let go, every delivery goes out once.
+    delivered.open();
+    assert!(app.settle(&[slow.id]).await);
+    let deliveries = app.deliveries(slow.id).await;
+    assert_eq!(deliveries.len(), 21);
+    assert!(
+        deliveries
+            .iter()
+            .all(|d| d.status == DeliveryStatus::Succeeded && d.attempts == 1),
+        "{deliveries:?}"
     );
 }
 
@@ -1652,19 +1751,51 @@ async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
     )
     .await;
     assert_eq!(status, 404);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(rx.count(), 1, "only the owner's ping was sent");
+
+    // A second ping of the owner's, after the refused ones, marks how far delivery has got:
+    // once it arrived and nothing is pending, anything the refused calls queued was sent too.
+    let (status, marker) = call(
+        &app,
+        Method::POST,
+        &format!("/api/v1/webhooks/{hook}/test"),
+        &app.keys.agent_pro.raw,
+        None,
+    )
+    .await;
+    assert_eq!(status, 202, "{marker}");
+    let marker = marker["event_id"].as_str().expect("an event id").to_owned();
+    assert!(
+        eventually(DEADLINE, || async {
+            rx.hits()
+                .iter()
+                .any(|h| h.id.as_deref() == Some(marker.as_str()))
+        })
+        .await,
+        "the owner's second ping never arrived"
+    );
+    assert!(app.settle(&[hook]).await);
+    let ids: Vec<Option<String>> = rx.hits().into_iter().map(|h| h.id).collect();
+    assert_eq!(
+        ids,
+        [Some(event), Some(marker)],
+        "only the owner's pings were sent"
+    );
+    assert_eq!(app.deliveries(hook).await.len(), 2, "only they were queued");
 }
 
 /// A delivery pending when its subscription is disabled is not sent once the subscription
 /// is enabled again, however soon: it fails and says why. What comes after is sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
-    let app = start_default(&[600; 5]).await;
-    // The first attempt fails; any later one would succeed.
-    let rx = Receiver::start(script(|_, seen| {
+    let app = start(config(&[10; 5]), PATIENT_TIMEOUTS).await;
+    // The first attempt fails, answered only once the subscription has been disabled and
+    // enabled again, so its retry comes due after that however slowly the machine runs; any
+    // later attempt would succeed.
+    let toggled = Latch::new();
+    let held = toggled.clone();
+    let rx = Receiver::start(script(move |_, seen| {
         if seen.nth == 0 {
-            Answer::status(503)
+            Answer::status(503).until(&held)
         } else {
             Answer::ok()
         }
@@ -1685,7 +1816,7 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
     assert_eq!(status, 202, "{queued}");
     assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
 
-    // Disabled and enabled again well before the retry comes due.
+    // Disabled and enabled again while the first attempt is in flight.
     for status in ["disabled", "active"] {
         let (code, body) = call(
             &app,
@@ -1698,6 +1829,7 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
         assert_eq!(code, 200, "{body}");
         assert_eq!(body["status"], status);
     }
+    toggled.open();
     assert!(app.settle(&[hook]).await);
     let missed = app.deliveries_http(hook).await;
     assert_eq!(missed.len(), 1, "{missed:?}");
@@ -1733,7 +1865,11 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_subscription_stops_its_pending_deliveries() {
     let app = start_default(&[150; 20]).await;
-    let rx = Receiver::start(script(|_, _| Answer::status(503))).await;
+    let rx = Receiver::start(script(|hit, _| match hit.path.as_str() {
+        "/doomed" => Answer::status(503),
+        _ => Answer::ok(),
+    }))
+    .await;
     let (hook, _) = app
         .subscribe_http(json!({ "callback_url": rx.url("/doomed") }))
         .await;
@@ -1752,263 +1888,158 @@ async fn deleting_a_subscription_stops_its_pending_deliveries() {
     )
     .await;
     assert_eq!(status, 204);
-    let at_delete = rx.count();
+    let at_delete = rx.hits_to("/doomed").len();
     // An attempt already past its check of the subscription may still land, and is recorded
     // after it lands; the retry after it finds the subscription gone and fails the delivery.
     // So once nothing is pending, nothing more can be sent.
     assert!(app.settle(&[hook]).await);
-    let settled = rx.count();
+    let settled = rx.hits_to("/doomed").len();
     assert!(
         settled <= at_delete + 2,
         "at most the two attempts in flight land after the delete: {at_delete} -> {settled}"
     );
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    assert_eq!(rx.count(), settled, "no attempts after the delete settled");
     for d in app.deliveries(hook).await {
         assert_eq!(d.status, DeliveryStatus::Failed, "{d:?}");
     }
+
+    // A later job reaches another subscription: delivery went on, and sent the deleted one
+    // nothing more.
+    let marker = app.subscribe(&rx.url("/marker"), |_| {}).await;
+    let later = app.ingest_new_job().await;
+    assert_eq!(app.queued(later.id).await, 1, "only the live subscription");
+    assert!(
+        eventually(DEADLINE, || async { !rx.hits_to("/marker").is_empty() }).await,
+        "the later job never arrived"
+    );
+    assert!(app.settle(&[marker.id]).await);
+    assert_eq!(
+        rx.hits_to("/doomed").len(),
+        settled,
+        "no attempts after the delete settled"
+    );
 }
 
-/// A memory store whose outbox read takes a while (as a large sled scan may under load): the
-/// list it returns is a little stale by the time the worker acts on it.
-#[derive(Debug)]
-struct SlowOutbox {
-    inner: MemoryStore,
-    read_delay: Duration,
+/// The longest a tap holds a call for a test that never lets it go (one that failed).
+const TAP_LIMIT: Duration = Duration::from_secs(60);
+
+/// Holds the first read of due deliveries that returns any at a barrier, until the test opens
+/// `release`; records every claim made after it.
+#[derive(Default)]
+struct HeldRead {
+    /// Opened once a read is held.
+    held: Latch,
+    /// Opened by the test to let the held read go.
+    release: Latch,
+    taken: std::sync::atomic::AtomicBool,
+    claims: std::sync::Mutex<Vec<(DeliveryId, bool)>>,
 }
 
-#[async_trait::async_trait]
-impl JobStore for SlowOutbox {
-    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
-        self.inner.get_job(id).await
-    }
-
-    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
-        self.inner.get_jobs(ids).await
-    }
-
-    async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
-        self.inner.write_jobs(writes).await
-    }
-
-    async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
-        self.inner.scan_jobs(after, limit).await
-    }
-
-    async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
-        self.inner.delete_job(id).await
-    }
-
-    async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
-        self.inner.feed_after(after, limit).await
-    }
-
-    async fn feed_bounds(&self) -> StoreResult<FeedBounds> {
-        self.inner.feed_bounds().await
-    }
-
-    async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
-        self.inner.prune_feed(before, limit).await
-    }
-
-    async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
-        self.inner.get_company(id).await
-    }
-
-    async fn delete_company(&self, id: CompanyId) -> StoreResult<bool> {
-        self.inner.delete_company(id).await
-    }
-
-    async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {
-        self.inner.put_companies(companies).await
-    }
-
-    async fn scan_companies(
-        &self,
-        after: Option<CompanyId>,
-        limit: usize,
-    ) -> StoreResult<Vec<Company>> {
-        self.inner.scan_companies(after, limit).await
+impl HeldRead {
+    fn claims(&self) -> Vec<(DeliveryId, bool)> {
+        self.claims
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
 #[async_trait::async_trait]
-impl KeyStore for SlowOutbox {
-    async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
-        self.inner.put_key(key).await
+impl Tap for HeldRead {
+    async fn due_read(&self, due: &[Delivery]) {
+        if due.is_empty() || self.taken.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        self.held.open();
+        self.release.opened(TAP_LIMIT).await;
     }
 
-    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
-        self.inner.get_key(id).await
-    }
-
-    async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
-        self.inner.scan_keys().await
-    }
-
-    async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
-        self.inner.put_usage(counters).await
-    }
-
-    async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
-        self.inner.scan_usage().await
-    }
-
-    async fn count_call(
-        &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
-        self.inner.count_call(key_id, period_start, quota).await
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        self.inner.uncount_call(key_id, period_start).await
-    }
-
-    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
-        self.inner.get_usage(key_id).await
+    async fn after_claim(&self, id: DeliveryId, claimed: bool) {
+        self.claims
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((id, claimed));
     }
 }
+
+/// Holds every claim until the test opens the latch.
+struct HeldClaims(Latch);
 
 #[async_trait::async_trait]
-impl OutboxStore for SlowOutbox {
-    async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
-        self.inner.put_webhook(webhook).await
-    }
-
-    async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
-        self.inner.delete_webhook(id).await
-    }
-
-    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
-        self.inner.get_webhook(id).await
-    }
-
-    async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
-        self.inner.scan_webhooks().await
-    }
-
-    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
-        self.inner.put_event(event).await
-    }
-
-    async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
-        self.inner.get_event(id).await
-    }
-
-    async fn log_head(&self) -> StoreResult<u64> {
-        self.inner.log_head().await
-    }
-
-    async fn log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>> {
-        self.inner.log_after(after, limit).await
-    }
-
-    async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
-        self.inner.fan_out_cursors().await
-    }
-
-    async fn pending_count(&self, webhook: WebhookId) -> StoreResult<usize> {
-        self.inner.pending_count(webhook).await
-    }
-
-    async fn fan_out(&self, step: &FanOut) -> StoreResult<bool> {
-        self.inner.fan_out(step).await
-    }
-
-    async fn due_deliveries(
-        &self,
-        due: DateTime<Utc>,
-        per_subscription: usize,
-    ) -> StoreResult<Vec<Delivery>> {
-        let read = self.inner.due_deliveries(due, per_subscription).await;
-        tokio::time::sleep(self.read_delay).await;
-        read
-    }
-
-    async fn prune(
-        &self,
-        settled_before: DateTime<Utc>,
-        events_before: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<Pruned> {
-        self.inner.prune(settled_before, events_before, limit).await
-    }
-
-    async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
-        self.inner.deliveries_of(webhook, limit).await
-    }
-
-    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
-        self.inner.get_delivery(id).await
-    }
-
-    async fn claim_delivery(
-        &self,
-        id: DeliveryId,
-        now: DateTime<Utc>,
-        until: DateTime<Utc>,
-    ) -> StoreResult<Option<Delivery>> {
-        self.inner.claim_delivery(id, now, until).await
-    }
-
-    async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
-        self.inner.put_delivery(delivery).await
+impl Tap for HeldClaims {
+    async fn before_claim(&self, _id: DeliveryId) {
+        self.0.opened(TAP_LIMIT).await;
     }
 }
 
-impl Store for SlowOutbox {}
-
+/// A worker acts on what it read of the outbox only through a claim, which finds a delivery
+/// sent and recorded since the read settled: a delivery is not sent twice without a failure
+/// or a restart, however stale the read. Staged on one sled store shared by two services (as
+/// two replicas, or one worker whose read went stale): B reads the delivery as due and is held
+/// there while A, whose claim was held until then, sends it and records it; then B acts on
+/// its read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_is_not_sent_twice_without_a_failure_or_a_restart() {
-    // Outbox read 50 ms, poll 20 ms, receiver 30 ms: the second poll reads the delivery while
-    // its first attempt is in flight and acts on that read after the attempt has finished.
-    let store = Arc::new(SlowOutbox {
-        inner: MemoryStore::new(),
-        read_delay: Duration::from_millis(50),
-    });
-    let app = start(
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let sled: Arc<dyn Store> = Arc::new(open_sled(&dir.path().join("db")).await.expect("sled"));
+    let claims = Latch::new();
+    let a_store = TappedStore::new(sled.clone(), Arc::new(HeldClaims(claims.clone())));
+    let app = start_on(
         config(&[10, 20, 40]),
         FAST_TIMEOUTS,
-        StoreKind::Given(store),
+        StoreKind::Given(Arc::new(a_store)),
     )
     .await;
-    let rx = Receiver::start(script(|_, _| Answer::ok().after(Duration::from_millis(30)))).await;
-    let sub = app.subscribe(&rx.url("/once"), |_| {}).await;
-    for _ in 0..5 {
-        app.ingest_new_job().await;
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
-    assert!(eventually(DEADLINE, || async { rx.count() >= 5 }).await);
-    assert!(app.settle(&[sub.id]).await);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-
-    let hits = rx.hits();
-    let mut per_event: BTreeMap<String, usize> = BTreeMap::new();
-    for hit in &hits {
-        assert_signed(hit, sub.secret.expose());
-        *per_event
-            .entry(hit.id.clone().unwrap_or_default())
-            .or_default() += 1;
-    }
-    let recorded: Vec<u32> = app
-        .deliveries(sub.id)
+    let b_tap = Arc::new(HeldRead::default());
+    let notifier = HttpNotifier::new(CallbackPolicy::local_development(), FAST_TIMEOUTS)
+        .expect("the HTTP notifier");
+    let b = JobListingsService::builder()
+        .store(Arc::new(TappedStore::new(sled.clone(), b_tap.clone())))
+        .config(config(&[10, 20, 40]))
+        .notifier(Arc::new(notifier))
+        .build()
         .await
-        .iter()
-        .map(|d| d.attempts)
-        .collect();
-    eprintln!(
-        "double dispatch: {} requests for {} events; recorded attempts {recorded:?}",
-        hits.len(),
-        per_event.len()
-    );
-    assert_eq!(per_event.len(), 5);
+        .expect("the second service");
+    let rx = Receiver::start(always_ok()).await;
+    let sub = app.subscribe(&rx.url("/once"), |_| {}).await;
+    app.ingest_new_job().await;
+
     assert!(
-        per_event.values().all(|n| *n == 1),
-        "each delivery succeeded at its first attempt, yet was sent {per_event:?} times (recorded attempts {recorded:?})"
+        b_tap.held.opened(DEADLINE).await,
+        "B never read the delivery as due"
     );
+    claims.open();
+    assert!(
+        eventually(DEADLINE, || async {
+            app.deliveries(sub.id)
+                .await
+                .first()
+                .is_some_and(|d| d.status == DeliveryStatus::Succeeded)
+        })
+        .await,
+        "A never sent the delivery"
+    );
+    b_tap.release.open();
+    assert!(
+        eventually(DEADLINE, || async { !b_tap.claims().is_empty() }).await,
+        "B never acted on its stale read"
+    );
+
+    let delivery = app.deliveries(sub.id).await.remove(0);
+    assert_eq!(
+        b_tap.claims(),
+        [(delivery.id, false)],
+        "B's claim of a delivery sent since its read is refused"
+    );
+    assert!(app.settle(&[sub.id]).await);
+    let delivery = app.deliveries(sub.id).await.remove(0);
+    assert_eq!(
+        (delivery.status, delivery.attempts),
+        (DeliveryStatus::Succeeded, 1)
+    );
+    let hits = rx.hits();
+    assert_eq!(hits.len(), 1, "sent once: {hits:?}");
+    assert_signed(&hits[0], sub.secret.expose());
+    b.shutdown().await.expect("stopped");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2147,7 +2178,7 @@ async fn ssrf_table_the_default_policy_refuses_every_private_target_before_conne
 async fn ssrf_table_registration_is_refused_by_a_server_on_the_default_policy() {
     let mut cfg = config(&[10]);
     cfg.callback_policy = CallbackPolicy::default();
-    let app = start(cfg, FAST_TIMEOUTS, StoreKind::Memory).await;
+    let app = start(cfg, FAST_TIMEOUTS).await;
     let urls = ssrf_urls(8443);
     let mut refused = 0;
     let mut accepted = Vec::new();
@@ -2194,12 +2225,7 @@ async fn delivery_throughput_to_a_local_receiver() {
     // What fails the test is a stall, not a slow machine: deliveries lost or stuck show as no
     // new arrival for this long. The rate is printed, and measured in earnest by the benches.
     const STALL: Duration = Duration::from_secs(15);
-    let app = start(
-        config(&[10, 20, 40, 80, 160]),
-        FAST_TIMEOUTS,
-        StoreKind::Sled,
-    )
-    .await;
+    let app = start(config(&[10, 20, 40, 80, 160]), FAST_TIMEOUTS).await;
     let rx = Receiver::start(always_ok()).await;
     let sub = app.subscribe(&rx.url("/bulk"), |_| {}).await;
     let jobs: Vec<Job> = (0..EVENTS).map(|_| app.job(&Spec::default())).collect();
@@ -2280,6 +2306,11 @@ async fn delivery_throughput_to_a_local_receiver() {
         distinct.len()
     );
     assert_eq!(distinct, expected, "every event arrived");
+    // Every receiver answered 200 and nothing restarted: a delivery sent twice is a bug.
+    assert_eq!(
+        duplicates, 0,
+        "deliveries sent twice without a failure or a restart (listed above)"
+    );
 }
 
 /// A job deleted after its `job.new` was fanned out is still delivered, as the event carries
@@ -2412,7 +2443,6 @@ async fn deliveries_are_counted_by_outcome_with_their_attempts_and_durations() {
 async fn the_outbox_backlog_counts_deliveries_made_and_not_yet_sent() {
     // No notifier: fan-out makes the deliveries, nothing sends them.
     let app = TestApp::builder()
-        .store(StoreKind::Memory)
         .config(config(&[10]))
         .seed(Dataset {
             companies: Dataset::generate(7, 2, 0).companies,
@@ -2439,7 +2469,7 @@ async fn the_outbox_backlog_counts_deliveries_made_and_not_yet_sent() {
 /// before there was a choice. Unknown event types are refused, naming the known ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_opt_into_updates_and_closings_with_event_types() {
-    let app = start(config(&[2_000]), FAST_TIMEOUTS, StoreKind::Sled).await;
+    let app = start(config(&[2_000]), FAST_TIMEOUTS).await;
     let rx = Receiver::start(always_ok()).await;
     let (all, _) = app
         .subscribe_http(json!({

@@ -8,7 +8,10 @@
 //! - [`data`]: records with known words, tags and dates, and the demo dataset.
 //! - [`store`]: opening a sled folder once its previous owner let go, and letting go.
 //! - [`server`]: the real server over an API, until stopped.
-//! - [`receiver`]: scripted webhook receivers on 127.0.0.1, and a bounded poller.
+//! - [`receiver`]: scripted webhook receivers on 127.0.0.1, answers held on a latch the test
+//!   opens, and a bounded poller.
+//! - [`tap`]: a store that passes every call to another, with hooks a test uses to see or hold
+//!   the calls of the delivery worker and the replica follower.
 //! - [`metrics`]: one sample of a metrics exposition, by name and labels.
 //! - [`pg`]: a throwaway schema per test on the PostgreSQL server `DATABASE_URL` names.
 //! - [`child`]: a test that re-executes its own binary as a child process.
@@ -34,12 +37,13 @@ pub mod pg;
 pub mod receiver;
 pub mod server;
 pub mod store;
+pub mod tap;
 pub mod wire;
 pub mod words;
 
 pub use app::{StoreKind, TestApp, TestAppBuilder};
 pub use data::at;
-pub use receiver::{always_ok, eventually, script, Answer, Receiver};
+pub use receiver::{always_ok, eventually, script, Answer, Latch, Receiver};
 pub use store::StoredService;
 pub use wire::{Auth, Resp};
 

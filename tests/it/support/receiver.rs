@@ -1,5 +1,6 @@
 //! Scripted webhook receivers on 127.0.0.1 that record every request (headers, body, arrival
-//! time) and answer what a script tells them, plus a bounded "eventually" poller.
+//! time) and answer what a script tells them, an answer held until the test opens a [`Latch`],
+//! plus a bounded "eventually" poller.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -19,6 +20,10 @@ use tokio::task::JoinHandle;
 #[derive(Clone, Debug)]
 pub struct Hit {
     pub path: String,
+    /// The query string, when there is one.
+    // Read by the crash tests, which run apart.
+    #[allow(dead_code)]
+    pub query: Option<String>,
     /// `webhook-id`.
     pub id: Option<String>,
     /// `webhook-timestamp`, as sent.
@@ -63,10 +68,46 @@ pub struct Answer {
     pub delay: Duration,
     /// Holds the answer until this many requests have arrived in all (at most `HOLD_LIMIT`).
     pub hold_until_seen: usize,
+    /// Holds the answer until the test opens this latch (at most `LATCH_LIMIT`).
+    pub latch: Option<Latch>,
 }
 
 /// The longest an answer is held for `Answer::once_seen`.
 const HOLD_LIMIT: Duration = Duration::from_secs(10);
+
+/// The longest an answer is held on a latch: far longer than any test waits, so that only a
+/// test that never opens it (one that failed) sees the answer go out on its own.
+const LATCH_LIMIT: Duration = Duration::from_secs(120);
+
+/// A gate the test opens: answers held on it ([`Answer::until`]) wait until then, so a test
+/// knows a request is in flight for exactly as long as it wants, whatever the machine's speed.
+#[derive(Clone, Debug)]
+pub struct Latch(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for Latch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Latch {
+    /// A closed latch.
+    pub fn new() -> Self {
+        Self(Arc::new(tokio::sync::watch::Sender::new(false)))
+    }
+
+    /// Opens it: every answer held on it goes out, and later ones are not held.
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Resolves once the latch is open, or after `limit`; returns whether it was opened.
+    pub async fn opened(&self, limit: Duration) -> bool {
+        let mut rx = self.0.subscribe();
+        let opened = tokio::time::timeout(limit, rx.wait_for(|open| *open)).await;
+        matches!(opened, Ok(Ok(_)))
+    }
+}
 
 impl Answer {
     pub fn ok() -> Self {
@@ -79,6 +120,7 @@ impl Answer {
             headers: Vec::new(),
             delay: Duration::ZERO,
             hold_until_seen: 0,
+            latch: None,
         }
     }
 
@@ -96,6 +138,12 @@ impl Answer {
     /// know that several attempts were all in flight before any of them was answered.
     pub fn once_seen(mut self, requests: usize) -> Self {
         self.hold_until_seen = requests;
+        self
+    }
+
+    /// Answers only once `latch` is opened: the request stays in flight until the test says.
+    pub fn until(mut self, latch: &Latch) -> Self {
+        self.latch = Some(latch.clone());
         self
     }
 }
@@ -154,6 +202,7 @@ async fn handle(
     };
     let mut hit = Hit {
         path: uri.path().to_owned(),
+        query: uri.query().map(str::to_owned),
         id: header("webhook-id"),
         timestamp: header("webhook-timestamp"),
         signature: header("webhook-signature"),
@@ -189,6 +238,11 @@ async fn handle(
             break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    if let Some(latch) = &answer.latch {
+        if !latch.opened(LATCH_LIMIT).await {
+            eprintln!("receiver: an answer held on a latch was sent after {LATCH_LIMIT:?} without it being opened");
+        }
     }
     if !answer.delay.is_zero() {
         tokio::time::sleep(answer.delay).await;
