@@ -147,6 +147,9 @@ pub(crate) enum LogFormat {
     Json,
 }
 
+// Parsed once at start and never moved around: boxing the serve options would only make the
+// variant harder to build from the top-level options.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Serve the API (the default command).
@@ -159,7 +162,8 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Keys(KeysCommand),
     /// Back up the data folder into a new folder: the data, the key sealing the webhook
-    /// secrets and a manifest. Stop the server first.
+    /// secrets and a manifest; through the running server's admin API when one runs on the
+    /// data folder.
     Backup(BackupArgs),
     /// Restore a backup into a new data folder: --data-dir must not exist or be empty.
     Restore(RestoreArgs),

@@ -52,8 +52,8 @@
 //! `backup --to DIR` copies the data folder into a new folder with the key that seals the
 //! webhook secrets and, written last, a manifest of every file; `restore --from DIR` checks a
 //! backup against its manifest and turns it into a new data folder (`--data-dir`, which must
-//! not exist or be empty), never writing over anything. `backup` opens the folder itself, so
-//! stop the server before backing up its folder.
+//! not exist or be empty), never writing over anything. With a server running on the folder, `backup`
+//! asks its admin API to make the copy; otherwise it opens the folder itself.
 //!
 //! ## `mcp`
 //!
