@@ -102,7 +102,7 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
     // Only global unicast (2000::/3) is routable on the internet; within it, carve out the
     // special-purpose blocks.
     (s[0] & 0xe000) == 0x2000
-        && !((s[0] == 0x2001 && s[1] == 0x0002 && s[2] == 0) // benchmarking 2001:2::/48
+        && !(is_unreachable_protocol_assignment(ip) // 2001::/23: Teredo, benchmarking, ORCHID…
             || (s[0] == 0x3fff && (s[1] & 0xf000) == 0)) // documentation 3fff::/20
         && !(ip.is_unspecified()
         || ip.is_loopback()
@@ -113,8 +113,26 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
         || (s[0] == 0x0064 && s[1] == 0xff9b) // NAT64 64:ff9b::/96
         || s[0] == 0x2002 // 6to4 may wrap private IPv4
-        || (s[0] == 0x2001 && s[1] == 0) // Teredo
         || s[0] == 0x0100) // discard-only 100::/64
+}
+
+/// Whether an address is in the IETF protocol assignments block 2001::/23 and not in one of
+/// the parts of it the IANA special-purpose registry lists as globally reachable (the
+/// anycast addresses 2001:1::1 to 2001:1::3, AMT 2001:3::/32, AS112-v6 2001:4:112::/48,
+/// ORCHIDv2 2001:20::/28, DETs 2001:30::/28). Teredo (2001::/32), benchmarking
+/// (2001:2::/48), the deprecated ORCHID (2001:10::/28) and the unassigned rest are refused.
+fn is_unreachable_protocol_assignment(ip: Ipv6Addr) -> bool {
+    let s = ip.segments();
+    if s[0] != 0x2001 || s[1] >= 0x0200 {
+        return false;
+    }
+    let anycast = s[1] == 0x0001 && s[2..7] == [0; 5] && (1..=3).contains(&s[7]);
+    let reachable = anycast
+        || s[1] == 0x0003
+        || (s[1] == 0x0004 && s[2] == 0x0112)
+        || (s[1] & 0xfff0) == 0x0020
+        || (s[1] & 0xfff0) == 0x0030;
+    !reachable
 }
 
 #[cfg(test)]

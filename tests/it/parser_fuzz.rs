@@ -1197,23 +1197,9 @@ fn special_block(ip: IpAddr) -> Option<&'static str> {
     }
 }
 
-/// Where the default policy accepts addresses the registry says are not globally reachable:
-/// the IETF protocol assignments 2001::/23 outside its reachable sub-blocks, of which it
-/// refuses only Teredo and benchmarking (2001:10::/28, deprecated ORCHID, and the unassigned
-/// rest are accepted). Left out of the properties until the policy refuses them;
-/// `the_default_policy_refuses_all_of_2001_0_23_but_its_reachable_blocks` (ignored) shows it.
-fn known_policy_gap(ip: IpAddr) -> bool {
-    let IpAddr::V6(v6) = ip else {
-        return false;
-    };
-    let n = u128::from(v6);
-    within("2001::/23", n, 128) && !within("2001::/32", n, 128) && !within("2001:2::/48", n, 128)
-}
-
-/// Whether a callback may name `ip`: in no special-purpose block (or in a known gap of the
-/// policy, reported apart).
+/// Whether a callback may name `ip`: in no special-purpose block.
 fn may_be_a_callback(ip: IpAddr) -> bool {
-    special_block(ip).is_none() || known_policy_gap(ip)
+    special_block(ip).is_none()
 }
 
 /// An address in, at the edges of or just outside one of the blocks above, of either family,
@@ -1498,7 +1484,6 @@ fn the_default_policy_refuses_reserved_ipv6_ranges_like_their_ipv4_twins() {
 /// sub-blocks the IANA registry lists as reachable (AMT, AS112-v6, ORCHIDv2, DETs, three
 /// anycast addresses); the default policy refuses only its Teredo and benchmarking parts.
 #[test]
-#[ignore = "the default policy accepts 2001::/23 outside Teredo and benchmarking"]
 fn the_default_policy_refuses_all_of_2001_0_23_but_its_reachable_blocks() {
     let policy = CallbackPolicy::default();
     let accepted: Vec<&str> = [
