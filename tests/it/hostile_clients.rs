@@ -1166,14 +1166,28 @@ async fn a_listener_whose_every_slot_stays_busy_is_not_live_until_a_slot_frees()
         .spawn()
         .await;
     assert!(app.service.health().await.live);
-    // Two requests whose bodies never come hold both slots busy.
+    // Two requests whose bodies never come hold both slots busy. Each asks for a `100
+    // Continue`, which the server sends once it reads the body: the request is in flight
+    // then, and its connection can no longer be shed for the newcomer.
     let mut busy = Vec::new();
     for _ in 0..2 {
         let mut stream = connect(&app).await;
+        let head =
+            webhook_head(&app, Some(100)).replace("\r\n\r\n", "\r\nExpect: 100-continue\r\n\r\n");
         stream
-            .write_all(webhook_head(&app, Some(100)).as_bytes())
+            .write_all(head.as_bytes())
             .await
             .expect("a request head");
+        let mut seen = Vec::new();
+        let mut chunk = [0u8; 256];
+        while find(&seen, b"100 Continue").is_none() {
+            let n = tokio::time::timeout(CLOSE_BOUND, stream.read(&mut chunk))
+                .await
+                .expect("a 100 Continue within the bound")
+                .expect("a read");
+            assert!(n > 0, "closed before 100 Continue: {seen:?}");
+            seen.extend_from_slice(&chunk[..n]);
+        }
         busy.push(stream);
     }
     // A third client waits for a slot.
