@@ -357,6 +357,50 @@ async fn metered_get(
     answer
 }
 
+/// Verification requests in flight at once.
+const VERIFY_CONCURRENCY: usize = 8;
+
+/// GETs (url, key) pairs several at a time: the answers in order, each with when it came.
+async fn get_all(
+    client: &reqwest::Client,
+    gets: Vec<(String, String)>,
+) -> Vec<(Option<(StatusCode, Value)>, Instant)> {
+    use futures::StreamExt;
+    futures::stream::iter(gets)
+        .map(|(url, key)| async move {
+            let answer = call(client, reqwest::Method::GET, &url, &key, None).await;
+            (answer, Instant::now())
+        })
+        .buffered(VERIFY_CONCURRENCY)
+        .collect()
+        .await
+}
+
+/// Metered GETs several at a time, counted as [`metered_get`] counts one; the answers in order.
+async fn metered_get_all(
+    client: &reqwest::Client,
+    ledger: &mut Ledger,
+    gets: Vec<(String, String)>,
+) -> Vec<Option<(StatusCode, Value)>> {
+    let keys: Vec<String> = gets.iter().map(|(_, key)| key.clone()).collect();
+    let answers = get_all(client, gets).await;
+    answers
+        .into_iter()
+        .zip(keys)
+        .map(|((answer, at), key)| {
+            match &answer {
+                Some((status, _)) if status.is_success() => {
+                    *ledger.counted.entry(key).or_insert(0) += 1;
+                    ledger.stamps.push(at);
+                }
+                Some(_) => {}
+                None => ledger.transport_errors += 1,
+            }
+            answer
+        })
+        .collect()
+}
+
 /// Starts a child and waits (bounded) until it listens — and, on the first start, until it
 /// has issued the enterprise key. `Err` says why the database did not come up.
 async fn start_child(
@@ -439,15 +483,9 @@ async fn verify(client: &reqwest::Client, base: &str, ledger: &mut Ledger, full:
     // Keys: each acknowledged key authenticates (`/usage` is not metered).
     let from = if full { 0 } else { ledger.keys_checked };
     let keys: Vec<String> = ledger.keys[from..].to_vec();
-    for key in keys {
-        let answer = call(
-            client,
-            reqwest::Method::GET,
-            &format!("{base}/api/v1/usage"),
-            &key,
-            None,
-        )
-        .await;
+    let url = format!("{base}/api/v1/usage");
+    let gets = keys.iter().map(|key| (url.clone(), key.clone())).collect();
+    for (key, (answer, _)) in keys.into_iter().zip(get_all(client, gets).await) {
         match answer {
             Some((StatusCode::OK, _)) => {}
             Some(_) => {
@@ -461,9 +499,13 @@ async fn verify(client: &reqwest::Client, base: &str, ledger: &mut Ledger, full:
     // Webhooks: each acknowledged subscription is there for its owner (metered).
     let from = if full { 0 } else { ledger.hooks_checked };
     let hooks: Vec<(String, String)> = ledger.hooks[from..].to_vec();
-    for (id, owner) in hooks {
-        let url = format!("{base}/api/v1/webhooks/{id}");
-        match metered_get(client, ledger, &url, &owner).await {
+    let gets = hooks
+        .iter()
+        .map(|(id, owner)| (format!("{base}/api/v1/webhooks/{id}"), owner.clone()))
+        .collect();
+    let answers = metered_get_all(client, ledger, gets).await;
+    for ((id, _), answer) in hooks.into_iter().zip(answers) {
+        match answer {
             Some((StatusCode::OK, body)) if body["id"].as_str() == Some(id.as_str()) => {}
             Some(_) => {
                 ledger.lost_hooks.insert(id);
@@ -515,9 +557,13 @@ async fn verify(client: &reqwest::Client, base: &str, ledger: &mut Ledger, full:
         ledger.lost_jobs.extend(missing);
     } else {
         let jobs: Vec<String> = ledger.jobs[ledger.jobs_checked..].to_vec();
-        for id in jobs {
-            let url = format!("{base}/api/v1/jobs/{id}");
-            match metered_get(client, ledger, &url, &enterprise).await {
+        let gets = jobs
+            .iter()
+            .map(|id| (format!("{base}/api/v1/jobs/{id}"), enterprise.clone()))
+            .collect();
+        let answers = metered_get_all(client, ledger, gets).await;
+        for (id, answer) in jobs.into_iter().zip(answers) {
+            match answer {
                 Some((StatusCode::OK, body)) if body["id"].as_str() == Some(id.as_str()) => {}
                 Some(_) => {
                     ledger.lost_jobs.insert(id);
@@ -790,7 +836,9 @@ async fn crash_loop(metering: Counting) {
         // What a kill may lose: the calls since the last usage write, at most those answered
         // within RECENT of the kill.
         let killed_at = Instant::now();
-        let stamps = std::mem::take(&mut ledger.stamps);
+        let mut stamps = std::mem::take(&mut ledger.stamps);
+        // In answer order (answers to requests sent together may come in any order).
+        stamps.sort_unstable();
         let child_calls = stamps.len() as u64;
         let recent_calls = stamps
             .iter()
