@@ -216,6 +216,16 @@ async def check_tools(session, base, dev_key, pro_key, label, pro_session=None):
         check(refused_with(again, "not_found"), f"{label}: a deleted webhook is not found")
 
 
+def check_initialized(info, label):
+    """The server names itself, offers tools and says how to use them."""
+    check(
+        info.serverInfo.name == "job-listings"
+        and info.capabilities.tools is not None
+        and bool(info.instructions and info.instructions.strip()),
+        f"{label}: initialize names job-listings, offers tools and gives instructions",
+    )
+
+
 def http_session(base, key):
     client = create_mcp_http_client(headers={"X-API-Key": key})
     return streamable_http_client(base + "/mcp", http_client=client)
@@ -224,7 +234,7 @@ def http_session(base, key):
 async def over_http(base, dev_key, pro_key):
     async with http_session(base, dev_key) as (read, write), ClientSession(read, write) as session:
         info = await asyncio.wait_for(session.initialize(), STEP_TIMEOUT)
-        check(info is not None, "http: initialize")
+        check_initialized(info, "http")
         async with http_session(base, pro_key) as (pread, pwrite), ClientSession(pread, pwrite) as pro:
             await asyncio.wait_for(pro.initialize(), STEP_TIMEOUT)
             await check_tools(session, base, dev_key, pro_key, "http", pro)
@@ -254,8 +264,8 @@ async def over_http(base, dev_key, pro_key):
 async def over_stdio(base, dev_key, binary):
     server = StdioServerParameters(command=binary, args=["mcp", "--url", base], env={"JOB_LISTINGS_API_KEY": dev_key})
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-        await asyncio.wait_for(session.initialize(), STEP_TIMEOUT)
-        check(True, "stdio: initialize through `job-listings mcp`")
+        info = await asyncio.wait_for(session.initialize(), STEP_TIMEOUT)
+        check_initialized(info, "stdio")
         await check_tools(session, base, dev_key, None, "stdio")
 
 
