@@ -66,14 +66,53 @@ impl RetryPolicy {
 mod tests {
     use super::*;
 
+    /// The schedule README gives, in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+    const DOCUMENTED: [u64; 7] = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000];
+
     #[test]
-    fn the_schedule_has_seven_retries_with_bounded_jitter() {
+    fn the_schedule_is_the_documented_one_then_the_delivery_fails() {
+        let exact = RetryPolicy {
+            jitter: 0.0,
+            ..RetryPolicy::default()
+        };
+        for (attempts, secs) in (1..).zip(DOCUMENTED) {
+            assert_eq!(
+                exact.next_delay(attempts, None),
+                Some(Duration::from_secs(secs)),
+                "the delay after {attempts} failed attempts"
+            );
+        }
+        assert_eq!(exact.next_delay(8, None), None, "seven retries, no eighth");
+        assert_eq!(exact.next_delay(0, None), None);
+        assert_eq!(
+            RetryPolicy::default().disable_after,
+            Duration::from_secs(5 * 24 * 3_600),
+            "a subscription failing for 5 days is disabled"
+        );
+    }
+
+    #[test]
+    fn each_delay_varies_by_at_most_a_fifth_and_uses_the_whole_range() {
         let p = RetryPolicy::default();
-        let first = p.next_delay(1, None).unwrap_or_default();
-        assert!(first >= Duration::from_secs(4) && first <= Duration::from_secs(6));
-        assert!(p.next_delay(7, None).is_some());
-        assert_eq!(p.next_delay(8, None), None);
-        assert_eq!(p.next_delay(0, None), None);
+        for (attempts, secs) in (1..).zip(DOCUMENTED) {
+            let base = secs as f64;
+            let (mut lowest, mut highest) = (f64::MAX, 0.0_f64);
+            for _ in 0..2_000 {
+                let delay = p.next_delay(attempts, None).expect("a retry").as_secs_f64();
+                assert!(
+                    delay >= base * 0.8 - 1e-6 && delay <= base * 1.2 + 1e-6,
+                    "{delay} s after {attempts} attempts is outside {base} s ± 20 %"
+                );
+                lowest = lowest.min(delay);
+                highest = highest.max(delay);
+            }
+            // Each side's outer 0.02 is a twentieth of the range: 2,000 uniform draws miss it
+            // with a chance of 0.95^2000 < 1e-44, so a jitter that varies less fails.
+            assert!(
+                lowest < base * 0.82 && highest > base * 1.18,
+                "after {attempts} attempts the delays only spanned {lowest}..{highest} s"
+            );
+        }
     }
 
     #[test]
