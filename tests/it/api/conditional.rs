@@ -7,6 +7,7 @@ use reqwest::{Method, StatusCode};
 use uuid::Uuid;
 
 use super::compression::raw;
+use super::rate_limits::tight;
 use super::{spawn_app, spawn_app_with};
 use crate::support::data::{id_of, known};
 use crate::support::{Auth, Resp, TestApp};
@@ -174,6 +175,28 @@ async fn a_304_is_answered_even_with_the_quota_used_up() {
         .await
         .assert_problem(429, "quota_exceeded", None);
     assert_eq!(used(&app, key).await, 1);
+}
+
+#[tokio::test]
+async fn a_304_takes_a_token_of_the_rate_limit_but_no_call_of_the_quota() {
+    // Three tokens, and a refill slower than the test: the fourth request of any kind is over.
+    let app = spawn_app_with(tight(0.05, 3)).await;
+    let key = &app.keys.developer.raw;
+    let path = "/api/v1/jobs?q=zephyrine";
+    let tag = etag(&app.get_as(key, path).await);
+    for _ in 0..2 {
+        assert_eq!(
+            get_if(&app, key, path, &tag).await.status,
+            StatusCode::NOT_MODIFIED
+        );
+    }
+    get_if(&app, key, path, &tag)
+        .await
+        .assert_problem(429, "rate_limited", None);
+    // The one 200 is the only call counted, read by the service (a request would need a token).
+    let api_key = job_listings::domain::ApiKey::parse(key).expect("a key");
+    let quota = app.service.quota(&api_key).await.expect("quota");
+    assert_eq!(quota.remaining, quota.limit - 1);
 }
 
 /// The tags of these answers now.

@@ -10,7 +10,7 @@ use reqwest::StatusCode;
 use super::spawn_app_with;
 use crate::support::TestApp;
 
-fn tight(per_second: f64, burst: u32) -> ServiceConfig {
+pub(super) fn tight(per_second: f64, burst: u32) -> ServiceConfig {
     let limit = RateLimit { per_second, burst };
     ServiceConfig {
         rate_limits: Some(RateLimits {
