@@ -318,6 +318,57 @@ async fn the_retry_policy_waits_out_a_rate_limit_and_succeeds() {
 }
 
 #[tokio::test]
+async fn the_retry_policy_never_sends_a_post_without_an_idempotency_key_again() {
+    // Two tokens, refilled one every 2 s: a refused call's Retry-After (2 s) is well within
+    // the policy's budget, so only the client's rule for POST keeps it from retrying.
+    let limit = RateLimit {
+        per_second: 0.5,
+        burst: 2,
+    };
+    let config = ServiceConfig {
+        rate_limits: Some(RateLimits {
+            developer: limit,
+            agent_pro: limit,
+            enterprise: limit,
+        }),
+        ..ServiceConfig::default()
+    };
+    let app = spawn_app_with(config).await;
+    let c = Client::builder(app.base())
+        .api_key(&app.keys.agent_pro.raw)
+        .retry(RetryPolicy::default())
+        .build()
+        .unwrap();
+    let rate_limited = || {
+        count(
+            &app.api.metrics_text(),
+            "job_listings_http_problems_total",
+            &[("code", "rate_limited")],
+        )
+    };
+    let id = c
+        .create_webhook(&NewWebhook::new(HOOK))
+        .await
+        .expect("token 1")
+        .value
+        .webhook
+        .id;
+    c.test_webhook(id).await.expect("token 2");
+    // `POST /webhooks/{id}/test` carries no Idempotency-Key: refused once, and returned.
+    let e = c.test_webhook(id).await.expect_err("no token left");
+    let p = e.problem().unwrap();
+    assert_eq!(p.code, "rate_limited");
+    assert_eq!(rate_limited(), 1.0, "the POST was sent once");
+    // The same client does retry a GET: refused once more, then answered.
+    c.get_webhook(id).await.expect("retried until allowed");
+    assert_eq!(
+        rate_limited(),
+        2.0,
+        "the GET was refused once, then retried"
+    );
+}
+
+#[tokio::test]
 async fn search_all_streams_every_page_of_a_search() {
     let app = spawn_app_with(ServiceConfig::default()).await;
     let c = client(&app, &app.keys.enterprise.raw);
