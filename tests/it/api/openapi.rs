@@ -22,7 +22,7 @@ const ROUTES: &[(&str, &[&str])] = &[
     ("/api/v1/openapi.json", &["GET"]),
 ];
 
-async fn document(app: &TestApp) -> serde_json::Value {
+pub(super) async fn document(app: &TestApp) -> serde_json::Value {
     let r = app
         .request(Method::GET, "/api/v1/openapi.json", Auth::None, &[], None)
         .await;
@@ -33,7 +33,7 @@ async fn document(app: &TestApp) -> serde_json::Value {
     r.body
 }
 
-fn documented(doc: &serde_json::Value) -> BTreeSet<(String, String)> {
+pub(super) fn documented(doc: &serde_json::Value) -> BTreeSet<(String, String)> {
     doc["paths"]
         .as_object()
         .expect("paths")
