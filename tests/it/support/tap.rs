@@ -15,7 +15,7 @@ use job_listings::domain::{
 };
 use job_listings::store::{
     BackupSummary, Change, ChangeFeed, FanOut, FeedBounds, FeedEntry, IndexSnapshot, JobStore,
-    JobWrite, KeyStore, OutboxStore, Pruned, Store, StoreResult, UsageCounter,
+    JobWrite, KeyStore, OutboxStore, Pruned, Store, StoreError, StoreResult, UsageCounter,
 };
 
 /// What a test does at the tapped calls. Every hook does nothing by default.
@@ -32,6 +32,11 @@ pub trait Tap: Send + Sync + 'static {
     async fn before_changes(&self, _after: u64, _limit: usize) {}
     /// The change feed was read; the follower gets `changes` once this returns.
     async fn after_changes(&self, _after: u64, _limit: usize, _changes: &[Change]) {}
+    /// Asked before a job write and a health probe's write: an error refuses the write, as
+    /// a full disk would, without it reaching the inner store.
+    fn refuse_write(&self) -> Option<StoreError> {
+        None
+    }
 }
 
 /// A store that passes every call to `inner`, and the tapped ones through the [`Tap`] too.
@@ -65,6 +70,9 @@ impl JobStore for TappedStore {
     }
 
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
+        if let Some(refused) = self.tap.refuse_write() {
+            return Err(refused);
+        }
         self.inner.write_jobs(writes).await
     }
 
@@ -297,6 +305,9 @@ impl Store for TappedStore {
     }
 
     async fn probe_write(&self) -> StoreResult<()> {
+        if let Some(refused) = self.tap.refuse_write() {
+            return Err(refused);
+        }
         self.inner.probe_write().await
     }
 
