@@ -15,7 +15,7 @@ use crate::support::data::known;
 use crate::support::store::release;
 use crate::support::{StoreKind, TestApp};
 
-/// An app on `store` with the hand-made records, answered in-process.
+/// An app on `store` with the hand-made records, served on loopback.
 async fn app(store: StoreKind) -> TestApp {
     let known = known();
     TestApp::builder()
@@ -24,7 +24,7 @@ async fn app(store: StoreKind) -> TestApp {
             companies: known.companies(),
             jobs: known.jobs(),
         })
-        .build()
+        .spawn()
         .await
 }
 
