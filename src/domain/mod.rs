@@ -28,7 +28,7 @@ pub use new_job::NewJob;
 pub use paging::{page_of, Page, PerPage};
 pub use plan::{Plan, UsageReport};
 pub use tags::{DomainTag, Seniority};
-pub(crate) use timestamp::after_leap_second;
+pub(crate) use timestamp::{after_leap_second, changed_at};
 pub use webhook::{
     CallbackUrl, Delivery, DeliveryAttempt, DeliveryStatus, IdempotencyKey, JobEvent, LoggedEvent,
     OutboxEvent, Subscription, SubscriptionStatus, WebhookSecret,

@@ -152,3 +152,14 @@ mod tests {
         assert_eq!(leap.at.to_rfc3339(), "2026-11-01T08:31:00.250+00:00");
     }
 }
+
+/// When a record last changed at `before` changes now: `now`, or just after `before` when the
+/// clock has not moved past it (a coarse or manual clock, two writes in one tick). So every
+/// change of a record has its own `updated_at`, which answers can be cached and validated by.
+pub(crate) fn changed_at(before: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
+    if now > before {
+        now
+    } else {
+        before + chrono::Duration::nanoseconds(1)
+    }
+}

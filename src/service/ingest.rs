@@ -9,10 +9,11 @@ use super::indexer::indexing_failed;
 use super::metrics::{JobsWritten, StoreWrite};
 use super::{JobListingsService, ServiceError, ServiceResult};
 use crate::domain::{
-    ChangeKind, Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob, SubscriptionStatus,
+    changed_at, ChangeKind, Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob,
+    SubscriptionStatus,
 };
 use crate::query::{JobIndex, PreparedJobs};
-use crate::store::JobWrite;
+use crate::store::{DecidedOn, JobWrite};
 use crate::webhooks::job_event;
 
 /// What one ingested job did.
@@ -209,6 +210,7 @@ impl JobListingsService {
                     job.updated_at = b.updated_at;
                 }
                 let change = ChangeKind::of_write(before, &job);
+                let decided_on = DecidedOn::Read(before.map(|b| b.updated_at));
                 earlier.insert(job.id, job.clone());
                 // A job is announced the first time it is active (new and active, or known
                 // but never active before), and then as it changes and closes.
@@ -226,6 +228,7 @@ impl JobListingsService {
                     job,
                     events,
                     change,
+                    decided_on,
                 });
             }
         }
@@ -272,8 +275,9 @@ impl JobListingsService {
         if !was_active {
             return Ok(job);
         }
+        let read_at = job.updated_at;
         job.status = JobStatus::Closed;
-        job.updated_at = changed_at(job.updated_at, self.now());
+        job.updated_at = changed_at(read_at, self.now());
         let events = match self.announced_kinds().contains(&ChangeKind::Closed) {
             true => vec![job_event(ChangeKind::Closed, self.now())],
             false => Vec::new(),
@@ -282,6 +286,7 @@ impl JobListingsService {
             job: job.clone(),
             events,
             change: Some(ChangeKind::Closed),
+            decided_on: DecidedOn::Read(Some(read_at)),
         }];
         let store = &self.inner.catalog.store;
         self.timed_write(StoreWrite::Jobs, store.write_jobs(&write))
@@ -428,17 +433,6 @@ impl Drop for DeferredCompaction {
                 service.compact_index_if_due(&writes).await;
             });
         }
-    }
-}
-
-/// When a record last changed at `before` changes now: `now`, or just after `before` when the
-/// clock has not moved past it (a coarse or manual clock, two writes in one tick). So every
-/// change of a record has its own `updated_at`, which answers can be cached and validated by.
-pub(super) fn changed_at(before: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
-    if now > before {
-        now
-    } else {
-        before + chrono::Duration::nanoseconds(1)
     }
 }
 

@@ -705,6 +705,80 @@ async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
+async fn a_job_ingested_by_two_replicas_at_once_is_announced_once() {
+    const JOBS: usize = 12;
+    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
+    let replicas = [
+        cluster.replica(Some(Duration::from_secs(5))).await,
+        cluster.replica(Some(Duration::from_secs(5))).await,
+    ];
+    let all: Vec<&Replica> = replicas.iter().collect();
+    let (companies, key) = cluster.seed(&replicas[0], &all, Plan::AgentPro).await;
+    let rx = Receiver::start(always_ok()).await;
+    let hook = cluster
+        .subscribe(&replicas[0], &all, &key, &rx.url("/jobs"))
+        .await;
+    // Each job goes to both replicas at the same moment, as two crawlers sending it would.
+    let jobs: Vec<Job> = (0..JOBS)
+        .map(|n| job(&companies[n % companies.len()], &format!("twice{n}")))
+        .collect();
+    for j in &jobs {
+        let (a, b) = tokio::join!(
+            replicas[0].service.upsert_job(j.clone()),
+            replicas[1].service.upsert_job(j.clone()),
+        );
+        a.expect("ingested by replica 0");
+        b.expect("ingested by replica 1");
+    }
+    // A later job marks how far delivery has got: once it arrived and nothing is pending, a
+    // second announcement of an earlier job would have arrived too.
+    let marker = job(&companies[0], "marker");
+    replicas[1]
+        .service
+        .upsert_job(marker.clone())
+        .await
+        .expect("ingested");
+    let marker_id = marker.id.0.to_string();
+    assert!(
+        eventually(STATE_LIMIT, || async {
+            rx.hits()
+                .iter()
+                .any(|h| h.data_id() == Some(marker_id.as_str()))
+        })
+        .await,
+        "the marker job was never delivered"
+    );
+    let deliveries = settled(&replicas[0], hook).await;
+    assert_eq!(deliveries.len(), JOBS + 1, "one delivery per job");
+    let hits = rx.hits();
+    for j in &jobs {
+        let id = j.id.0.to_string();
+        let announced = hits
+            .iter()
+            .filter(|h| h.data_id() == Some(id.as_str()))
+            .count();
+        assert_eq!(announced, 1, "job {id} was announced {announced} times");
+    }
+    // The change feed holds one `job.new` per job, and nothing else for them.
+    let (status, page) = cluster
+        .get(&replicas[1], "/api/v1/changes?limit=500", &key)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    for j in &jobs {
+        let id = j.id.0.to_string();
+        let events: Vec<&str> = page["data"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .filter(|e| e["job"]["id"] == id.as_str())
+            .filter_map(|e| e["type"].as_str())
+            .collect();
+        assert_eq!(events, ["job.new"], "the feed's events of job {id}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_loses_nothing() {
     let lease = Duration::from_millis(1_500);
     let cluster = Cluster::new(1_000, lease).await;

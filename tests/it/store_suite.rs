@@ -14,8 +14,8 @@ use job_listings::domain::{
     SalaryRange, Seniority, Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
 use job_listings::store::{
-    ChangedRecord, CursorMove, FanOut, FeedBounds, IndexSnapshot, JobStore, JobWrite, KeyStore,
-    MemoryStore, OutboxStore, PgStore, Pruned, SledStore, Store, UsageCounter,
+    ChangedRecord, CursorMove, DecidedOn, FanOut, FeedBounds, IndexSnapshot, JobStore, JobWrite,
+    KeyStore, MemoryStore, OutboxStore, PgStore, Pruned, SledStore, Store, UsageCounter,
 };
 use uuid::Uuid;
 
@@ -161,6 +161,7 @@ fn announcing(job: Job, event: EventId, at: DateTime<Utc>) -> JobWrite {
             created_at: at,
         }],
         change: Some(ChangeKind::New),
+        decided_on: DecidedOn::Nothing,
     }
 }
 
@@ -169,6 +170,7 @@ fn plain(job: Job) -> JobWrite {
         job,
         events: Vec::new(),
         change: None,
+        decided_on: DecidedOn::Nothing,
     }
 }
 
@@ -1236,6 +1238,7 @@ fn changing(job: Job, kind: ChangeKind) -> JobWrite {
         job,
         events: Vec::new(),
         change: Some(kind),
+        decided_on: DecidedOn::Nothing,
     }
 }
 

@@ -34,6 +34,19 @@ impl ChangedRecord {
     }
 }
 
+/// Takes the change feed's lock for the rest of the transaction: every write that records a
+/// change takes it, so writers that hold it run one at a time. Taken again by the same
+/// transaction, it is held once more, at no cost.
+pub(super) async fn lock(tx: &tokio_postgres::Transaction<'_>) -> StoreResult<()> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('job_listings_changes:' || current_schema()))",
+        &[],
+    )
+    .await
+    .map_err(pg_error)?;
+    Ok(())
+}
+
 /// Records changes inside a write transaction. The advisory lock is held until the
 /// transaction ends, so positions become visible in the order they were handed out and a
 /// reader that has seen position `n` never later finds a smaller one committed.
@@ -45,12 +58,7 @@ pub(super) async fn record(
     if records.is_empty() {
         return Ok(());
     }
-    tx.execute(
-        "SELECT pg_advisory_xact_lock(hashtext('job_listings_changes:' || current_schema()))",
-        &[],
-    )
-    .await
-    .map_err(pg_error)?;
+    lock(tx).await?;
     let (kinds, ids): (Vec<&str>, Vec<Uuid>) = records.iter().map(|r| r.parts()).unzip();
     tx.execute(
         "INSERT INTO changes (position, kind, id)

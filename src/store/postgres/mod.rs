@@ -276,6 +276,33 @@ impl JobStore for PgStore {
     async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
+        // The feed's lock first: log positions are then handed out in commit order too, and
+        // no other replica writes a job until this commits. The writes were decided against
+        // a read made before the lock: another replica may have written the same jobs since
+        // (two crawlers sending one job to two replicas), so they are decided again against
+        // what is stored now, and a job is announced once.
+        feed::lock(&tx).await?;
+        let ids: Vec<Uuid> = writes.iter().map(|w| w.job.id.0).collect();
+        let stored: std::collections::HashMap<JobId, Job> = tx
+            .query("SELECT doc FROM jobs WHERE id = ANY($1)", &[&ids])
+            .await
+            .map_err(pg_error)?
+            .iter()
+            .map(|r| doc::<Job>(r, 0).map(|j| (j.id, j)))
+            .collect::<StoreResult<_>>()?;
+        // A job twice in one batch: its second write follows its first.
+        let mut now_stored = stored;
+        let mut decided = Vec::with_capacity(writes.len());
+        for w in writes {
+            if let Some(w) = w.clone().against(now_stored.get(&w.job.id)) {
+                now_stored.insert(w.job.id, w.job.clone());
+                decided.push(w);
+            }
+        }
+        let writes = decided.as_slice();
+        if writes.is_empty() {
+            return tx.commit().await.map_err(pg_error);
+        }
         let upsert = tx
             .prepare(
                 "INSERT INTO jobs (id, doc) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc",
@@ -287,7 +314,6 @@ impl JobStore for PgStore {
                 .await
                 .map_err(pg_error)?;
         }
-        // The feed's lock first: log positions are then handed out in commit order too.
         let changed: Vec<ChangedRecord> = writes
             .iter()
             .map(|w| ChangedRecord::Job(w.job.id))

@@ -217,6 +217,7 @@ mod tests {
             job: data.jobs[job].clone(),
             events: Vec::new(),
             change: Some(crate::domain::ChangeKind::New),
+            decided_on: Default::default(),
         };
         store
             .put_companies(&data.companies[..1])
