@@ -5,8 +5,8 @@
 //! cargo run --example embed -- ./my-data       # or in a folder of your choice
 //! ```
 //!
-//! The README's embedding example, on the sled store, with webhook secrets sealed at rest and
-//! deliveries sent:
+//! The embedding example of the README and docs/embedding.md, on the sled store, with
+//! webhook secrets sealed at rest and deliveries sent:
 //!
 //! 1. opens (or creates) the sled folder, by default a new temporary folder, so nothing is
 //!    left in the working folder;

@@ -75,7 +75,7 @@ const COMPANY_SEED: u64 = 5_170_771;
 /// (so the ingest transaction also writes an outbox event and a delivery), the others
 /// filter on a domain no job has, so the outbox stays small over hundreds of cycles.
 const MAX_HOOKS_PER_CYCLE: u32 = 3;
-/// The margin on README's "at most the last 100 ms lost" with in-memory metering: a kill may
+/// The margin on docs/api.md's "at most the last 100 ms lost" with in-memory metering: a kill may
 /// lose only calls answered within this long before it. The counters are written every 100 ms;
 /// the margin adds the write itself (a sled flush, which on a loaded 2-core machine can take
 /// most of a second) and the scheduling of the writer. Asserted: a cycle that lost a call

@@ -8,7 +8,7 @@
 //! `@@ACK <job id> <paths>` after each `upsert_job` returns. The parent SIGKILLs it at a random
 //! moment, several times, then starts a last child that only delivers until nothing is left
 //! to send (`@@SETTLED`), and counts losses (must be 0) and duplicates (reported; each must
-//! have a kill between, README's promise). Every child marks its requests with its number
+//! have a kill between, docs/api.md's promise). Every child marks its requests with its number
 //! (`?child=N`), so a repeat is known to come from one process or two, whatever the timing.
 //!
 //! The kill plan comes from a seed, printed at the start; `JL_TEST_SEED` replays it.

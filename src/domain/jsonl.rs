@@ -45,8 +45,8 @@ pub fn parse_record<T: DeserializeOwned>(
     .and_then(|value: T| json.end().map(|()| value).map_err(|e| (String::new(), e)));
     let misspelt = |field: &str| {
         format!(
-            "unknown field `{field}`: check its spelling against the record's fields in README \
-             (Importing your own data)"
+            "unknown field `{field}`: check its spelling against the record's fields in \
+             docs/operating.md (Importing your own data)"
         )
     };
     Some(match (parsed, unknown) {

@@ -15,6 +15,7 @@ mod backup;
 #[cfg(feature = "client")]
 mod client;
 mod deleting;
+mod docs;
 mod hostile_clients;
 mod index_compaction;
 mod layering;

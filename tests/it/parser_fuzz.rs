@@ -838,7 +838,7 @@ proptest! {
 
 const KEY_PREFIX: &str = "jl_live_";
 
-/// The checksum of a key's 32-character body as the key format spells it (README, "Keys,
+/// The checksum of a key's 32-character body as the key format spells it (docs/api.md, "Keys,
 /// plans and quotas"; `ApiKey`): its CRC-32 (IEEE), written as 6 base62 digits (`0-9`, `A-Z`,
 /// `a-z`), most significant first.
 fn key_checksum(body: &str) -> String {
@@ -1447,7 +1447,7 @@ fn the_query_string_fuzz_dictionary_names_every_parameter() {
     assert!(missing.is_empty(), "{path} lacks {missing:?}");
 }
 
-/// README: callback URLs are "never a loopback, private, link-local or reserved address". The
+/// docs/api.md: callback URLs are "never a loopback, private, link-local or reserved address". The
 /// default policy refuses the IPv4 benchmarking range (198.18.0.0/15) and the IPv6
 /// documentation prefix 2001:db8::/32, but not their IPv6 twins registered as not globally
 /// reachable in the IANA special-purpose registry.
@@ -1603,8 +1603,8 @@ fn valid_time() -> impl Strategy<Value = String> {
         .prop_map(|(y, mo, d, h, mi, s)| format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z"))
 }
 
-/// A job import line of the documented form (README, "Importing your own data"): every
-/// required field valid, the optional ones now and then.
+/// A job import line of the documented form (docs/operating.md, "Importing your own data"):
+/// every required field valid, the optional ones now and then.
 fn valid_job_line() -> impl Strategy<Value = Value> {
     let label = "[a-zA-Z0-9][a-zA-Z0-9._+-]{0,39}";
     let salary = (

@@ -967,7 +967,7 @@ fn posted_after_before_the_nanosecond_range_matches_everything() {
 // The word rule itself, written out by hand.
 // ---------------------------------------------------------------------------------------------
 
-/// Texts and their words, worked out by hand from the documented rule (API.md, "Search
+/// Texts and their words, worked out by hand from the documented rule (docs/api.md, "Search
 /// semantics", and `job_listings::query::words`): NFC, then the words of UAX #29 (no
 /// dictionary: Han, Hiragana and Thai letters are words one character each, a run of
 /// Katakana is one word), cut at every character that is not a letter, a digit or a mark

@@ -1,7 +1,7 @@
 //! Monthly quota metering end to end: the real hyper server on 127.0.0.1 port 0 over a real sled
 //! store in a temporary folder, driven concurrently with reqwest.
 //!
-//! What is checked (README "Keys, plans and quotas", API.md "Keys, plans, quotas"):
+//! What is checked (docs/api.md, "Keys, plans and quotas"):
 //! - with Q calls left exactly Q succeed however many race, over every metered endpoint, for one
 //!   key and for many keys at once; the rest are `429 quota_exceeded` with `Retry-After`;
 //! - `GET /usage` always reports `calls_used + calls_remaining == monthly_quota`, and
@@ -467,8 +467,8 @@ async fn usage_sampled_during_the_load_always_adds_up_and_never_goes_down() {
     assert_eq!(lowest, Some(0));
 }
 
-/// README: every metered answer carries `X-RateLimit-Remaining`; `GET /usage` answers with both
-/// the report and the headers, which must describe one and the same state.
+/// docs/api.md: every metered answer carries `X-RateLimit-Remaining`; `GET /usage` answers
+/// with both the report and the headers, which must describe one and the same state.
 ///
 /// Guards against building the `/usage` answer from two reads of the meter (the report, then
 /// the quota for the headers): a call counted in between made the header disagree with the
@@ -1051,7 +1051,7 @@ async fn usage_survives_a_graceful_restart_exactly() {
     assert_eq!(read_usage(&app, &idle).await.calls_used, 0);
 }
 
-/// README: "Counters are written to the store every second" — without any shutdown. Checked by
+/// docs/api.md: in-memory counters are "written every 100 ms" — without any shutdown. Checked by
 /// reading the store until the counter shows up (bounded), never by timing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_periodic_writer_stores_counted_usage_without_a_shutdown() {

@@ -156,7 +156,7 @@ async fn get_usage_responses_carry_the_rate_limit_headers() {
     let app = spawn_app().await;
     let key = app.keys.developer.raw.clone();
     app.get_as(&key, "/api/v1/jobs").await;
-    // API.md: every authenticated response carries the quota.
+    // Authenticated answers carry the quota headers (docs/api.md, "Answers", names them).
     let r = app.get_usage(&key).await;
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(header_u64(&r, "x-ratelimit-limit"), 10_000);
@@ -201,7 +201,7 @@ async fn quota_exceeded_responses_carry_the_rate_limit_headers_with_nothing_rema
     );
     let r = app.get_as(&key, "/api/v1/jobs").await;
     assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
-    // API.md: every authenticated response carries the quota.
+    // Authenticated answers carry the quota headers (docs/api.md, "Answers", names them).
     assert_eq!(header_u64(&r, "x-ratelimit-limit"), 1);
     assert_eq!(header_u64(&r, "x-ratelimit-remaining"), 0);
 }

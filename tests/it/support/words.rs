@@ -2,7 +2,7 @@
 //! crates directly and never on the engine's tokenizer (`job_listings::query::words`), so that
 //! an oracle built on them can disagree with it.
 //!
-//! The rule (API.md, "Search semantics", and the doc of `job_listings::query::words`):
+//! The rule (docs/api.md, "Search semantics", and the doc of `job_listings::query::words`):
 //! 1. the text is composed (Unicode NFC), as a whole;
 //! 2. its words are those of UAX #29, as `unicode-segmentation`'s `unicode_words` gives them;
 //! 3. each is cut at every character that is not a letter, a digit or a mark within a word
