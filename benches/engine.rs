@@ -140,15 +140,10 @@ fn engine(c: &mut Criterion) {
 }
 
 /// Building an index of every job at once, in id order as a rebuild reads them from the
-/// store: from decoded jobs (`Extend`), and from their JSON (`extend_from_json`, what a
-/// rebuild does), which reads only the fields the index needs.
+/// store (`Extend`).
 fn load(c: &mut Criterion) {
     let mut jobs = Dataset::generate(1, 2_000, JOBS).jobs;
     jobs.sort_by_key(|j| j.id);
-    let json: Vec<Vec<u8>> = jobs
-        .iter()
-        .map(|j| serde_json::to_vec(j).unwrap_or_default())
-        .collect();
     let mut group = c.benchmark_group("engine_100k_load");
     group.sample_size(10);
     group.bench_function("decoded_jobs", |b| {
@@ -156,13 +151,6 @@ fn load(c: &mut Criterion) {
             let mut index = JobIndex::new();
             index.extend(black_box(&jobs));
             index
-        })
-    });
-    group.bench_function("json", |b| {
-        b.iter_with_large_drop(|| {
-            let mut index = JobIndex::new();
-            let loaded = index.extend_from_json(black_box(&json));
-            (index, loaded)
         })
     });
     group.finish();

@@ -18,7 +18,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap as HashMap};
 use super::bitmap::Docs;
 use super::index::{for_each_job_word, JobIndex};
 use super::indexed::IndexedJob;
-use crate::domain::{Job, JobJsonFields};
+use crate::domain::Job;
 
 /// Jobs whose words are gathered before they are added to the posting lists. Larger parts
 /// extend each list fewer times; smaller ones keep the part's words in cache.
@@ -181,36 +181,7 @@ impl std::fmt::Debug for PreparedJobs {
     }
 }
 
-/// A job's JSON that [`JobIndex::extend_from_json`] could not read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("job {position} could not be read: {reason}")]
-pub struct JobJsonError {
-    /// Its position in the jobs given.
-    pub position: usize,
-    /// What was wrong with it.
-    pub reason: String,
-}
-
 impl JobIndex {
-    /// Adds or replaces every job given as its JSON (as `serde_json::to_vec(&job)` writes a
-    /// [`Job`]), then compacts once if due, as [`Extend`] does for decoded jobs. Faster than
-    /// decoding the jobs first: only the fields the index reads are read, their texts
-    /// borrowed from the JSON, on the threads that gather the jobs' words.
-    ///
-    /// Stops at the first JSON that is not a job, with the jobs before it added (a part of
-    /// 8,192 jobs at a time: perhaps not all of them), and says which one it was.
-    pub fn extend_from_json<B: AsRef<[u8]> + Sync>(
-        &mut self,
-        jobs: &[B],
-    ) -> Result<(), JobJsonError> {
-        let loaded = self.insert_read_in_parts(jobs, |position, json| {
-            JobJsonFields::from_json(json.as_ref())
-                .map_err(|reason| JobJsonError { position, reason })
-        });
-        self.compact_if_due();
-        loaded
-    }
-
     /// Gathers the words of `jobs`, for [`JobIndex::add_prepared`]. Takes no index: a
     /// writer calls it before it locks one.
     pub fn prepare(jobs: Vec<Job>) -> PreparedJobs {
@@ -397,60 +368,6 @@ mod tests {
         expected[7].1.push(20);
         expected.sort();
         assert_eq!(found, expected);
-    }
-
-    /// Jobs read from their JSON (as a rebuild reads stored jobs) index exactly as the
-    /// decoded jobs do, escapes in their texts included; a job that cannot be read stops the
-    /// load with the reader's error, and the parts before it stay indexed.
-    #[test]
-    fn jobs_read_from_json_index_as_decoded_jobs_do() {
-        let mut jobs = Dataset::generate(4, 30, PART_JOBS + 700).jobs;
-        jobs[5].description = "Rust \"wombat\"\nengineer\tin Zürich".to_owned();
-        jobs[6].status = JobStatus::Closed;
-        let json: Vec<Vec<u8>> = jobs
-            .iter()
-            .map(|j| serde_json::to_vec(j).unwrap())
-            .collect();
-
-        let mut from_json = JobIndex::new();
-        from_json.set_auto_compact(false);
-        from_json.extend_from_json(&json).expect("every job reads");
-        let mut decoded = JobIndex::new();
-        decoded.set_auto_compact(false);
-        decoded.insert_in_parts(&jobs);
-        assert_eq!(from_json.len(), decoded.len());
-        for filter in [
-            JobFilter::default(),
-            JobFilter::default().with_q("wombat"),
-            JobFilter::default().with_q("zürich"),
-            JobFilter::default().with_company(&jobs[9].company_name),
-            JobFilter::default().with_q(&jobs[11].role),
-        ] {
-            assert_eq!(
-                from_json.search_top(&filter, 100),
-                decoded.search_top(&filter, 100),
-                "{filter:?}"
-            );
-        }
-        assert_eq!(
-            from_json
-                .search_top(&JobFilter::default().with_q("wombat"), 5)
-                .ids,
-            [jobs[5].id]
-        );
-        assert!(!from_json.contains(jobs[6].id));
-
-        let mut damaged = json.clone();
-        damaged[PART_JOBS + 3] = b"{\"id\": 7}".to_vec();
-        let mut index = JobIndex::new();
-        index.set_auto_compact(false);
-        let error = index
-            .extend_from_json(&damaged)
-            .expect_err("a job that is not one");
-        assert_eq!(error.position, PART_JOBS + 3);
-        assert!(error.reason.to_lowercase().contains("uuid"), "{error}");
-        let first_part_active = jobs[..PART_JOBS].iter().filter(|j| j.is_active()).count();
-        assert_eq!(index.len(), first_part_active as u64);
     }
 
     /// Loading in parts answers like adding one job at a time: over several parts, with

@@ -1,9 +1,8 @@
-//! What the index reads of a job: a whole [`Job`], or a [`JobJsonFields`] of its stored JSON when
-//! the index is loaded from the jobs' JSON.
+//! What the index reads of a job, borrowed from the [`Job`].
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::{CompanyId, DomainTag, Job, JobId, JobJsonFields, JobStatus, Seniority};
+use crate::domain::{CompanyId, DomainTag, Job, JobId, JobStatus, Seniority};
 
 /// The fields of a job that indexing it reads, borrowed from wherever the job is held.
 pub(crate) struct IndexedFields<'a> {
@@ -25,31 +24,23 @@ pub(crate) trait IndexedJob {
     fn fields(&self) -> IndexedFields<'_>;
 }
 
-/// Both types name their fields alike; only the texts' types differ, and both deref to `str`.
-macro_rules! indexed_fields_of {
-    ($ty:ty) => {
-        impl IndexedJob for $ty {
-            fn fields(&self) -> IndexedFields<'_> {
-                IndexedFields {
-                    id: self.id,
-                    active: self.status == JobStatus::Active,
-                    posted_at: self.posted_at,
-                    confidence: self.confidence.get(),
-                    domains: &self.domains,
-                    seniority: &self.seniority,
-                    remote: self.remote,
-                    company_id: self.company_id,
-                    company_name: &self.company_name,
-                    role: &self.role,
-                    description: &self.description,
-                }
-            }
+impl IndexedJob for Job {
+    fn fields(&self) -> IndexedFields<'_> {
+        IndexedFields {
+            id: self.id,
+            active: self.status == JobStatus::Active,
+            posted_at: self.posted_at,
+            confidence: self.confidence.get(),
+            domains: &self.domains,
+            seniority: &self.seniority,
+            remote: self.remote,
+            company_id: self.company_id,
+            company_name: &self.company_name,
+            role: &self.role,
+            description: &self.description,
         }
-    };
+    }
 }
-
-indexed_fields_of!(Job);
-indexed_fields_of!(JobJsonFields<'_>);
 
 impl<J: IndexedJob> IndexedJob for &J {
     fn fields(&self) -> IndexedFields<'_> {

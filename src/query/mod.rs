@@ -39,7 +39,7 @@ mod text;
 #[path = "../../tests/it/support/words.rs"]
 mod reference_words;
 
-pub use bulk::{JobJsonError, PreparedJobs};
+pub use bulk::PreparedJobs;
 pub use facets::{Facet, FacetCounts, RemoteCounts, ValueCount};
 pub use filter::{search_terms, JobFilter, JobQuery, SearchResult};
 pub use index::JobIndex;
