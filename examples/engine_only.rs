@@ -4,9 +4,10 @@
 //! cargo run --release --example engine_only
 //! ```
 //!
-//! `job_listings::query` is the search engine behind the API, and it stands on its own: it is
-//! synchronous, does no I/O, and needs no service, store, HTTP layer or async runtime. This
-//! example is a tour of it on the deterministic demo dataset:
+//! `job_listings_engine` is the search engine behind the API (the library re-exports it as
+//! `job_listings::query`), and it stands on its own: it is synchronous, does no I/O, and needs
+//! no service, store, HTTP layer or async runtime. This example is a tour of it on the
+//! deterministic demo dataset:
 //!
 //! 1. generate 50 companies and 20,000 jobs (about one in ten closed),
 //! 2. index them into a [`JobIndex`] (closed jobs are skipped by the index itself),
@@ -16,16 +17,16 @@
 //! 4. check one answer against [`JobFilter::matches`], the single-job predicate the engine
 //!    promises to agree with.
 //!
-//! Only `job_listings::{demo, domain, query}` are used. Build with `--release` for meaningful
-//! timings; a debug build is several times slower.
+//! Only the engine crate is used: `job_listings_engine::{demo, domain, query}`. Build with
+//! `--release` for meaningful timings; a debug build is several times slower.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use chrono::Duration as Span;
-use job_listings::demo::{self, Dataset};
-use job_listings::domain::{Confidence, DomainTag, Job, JobId, Page, PerPage, Seniority};
-use job_listings::query::{Facet, JobFilter, JobIndex, JobQuery, SearchResult};
+use job_listings_engine::demo::{self, Dataset};
+use job_listings_engine::domain::{Confidence, DomainTag, Job, JobId, Page, PerPage, Seniority};
+use job_listings_engine::query::{Facet, JobFilter, JobIndex, JobQuery, SearchResult};
 
 fn main() -> anyhow::Result<()> {
     // 1. Generate the data. The same seed always gives the same jobs, so the ids printed below
@@ -175,7 +176,7 @@ fn run(index: &JobIndex, by_id: &HashMap<JobId, &Job>, title: &str, query: &JobQ
     if ids.len() > 3 {
         println!("    … and {} more on this page", ids.len() - 3);
     }
-    let top = |counts: &[job_listings::query::ValueCount]| {
+    let top = |counts: &[job_listings_engine::query::ValueCount]| {
         let top: Vec<String> = counts
             .iter()
             .take(4)

@@ -13,7 +13,7 @@
 //! | [`server`] | hyper 1.x frontend: accept loop, timeouts, limits, graceful shutdown | hyper, [`api`] |
 //! | [`api`] | framework-agnostic HTTP: routes, parameters, auth headers, errors, OpenAPI; a `tower::Service` | `http`, [`service`] |
 //! | [`service`] | [`JobListingsService`](service::JobListingsService): keys, plans, quotas, ingest | [`query`], [`store`], [`webhooks`] |
-//! | [`query`] | the embeddable search engine, pure and synchronous | [`domain`] |
+//! | [`query`] | the embeddable search engine (the `job-listings-engine` crate, re-exported), pure and synchronous | [`domain`] |
 //! | [`store`] | the [`Store`](store::Store) trait; sled (default), PostgreSQL and memory stores | [`domain`] |
 //! | [`webhooks`] | callback policy, outbox events, Standard Webhooks signing, retries, the HTTP sender | [`query`], [`domain`] |
 //! | [`domain`] | validated values: ids, tags, keys, plans, jobs, companies | — |
@@ -105,12 +105,12 @@
 pub mod api;
 #[cfg(feature = "client")]
 pub mod client;
-#[cfg(any(test, feature = "demo"))]
-pub mod demo;
+#[cfg(feature = "demo")]
+pub use job_listings_engine::demo;
 pub mod domain;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod query;
+pub use job_listings_engine::query;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod service;

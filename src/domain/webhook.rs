@@ -6,7 +6,7 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use super::ids::truncate;
+use super::truncate;
 use super::{
     ChangeKind, Confidence, DeliveryId, DomainError, DomainTag, EventId, JobId, KeyId, Seniority,
     WebhookId,

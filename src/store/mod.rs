@@ -44,8 +44,8 @@ pub use postgres::{PgConfig, PgStore};
 pub use sled_store::{SledConfig, SledStore};
 
 use crate::domain::{
-    changed_at, ApiKeyRecord, ChangeKind, Company, CompanyId, Delivery, DeliveryId, EventId, Job,
-    JobEvent, JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
+    ApiKeyRecord, ChangeKind, Company, CompanyId, Delivery, DeliveryId, EventId, Job, JobEvent,
+    JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
 };
 
 /// One job write: the job and the events it raises, stored in one transaction.
@@ -61,8 +61,10 @@ pub struct JobWrite {
     /// feed keeps each state of a job that an entry refers to.
     pub change: Option<ChangeKind>,
     /// What the writer decided `change` and `events` against. A store shared by replicas
-    /// decides them again when the job stored now is not that one (see [`JobWrite::against`]);
-    /// a single-process store, written under the service's ingest lock, has nothing to check.
+    /// decides them again, under its write lock, when the job stored now is not that one (it
+    /// keeps the stored job's history, writes nothing for the same content, and names the
+    /// change from the stored state); a single-process store, written under the service's
+    /// ingest lock, has nothing to check.
     pub decided_on: DecidedOn,
 }
 
@@ -74,42 +76,6 @@ pub enum DecidedOn {
     Nothing,
     /// The job as the writer read it: its `updated_at`, or `None` where it read no job.
     Read(Option<DateTime<Utc>>),
-}
-
-impl JobWrite {
-    /// This write as it stands against `stored`, the job as the store holds it now, where the
-    /// writer decided it against an earlier read that `stored` no longer is: on a store shared
-    /// by replicas another one may have written the job in between. What the store keeps of a job's history (when it
-    /// was first seen and first active) comes from `stored`; then the same content already
-    /// stored is nothing to write (`None`: no feed entry, no event, the stored `updated_at`
-    /// kept), and otherwise the kind of change is the one from `stored`, and the events, if
-    /// any, take that kind.
-    pub(crate) fn against(mut self, stored: Option<&Job>) -> Option<Self> {
-        match self.decided_on {
-            DecidedOn::Read(read) if read != stored.map(|s| s.updated_at) => {}
-            _ => return Some(self),
-        }
-        if let Some(s) = stored {
-            self.job.first_seen_at = s.first_seen_at;
-            self.job.activated_at = s.activated_at.or(self.job.activated_at);
-            if s.same_content(&self.job) {
-                return None;
-            }
-            self.job.updated_at = changed_at(s.updated_at, self.job.updated_at);
-        }
-        let change = ChangeKind::of_write(stored, &self.job);
-        if change != self.change {
-            self.change = change;
-            match change {
-                Some(kind) => self
-                    .events
-                    .iter_mut()
-                    .for_each(|e| e.kind = kind.as_str().to_owned()),
-                None => self.events.clear(),
-            }
-        }
-        Some(self)
-    }
 }
 
 /// One entry of the job change feed, as read back ([`JobStore::feed_after`]).

@@ -1,44 +1,77 @@
-//! The library's layers depend downwards only (api → service → query, store, webhooks →
-//! domain): this reads every source file's code (comments aside) and fails on a path that
-//! reaches up a layer, or on a crate a layer must not know.
+//! The library's layers depend downwards only (api → service → store, webhooks → the engine
+//! crate's query → domain): this reads every source file's code (comments aside) and fails on a
+//! path that reaches up a layer, or on a crate a layer must not know. The engine crate
+//! (`job-listings-engine`) names nothing of the library and no runtime, HTTP, storage,
+//! compression or metrics crate, in its code or its manifest.
 
 use std::path::{Path, PathBuf};
 
-/// For each layer (a folder of `src/`), the modules of this crate and the outside crates its
-/// code may not name.
-const RULES: &[(&str, &[&str], &[&str])] = &[
+/// Crates the engine may not depend on: an async runtime, HTTP, storage, compression, crypto
+/// and metrics, and the library built on it.
+const NOT_IN_THE_ENGINE: &[&str] = &[
+    "job_listings",
+    "tokio",
+    "sled",
+    "hyper",
+    "reqwest",
+    "http",
+    "zstd",
+    "brotli",
+    "flate2",
+    "prometheus_client",
+    "sha2",
+    "hmac",
+    "chacha20poly1305",
+    "tokio_postgres",
+];
+
+/// For each layer (a folder of a crate's `src/`), the crate's source folder, the modules of
+/// that crate and the outside crates its code may not name.
+const RULES: &[(&str, &str, &[&str], &[&str])] = &[
     (
+        "job-listings-engine/src",
         "domain",
-        &["query", "store", "service", "webhooks", "api", "server"],
-        &["tokio", "sled", "hyper", "reqwest", "http"],
+        &["query"],
+        NOT_IN_THE_ENGINE,
     ),
+    ("job-listings-engine/src", "query", &[], NOT_IN_THE_ENGINE),
     (
-        "query",
+        "src",
+        "domain",
         &["store", "service", "webhooks", "api", "server"],
         &["tokio", "sled", "hyper", "reqwest", "http"],
     ),
     (
+        "src",
         "store",
         &["service", "webhooks", "api", "server"],
         &["hyper", "reqwest", "http"],
     ),
     (
+        "src",
         "webhooks",
         &["store", "service", "api", "server"],
         &["sled", "hyper"],
     ),
     (
+        "src",
         "service",
         &["api", "server", "mcp", "client"],
         &["hyper", "http"],
     ),
     (
+        "src",
         "api",
         &["server", "mcp", "client"],
         &["hyper", "sled", "reqwest"],
     ),
     // A frontend over the HTTP layer: it reaches the service's parts only through it.
-    ("mcp", &["store", "query", "webhooks"], &["sled", "reqwest"]),
+    (
+        "src",
+        "mcp",
+        &["store", "query", "webhooks"],
+        &["sled", "reqwest"],
+    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -161,12 +194,13 @@ fn names_crate(code: &str, name: &str) -> bool {
 
 #[test]
 fn every_layer_depends_only_on_the_layers_below_it() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut violations = Vec::new();
-    for (layer, modules, crates) in RULES {
+    for (crate_src, layer, modules, crates) in RULES {
+        let src = root.join(crate_src);
         let mut files = Vec::new();
         rust_files(&src.join(layer), &mut files);
-        assert!(!files.is_empty(), "src/{layer} has source files");
+        assert!(!files.is_empty(), "{crate_src}/{layer} has source files");
         for file in files {
             let text = std::fs::read_to_string(&file).expect("a source file");
             let module = module_of(file.strip_prefix(&src).unwrap_or(&file));
@@ -177,7 +211,7 @@ fn every_layer_depends_only_on_the_layers_below_it() {
                 let outside = crates.iter().filter(|c| names_crate(code, c));
                 for name in up.chain(outside) {
                     violations.push(format!(
-                        "src/{layer} names {name}: {}:{line}: {}",
+                        "{crate_src}/{layer} names {name}: {}:{line}: {}",
                         file.strip_prefix(&src).unwrap_or(&file).display(),
                         code.trim()
                     ));
@@ -186,6 +220,37 @@ fn every_layer_depends_only_on_the_layers_below_it() {
         }
     }
     assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+/// The crates a manifest's `[dependencies]` table names, with `-` read as `_`.
+fn normal_dependencies(manifest: &str) -> Vec<String> {
+    let mut inside = false;
+    let mut names = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == "[dependencies]";
+        } else if inside && !line.starts_with('#') {
+            if let Some((name, _)) = line.split_once('=') {
+                names.push(name.trim().replace('-', "_"));
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn the_engine_crate_depends_on_no_runtime_http_storage_or_metrics_crate() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("job-listings-engine/Cargo.toml");
+    let deps = normal_dependencies(&std::fs::read_to_string(manifest).expect("the manifest"));
+    assert!(
+        deps.iter().any(|d| d == "croaring"),
+        "read the table: {deps:?}"
+    );
+    let forbidden: Vec<&String> = deps
+        .iter()
+        .filter(|d| NOT_IN_THE_ENGINE.contains(&d.as_str()))
+        .collect();
+    assert!(forbidden.is_empty(), "the engine depends on {forbidden:?}");
 }
 
 #[test]
@@ -199,6 +264,9 @@ fn the_check_sees_a_path_that_reaches_up_and_ignores_comments() {
     assert!(names_crate(lines[1].1, "http"));
     assert!(!names_crate("my_http::x", "http"));
     assert!(!names_crate("crate::x::http::y", "http"));
+    assert!(names_crate("use job_listings::api::Api;", "job_listings"));
+    let manifest = "[package]\nname = \"x\"\n[dependencies]\n# a note\ntokio-postgres = \"0.7\"\n\n[dev-dependencies]\nsled = \"1\"\n";
+    assert_eq!(normal_dependencies(manifest), ["tokio_postgres"]);
 }
 
 #[test]

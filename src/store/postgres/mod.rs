@@ -17,10 +17,10 @@ use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
 use super::{
-    ChangeFeed, ChangedRecord, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore, Store,
-    StoreError, StoreResult, UsageCounter,
+    ChangeFeed, ChangedRecord, DecidedOn, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore,
+    Store, StoreError, StoreResult, UsageCounter,
 };
-use crate::domain::{ApiKeyRecord, ChangeKind, Company, CompanyId, Job, JobId, KeyId};
+use crate::domain::{changed_at, ApiKeyRecord, ChangeKind, Company, CompanyId, Job, JobId, KeyId};
 
 fn pg_error(e: impl Into<super::BackendError>) -> StoreError {
     StoreError::backend("postgres", e)
@@ -518,5 +518,41 @@ impl Store for PgStore {
                      and restore it with pg_restore; keep a copy of the secret key file with the \
                      dump, as the webhook secrets in it cannot be read without it",
         })
+    }
+}
+
+impl JobWrite {
+    /// This write as it stands against `stored`, the job as the store holds it now, where the
+    /// writer decided it against an earlier read that `stored` no longer is: another replica
+    /// may have written the job in between. What the store keeps of a job's history (when it
+    /// was first seen and first active) comes from `stored`; then the same content already
+    /// stored is nothing to write (`None`: no feed entry, no event, the stored `updated_at`
+    /// kept), and otherwise the kind of change is the one from `stored`, and the events, if
+    /// any, take that kind.
+    fn against(mut self, stored: Option<&Job>) -> Option<Self> {
+        match self.decided_on {
+            DecidedOn::Read(read) if read != stored.map(|s| s.updated_at) => {}
+            _ => return Some(self),
+        }
+        if let Some(s) = stored {
+            self.job.first_seen_at = s.first_seen_at;
+            self.job.activated_at = s.activated_at.or(self.job.activated_at);
+            if s.same_content(&self.job) {
+                return None;
+            }
+            self.job.updated_at = changed_at(s.updated_at, self.job.updated_at);
+        }
+        let change = ChangeKind::of_write(stored, &self.job);
+        if change != self.change {
+            self.change = change;
+            match change {
+                Some(kind) => self
+                    .events
+                    .iter_mut()
+                    .for_each(|e| e.kind = kind.as_str().to_owned()),
+                None => self.events.clear(),
+            }
+        }
+        Some(self)
     }
 }

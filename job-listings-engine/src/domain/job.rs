@@ -150,7 +150,7 @@ impl Job {
     ///
     /// ```
     /// use chrono::Utc;
-    /// use job_listings::domain::{
+    /// use job_listings_engine::domain::{
     ///     Company, CompanyId, Confidence, DomainTag, FundingStage, Job, JobId,
     /// };
     ///
@@ -173,7 +173,7 @@ impl Job {
     /// job.domains = vec![DomainTag::parse("engineering")?];
     /// assert!(job.is_active());
     /// assert_eq!(job.company_name, "Nimbus Labs");
-    /// # Ok::<(), job_listings::domain::DomainError>(())
+    /// # Ok::<(), job_listings_engine::domain::DomainError>(())
     /// ```
     pub fn new(
         id: JobId,

@@ -6,15 +6,24 @@
 //! knows nothing of HTTP or storage, so another program can use it on its own:
 //!
 //! ```
-//! use job_listings::query::{JobFilter, JobIndex, JobQuery};
-//! # use job_listings::demo;
+//! use chrono::Utc;
+//! use job_listings_engine::domain::{Company, CompanyId, Confidence, FundingStage, Job, JobId};
+//! use job_listings_engine::query::{JobFilter, JobIndex, JobQuery};
+//!
+//! let company = Company::new(CompanyId::new_random(), "Nimbus", "nimbus.example",
+//!     FundingStage::parse("seed")?);
 //! let mut index = JobIndex::new();
-//! for job in demo::Dataset::generate(7, 10, 200).jobs {
+//! for (n, role) in ["Rust Engineer", "Designer", "Rust Developer"].into_iter().enumerate() {
+//!     let mut job = Job::new(JobId::new_random(), role, &company, "Remote, async Rust.",
+//!         &format!("https://nimbus.example/jobs/{n}"), Utc::now(), Confidence::new(0.9)?);
+//!     job.remote = n != 2;
 //!     index.upsert(&job);
 //! }
 //! let query = JobQuery::new(JobFilter { remote_only: true, ..JobFilter::default() }.with_q("rust"));
 //! let result = index.search(&query);
-//! assert!(result.ids.len() as u64 <= result.total);
+//! // Remote, and "rust" in the role or the post: the first two.
+//! assert_eq!(result.total, 2);
+//! # Ok::<(), job_listings_engine::domain::DomainError>(())
 //! ```
 //!
 //! [`JobFilter::matches`] decides for a single job what the index decides for all of them; the
@@ -36,7 +45,7 @@ mod text;
 /// The integration tests' reading of the search-word rule (NFC of the whole text, UAX #29, no
 /// fast path), against which the unit tests of `text` check its fast paths.
 #[cfg(test)]
-#[path = "../../tests/it/support/words.rs"]
+#[path = "../../../tests/it/support/words.rs"]
 mod reference_words;
 
 pub use bulk::PreparedJobs;

@@ -105,7 +105,7 @@ impl Company {
     /// the caller sets the rest.
     ///
     /// ```
-    /// use job_listings::domain::{Company, CompanyId, FundingStage};
+    /// use job_listings_engine::domain::{Company, CompanyId, FundingStage};
     ///
     /// let mut company = Company::new(
     ///     CompanyId::new_random(),
@@ -116,7 +116,7 @@ impl Company {
     /// company.blurb = "Weather data for farms.".to_owned();
     /// company.enrichment.headcount = Some(40);
     /// assert!(company.validate().is_ok());
-    /// # Ok::<(), job_listings::domain::DomainError>(())
+    /// # Ok::<(), job_listings_engine::domain::DomainError>(())
     /// ```
     pub fn new(
         id: CompanyId,

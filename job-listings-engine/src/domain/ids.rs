@@ -68,7 +68,7 @@ uuid_id!(
 );
 
 /// Cuts echoed input so an error message never carries a huge value back.
-pub(crate) fn truncate(raw: &str) -> String {
+pub fn truncate(raw: &str) -> String {
     const MAX: usize = 64;
     if raw.chars().count() <= MAX {
         raw.to_owned()

@@ -22,7 +22,7 @@ fn parse(s: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
 /// A second written as `:60` read as the start of the next minute. chrono takes `:60` in any
 /// minute, as a leap second, and writes it back as `:60`, which most date-time parsers refuse
 /// (and no leap second has been inserted since the end of 2016).
-pub(crate) fn after_leap_second(t: DateTime<Utc>) -> DateTime<Utc> {
+pub fn after_leap_second(t: DateTime<Utc>) -> DateTime<Utc> {
     const SECOND: u32 = 1_000_000_000;
     match t.nanosecond().checked_sub(SECOND) {
         Some(within) => t
@@ -84,6 +84,17 @@ pub(super) fn deserialize_option<'de, D: Deserializer<'de>>(
     }
 
     d.deserialize_option(OptionVisitor)
+}
+
+/// When a record last changed at `before` changes now: `now`, or just after `before` when the
+/// clock has not moved past it (a coarse or manual clock, two writes in one tick). So every
+/// change of a record has its own `updated_at`, which answers can be cached and validated by.
+pub fn changed_at(before: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
+    if now > before {
+        now
+    } else {
+        before + chrono::Duration::nanoseconds(1)
+    }
 }
 
 #[cfg(test)]
@@ -150,16 +161,5 @@ mod tests {
         let leap: Stamps =
             serde_json::from_str(r#"{"at":"2026-11-01T09:30:60.25+01:00"}"#).unwrap();
         assert_eq!(leap.at.to_rfc3339(), "2026-11-01T08:31:00.250+00:00");
-    }
-}
-
-/// When a record last changed at `before` changes now: `now`, or just after `before` when the
-/// clock has not moved past it (a coarse or manual clock, two writes in one tick). So every
-/// change of a record has its own `updated_at`, which answers can be cached and validated by.
-pub(crate) fn changed_at(before: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
-    if now > before {
-        now
-    } else {
-        before + chrono::Duration::nanoseconds(1)
     }
 }

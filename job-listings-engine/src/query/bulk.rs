@@ -270,13 +270,13 @@ impl JobIndex {
     /// Until [`JobIndex::finish_bulk_load`], the out-of-order documents added are ranked
     /// all at once at its end, not one at a time; for a caller that loads many batches.
     /// The index must not be searched meanwhile.
-    pub(crate) fn start_bulk_load(&mut self) {
+    pub fn start_bulk_load(&mut self) {
         self.ranks_to_add.get_or_insert_default();
     }
 
     /// Ranks the out-of-order documents added since [`JobIndex::start_bulk_load`]; the index
     /// answers searches again.
-    pub(crate) fn finish_bulk_load(&mut self) {
+    pub fn finish_bulk_load(&mut self) {
         self.rank_pending();
         self.ranks_to_add = None;
         // The vectors grew by doubling meanwhile (see `make_room_for`).
