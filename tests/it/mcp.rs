@@ -89,12 +89,6 @@ impl McpApp {
         (status, answer.json().await.unwrap_or(Value::Null))
     }
 
-    async fn calls_used(&self, key: &str) -> u64 {
-        let (status, usage) = self.rest(key, "/usage").await;
-        assert_eq!(status, StatusCode::OK);
-        usage["calls_used"].as_u64().expect("calls_used")
-    }
-
     /// A raw JSON-RPC POST to `/mcp`: status, headers and the body's JSON-RPC message.
     async fn post(
         &self,
@@ -449,7 +443,7 @@ async fn refusals_are_tool_errors_with_rest_codes() {
 async fn each_answered_tool_call_counts_one_call_and_refusals_none() {
     let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
     let key = app.app.keys.developer.raw.clone();
-    let before = app.calls_used(&key).await;
+    let before = app.app.calls_used(&key).await;
     let client = app.connect(&key).await;
     let answered = 4;
     for page in 1..=answered {
@@ -460,7 +454,7 @@ async fn each_answered_tool_call_counts_one_call_and_refusals_none() {
     refusal(&refused);
     let usage = call(&client, "get_usage", json!({})).await;
     structured(&usage);
-    assert_eq!(app.calls_used(&key).await, before + answered);
+    assert_eq!(app.app.calls_used(&key).await, before + answered);
     client.cancel().await.expect("closed");
 }
 
@@ -635,7 +629,7 @@ async fn a_sessionless_client_is_keyed_and_metered_as_well() {
     // Protocol 2026-07-28 has no sessions: each request stands alone, with its key.
     let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
     let key = app.app.keys.developer.raw.clone();
-    let before = app.calls_used(&key).await;
+    let before = app.app.calls_used(&key).await;
     let call = |key: Option<String>| {
         let mut request = app
             .http
@@ -667,7 +661,7 @@ async fn a_sessionless_client_is_keyed_and_metered_as_well() {
     let (_, rest) = app.rest(&key, "/jobs?per_page=3").await;
     assert_eq!(message["result"]["structuredContent"], rest);
     assert_eq!(
-        app.calls_used(&key).await,
+        app.app.calls_used(&key).await,
         before + 2,
         "the tool call and the REST call"
     );

@@ -34,12 +34,6 @@ fn etag(r: &Resp) -> String {
     tag
 }
 
-async fn used(app: &TestApp, key: &str) -> u64 {
-    app.get_usage(key).await.body["calls_used"]
-        .as_u64()
-        .expect("calls_used")
-}
-
 fn paths() -> Vec<String> {
     vec![
         "/api/v1/jobs?q=zephyrine".to_owned(),
@@ -58,7 +52,7 @@ async fn a_304_answers_a_held_copy_with_the_quota_headers_and_counts_nothing() {
         assert_eq!(first.status, StatusCode::OK, "{path}: {}", first.text);
         let tag = etag(&first);
         assert_eq!(first.header("cache-control"), Some("private, no-cache"));
-        let before = used(&app, key).await;
+        let before = app.calls_used(key).await;
         let remaining = first.header_u64("x-ratelimit-remaining");
 
         let again = get_if(&app, key, &path, &tag).await;
@@ -74,7 +68,7 @@ async fn a_304_answers_a_held_copy_with_the_quota_headers_and_counts_nothing() {
         assert!(again.header("ratelimit").is_some());
         assert!(again.header("x-request-id").is_some());
         assert_eq!(
-            used(&app, key).await,
+            app.calls_used(key).await,
             before,
             "{path}: a 304 is not counted"
         );
@@ -90,7 +84,7 @@ async fn a_304_answers_a_held_copy_with_the_quota_headers_and_counts_nothing() {
             )
             .await;
         assert_eq!(head.status, StatusCode::NOT_MODIFIED, "{path}");
-        assert_eq!(used(&app, key).await, before, "{path}");
+        assert_eq!(app.calls_used(key).await, before, "{path}");
     }
 }
 
@@ -173,7 +167,7 @@ async fn a_304_is_answered_even_with_the_quota_used_up() {
     get_if(&app, key, path, "\"0000000000000000\"")
         .await
         .assert_problem(429, "quota_exceeded", None);
-    assert_eq!(used(&app, key).await, 1);
+    assert_eq!(app.calls_used(key).await, 1);
 }
 
 /// The tags of these answers now.

@@ -9,19 +9,13 @@ use uuid::Uuid;
 
 use super::{spawn_app, spawn_app_with};
 use crate::support::data::known;
-use crate::support::{Resp, TestApp};
+use crate::support::Resp;
 
 fn header_u64(r: &Resp, name: &str) -> u64 {
     r.header(name)
         .unwrap_or_else(|| panic!("header {name} missing: {:?}", r.headers))
         .parse()
         .unwrap_or_else(|_| panic!("header {name} is not a number"))
-}
-
-async fn used(app: &TestApp, key: &str) -> u64 {
-    let r = app.get_usage(key).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    r.body["calls_used"].as_u64().expect("calls_used")
 }
 
 fn with_developer_quota(quota: u64) -> ServiceConfig {
@@ -106,8 +100,8 @@ async fn successful_calls_are_counted_and_errors_and_usage_are_not() {
             "{path}"
         );
     }
-    assert_eq!(used(&app, &key).await, 3);
-    assert_eq!(used(&app, &key).await, 3, "GET /usage is not counted");
+    assert_eq!(app.calls_used(&key).await, 3);
+    assert_eq!(app.calls_used(&key).await, 3, "GET /usage is not counted");
     let r = app.get_usage(&key).await;
     assert_eq!(r.body["calls_remaining"], 10_000 - 3);
 }
@@ -234,7 +228,7 @@ async fn concurrent_calls_past_the_quota_succeed_exactly_q_times() {
     }
     assert_eq!(ok, QUOTA as usize);
     assert_eq!(limited, CALLS - QUOTA as usize);
-    assert_eq!(used(&app, &app.keys.developer.raw).await, QUOTA);
+    assert_eq!(app.calls_used(&app.keys.developer.raw).await, QUOTA);
 }
 
 /// A key moved to a plan whose quota it has already passed this period is told how many
