@@ -13,6 +13,7 @@
 //! - [`tap`]: a store that passes every call to another, with hooks a test uses to see or hold
 //!   the calls of the delivery worker and the replica follower.
 //! - [`metrics`]: one sample of a metrics exposition, by name and labels.
+//! - [`openapi`]: the operations an OpenAPI document holds, beside a route table.
 //! - [`pg`]: a throwaway schema per test on the PostgreSQL server `DATABASE_URL` names.
 //! - [`child`]: a test that re-executes its own binary as a child process.
 //! - [`fixture`]: one API over a memory store for synchronous callers (properties, fuzz
@@ -33,6 +34,7 @@ pub mod data;
 pub mod fixture;
 pub mod h2_peer;
 pub mod metrics;
+pub mod openapi;
 pub mod pg;
 pub mod receiver;
 pub mod server;
