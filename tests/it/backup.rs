@@ -33,7 +33,7 @@ use uuid::Uuid;
 
 use crate::support::data::known;
 use crate::support::server::{server_config, RunningServer};
-use crate::support::store::{open_sled, release};
+use crate::support::store::{all_jobs, open_sled, release};
 use crate::support::{eventually, Resp, StoreKind, StoredService, TestApp};
 
 fn config(secret: &SecretKey) -> ServiceConfig {
@@ -53,21 +53,6 @@ async fn open_restored(data: &Path) -> StoredService {
         .config(config(&key))
         .service()
         .await
-}
-
-/// Every job of a store, page by page.
-async fn all_jobs(store: &dyn Store) -> Vec<Job> {
-    let mut jobs = Vec::new();
-    loop {
-        let page = store
-            .scan_jobs(jobs.last().map(|j: &Job| j.id), 500)
-            .await
-            .expect("a scan");
-        if page.is_empty() {
-            return jobs;
-        }
-        jobs.extend(page);
-    }
 }
 
 async fn all_companies(store: &dyn Store) -> Vec<Company> {

@@ -6,7 +6,8 @@
 //!   server on 127.0.0.1 port 0 or answered in-process by `Api::handle`; typed requests.
 //! - [`wire`]: the HTTP client, how a key travels ([`Auth`]) and an answer ([`Resp`]).
 //! - [`data`]: records with known words, tags and dates, and the demo dataset.
-//! - [`store`]: opening a sled folder once its previous owner let go, and letting go.
+//! - [`store`]: opening a sled folder once its previous owner let go, letting go, and every
+//!   job of a store.
 //! - [`server`]: the real server over an API, until stopped.
 //! - [`receiver`]: scripted webhook receivers on 127.0.0.1, answers held on a latch the test
 //!   opens, and a bounded poller.

@@ -1,10 +1,12 @@
 //! Sled folders in tests: one configuration, opening a folder once its previous owner let go
-//! (a restart in this process, or a child process killed a moment ago), and letting go.
+//! (a restart in this process, or a child process killed a moment ago), and letting go; and
+//! reading every job of a store.
 
 use std::path::Path;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use job_listings::domain::Job;
 use job_listings::service::JobListingsService;
 use job_listings::store::{SledConfig, SledStore, Store, StoreError};
 
@@ -63,4 +65,19 @@ pub async fn release(service: StoredService) {
         0,
         "the stopped service still holds its store"
     );
+}
+
+/// Every job of a store, page by page.
+pub async fn all_jobs(store: &dyn Store) -> Vec<Job> {
+    let mut jobs: Vec<Job> = Vec::new();
+    loop {
+        let page = store
+            .scan_jobs(jobs.last().map(|j| j.id), 500)
+            .await
+            .expect("a scan");
+        if page.is_empty() {
+            return jobs;
+        }
+        jobs.extend(page);
+    }
 }
