@@ -23,10 +23,23 @@ pub fn sled_config(path: &Path) -> SledConfig {
 /// (sled's threads, or a child process just killed), so a locked folder is tried again for up
 /// to 10 s; any other error is returned at once.
 pub async fn open_sled(path: &Path) -> Result<SledStore, StoreError> {
+    when_unlocked(
+        || SledStore::open(&sled_config(path)),
+        |e| matches!(e, StoreError::Locked { .. }),
+    )
+    .await
+}
+
+/// Calls `open` until it succeeds or fails with an error other than a lock someone else still
+/// holds (`locked` tells which), for up to 10 s; then returns what it last gave.
+pub async fn when_unlocked<T, E>(
+    mut open: impl FnMut() -> Result<T, E>,
+    locked: impl Fn(&E) -> bool,
+) -> Result<T, E> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        match SledStore::open(&sled_config(path)) {
-            Err(StoreError::Locked { .. }) if Instant::now() < deadline => {
+        match open() {
+            Err(e) if locked(&e) && Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             opened => return opened,
