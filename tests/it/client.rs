@@ -18,9 +18,10 @@ use job_listings::domain::{
     WebhookId,
 };
 use job_listings::query::Facet;
-use job_listings::service::{ManualClock, Quotas, RateLimit, RateLimits, ServiceConfig};
+use job_listings::service::{ManualClock, RateLimit, ServiceConfig};
 
 use crate::api::spawn_app_with;
+use crate::support::config::{developer_quota, rate_limited};
 use crate::support::metrics::count;
 use crate::support::{at, TestApp};
 
@@ -221,14 +222,7 @@ async fn error_answers_become_typed_errors_with_their_code() {
 
 #[tokio::test]
 async fn a_used_up_quota_is_a_typed_error_with_the_quota_and_retry_after() {
-    let config = ServiceConfig {
-        quotas: Quotas {
-            developer: 2,
-            agent_pro: 100,
-            enterprise: 100,
-        },
-        ..ServiceConfig::default()
-    };
+    let config = developer_quota(2);
     // One second before the key's period ends, so the quota's Retry-After is 1 s: well within
     // the retry policy's budget, so only the client's rule keeps it from retrying. The clock
     // stands still, so a retry would be refused again, and counted.
@@ -280,15 +274,7 @@ async fn the_retry_policy_waits_out_a_rate_limit_and_succeeds() {
         per_second: 1.0,
         burst: 1,
     };
-    let config = ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
-    };
-    let app = spawn_app_with(config).await;
+    let app = spawn_app_with(rate_limited(limit)).await;
     let search = JobSearch::new().per_page(PerPage::new(1).unwrap());
 
     let plain = client(&app, &app.keys.developer.raw);

@@ -14,7 +14,7 @@ use job_listings::api::{Api, ApiConfig, CorsOrigin};
 use job_listings::demo::Dataset;
 use job_listings::domain::{BillingStatus, Plan};
 use job_listings::mcp::{Mcp, McpConfig, WithMcp};
-use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
+use job_listings::service::{RateLimit, ServiceConfig};
 use reqwest::StatusCode;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::RunningService;
@@ -23,6 +23,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
+use crate::support::config::{developer_quota, rate_limited};
 use crate::support::data::{demo_dataset, known};
 use crate::support::server::{server_config, RunningServer};
 use crate::support::TestApp;
@@ -144,18 +145,6 @@ impl McpApp {
             .send()
             .await
             .expect("an answer")
-    }
-}
-
-/// Every key's rate limited to `limit`.
-fn rate_limited(limit: RateLimit) -> ServiceConfig {
-    ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
     }
 }
 
@@ -512,15 +501,7 @@ async fn webhook_tools_need_agent_pro_and_show_the_secret_once() {
 
 #[tokio::test]
 async fn an_exhausted_quota_is_a_tool_error_with_its_reset_and_wait() {
-    let config = ServiceConfig {
-        quotas: Quotas {
-            developer: 2,
-            agent_pro: 100,
-            enterprise: 100,
-        },
-        ..ServiceConfig::default()
-    };
-    let app = spawn(config, McpConfig::default()).await;
+    let app = spawn(developer_quota(2), McpConfig::default()).await;
     let client = app.connect(&app.app.keys.developer.raw).await;
     for _ in 0..2 {
         structured(&call(&client, "search_jobs", json!({"per_page": 1})).await);

@@ -2,12 +2,12 @@
 //! in neither its quota nor its usage; tags change exactly when the answer does.
 
 use job_listings::domain::JobId;
-use job_listings::service::{Quotas, ServiceConfig};
 use reqwest::{Method, StatusCode};
 use uuid::Uuid;
 
 use super::compression::raw;
 use super::{spawn_app, spawn_app_with};
+use crate::support::config::developer_quota;
 use crate::support::data::{id_of, known};
 use crate::support::{Auth, Resp, TestApp};
 
@@ -147,14 +147,7 @@ async fn each_coding_has_its_own_tag_and_any_of_them_revalidates() {
 
 #[tokio::test]
 async fn a_304_is_answered_even_with_the_quota_used_up() {
-    let app = spawn_app_with(ServiceConfig {
-        quotas: Quotas {
-            developer: 1,
-            ..Quotas::default()
-        },
-        ..ServiceConfig::default()
-    })
-    .await;
+    let app = spawn_app_with(developer_quota(1)).await;
     let key = &app.keys.developer.raw;
     let path = "/api/v1/jobs?q=zephyrine";
     let first = app.get_as(key, path).await;

@@ -4,22 +4,15 @@
 use std::net::IpAddr;
 
 use job_listings::api::{ApiConfig, ClientAddr};
-use job_listings::service::{RateLimit, RateLimits, ServiceConfig};
+use job_listings::service::{RateLimit, ServiceConfig};
 use reqwest::StatusCode;
 
 use super::spawn_app_with;
+use crate::support::config::rate_limited;
 use crate::support::TestApp;
 
 fn tight(per_second: f64, burst: u32) -> ServiceConfig {
-    let limit = RateLimit { per_second, burst };
-    ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
-    }
+    rate_limited(RateLimit { per_second, burst })
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@
 //!   configuration, clock and notifier, seeded, a key per plan, and served by the real hyper
 //!   server on 127.0.0.1 port 0 or answered in-process by `Api::handle`; typed requests.
 //! - [`wire`]: the HTTP client, how a key travels ([`Auth`]) and an answer ([`Resp`]).
+//! - [`config`]: the library's service settings but for a quota or a rate limit.
 //! - [`data`]: records with known words, tags and dates, and the demo dataset.
 //! - [`store`]: opening a sled folder once its previous owner let go, letting go, and every
 //!   job of a store.
@@ -31,6 +32,7 @@ pub mod app;
 // Used by the crash tests, which run apart.
 #[allow(dead_code)]
 pub mod child;
+pub mod config;
 pub mod data;
 pub mod fixture;
 pub mod h2_peer;
