@@ -288,6 +288,13 @@ impl Client<'_> {
         self.call(what, Method::GET, path, Some(key), false, None)
             .await
     }
+
+    /// `POST /api/v1/webhooks` with `body`.
+    async fn post_webhook(&mut self, what: &str, key: &str, body: Value) -> &Exchange {
+        let path = "/api/v1/webhooks";
+        self.call(what, Method::POST, path, Some(key), false, Some(body))
+            .await
+    }
 }
 
 #[track_caller]
@@ -334,6 +341,7 @@ async fn scenario() -> Outcome {
         .await;
     let service = app.service.clone();
     let receiver = Receiver::start(always_ok()).await;
+    let hook = json!({ "callback_url": receiver.url("/hook") });
 
     // 2. Keys: a good one, one on a tiny quota, one revoked, one never issued, one mistyped.
     let (good, good_record) = service
@@ -479,45 +487,19 @@ async fn scenario() -> Outcome {
     );
     expect_status(
         client
-            .call(
-                "webhook on the developer plan",
-                Method::POST,
-                "/api/v1/webhooks",
-                Some(t),
-                false,
-                Some(json!({ "callback_url": receiver.url("/hook") })),
-            )
+            .post_webhook("webhook on the developer plan", t, hook.clone())
             .await,
         403,
     );
     expect_status(
         client
-            .call(
-                "webhook with a bad body",
-                Method::POST,
-                "/api/v1/webhooks",
-                Some(g),
-                false,
-                Some(json!({ "callback_url": 7 })),
-            )
+            .post_webhook("webhook with a bad body", g, json!({ "callback_url": 7 }))
             .await,
         400,
     );
 
     // 6. A webhook: registered (the only answer with the secret), read, pinged, delivered to.
-    let created = expect_status(
-        client
-            .call(
-                "webhook created",
-                Method::POST,
-                "/api/v1/webhooks",
-                Some(g),
-                false,
-                Some(json!({ "callback_url": receiver.url("/hook") })),
-            )
-            .await,
-        201,
-    );
+    let created = expect_status(client.post_webhook("webhook created", g, hook).await, 201);
     let secret = created["secret"]
         .as_str()
         .expect("the 201 carries the secret")
