@@ -888,20 +888,31 @@ fn answers_never_echo_a_presented_key() {
     }
 }
 
+/// Asserts the exchange `what` was answered 401 `invalid_api_key` with a detail `detail`
+/// accepts; returns it.
+#[track_caller]
+fn refused_as_invalid_key<'a>(
+    o: &'a Outcome,
+    what: &str,
+    detail: impl Fn(&str) -> bool,
+) -> &'a Exchange {
+    let e = o.exchange(what);
+    let problem = expect_status(e, 401);
+    assert_eq!(problem["code"], "invalid_api_key", "{what}: {}", e.body);
+    assert!(
+        problem["detail"].as_str().is_some_and(detail),
+        "{what}: {}",
+        e.body
+    );
+    e
+}
+
 #[test]
 fn a_mistyped_key_is_refused_by_its_checksum_before_any_lookup() {
     let o = outcome();
     for what in ["mistyped key", "mistyped key (bearer)"] {
-        let e = o.exchange(what);
-        let problem = expect_status(e, 401);
-        assert_eq!(problem["code"], "invalid_api_key", "{what}: {}", e.body);
-        assert!(
-            problem["detail"]
-                .as_str()
-                .is_some_and(|d| d.contains("checksum")),
-            "{what}: the detail names the checksum, so no lookup was made: {}",
-            e.body
-        );
+        // The detail names the checksum, so no lookup was made.
+        let e = refused_as_invalid_key(o, what, |d| d.contains("checksum"));
         assert!(
             e.headers.to_ascii_lowercase().contains("www-authenticate"),
             "{what}: {}",
@@ -911,16 +922,9 @@ fn a_mistyped_key_is_refused_by_its_checksum_before_any_lookup() {
     // A well-formed key that was never issued, or was revoked, passes the checksum and is
     // refused by the lookup, with another detail.
     for what in ["unknown key", "revoked key"] {
-        let e = o.exchange(what);
-        let problem = expect_status(e, 401);
-        assert_eq!(problem["code"], "invalid_api_key", "{what}: {}", e.body);
-        assert!(
-            problem["detail"]
-                .as_str()
-                .is_some_and(|d| !d.contains("checksum") && d.contains("never issued")),
-            "{what}: {}",
-            e.body
-        );
+        refused_as_invalid_key(o, what, |d| {
+            !d.contains("checksum") && d.contains("never issued")
+        });
     }
     assert_ne!(o.key("good"), o.key("mistyped"));
     assert!(ApiKey::parse(o.key("good")).is_ok());
