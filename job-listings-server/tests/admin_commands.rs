@@ -2,16 +2,16 @@
 //! then `keys` and `import` on the same data folder, which find the server and go through its
 //! admin API, with the output they give without one.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use job_listings::demo::Dataset;
 
-fn server_binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_job-listings"))
-}
+use support::{binary, command, json_lines, path, refused, run, succeeded, write_lines};
 
 /// A `serve` child process on ports the system picks, stopped with SIGTERM when dropped.
 struct Serving {
@@ -25,9 +25,7 @@ struct Serving {
 
 impl Serving {
     fn start(data: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(server_binary())
-            .arg("--data-dir")
-            .arg(data)
+        let mut child = binary(data)
             .args([
                 "serve",
                 "--addr",
@@ -86,31 +84,6 @@ impl Drop for Serving {
     }
 }
 
-/// Runs `job-listings --data-dir DIR ARGS…`.
-fn command(data: &Path, args: &[&str]) -> Output {
-    Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("JOB_LISTINGS_ADMIN_TOKEN")
-        .output()
-        .expect("the job-listings binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn write_lines<T: serde::Serialize>(path: &Path, records: &[T]) {
-    let lines: Vec<String> = records
-        .iter()
-        .map(|r| serde_json::to_string(r).expect("JSON"))
-        .collect();
-    std::fs::write(path, lines.join("\n") + "\n").expect("written");
-}
-
 fn search_total(base: &str, key: &str, q: &str) -> u64 {
     let body: serde_json::Value = reqwest::blocking::Client::new()
         .get(format!("{base}/api/v1/jobs?q={q}"))
@@ -144,48 +117,42 @@ fn keys_and_import_go_through_the_running_server_and_it_serves_at_once() {
     assert!(data.join("admin.addr").exists());
 
     // `keys create` while the server holds the folder: through the admin API.
-    let created = command(&server.data, &["keys", "create", "--plan", "developer"]);
-    assert!(created.status.success(), "{}", text(&created.stderr));
-    let key = text(&created.stdout)
-        .lines()
-        .next()
-        .expect("the key")
-        .to_owned();
+    let created = succeeded(&run(
+        &server.data,
+        &["keys", "create", "--plan", "developer"],
+    ));
+    let key = created.lines().next().expect("the key").to_owned();
     assert!(key.starts_with("jl_live_"), "{key}");
-    let listed = command(&server.data, &["keys", "list"]);
-    assert!(text(&listed.stdout).contains("developer"));
-    assert!(!text(&listed.stdout).contains(&key));
+    let listed = succeeded(&run(&server.data, &["keys", "list"]));
+    assert!(listed.contains("developer"));
+    assert!(!listed.contains(&key));
 
     // `import` with a bad line refuses everything, as without a server.
     let dataset = Dataset::generate(5, 3, 40);
     let companies = dir.path().join("companies.jsonl");
     let jobs = dir.path().join("jobs.jsonl");
-    write_lines(&companies, &dataset.companies);
+    write_lines(&companies, &json_lines(&dataset.companies));
     let mut bad: Vec<serde_json::Value> = dataset
         .jobs
         .iter()
         .map(|j| serde_json::to_value(j).expect("JSON"))
         .collect();
     bad[3]["confidence"] = serde_json::json!("high");
-    write_lines(&jobs, &bad);
+    write_lines(&jobs, &json_lines(&bad));
     let paths = [
         "import",
         "--companies",
-        companies.to_str().expect("a path"),
+        path(&companies),
         "--jobs",
-        jobs.to_str().expect("a path"),
+        path(&jobs),
     ];
-    let refused = command(&server.data, &paths);
-    assert!(!refused.status.success());
-    let said = text(&refused.stderr);
+    let said = refused(&run(&server.data, &paths));
     assert!(said.contains("jobs.jsonl:4: "), "{said}");
     assert!(said.contains("nothing was imported"), "{said}");
     assert_eq!(search_total(&server.base, &key, "engineer"), 0);
 
-    write_lines(&jobs, &dataset.jobs);
-    let imported = command(&server.data, &paths);
-    assert!(imported.status.success(), "{}", text(&imported.stderr));
-    let said = text(&imported.stdout);
+    write_lines(&jobs, &json_lines(&dataset.jobs));
+    let said = succeeded(&run(&server.data, &paths));
     assert!(
         said.contains("Imported 3 companies (3 new, 0 updated) and 40 jobs (40 new, 0 updated)"),
         "{said}"
@@ -206,22 +173,10 @@ fn keys_and_import_go_through_the_running_server_and_it_serves_at_once() {
 
     // `backup` while the server runs: the server writes it, and it restores elsewhere.
     let backup = dir.path().join("backup");
-    let backed_up = command(
-        &server.data,
-        &["backup", "--to", backup.to_str().expect("a path")],
-    );
-    assert!(backed_up.status.success(), "{}", text(&backed_up.stderr));
-    assert!(
-        text(&backed_up.stdout).contains("Backed up 40 jobs"),
-        "{}",
-        text(&backed_up.stdout)
-    );
-    let restored_dir = dir.path().join("restored");
-    let restored = command(
-        &restored_dir,
-        &["restore", "--from", backup.to_str().expect("a path")],
-    );
-    assert!(restored.status.success(), "{}", text(&restored.stderr));
+    let backed_up = succeeded(&run(&server.data, &["backup", "--to", path(&backup)]));
+    assert!(backed_up.contains("Backed up 40 jobs"), "{backed_up}");
+    let restored = dir.path().join("restored");
+    succeeded(&run(&restored, &["restore", "--from", path(&backup)]));
 
     // The token never reaches the logs; the address file goes with the server.
     let logged = server.stop();
@@ -229,9 +184,8 @@ fn keys_and_import_go_through_the_running_server_and_it_serves_at_once() {
     assert!(!data.join("admin.addr").exists());
 
     // With the server stopped, the same commands open the store themselves.
-    let listed = command(&data, &["keys", "list"]);
-    assert!(listed.status.success(), "{}", text(&listed.stderr));
-    assert!(text(&listed.stdout).contains("developer"));
+    let listed = succeeded(&run(&data, &["keys", "list"]));
+    assert!(listed.contains("developer"));
 }
 
 #[test]
@@ -240,9 +194,7 @@ fn backup_through_the_running_server_refuses_a_folder_inside_its_data() {
     let data = dir.path().join("data");
     let _server = Serving::start(&data, &["--no-demo"]);
     let inside = data.join("backup");
-    let out = command(&data, &["backup", "--to", inside.to_str().expect("a path")]);
-    assert!(!out.status.success(), "{}", text(&out.stdout));
-    let said = text(&out.stderr);
+    let said = refused(&run(&data, &["backup", "--to", path(&inside)]));
     assert!(
         said.contains("is inside the live data folder") && said.contains("invalid_parameter"),
         "{said}"
@@ -254,8 +206,7 @@ fn backup_through_the_running_server_refuses_a_folder_inside_its_data() {
 fn a_stale_address_file_is_passed_over() {
     let dir = tempfile::tempdir().expect("a folder");
     let data = dir.path().join("data");
-    let created = command(&data, &["keys", "create", "--plan", "developer"]);
-    assert!(created.status.success(), "{}", text(&created.stderr));
+    succeeded(&run(&data, &["keys", "create", "--plan", "developer"]));
     // As a crashed server leaves it: nobody listens there.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .expect("a port")
@@ -267,15 +218,14 @@ fn a_stale_address_file_is_passed_over() {
         format!("http://127.0.0.1:{port}\n"),
     )
     .expect("written");
-    let listed = command(&data, &["keys", "list"]);
-    assert!(listed.status.success(), "{}", text(&listed.stderr));
-    assert!(text(&listed.stdout).contains("developer"));
+    let listed = succeeded(&run(&data, &["keys", "list"]));
+    assert!(listed.contains("developer"));
 }
 
 #[test]
 fn the_admin_listener_refuses_an_address_other_machines_reach_unless_told() {
     let dir = tempfile::tempdir().expect("a folder");
-    let refused = command(
+    let said = refused(&run(
         &dir.path().join("data"),
         &[
             "serve",
@@ -285,9 +235,7 @@ fn the_admin_listener_refuses_an_address_other_machines_reach_unless_told() {
             "0.0.0.0:0",
             "--no-demo",
         ],
-    );
-    assert!(!refused.status.success());
-    let said = text(&refused.stderr);
+    ));
     assert!(said.contains("--admin-allow-remote"), "{said}");
 }
 
@@ -297,16 +245,11 @@ fn a_wrong_admin_token_is_refused_and_not_echoed() {
     let data = dir.path().join("data");
     let server = Serving::start(&data, &["--no-demo"]);
     let wrong = job_listings::api::admin::AdminToken::generate();
-    let output = Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(&server.data)
-        .args(["keys", "list"])
+    let output = command(&server.data, &["keys", "list"])
         .env("JOB_LISTINGS_ADMIN_TOKEN", wrong.expose())
-        .env("RUST_BACKTRACE", "0")
         .output()
         .expect("runs");
-    assert!(!output.status.success());
-    let said = text(&output.stderr);
+    let said = refused(&output);
     assert!(said.contains("invalid_admin_token"), "{said}");
     assert!(!said.contains(wrong.expose()), "{said}");
 }

@@ -4,10 +4,10 @@
 //! folder that holds the same, and what is refused: a folder that is not empty, inside the
 //! data folder or a file, a folder that is not a backup, PostgreSQL.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use job_listings::demo::Dataset;
 use job_listings::domain::{ApiKey, CallbackUrl, Job, JobId, Plan, Subscription};
@@ -17,37 +17,7 @@ use job_listings::service::{
 };
 use job_listings::store::{SledConfig, SledStore, Store};
 
-/// Runs `job-listings --data-dir DIR ARGS…`, quiet but for warnings.
-fn server(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_job-listings"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("JOB_LISTINGS_SECRET_KEY_FILE")
-        .env_remove("JOB_LISTINGS_DATABASE_URL")
-        .output()
-        .expect("the job-listings binary runs")
-}
-
-fn text_of(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// What a command that must have failed said on stderr.
-#[track_caller]
-fn refused(output: &Output) -> String {
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
-    text_of(&output.stderr)
-}
-
-#[track_caller]
-fn succeeded(output: &Output) -> String {
-    let said = text_of(&output.stdout);
-    assert!(output.status.success(), "{said}{}", text_of(&output.stderr));
-    said
-}
+use support::{all_jobs, path, refused, run, sled_let_go, succeeded};
 
 /// A service on the data folder `data` as the server opens it: sled, and the secret key in
 /// `secret.key` there.
@@ -73,13 +43,7 @@ async fn close(data: &Path, opened: (Arc<dyn Store>, JobListingsService)) {
     let (store, service) = opened;
     service.shutdown().await.expect("shut down");
     drop((store, service));
-    let db = std::fs::File::open(data.join("db")).expect("the db file");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while db.try_lock().is_err() {
-        assert!(Instant::now() < deadline, "sled still holds the folder");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    db.unlock().expect("unlocked");
+    sled_let_go(data).await;
 }
 
 /// What the original folder held, to compare the restored one with.
@@ -141,20 +105,6 @@ async fn fill(data: &Path) -> Held {
     }
 }
 
-async fn all_jobs(store: &dyn Store) -> Vec<Job> {
-    let mut jobs: Vec<Job> = Vec::new();
-    loop {
-        let page = store
-            .scan_jobs(jobs.last().map(|j| j.id), 250)
-            .await
-            .expect("a scan");
-        if page.is_empty() {
-            return jobs;
-        }
-        jobs.extend(page);
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backup_restores_into_a_data_folder_that_holds_the_same() {
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -165,7 +115,7 @@ async fn a_backup_restores_into_a_data_folder_that_holds_the_same() {
     );
     let held = fill(&data).await;
 
-    let said = succeeded(&server(&data, &["backup", "--to", path(&backup)]));
+    let said = succeeded(&run(&data, &["backup", "--to", path(&backup)]));
     assert!(
         said.contains("601 jobs, 12 companies, 2 keys and 1 webhook"),
         "{said}"
@@ -174,11 +124,11 @@ async fn a_backup_restores_into_a_data_folder_that_holds_the_same() {
     assert!(backup.join("secret.key").is_file());
 
     // Nothing is written over: not the backup, not a data folder.
-    let again = refused(&server(&data, &["backup", "--to", path(&backup)]));
+    let again = refused(&run(&data, &["backup", "--to", path(&backup)]));
     assert!(again.contains("is not empty"), "{again}");
-    let said = succeeded(&server(&restored, &["restore", "--from", path(&backup)]));
+    let said = succeeded(&run(&restored, &["restore", "--from", path(&backup)]));
     assert!(said.contains("Restored 601 jobs"), "{said}");
-    let again = refused(&server(&restored, &["restore", "--from", path(&backup)]));
+    let again = refused(&run(&restored, &["restore", "--from", path(&backup)]));
     assert!(again.contains("is not empty"), "{again}");
 
     let opened = open(&restored).await;
@@ -211,12 +161,12 @@ async fn what_is_not_a_backup_or_not_sled_is_refused() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let (data, elsewhere) = (dir.path().join("data"), dir.path().join("elsewhere"));
     // A data folder is not a backup: nothing is made.
-    succeeded(&server(&data, &["keys", "create", "--plan", "developer"]));
-    let said = refused(&server(&elsewhere, &["restore", "--from", path(&data)]));
+    succeeded(&run(&data, &["keys", "create", "--plan", "developer"]));
+    let said = refused(&run(&elsewhere, &["restore", "--from", path(&data)]));
     assert!(said.contains("holds no backup-manifest.json"), "{said}");
     assert!(!elsewhere.exists());
     // No data folder to back up: nothing is made either.
-    let said = refused(&server(
+    let said = refused(&run(
         &dir.path().join("missing"),
         &["backup", "--to", path(&elsewhere)],
     ));
@@ -229,7 +179,7 @@ async fn what_is_not_a_backup_or_not_sled_is_refused() {
     ] {
         let mut with_pg = vec!["--database-url", "postgres://nobody@127.0.0.1:9/none"];
         with_pg.extend(args);
-        let said = refused(&server(&data, &with_pg));
+        let said = refused(&run(&data, &with_pg));
         assert!(
             said.contains("pg_dump") || said.contains("pg_restore"),
             "{said}"
@@ -242,7 +192,7 @@ async fn what_is_not_a_backup_or_not_sled_is_refused() {
 fn a_target_that_is_no_new_or_empty_folder_outside_the_data_is_refused_before_opening() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let data = dir.path().join("data");
-    succeeded(&server(&data, &["keys", "create", "--plan", "developer"]));
+    succeeded(&run(&data, &["keys", "create", "--plan", "developer"]));
     let file = dir.path().join("notes.txt");
     std::fs::write(&file, "kept as it is").expect("a file");
     for (to, why) in [
@@ -250,7 +200,7 @@ fn a_target_that_is_no_new_or_empty_folder_outside_the_data_is_refused_before_op
         (file.clone(), "is a file, not a folder"),
         (dir.path().join("missing/backup"), "does not exist"),
     ] {
-        let said = refused(&server(&data, &["backup", "--to", path(&to)]));
+        let said = refused(&run(&data, &["backup", "--to", path(&to)]));
         assert!(
             said.contains(path(&to)) && said.contains(why),
             "{}: {said}",
@@ -263,8 +213,4 @@ fn a_target_that_is_no_new_or_empty_folder_outside_the_data_is_refused_before_op
         std::fs::read_to_string(&file).expect("the file"),
         "kept as it is"
     );
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 path")
 }

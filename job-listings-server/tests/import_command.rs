@@ -3,6 +3,8 @@
 //! in id order, a batch at a time, and a later line with the same id wins.
 //!
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -13,63 +15,25 @@ use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{JobListingsService, NewKey};
 use job_listings::store::{SledConfig, SledStore, Store};
 
-/// The `job-listings` binary this package builds, which `cargo test` builds beside the tests.
-fn server_binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_job-listings"))
-}
+use support::{command, json_lines, path, refused, run, succeeded, text_of, write_lines};
 
-/// `server --data-dir DIR import --companies C --jobs J`.
+/// `job-listings --data-dir DIR import --companies C --jobs J`.
 fn import_command(data: &Path, companies: &Path, jobs: &Path) -> Command {
-    let mut command = Command::new(server_binary());
-    command
-        .arg("--data-dir")
-        .arg(data)
-        .arg("import")
-        .arg("--companies")
-        .arg(companies)
-        .arg("--jobs")
-        .arg(jobs)
-        .env("RUST_LOG", "warn");
-    command
+    let args = [
+        "import",
+        "--companies",
+        path(companies),
+        "--jobs",
+        path(jobs),
+    ];
+    command(data, &args)
 }
 
-/// Runs `server --data-dir DIR import --companies C --jobs J`.
+/// Runs `job-listings --data-dir DIR import --companies C --jobs J`.
 fn import(data: &Path, companies: &Path, jobs: &Path) -> Output {
     import_command(data, companies, jobs)
         .output()
         .expect("the job-listings binary runs")
-}
-
-/// Runs `server --data-dir DIR ARGS…`, quiet but for warnings.
-fn server(data: &Path, args: &[&str]) -> Output {
-    Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("the job-listings binary runs")
-}
-
-/// What a command that must have failed said on stderr.
-#[track_caller]
-fn refused(output: &Output) -> String {
-    assert!(!output.status.success(), "{}", text_of(&output.stdout));
-    text_of(&output.stderr)
-}
-
-fn write_lines(path: &Path, lines: &[String]) {
-    let mut text = lines.join("\n");
-    text.push('\n');
-    std::fs::write(path, text).expect("write the file");
-}
-
-fn json_lines<T: serde::Serialize>(records: &[T]) -> Vec<String> {
-    records
-        .iter()
-        .map(|r| serde_json::to_string(r).expect("encode"))
-        .collect()
 }
 
 /// The folder the command wrote, once the command has let go of it: its store, and the
@@ -97,10 +61,6 @@ async fn stored(opened: &Opened, jobs: &[Job]) -> Vec<Job> {
     found.into_iter().map(Arc::unwrap_or_clone).collect()
 }
 
-fn text_of(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_line_is_imported_in_id_order_the_later_of_two_lines_wins_and_all_are_searchable() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -120,9 +80,7 @@ async fn every_line_is_imported_in_id_order_the_later_of_two_lines_wins_and_all_
     lines.push(serde_json::to_string(&renamed).expect("encode"));
     write_lines(&jobs, &lines);
 
-    let output = import(&dir.path().join("db"), &companies, &jobs);
-    let said = text_of(&output.stdout);
-    assert!(output.status.success(), "{said}{}", text_of(&output.stderr));
+    let said = succeeded(&import(&dir.path().join("db"), &companies, &jobs));
     assert!(
         said.contains("30 companies (30 new, 0 updated) and 10001 jobs (10000 new, 1 updated)"),
         "{said}"
@@ -321,8 +279,7 @@ async fn one_run_reports_every_bad_line_and_names_the_field_of_a_bad_value() {
     // but for that company's job are told, the store checked for the rest.
     let existing = dir.path().join("existing");
     write_lines(&jobs, &[lines[0].clone()]);
-    let output = import(&existing, &companies, &jobs);
-    assert!(output.status.success(), "{}", text_of(&output.stderr));
+    succeeded(&import(&existing, &companies, &jobs));
     let only_jobs = dir.path().join("no-companies.jsonl");
     write_lines(&only_jobs, &[]);
     write_lines(&jobs, &lines);
@@ -382,8 +339,7 @@ async fn jobs_piped_in_on_stdin_are_imported_as_from_a_file() {
         .join()
         .expect("writer")
         .expect("the jobs are written");
-    let said = text_of(&output.stdout);
-    assert!(output.status.success(), "{said}{}", text_of(&output.stderr));
+    let said = succeeded(&output);
     assert!(said.contains("9001 jobs (9000 new, 1 updated)"), "{said}");
 
     let service = open(&dir.path().join("db")).await;
@@ -399,22 +355,7 @@ async fn jobs_piped_in_on_stdin_are_imported_as_from_a_file() {
 fn keys_plan_moves_a_key_to_another_plan() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let data = dir.path().join("db");
-    let keys = |args: &[&str]| -> String {
-        let out = Command::new(server_binary())
-            .arg("--data-dir")
-            .arg(&data)
-            .arg("keys")
-            .args(args)
-            .env("RUST_LOG", "warn")
-            .output()
-            .expect("the job-listings binary runs");
-        assert!(
-            out.status.success(),
-            "keys {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let keys = |args: &[&str]| -> String { succeeded(&run(&data, &[&["keys"], args].concat())) };
     keys(&[
         "create",
         "--plan",
@@ -450,7 +391,7 @@ fn keys_create_refuses_a_billing_anchor_in_the_future() {
     let later = (chrono::Utc::now() + chrono::Duration::days(30))
         .format("%Y-%m-%dT%H:%M:%SZ")
         .to_string();
-    let future = server(
+    let future = run(
         &data,
         &["keys", "create", "--plan", "developer", "--anchor", &later],
     );
@@ -463,7 +404,7 @@ fn keys_create_refuses_a_billing_anchor_in_the_future() {
     );
     assert!(text_of(&future.stdout).is_empty(), "no key is printed");
 
-    let earlier = server(
+    succeeded(&run(
         &data,
         &[
             "keys",
@@ -473,10 +414,8 @@ fn keys_create_refuses_a_billing_anchor_in_the_future() {
             "--anchor",
             "2026-01-31T10:00:00Z",
         ],
-    );
-    assert!(earlier.status.success(), "{}", text_of(&earlier.stderr));
-    let listed = server(&data, &["keys", "list"]);
-    let rows: Vec<String> = text_of(&listed.stdout)
+    ));
+    let rows: Vec<String> = text_of(&run(&data, &["keys", "list"]).stdout)
         .lines()
         .filter(|l| l.contains("developer"))
         .map(str::to_owned)
@@ -492,11 +431,11 @@ fn a_first_start_on_a_port_in_use_issues_no_demo_keys() {
     let data = dir.path().join("db");
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let addr = taken.local_addr().expect("its address").to_string();
-    let output = server(&data, &["serve", "--addr", &addr]);
+    let output = run(&data, &["serve", "--addr", &addr]);
     let said = refused(&output);
     assert!(said.contains(&format!("listening on {addr}")), "{said}");
     assert!(text_of(&output.stdout).is_empty(), "nothing is printed");
-    let listed = server(&data, &["keys", "list"]);
+    let listed = run(&data, &["keys", "list"]);
     assert!(
         text_of(&listed.stdout).contains("No keys yet"),
         "{}",
@@ -513,17 +452,10 @@ async fn companies_alone_import_and_a_bad_companies_file_says_what_was_not_check
     let data = Dataset::generate(35, 6, 40);
     let companies = dir.path().join("companies.jsonl");
     write_lines(&companies, &json_lines(&data.companies));
-    let companies_arg = companies.to_str().expect("a UTF-8 path");
-    let only_companies = server(
+    let said = succeeded(&run(
         &dir.path().join("db"),
-        &["import", "--companies", companies_arg],
-    );
-    let said = text_of(&only_companies.stdout);
-    assert!(
-        only_companies.status.success(),
-        "{said}{}",
-        text_of(&only_companies.stderr)
-    );
+        &["import", "--companies", path(&companies)],
+    ));
     assert!(
         said.contains("Imported 6 companies (6 new, 0 updated)"),
         "{said}"
@@ -556,7 +488,7 @@ async fn companies_alone_import_and_a_bad_companies_file_says_what_was_not_check
 fn keys_commands_other_than_create_do_not_make_a_missing_folder() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let missing = dir.path().join("mistyped");
-    let said = refused(&server(&missing, &["keys", "list"]));
+    let said = refused(&run(&missing, &["keys", "list"]));
     assert!(said.contains("there is no data folder at"), "{said}");
     assert!(said.contains("`keys create` makes a new one"), "{said}");
     assert!(!missing.exists());
@@ -566,7 +498,7 @@ fn keys_commands_other_than_create_do_not_make_a_missing_folder() {
 #[test]
 fn import_without_files_names_the_options_it_needs() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let output = server(&dir.path().join("db"), &["import"]);
+    let output = run(&dir.path().join("db"), &["import"]);
     let said = refused(&output);
     assert_eq!(output.status.code(), Some(2), "{said}");
     assert!(said.contains("--companies <FILE>|--jobs <FILE>"), "{said}");

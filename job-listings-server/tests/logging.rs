@@ -2,27 +2,20 @@
 //! (`--log-format`) for every command, and `serve`'s access log, one line per request naming
 //! the key by its id and never by the key (`--access-log`).
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 use serde_json::Value;
 
-fn server_binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_job-listings"))
-}
+use support::{binary, run, succeeded};
 
 /// Issues a developer key in `data`: (key, id).
 fn issue_key(data: &Path) -> (String, String) {
-    let out = Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(data)
-        .args(["keys", "create", "--plan", "developer"])
-        .output()
-        .expect("the job-listings binary runs");
-    assert!(out.status.success(), "{out:?}");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stdout = succeeded(&run(data, &["keys", "create", "--plan", "developer"]));
     let mut lines = stdout.lines();
     let key = lines.next().expect("the key").to_owned();
     let id = lines
@@ -44,9 +37,7 @@ fn json_lines(stderr: &str) -> Vec<Value> {
 
 /// `serve` on a free port of 127.0.0.1, and its base URL's address once it listens.
 fn serve(data: &Path, args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(data)
+    let mut child = binary(data)
         .arg("--log-format")
         .arg("json")
         .args(["serve", "--no-demo", "--addr", "127.0.0.1:0", "--no-admin"])
@@ -102,9 +93,7 @@ fn stop(mut child: Child) -> String {
 #[test]
 fn every_command_logs_json_lines_when_asked() {
     let dir = tempfile::tempdir().expect("a folder");
-    let out = Command::new(server_binary())
-        .arg("--data-dir")
-        .arg(dir.path().join("db"))
+    let out = binary(&dir.path().join("db"))
         .args([
             "keys",
             "create",

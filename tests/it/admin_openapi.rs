@@ -10,6 +10,7 @@ use job_listings::domain::{CompanyId, JobId};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::support::openapi::{documented, routes};
 use crate::support::server::{server_config, RunningServer};
 use crate::support::{Resp, TestApp};
 
@@ -35,33 +36,8 @@ const ROUTES: &[(&str, &[&str])] = &[
     ("/readyz", &["GET"]),
 ];
 
-/// The methods an OpenAPI path item may hold operations for.
-const OPERATIONS: &[&str] = &["get", "put", "post", "delete", "patch", "options", "head"];
-
 fn doc() -> Value {
     serde_json::from_str(ADMIN_OPENAPI_JSON).expect("the admin OpenAPI document is JSON")
-}
-
-fn routes() -> BTreeSet<(String, String)> {
-    ROUTES
-        .iter()
-        .flat_map(|(p, ms)| ms.iter().map(move |m| ((*p).to_owned(), (*m).to_owned())))
-        .collect()
-}
-
-fn documented(doc: &Value) -> BTreeSet<(String, String)> {
-    doc["paths"]
-        .as_object()
-        .expect("paths")
-        .iter()
-        .flat_map(|(path, item)| {
-            item.as_object()
-                .expect("a path item")
-                .keys()
-                .filter(|m| OPERATIONS.contains(&m.as_str()))
-                .map(move |m| (path.clone(), m.to_uppercase()))
-        })
-        .collect()
 }
 
 /// The admin API over `app`'s API, on a real listener on 127.0.0.1 of its own.
@@ -143,7 +119,7 @@ fn the_document_is_openapi_3_1_with_exactly_the_admin_routes() {
     let doc = doc();
     assert_eq!(doc["openapi"], "3.1.0");
     assert_eq!(doc["info"]["title"], "job-listings admin API");
-    assert_eq!(documented(&doc), routes());
+    assert_eq!(documented(&doc), routes(ROUTES));
     // Every reference points into the document.
     let mut refs = Vec::new();
     collect_refs(&doc, &mut refs);

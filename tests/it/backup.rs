@@ -11,29 +11,23 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use job_listings::api::admin::{AdminApi, AdminToken};
 use job_listings::demo::Dataset;
-use job_listings::domain::{
-    ApiKeyRecord, CallbackUrl, Company, CompanyId, Delivery, DeliveryId, EventId, Job, JobId,
-    JobStatus, KeyId, LoggedEvent, OutboxEvent, Subscription, WebhookId,
-};
+use job_listings::domain::{CallbackUrl, Company, CompanyId, Job, JobId, JobStatus};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{
     restore_backup, IndexOrigin, Metering, NewWebhook, SecretKey, ServiceConfig, ServiceError,
     BACKUP_MANIFEST,
 };
-use job_listings::store::{
-    BackupSource, BackupSummary, FanOut, FeedBounds, FeedEntry, IndexSnapshot, JobStore, JobWrite,
-    KeyStore, OutboxStore, Pruned, SledStore, Store, StoreError, StoreResult, UsageCounter,
-};
+use job_listings::store::{BackupSummary, Store, StoreError, StoreResult};
 use job_listings::webhooks::CallbackPolicy;
 use reqwest::StatusCode;
 use uuid::Uuid;
 
 use crate::support::data::known;
 use crate::support::server::{server_config, RunningServer};
-use crate::support::store::{open_sled, release};
+use crate::support::store::{all_jobs, open_sled, release};
+use crate::support::tap::{Tap, TappedStore};
 use crate::support::{eventually, Resp, StoreKind, StoredService, TestApp};
 
 fn config(secret: &SecretKey) -> ServiceConfig {
@@ -53,21 +47,6 @@ async fn open_restored(data: &Path) -> StoredService {
         .config(config(&key))
         .service()
         .await
-}
-
-/// Every job of a store, page by page.
-async fn all_jobs(store: &dyn Store) -> Vec<Job> {
-    let mut jobs = Vec::new();
-    loop {
-        let page = store
-            .scan_jobs(jobs.last().map(|j: &Job| j.id), 500)
-            .await
-            .expect("a scan");
-        if page.is_empty() {
-            return jobs;
-        }
-        jobs.extend(page);
-    }
 }
 
 async fn all_companies(store: &dyn Store) -> Vec<Company> {
@@ -94,7 +73,7 @@ async fn a_restored_backup_serves_everything_the_store_held() {
             companies: known.companies(),
             jobs: known.jobs(),
         })
-        .build()
+        .spawn()
         .await;
     // Counted calls (written to the store by the backup itself, not yet by the meter's
     // round), a webhook with its secret, and a delivery waiting with its event.
@@ -237,7 +216,7 @@ async fn what_is_not_a_whole_backup_is_never_restored_and_nothing_is_written_ove
             companies: known.companies(),
             jobs: known.jobs(),
         })
-        .build()
+        .spawn()
         .await;
     let invalid = |r: Result<_, ServiceError>, field: &str| match r {
         Err(ServiceError::InvalidInput(e)) => assert_eq!(e.field, field, "{}", e.reason),
@@ -410,7 +389,7 @@ async fn a_backup_taken_while_jobs_and_calls_are_written_is_a_state_the_store_wa
             rate_limits: None,
             ..config(&secret)
         })
-        .build()
+        .spawn()
         .await;
     // A subscription, so every new job logs its announcement with it.
     app.service
@@ -682,13 +661,16 @@ async fn a_second_backup_while_one_runs_is_refused_and_the_first_finishes() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let (began, mut started) = tokio::sync::mpsc::unbounded_channel();
     let held = Arc::new(HeldBackups {
-        inner: open_sled(&dir.path().join("db")).await.expect("sled"),
         started: began,
         gate: tokio::sync::Semaphore::new(0),
         copying: AtomicBool::new(false),
     });
+    let sled = Arc::new(open_sled(&dir.path().join("db")).await.expect("sled"));
     let app = TestApp::builder()
-        .store(StoreKind::Given(held.clone()))
+        .store(StoreKind::Given(Arc::new(TappedStore::new(
+            sled,
+            held.clone(),
+        ))))
         .spawn()
         .await;
     let admin = Arc::new(Admin::beside(&app).await);
@@ -734,11 +716,9 @@ async fn a_second_backup_while_one_runs_is_refused_and_the_first_finishes() {
     assert!(finished, "the backup whose caller left was not finished");
 }
 
-/// A sled store whose backups wait in their copy, once begun, until the test lets one go:
-/// a backup under way for as long as a test needs.
-#[derive(Debug)]
+/// Backups of a tapped sled store that wait in their copy, once begun, until the test lets one
+/// go: a backup under way for as long as a test needs.
 struct HeldBackups {
-    inner: SledStore,
     /// Told the folder of each backup as it begins its copy.
     started: tokio::sync::mpsc::UnboundedSender<PathBuf>,
     /// A permit per backup let go.
@@ -748,10 +728,10 @@ struct HeldBackups {
 }
 
 #[async_trait::async_trait]
-impl Store for HeldBackups {
+impl Tap for HeldBackups {
     /// A second backup while one is held fails at once (rather than waiting at the gate
     /// too), so a service that let two run would fail the test instead of hanging it.
-    async fn backup_to(&self, dir: &Path) -> StoreResult<BackupSummary> {
+    async fn before_backup(&self, dir: &Path) -> StoreResult<()> {
         if self.copying.swap(true, Ordering::SeqCst) {
             return Err(StoreError::backend(
                 "backing up",
@@ -764,220 +744,10 @@ impl Store for HeldBackups {
             .await
             .expect("the gate stays open")
             .forget();
-        let copied = self.inner.backup_to(dir).await;
+        Ok(())
+    }
+
+    async fn after_backup(&self, _dir: &Path) {
         self.copying.store(false, Ordering::SeqCst);
-        copied
-    }
-
-    async fn backup_source(&self) -> StoreResult<BackupSource> {
-        self.inner.backup_source().await
-    }
-
-    async fn probe_write(&self) -> StoreResult<()> {
-        self.inner.probe_write().await
-    }
-}
-
-#[async_trait::async_trait]
-impl JobStore for HeldBackups {
-    async fn get_job(&self, id: JobId) -> StoreResult<Option<Arc<Job>>> {
-        self.inner.get_job(id).await
-    }
-
-    async fn get_jobs(&self, ids: &[JobId]) -> StoreResult<Vec<Arc<Job>>> {
-        self.inner.get_jobs(ids).await
-    }
-
-    async fn write_jobs(&self, writes: &[JobWrite]) -> StoreResult<()> {
-        self.inner.write_jobs(writes).await
-    }
-
-    async fn write_jobs_deferred(&self, writes: &[JobWrite]) -> StoreResult<()> {
-        self.inner.write_jobs_deferred(writes).await
-    }
-
-    async fn flush(&self) -> StoreResult<()> {
-        self.inner.flush().await
-    }
-
-    async fn scan_jobs(&self, after: Option<JobId>, limit: usize) -> StoreResult<Vec<Job>> {
-        self.inner.scan_jobs(after, limit).await
-    }
-
-    async fn delete_job(&self, id: JobId) -> StoreResult<bool> {
-        self.inner.delete_job(id).await
-    }
-
-    async fn jobs_version(&self) -> StoreResult<Option<u64>> {
-        self.inner.jobs_version().await
-    }
-
-    async fn jobs_written_since(&self, version: u64) -> StoreResult<Option<Vec<JobId>>> {
-        self.inner.jobs_written_since(version).await
-    }
-
-    async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
-        self.inner.load_index_snapshot().await
-    }
-
-    async fn save_index_snapshot(&self, snapshot: IndexSnapshot) -> StoreResult<()> {
-        self.inner.save_index_snapshot(snapshot).await
-    }
-
-    async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
-        self.inner.feed_after(after, limit).await
-    }
-
-    async fn feed_bounds(&self) -> StoreResult<FeedBounds> {
-        self.inner.feed_bounds().await
-    }
-
-    async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
-        self.inner.prune_feed(before, limit).await
-    }
-
-    async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
-        self.inner.get_company(id).await
-    }
-
-    async fn put_companies(&self, companies: &[Company]) -> StoreResult<()> {
-        self.inner.put_companies(companies).await
-    }
-
-    async fn delete_company(&self, id: CompanyId) -> StoreResult<bool> {
-        self.inner.delete_company(id).await
-    }
-
-    async fn scan_companies(
-        &self,
-        after: Option<CompanyId>,
-        limit: usize,
-    ) -> StoreResult<Vec<Company>> {
-        self.inner.scan_companies(after, limit).await
-    }
-}
-
-#[async_trait::async_trait]
-impl KeyStore for HeldBackups {
-    async fn put_key(&self, key: &ApiKeyRecord) -> StoreResult<()> {
-        self.inner.put_key(key).await
-    }
-
-    async fn get_key(&self, id: KeyId) -> StoreResult<Option<ApiKeyRecord>> {
-        self.inner.get_key(id).await
-    }
-
-    async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
-        self.inner.scan_keys().await
-    }
-
-    async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
-        self.inner.put_usage(counters).await
-    }
-
-    async fn scan_usage(&self) -> StoreResult<Vec<UsageCounter>> {
-        self.inner.scan_usage().await
-    }
-
-    async fn count_call(
-        &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
-        self.inner.count_call(key_id, period_start, quota).await
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        self.inner.uncount_call(key_id, period_start).await
-    }
-
-    async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
-        self.inner.get_usage(key_id).await
-    }
-}
-
-#[async_trait::async_trait]
-impl OutboxStore for HeldBackups {
-    async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
-        self.inner.put_webhook(webhook).await
-    }
-
-    async fn delete_webhook(&self, id: WebhookId) -> StoreResult<bool> {
-        self.inner.delete_webhook(id).await
-    }
-
-    async fn get_webhook(&self, id: WebhookId) -> StoreResult<Option<Subscription>> {
-        self.inner.get_webhook(id).await
-    }
-
-    async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
-        self.inner.scan_webhooks().await
-    }
-
-    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
-        self.inner.put_event(event).await
-    }
-
-    async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
-        self.inner.get_event(id).await
-    }
-
-    async fn log_head(&self) -> StoreResult<u64> {
-        self.inner.log_head().await
-    }
-
-    async fn log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>> {
-        self.inner.log_after(after, limit).await
-    }
-
-    async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
-        self.inner.fan_out_cursors().await
-    }
-
-    async fn pending_count(&self, webhook: WebhookId) -> StoreResult<usize> {
-        self.inner.pending_count(webhook).await
-    }
-
-    async fn fan_out(&self, step: &FanOut) -> StoreResult<bool> {
-        self.inner.fan_out(step).await
-    }
-
-    async fn due_deliveries(
-        &self,
-        due: DateTime<Utc>,
-        per_subscription: usize,
-    ) -> StoreResult<Vec<Delivery>> {
-        self.inner.due_deliveries(due, per_subscription).await
-    }
-
-    async fn deliveries_of(&self, webhook: WebhookId, limit: usize) -> StoreResult<Vec<Delivery>> {
-        self.inner.deliveries_of(webhook, limit).await
-    }
-
-    async fn get_delivery(&self, id: DeliveryId) -> StoreResult<Option<Delivery>> {
-        self.inner.get_delivery(id).await
-    }
-
-    async fn claim_delivery(
-        &self,
-        id: DeliveryId,
-        now: DateTime<Utc>,
-        until: DateTime<Utc>,
-    ) -> StoreResult<Option<Delivery>> {
-        self.inner.claim_delivery(id, now, until).await
-    }
-
-    async fn put_delivery(&self, delivery: &Delivery) -> StoreResult<()> {
-        self.inner.put_delivery(delivery).await
-    }
-
-    async fn prune(
-        &self,
-        settled_before: DateTime<Utc>,
-        events_before: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<Pruned> {
-        self.inner.prune(settled_before, events_before, limit).await
     }
 }

@@ -18,9 +18,10 @@ use job_listings::domain::{
     WebhookId,
 };
 use job_listings::query::Facet;
-use job_listings::service::{ManualClock, Quotas, RateLimit, RateLimits, ServiceConfig};
+use job_listings::service::{ManualClock, RateLimit, ServiceConfig};
 
 use crate::api::spawn_app_with;
+use crate::support::config::{developer_quota, rate_limited};
 use crate::support::metrics::count;
 use crate::support::{at, TestApp};
 
@@ -221,14 +222,7 @@ async fn error_answers_become_typed_errors_with_their_code() {
 
 #[tokio::test]
 async fn a_used_up_quota_is_a_typed_error_with_the_quota_and_retry_after() {
-    let config = ServiceConfig {
-        quotas: Quotas {
-            developer: 2,
-            agent_pro: 100,
-            enterprise: 100,
-        },
-        ..ServiceConfig::default()
-    };
+    let config = developer_quota(2);
     // One second before the key's period ends, so the quota's Retry-After is 1 s: well within
     // the retry policy's budget, so only the client's rule keeps it from retrying. The clock
     // stands still, so a retry would be refused again, and counted.
@@ -280,15 +274,7 @@ async fn the_retry_policy_waits_out_a_rate_limit_and_succeeds() {
         per_second: 1.0,
         burst: 1,
     };
-    let config = ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
-    };
-    let app = spawn_app_with(config).await;
+    let app = spawn_app_with(rate_limited(limit)).await;
     let search = JobSearch::new().per_page(PerPage::new(1).unwrap());
 
     let plain = client(&app, &app.keys.developer.raw);
@@ -321,25 +307,17 @@ async fn the_retry_policy_waits_out_a_rate_limit_and_succeeds() {
 async fn the_retry_policy_never_sends_a_post_without_an_idempotency_key_again() {
     // Two tokens, refilled one every 2 s: a refused call's Retry-After (2 s) is well within
     // the policy's budget, so only the client's rule for POST keeps it from retrying.
-    let limit = RateLimit {
+    let app = spawn_app_with(rate_limited(RateLimit {
         per_second: 0.5,
         burst: 2,
-    };
-    let config = ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
-    };
-    let app = spawn_app_with(config).await;
+    }))
+    .await;
     let c = Client::builder(app.base())
         .api_key(&app.keys.agent_pro.raw)
         .retry(RetryPolicy::default())
         .build()
         .unwrap();
-    let rate_limited = || {
+    let refused_by_rate = || {
         count(
             &app.api.metrics_text(),
             "job_listings_http_problems_total",
@@ -358,11 +336,11 @@ async fn the_retry_policy_never_sends_a_post_without_an_idempotency_key_again() 
     let e = c.test_webhook(id).await.expect_err("no token left");
     let p = e.problem().unwrap();
     assert_eq!(p.code, "rate_limited");
-    assert_eq!(rate_limited(), 1.0, "the POST was sent once");
+    assert_eq!(refused_by_rate(), 1.0, "the POST was sent once");
     // The same client does retry a GET: refused once more, then answered.
     c.get_webhook(id).await.expect("retried until allowed");
     assert_eq!(
-        rate_limited(),
+        refused_by_rate(),
         2.0,
         "the GET was refused once, then retried"
     );

@@ -101,6 +101,18 @@ impl RawResponse {
     fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
+
+    /// Asserts a 201, showing the whole answer otherwise.
+    #[track_caller]
+    fn assert_created(&self) {
+        assert_eq!(
+            self.status,
+            201,
+            "{}{}",
+            self.head,
+            String::from_utf8_lossy(&self.body)
+        );
+    }
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -429,6 +441,28 @@ fn padded_webhook_body(len: usize) -> Vec<u8> {
     body
 }
 
+/// How a body's end is told.
+#[derive(Clone, Copy, Debug)]
+enum Framing {
+    /// `Content-Length`.
+    Length,
+    /// `Transfer-Encoding: chunked`, with no length announced.
+    Chunked,
+}
+
+/// Sends a webhook registration padded to `len` bytes (see [`padded_webhook_body`]) framed as
+/// told, and reads the answer.
+async fn send_padded(app: &TestApp, len: usize, framing: Framing) -> RawResponse {
+    let body = padded_webhook_body(len);
+    let (head, body) = match framing {
+        Framing::Length => (webhook_head(app, Some(body.len())), body),
+        Framing::Chunked => (webhook_head(app, None), chunked(&body)),
+    };
+    send_raw(app, head, body)
+        .await
+        .unwrap_or_else(|| panic!("no answer to a body of {len} bytes, {framing:?}"))
+}
+
 /// Sends a head and a body on a fresh connection, the body from a separate task so a server
 /// that answers early cannot block the writer, and reads the answer.
 async fn send_raw(app: &TestApp, head: String, body: Vec<u8>) -> Option<RawResponse> {
@@ -448,24 +482,13 @@ async fn a_body_over_64_kib_with_content_length_is_refused_with_413() {
     let app = start().await;
 
     // Exactly at the limit: read and served (a valid registration, padded with spaces).
-    let at_limit = padded_webhook_body(BODY_LIMIT);
-    let r = send_raw(&app, webhook_head(&app, Some(at_limit.len())), at_limit)
+    send_padded(&app, BODY_LIMIT, Framing::Length)
         .await
-        .expect("an answer at the limit");
-    assert_eq!(
-        r.status,
-        201,
-        "{}{}",
-        r.head,
-        String::from_utf8_lossy(&r.body)
-    );
+        .assert_created();
 
     // One byte over, and far over: 413 body_too_large.
     for len in [BODY_LIMIT + 1, 1024 * 1024] {
-        let body = padded_webhook_body(len);
-        let r = send_raw(&app, webhook_head(&app, Some(body.len())), body)
-            .await
-            .expect("an answer to an oversized body");
+        let r = send_padded(&app, len, Framing::Length).await;
         assert_eq!(r.status, 413, "{len} bytes: {}", r.head);
         assert_eq!(r.json()["code"], "body_too_large", "{len} bytes");
         assert!(
@@ -537,30 +560,13 @@ async fn a_chunked_body_over_64_kib_is_refused_with_413() {
     let app = start().await;
 
     // At the limit, chunked: served.
-    let r = send_raw(
-        &app,
-        webhook_head(&app, None),
-        chunked(&padded_webhook_body(BODY_LIMIT)),
-    )
-    .await
-    .expect("an answer at the limit");
-    assert_eq!(
-        r.status,
-        201,
-        "{}{}",
-        r.head,
-        String::from_utf8_lossy(&r.body)
-    );
+    send_padded(&app, BODY_LIMIT, Framing::Chunked)
+        .await
+        .assert_created();
 
     // Over it, with no length announced: the server counts and stops at the limit.
     for len in [BODY_LIMIT + 1, 1024 * 1024] {
-        let r = send_raw(
-            &app,
-            webhook_head(&app, None),
-            chunked(&padded_webhook_body(len)),
-        )
-        .await
-        .expect("an answer to an oversized chunked body");
+        let r = send_padded(&app, len, Framing::Chunked).await;
         assert_eq!(r.status, 413, "{len} bytes chunked: {}", r.head);
         assert_eq!(r.json()["code"], "body_too_large", "{len} bytes chunked");
     }

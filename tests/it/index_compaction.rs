@@ -464,11 +464,7 @@ async fn an_import_stores_indexes_and_announces_as_upsert_jobs_does_and_survives
 
     // Searchable at once, and again after a restart with no snapshot saved (as after a crash
     // right after the import returned).
-    let active: Vec<Job> = stored
-        .into_iter()
-        .filter(|j| j.is_active())
-        .map(Arc::unwrap_or_clone)
-        .collect();
+    let active = active_of(stored);
     assert_searches_exact(&importer, &key, &active).await;
     let importer = reopen(imported_dir.path(), importer).await;
     assert_searches_exact(&importer, &key, &active).await;
@@ -492,6 +488,15 @@ async fn an_import_with_a_job_of_an_unknown_company_writes_nothing_and_names_the
     let ids: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
     assert!(service.store.get_jobs(&ids).await.expect("read").is_empty());
     assert_searches_exact(&service, &key, &[]).await;
+}
+
+/// The active ones of jobs as a store shares them.
+fn active_of(stored: Vec<Arc<Job>>) -> Vec<Job> {
+    stored
+        .into_iter()
+        .filter(|j| j.is_active())
+        .map(Arc::unwrap_or_clone)
+        .collect()
 }
 
 /// The dataset's jobs sorted by id, in batches of `size`.
@@ -529,11 +534,7 @@ async fn a_sorted_import_that_stops_keeps_the_batches_before_stored_and_searchab
     let stored = service.store.get_jobs(&ids).await.expect("read");
     assert_eq!(stored.len(), 2_000);
     assert!(stored.iter().all(|s| before.iter().any(|j| j.id == s.id)));
-    let active: Vec<Job> = stored
-        .into_iter()
-        .filter(|j| j.is_active())
-        .map(Arc::unwrap_or_clone)
-        .collect();
+    let active = active_of(stored);
     assert_searches_exact(&service, &key, &active).await;
 
     // A batch that does not come after the one before is refused, and named; the batch
@@ -548,11 +549,7 @@ async fn a_sorted_import_that_stops_keeps_the_batches_before_stored_and_searchab
     assert!(message.contains("ascending id order"), "{message}");
     let stored = service.store.get_jobs(&ids).await.expect("read");
     assert_eq!(stored.len(), 3_000);
-    let active: Vec<Job> = stored
-        .into_iter()
-        .filter(|j| j.is_active())
-        .map(Arc::unwrap_or_clone)
-        .collect();
+    let active = active_of(stored);
     assert_searches_exact(&service, &key, &active).await;
     let summary = service
         .import_sorted_jobs(vec![Ok::<_, String>(batches[0].clone())], |_| {})

@@ -14,7 +14,7 @@ use job_listings::api::{Api, ApiConfig, CorsOrigin};
 use job_listings::demo::Dataset;
 use job_listings::domain::{BillingStatus, Plan};
 use job_listings::mcp::{Mcp, McpConfig, WithMcp};
-use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
+use job_listings::service::{RateLimit, ServiceConfig};
 use reqwest::StatusCode;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::RunningService;
@@ -23,6 +23,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
+use crate::support::config::{developer_quota, rate_limited};
 use crate::support::data::{demo_dataset, known};
 use crate::support::server::{server_config, RunningServer};
 use crate::support::TestApp;
@@ -38,6 +39,11 @@ struct McpApp {
 
 async fn spawn(config: ServiceConfig, mcp: McpConfig) -> McpApp {
     spawn_with(config, ApiConfig::default(), mcp).await
+}
+
+/// [`spawn`] with the library's settings.
+async fn spawn_default() -> McpApp {
+    spawn(ServiceConfig::default(), McpConfig::default()).await
 }
 
 async fn spawn_with(config: ServiceConfig, api_config: ApiConfig, mcp: McpConfig) -> McpApp {
@@ -87,12 +93,6 @@ impl McpApp {
             .expect("an answer");
         let status = answer.status();
         (status, answer.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn calls_used(&self, key: &str) -> u64 {
-        let (status, usage) = self.rest(key, "/usage").await;
-        assert_eq!(status, StatusCode::OK);
-        usage["calls_used"].as_u64().expect("calls_used")
     }
 
     /// A raw JSON-RPC POST to `/mcp`: status, headers and the body's JSON-RPC message.
@@ -150,18 +150,6 @@ impl McpApp {
             .send()
             .await
             .expect("an answer")
-    }
-}
-
-/// Every key's rate limited to `limit`.
-fn rate_limited(limit: RateLimit) -> ServiceConfig {
-    ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
     }
 }
 
@@ -258,7 +246,7 @@ fn text(result: &CallToolResult) -> String {
 
 #[tokio::test]
 async fn every_tool_is_listed_with_input_and_output_schemas() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     // An Agent Pro key may call every tool, the webhook ones too.
     let client = app.connect(&app.app.keys.agent_pro.raw).await;
     // The SDK's client negotiates a protocol version with sessions: one is open, the key's.
@@ -297,7 +285,7 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
 
 #[tokio::test]
 async fn read_tools_answer_what_rest_answers_for_the_same_calls() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let key = app.app.keys.developer.raw.clone();
     let client = app.connect(&key).await;
 
@@ -357,7 +345,7 @@ async fn read_tools_answer_what_rest_answers_for_the_same_calls() {
 /// it, each with its job, as REST answers them.
 #[tokio::test]
 async fn follow_changes_answers_the_change_feed_from_a_cursor() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let key = app.app.keys.developer.raw.clone();
     let client = app.connect(&key).await;
     let start = call(&client, "follow_changes", json!({"after": "now"})).await;
@@ -402,7 +390,7 @@ async fn follow_changes_answers_the_change_feed_from_a_cursor() {
 
 #[tokio::test]
 async fn refusals_are_tool_errors_with_rest_codes() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let client = app.connect(&app.app.keys.developer.raw).await;
 
     let too_many = call(&client, "search_jobs", json!({"per_page": 51})).await;
@@ -447,9 +435,9 @@ async fn refusals_are_tool_errors_with_rest_codes() {
 
 #[tokio::test]
 async fn each_answered_tool_call_counts_one_call_and_refusals_none() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let key = app.app.keys.developer.raw.clone();
-    let before = app.calls_used(&key).await;
+    let before = app.app.calls_used(&key).await;
     let client = app.connect(&key).await;
     let answered = 4;
     for page in 1..=answered {
@@ -460,13 +448,13 @@ async fn each_answered_tool_call_counts_one_call_and_refusals_none() {
     refusal(&refused);
     let usage = call(&client, "get_usage", json!({})).await;
     structured(&usage);
-    assert_eq!(app.calls_used(&key).await, before + answered);
+    assert_eq!(app.app.calls_used(&key).await, before + answered);
     client.cancel().await.expect("closed");
 }
 
 #[tokio::test]
 async fn webhook_tools_need_agent_pro_and_show_the_secret_once() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let developer = app.connect(&app.app.keys.developer.raw).await;
     let hook = json!({"callback_url": "https://hooks.example.com/mcp", "domain_filters": ["ai"]});
     // As REST: registering is refused below Agent Pro; such a key's list is empty, and it
@@ -518,15 +506,7 @@ async fn webhook_tools_need_agent_pro_and_show_the_secret_once() {
 
 #[tokio::test]
 async fn an_exhausted_quota_is_a_tool_error_with_its_reset_and_wait() {
-    let config = ServiceConfig {
-        quotas: Quotas {
-            developer: 2,
-            agent_pro: 100,
-            enterprise: 100,
-        },
-        ..ServiceConfig::default()
-    };
-    let app = spawn(config, McpConfig::default()).await;
+    let app = spawn(developer_quota(2), McpConfig::default()).await;
     let client = app.connect(&app.app.keys.developer.raw).await;
     for _ in 0..2 {
         structured(&call(&client, "search_jobs", json!({"per_page": 1})).await);
@@ -633,9 +613,9 @@ async fn a_tool_call_takes_one_token_and_counts_one_call() {
 #[tokio::test]
 async fn a_sessionless_client_is_keyed_and_metered_as_well() {
     // Protocol 2026-07-28 has no sessions: each request stands alone, with its key.
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let key = app.app.keys.developer.raw.clone();
-    let before = app.calls_used(&key).await;
+    let before = app.app.calls_used(&key).await;
     let call = |key: Option<String>| {
         let mut request = app
             .http
@@ -667,7 +647,7 @@ async fn a_sessionless_client_is_keyed_and_metered_as_well() {
     let (_, rest) = app.rest(&key, "/jobs?per_page=3").await;
     assert_eq!(message["result"]["structuredContent"], rest);
     assert_eq!(
-        app.calls_used(&key).await,
+        app.app.calls_used(&key).await,
         before + 2,
         "the tool call and the REST call"
     );
@@ -678,7 +658,7 @@ async fn a_sessionless_client_is_keyed_and_metered_as_well() {
 
 #[tokio::test]
 async fn mcp_without_a_valid_key_is_the_rest_401_before_any_session() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let (status, headers, body) = app.post(None, None, initialize()).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(body["code"], "missing_api_key");
@@ -790,7 +770,7 @@ async fn an_idle_session_expires_and_frees_its_place() {
 
 #[tokio::test]
 async fn a_body_over_the_api_limit_is_the_rest_413() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let big = "x".repeat(app.app.api.config().max_body_bytes + 1);
     let (status, _, body) = app
         .post(Some(&app.app.keys.developer.raw), None, json!({"pad": big}))
@@ -923,7 +903,7 @@ async fn an_mcp_preflight_is_never_charged_to_a_key() {
 
 #[tokio::test]
 async fn a_batch_or_an_unreadable_body_is_a_json_rpc_error_never_plain_text() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let key = app.app.keys.developer.raw.clone();
     let session = app.initialized_session(&key).await;
     for session in [None, Some(session.as_str())] {
@@ -963,7 +943,7 @@ async fn a_batch_or_an_unreadable_body_is_a_json_rpc_error_never_plain_text() {
 
 #[tokio::test]
 async fn tools_list_shows_only_the_tools_the_keys_plan_may_call() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let names = |body: &Value| -> Vec<String> {
         body["result"]["tools"]
             .as_array()
@@ -995,7 +975,7 @@ async fn tools_list_shows_only_the_tools_the_keys_plan_may_call() {
 
 #[tokio::test]
 async fn an_event_stream_ends_when_its_key_is_revoked_or_its_billing_lapses() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let service = &app.app.service;
     let (revoked, lapsed, kept) = (
         app.app.issue(Plan::AgentPro).await,
@@ -1029,7 +1009,7 @@ async fn an_event_stream_ends_when_its_key_is_revoked_or_its_billing_lapses() {
 
 #[tokio::test]
 async fn a_session_holds_a_bounded_number_of_event_streams() {
-    let app = spawn(ServiceConfig::default(), McpConfig::default()).await;
+    let app = spawn_default().await;
     let bound = McpConfig::default().max_streams_per_session;
     let key = app.app.keys.developer.raw.clone();
     let session = app.initialized_session(&key).await;

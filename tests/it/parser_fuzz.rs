@@ -1447,6 +1447,13 @@ fn the_query_string_fuzz_dictionary_names_every_parameter() {
     assert!(missing.is_empty(), "{path} lacks {missing:?}");
 }
 
+/// Whether `policy` takes `raw` as a callback URL.
+fn accepts(policy: &CallbackPolicy, raw: &str) -> bool {
+    CallbackUrl::parse(raw)
+        .map(|u| policy.check(&u).is_ok())
+        .unwrap_or(false)
+}
+
 /// docs/api.md: callback URLs are "never a loopback, private, link-local or reserved address". The
 /// default policy refuses the IPv4 benchmarking range (198.18.0.0/15) and the IPv6
 /// documentation prefix 2001:db8::/32, but not their IPv6 twins registered as not globally
@@ -1463,11 +1470,7 @@ fn the_default_policy_refuses_reserved_ipv6_ranges_like_their_ipv4_twins() {
         "https://[5f00::1]/hook",
     ]
     .into_iter()
-    .filter(|raw| {
-        CallbackUrl::parse(raw)
-            .map(|u| policy.check(&u).is_ok())
-            .unwrap_or(false)
-    })
+    .filter(|raw| accepts(&policy, raw))
     .collect();
     assert!(
         accepted.is_empty(),
@@ -1495,11 +1498,7 @@ fn the_default_policy_refuses_all_of_2001_0_23_but_its_reachable_blocks() {
         "https://[2001:1ff:ffff::1]/hook",
     ]
     .into_iter()
-    .filter(|raw| {
-        CallbackUrl::parse(raw)
-            .map(|u| policy.check(&u).is_ok())
-            .unwrap_or(false)
-    })
+    .filter(|raw| accepts(&policy, raw))
     .collect();
     assert!(
         accepted.is_empty(),

@@ -320,6 +320,13 @@ impl<'a> Asked<'a> {
     }
 }
 
+/// Whether a job holding the labels `held` passes a filter asking for `asked`: none asked, or
+/// one of them held. Labels are ASCII, so comparing them without case is comparing them
+/// ASCII-wise.
+fn any_asked<'a>(asked: &[String], mut held: impl Iterator<Item = &'a str>) -> bool {
+    asked.is_empty() || held.any(|h| asked.iter().any(|a| a.eq_ignore_ascii_case(h)))
+}
+
 impl Model {
     fn upsert(&mut self, job: &Job) {
         let company_words = self
@@ -360,20 +367,8 @@ impl Model {
         if job.status != JobStatus::Active {
             return false;
         }
-        // Labels are ASCII, so comparing them without case is comparing them ASCII-wise.
-        if !q.tags.is_empty()
-            && !job
-                .domains
-                .iter()
-                .any(|d| q.tags.iter().any(|t| t.eq_ignore_ascii_case(d.as_str())))
-        {
-            return false;
-        }
-        if !q.levels.is_empty()
-            && !job
-                .seniority
-                .iter()
-                .any(|s| q.levels.iter().any(|l| l.eq_ignore_ascii_case(s.as_str())))
+        if !any_asked(&q.tags, job.domains.iter().map(|d| d.as_str()))
+            || !any_asked(&q.levels, job.seniority.iter().map(|s| s.as_str()))
         {
             return false;
         }
@@ -508,6 +503,15 @@ fn check_query(index: &JobIndex, model: &Model, q: &QuerySpec, sample: usize) {
     }
 }
 
+/// The count of `value` in a facet's counts: 0 when it is not among them.
+fn count_of(counts: &Option<Vec<ValueCount>>, value: &str) -> u64 {
+    counts
+        .iter()
+        .flatten()
+        .find(|v| v.value == value)
+        .map_or(0, |v| v.count)
+}
+
 /// The index's own bookkeeping against the model.
 fn check_structure(index: &JobIndex, model: &Model) {
     let active: Vec<&Job> = model.active().collect();
@@ -519,21 +523,13 @@ fn check_structure(index: &JobIndex, model: &Model) {
     assert_eq!(Some(index.seniority_values()), everything.seniority);
     for tag in TAGS {
         let tag = DomainTag::parse(tag).expect("a tag");
-        let n = everything
-            .domain
-            .iter()
-            .flatten()
-            .find(|v| v.value == tag.as_str());
-        assert_eq!(index.jobs_with_domain(&tag), n.map_or(0, |v| v.count));
+        let n = count_of(&everything.domain, tag.as_str());
+        assert_eq!(index.jobs_with_domain(&tag), n);
     }
     for level in LEVELS {
         let level = Seniority::parse(level).expect("a level");
-        let n = everything
-            .seniority
-            .iter()
-            .flatten()
-            .find(|v| v.value == level.as_str());
-        assert_eq!(index.jobs_with_seniority(&level), n.map_or(0, |v| v.count));
+        let n = count_of(&everything.seniority, level.as_str());
+        assert_eq!(index.jobs_with_seniority(&level), n);
     }
     for e in model.jobs.values() {
         assert_eq!(index.contains(e.job.id), e.job.status == JobStatus::Active);
@@ -927,18 +923,23 @@ fn small_index() -> (JobIndex, Vec<Job>) {
     (index, jobs)
 }
 
-#[test]
-fn posted_after_beyond_the_nanosecond_range_matches_nothing() {
-    let (index, jobs) = small_index();
-    // 2300 is past the last instant an i64 of nanoseconds can hold (2262).
-    let filter = JobFilter {
+/// Jobs posted after the first instant of `year`.
+fn posted_after_new_year(year: i32) -> JobFilter {
+    JobFilter {
         posted_after: Some(
-            Utc.with_ymd_and_hms(2300, 1, 1, 0, 0, 0)
+            Utc.with_ymd_and_hms(year, 1, 1, 0, 0, 0)
                 .single()
                 .expect("t"),
         ),
         ..JobFilter::default()
-    };
+    }
+}
+
+#[test]
+fn posted_after_beyond_the_nanosecond_range_matches_nothing() {
+    let (index, jobs) = small_index();
+    // 2300 is past the last instant an i64 of nanoseconds can hold (2262).
+    let filter = posted_after_new_year(2300);
     assert!(jobs.iter().all(|j| !filter.matches(j)));
     let found = index.search(&JobQuery::new(filter));
     assert_eq!(found.total, 0, "no job is posted after 2300");
@@ -948,14 +949,7 @@ fn posted_after_beyond_the_nanosecond_range_matches_nothing() {
 #[test]
 fn posted_after_before_the_nanosecond_range_matches_everything() {
     let (index, jobs) = small_index();
-    let filter = JobFilter {
-        posted_after: Some(
-            Utc.with_ymd_and_hms(1600, 1, 1, 0, 0, 0)
-                .single()
-                .expect("t"),
-        ),
-        ..JobFilter::default()
-    };
+    let filter = posted_after_new_year(1600);
     assert!(jobs.iter().all(|j| filter.matches(j)));
     assert_eq!(
         index.search(&JobQuery::new(filter)).total,

@@ -312,6 +312,28 @@ async fn settled(r: &Replica, hook: WebhookId) -> Vec<job_listings::domain::Deli
     last
 }
 
+/// Ingests a marker job of `company` through `via` and waits until `rx` got it: once it
+/// arrived and nothing is pending, anything announced before it was delivered too. Returns
+/// the job's id.
+async fn deliver_marker(via: &Replica, company: &Company, rx: &Receiver) -> String {
+    let marker = job(company, "marker");
+    via.service
+        .upsert_job(marker.clone())
+        .await
+        .expect("ingested");
+    let marker_id = marker.id.0.to_string();
+    assert!(
+        eventually(STATE_LIMIT, || async {
+            rx.hits()
+                .iter()
+                .any(|h| h.data_id() == Some(marker_id.as_str()))
+        })
+        .await,
+        "the marker job was never delivered"
+    );
+    marker_id
+}
+
 fn companies() -> Vec<Company> {
     Dataset::generate(99, 3, 0).companies
 }
@@ -660,22 +682,7 @@ async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
     settled(&replicas[0], hook).await;
     // A later job marks how far delivery has got: once it arrived and nothing is pending, a
     // duplicate of an earlier one would have arrived too.
-    let marker = job(&companies[0], "marker");
-    replicas[2]
-        .service
-        .upsert_job(marker.clone())
-        .await
-        .expect("ingested");
-    let marker_id = marker.id.0.to_string();
-    assert!(
-        eventually(STATE_LIMIT, || async {
-            rx.hits()
-                .iter()
-                .any(|h| h.data_id() == Some(marker_id.as_str()))
-        })
-        .await,
-        "the marker job was never delivered"
-    );
+    let marker_id = deliver_marker(&replicas[2], &companies[0], &rx).await;
     expected.insert(marker_id);
     let total = expected.len();
     let deliveries = settled(&replicas[0], hook).await;
@@ -837,21 +844,7 @@ async fn a_replica_that_dies_mid_delivery_delays_the_delivery_by_its_lease_and_l
         (DeliveryStatus::Succeeded, 1),
         "A's attempt was never recorded, C's was"
     );
-    let marker = job(&companies[0], "marker");
-    b.service
-        .upsert_job(marker.clone())
-        .await
-        .expect("ingested");
-    let marker_id = marker.id.0.to_string();
-    assert!(
-        eventually(STATE_LIMIT, || async {
-            rx.hits()
-                .iter()
-                .any(|h| h.data_id() == Some(marker_id.as_str()))
-        })
-        .await,
-        "the marker job was never delivered"
-    );
+    deliver_marker(&b, &companies[0], &rx).await;
     settled(&c, hook).await;
     let ids: Vec<Option<String>> = rx.hits().into_iter().map(|h| h.id).collect();
     assert_eq!(ids.len(), 3, "delivered once more, not again: {ids:?}");

@@ -288,6 +288,13 @@ impl Client<'_> {
         self.call(what, Method::GET, path, Some(key), false, None)
             .await
     }
+
+    /// `POST /api/v1/webhooks` with `body`.
+    async fn post_webhook(&mut self, what: &str, key: &str, body: Value) -> &Exchange {
+        let path = "/api/v1/webhooks";
+        self.call(what, Method::POST, path, Some(key), false, Some(body))
+            .await
+    }
 }
 
 #[track_caller]
@@ -334,6 +341,7 @@ async fn scenario() -> Outcome {
         .await;
     let service = app.service.clone();
     let receiver = Receiver::start(always_ok()).await;
+    let hook = json!({ "callback_url": receiver.url("/hook") });
 
     // 2. Keys: a good one, one on a tiny quota, one revoked, one never issued, one mistyped.
     let (good, good_record) = service
@@ -479,45 +487,19 @@ async fn scenario() -> Outcome {
     );
     expect_status(
         client
-            .call(
-                "webhook on the developer plan",
-                Method::POST,
-                "/api/v1/webhooks",
-                Some(t),
-                false,
-                Some(json!({ "callback_url": receiver.url("/hook") })),
-            )
+            .post_webhook("webhook on the developer plan", t, hook.clone())
             .await,
         403,
     );
     expect_status(
         client
-            .call(
-                "webhook with a bad body",
-                Method::POST,
-                "/api/v1/webhooks",
-                Some(g),
-                false,
-                Some(json!({ "callback_url": 7 })),
-            )
+            .post_webhook("webhook with a bad body", g, json!({ "callback_url": 7 }))
             .await,
         400,
     );
 
     // 6. A webhook: registered (the only answer with the secret), read, pinged, delivered to.
-    let created = expect_status(
-        client
-            .call(
-                "webhook created",
-                Method::POST,
-                "/api/v1/webhooks",
-                Some(g),
-                false,
-                Some(json!({ "callback_url": receiver.url("/hook") })),
-            )
-            .await,
-        201,
-    );
+    let created = expect_status(client.post_webhook("webhook created", g, hook).await, 201);
     let secret = created["secret"]
         .as_str()
         .expect("the 201 carries the secret")
@@ -906,20 +888,31 @@ fn answers_never_echo_a_presented_key() {
     }
 }
 
+/// Asserts the exchange `what` was answered 401 `invalid_api_key` with a detail `detail`
+/// accepts; returns it.
+#[track_caller]
+fn refused_as_invalid_key<'a>(
+    o: &'a Outcome,
+    what: &str,
+    detail: impl Fn(&str) -> bool,
+) -> &'a Exchange {
+    let e = o.exchange(what);
+    let problem = expect_status(e, 401);
+    assert_eq!(problem["code"], "invalid_api_key", "{what}: {}", e.body);
+    assert!(
+        problem["detail"].as_str().is_some_and(detail),
+        "{what}: {}",
+        e.body
+    );
+    e
+}
+
 #[test]
 fn a_mistyped_key_is_refused_by_its_checksum_before_any_lookup() {
     let o = outcome();
     for what in ["mistyped key", "mistyped key (bearer)"] {
-        let e = o.exchange(what);
-        let problem = expect_status(e, 401);
-        assert_eq!(problem["code"], "invalid_api_key", "{what}: {}", e.body);
-        assert!(
-            problem["detail"]
-                .as_str()
-                .is_some_and(|d| d.contains("checksum")),
-            "{what}: the detail names the checksum, so no lookup was made: {}",
-            e.body
-        );
+        // The detail names the checksum, so no lookup was made.
+        let e = refused_as_invalid_key(o, what, |d| d.contains("checksum"));
         assert!(
             e.headers.to_ascii_lowercase().contains("www-authenticate"),
             "{what}: {}",
@@ -929,16 +922,9 @@ fn a_mistyped_key_is_refused_by_its_checksum_before_any_lookup() {
     // A well-formed key that was never issued, or was revoked, passes the checksum and is
     // refused by the lookup, with another detail.
     for what in ["unknown key", "revoked key"] {
-        let e = o.exchange(what);
-        let problem = expect_status(e, 401);
-        assert_eq!(problem["code"], "invalid_api_key", "{what}: {}", e.body);
-        assert!(
-            problem["detail"]
-                .as_str()
-                .is_some_and(|d| !d.contains("checksum") && d.contains("never issued")),
-            "{what}: {}",
-            e.body
-        );
+        refused_as_invalid_key(o, what, |d| {
+            !d.contains("checksum") && d.contains("never issued")
+        });
     }
     assert_ne!(o.key("good"), o.key("mistyped"));
     assert!(ApiKey::parse(o.key("good")).is_ok());

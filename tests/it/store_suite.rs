@@ -20,7 +20,7 @@ use job_listings::store::{
 use uuid::Uuid;
 
 use crate::support::pg::TestSchema;
-use crate::support::store::sled_config;
+use crate::support::store::{sled_config, when_unlocked};
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 1, 12, 0, 0)
@@ -865,14 +865,14 @@ async fn fan_out_applies_only_from_where_the_cursors_were_read(store: &dyn Store
     assert!(store.fan_out(&step).await.expect("applied"));
     assert_eq!(store.pending_count(a.id).await.expect("count"), 1);
     assert_eq!(store.pending_count(b.id).await.expect("count"), 0);
-    assert_eq!(
+    let stored_payload = || async {
         store
             .get_event(event.id)
             .await
             .expect("read")
-            .map(|e| e.data),
-        Some(event.data.clone())
-    );
+            .map(|e| e.data)
+    };
+    assert_eq!(stored_payload().await, Some(event.data.clone()));
     // Applied again from the old place (another process got there first): nothing written.
     let again = FanOut {
         deliveries: vec![delivery(2, event.id, a.id, t0())],
@@ -907,14 +907,7 @@ async fn fan_out_applies_only_from_where_the_cursors_were_read(store: &dyn Store
         })
         .await
         .expect("applied"));
-    assert_eq!(
-        store
-            .get_event(event.id)
-            .await
-            .expect("read")
-            .map(|e| e.data),
-        Some(event.data)
-    );
+    assert_eq!(stored_payload().await, Some(event.data.clone()));
 }
 
 async fn due_deliveries_gives_each_subscription_its_soonest(store: &dyn Store) {
@@ -1782,15 +1775,10 @@ fn unshared(jobs: Vec<Arc<Job>>) -> Vec<Job> {
 /// A store dropped a moment ago may still hold its lock (sled's threads let go shortly
 /// after), so a locked folder is tried again for up to 10 s.
 async fn raw_sled(path: &std::path::Path) -> sled::Db {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        match sled::open(path) {
-            Ok(db) => return db,
-            Err(sled::Error::Io(e)) if std::time::Instant::now() < deadline => {
-                assert!(e.to_string().contains("lock"), "sled opens: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-            Err(e) => panic!("sled opens: {e}"),
-        }
-    }
+    when_unlocked(
+        || sled::open(path),
+        |e| matches!(e, sled::Error::Io(io) if io.to_string().contains("lock")),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("sled opens: {e}"))
 }

@@ -167,6 +167,7 @@ trait WebhookApp {
     async fn subscribe(&self, url: &str, edit: impl FnOnce(&mut NewWebhook)) -> Subscription;
     async fn subscribe_http(&self, body: Value) -> (WebhookId, String);
     async fn webhook_http(&self, id: WebhookId) -> Value;
+    async fn ping_http(&self, id: impl std::fmt::Display, key: &str) -> (u16, Value);
     async fn deliveries_http(&self, id: WebhookId) -> Vec<Value>;
     async fn deliveries(&self, id: WebhookId) -> Vec<Delivery>;
     async fn settle(&self, ids: &[WebhookId]) -> bool;
@@ -263,6 +264,12 @@ impl WebhookApp for TestApp {
         .await;
         assert_eq!(status, 200, "{v}");
         v
+    }
+
+    /// `POST /api/v1/webhooks/{id}/test` with `key`: the status and the body.
+    async fn ping_http(&self, id: impl std::fmt::Display, key: &str) -> (u16, Value) {
+        let path = format!("/api/v1/webhooks/{id}/test");
+        call(self, Method::POST, &path, key, None).await
     }
 
     /// `GET /api/v1/webhooks/{id}/deliveries`: the `data` list.
@@ -372,6 +379,20 @@ async fn call(
 ) -> (u16, Value) {
     let r = app.call(method, path, key, body.as_ref()).await;
     (r.status.as_u16(), r.body)
+}
+
+/// A receiver that answers its `nth` request (counting from 0) 503 once `latch` is opened,
+/// and every other request 200 at once.
+async fn fails_nth_until(nth: usize, latch: &Latch) -> Receiver {
+    let held = latch.clone();
+    Receiver::start(script(move |_, seen| {
+        if seen.nth == nth {
+            Answer::status(503).until(&held)
+        } else {
+            Answer::ok()
+        }
+    }))
+    .await
 }
 
 /// Asserts the Standard Webhooks headers are present and the signature verifies with the
@@ -1315,14 +1336,7 @@ async fn a_410_disables_the_subscription_and_later_jobs_skip_it() {
     assert_eq!(app.webhook_http(live).await["status"], "active");
 
     // A test ping to the disabled subscription is refused, not queued to fail.
-    let (status, problem) = call(
-        &app,
-        Method::POST,
-        &format!("/api/v1/webhooks/{gone}/test"),
-        &app.keys.agent_pro.raw,
-        None,
-    )
-    .await;
+    let (status, problem) = app.ping_http(gone, &app.keys.agent_pro.raw).await;
     assert_eq!(status, 409, "{problem}");
     assert_eq!(problem["code"], "webhook_disabled");
     assert!(
@@ -1356,15 +1370,7 @@ async fn a_lapsed_or_revoked_key_s_subscriptions_are_sent_nothing() {
     // after the revocation however slowly the machine runs.
     let app = start(config(&[10]), PATIENT_TIMEOUTS).await;
     let revoked = Latch::new();
-    let held = revoked.clone();
-    let rx = Receiver::start(script(move |_, seen| {
-        if seen.nth == 1 {
-            Answer::status(503).until(&held)
-        } else {
-            Answer::ok()
-        }
-    }))
-    .await;
+    let rx = fails_nth_until(1, &revoked).await;
     let (sub, _) = app
         .subscribe_http(json!({ "callback_url": rx.url("/mine") }))
         .await;
@@ -1753,14 +1759,7 @@ async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
         .subscribe_http(json!({ "callback_url": rx.url("/ping") }))
         .await;
 
-    let (status, queued) = call(
-        &app,
-        Method::POST,
-        &format!("/api/v1/webhooks/{hook}/test"),
-        &app.keys.agent_pro.raw,
-        None,
-    )
-    .await;
+    let (status, queued) = app.ping_http(hook, &app.keys.agent_pro.raw).await;
     assert_eq!(status, 202, "{queued}");
     assert_eq!(queued["webhook_id"], hook.to_string().as_str());
     assert_eq!(queued["status"], "pending");
@@ -1779,14 +1778,7 @@ async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
     let listed = app.deliveries_http(hook).await;
     assert_eq!(listed[0]["status"], "succeeded", "{listed:?}");
 
-    let (status, problem) = call(
-        &app,
-        Method::POST,
-        &format!("/api/v1/webhooks/{hook}/test"),
-        &other.raw,
-        None,
-    )
-    .await;
+    let (status, problem) = app.ping_http(hook, &other.raw).await;
     assert_eq!(status, 404, "{problem}");
     assert_eq!(problem["code"], "not_found");
     let (status, _) = call(
@@ -1798,26 +1790,12 @@ async fn post_test_sends_a_signed_ping_and_another_keys_webhook_is_404() {
     )
     .await;
     assert_eq!(status, 404);
-    let (status, _) = call(
-        &app,
-        Method::POST,
-        &format!("/api/v1/webhooks/{}/test", Uuid::new_v4()),
-        &app.keys.agent_pro.raw,
-        None,
-    )
-    .await;
+    let (status, _) = app.ping_http(Uuid::new_v4(), &app.keys.agent_pro.raw).await;
     assert_eq!(status, 404);
 
     // A second ping of the owner's, after the refused ones, marks how far delivery has got:
     // once it arrived and nothing is pending, anything the refused calls queued was sent too.
-    let (status, marker) = call(
-        &app,
-        Method::POST,
-        &format!("/api/v1/webhooks/{hook}/test"),
-        &app.keys.agent_pro.raw,
-        None,
-    )
-    .await;
+    let (status, marker) = app.ping_http(hook, &app.keys.agent_pro.raw).await;
     assert_eq!(status, 202, "{marker}");
     let marker = marker["event_id"].as_str().expect("an event id").to_owned();
     assert!(
@@ -1848,27 +1826,12 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
     // enabled again, so its retry comes due after that however slowly the machine runs; any
     // later attempt would succeed.
     let toggled = Latch::new();
-    let held = toggled.clone();
-    let rx = Receiver::start(script(move |_, seen| {
-        if seen.nth == 0 {
-            Answer::status(503).until(&held)
-        } else {
-            Answer::ok()
-        }
-    }))
-    .await;
+    let rx = fails_nth_until(0, &toggled).await;
     let (hook, _) = app
         .subscribe_http(json!({ "callback_url": rx.url("/paused") }))
         .await;
     let path = format!("/api/v1/webhooks/{hook}");
-    let (status, queued) = call(
-        &app,
-        Method::POST,
-        &format!("{path}/test"),
-        &app.keys.agent_pro.raw,
-        None,
-    )
-    .await;
+    let (status, queued) = app.ping_http(hook, &app.keys.agent_pro.raw).await;
     assert_eq!(status, 202, "{queued}");
     assert!(eventually(DEADLINE, || async { rx.count() >= 1 }).await);
 
@@ -1899,14 +1862,7 @@ async fn a_delivery_pending_while_disabled_is_not_sent_after_reenabling() {
     assert_eq!(rx.count(), 1, "the missed delivery was not sent again");
 
     // A ping after enabling is sent.
-    let (status, _) = call(
-        &app,
-        Method::POST,
-        &format!("{path}/test"),
-        &app.keys.agent_pro.raw,
-        None,
-    )
-    .await;
+    let (status, _) = app.ping_http(hook, &app.keys.agent_pro.raw).await;
     assert_eq!(status, 202);
     assert!(eventually(DEADLINE, || async { rx.count() >= 2 }).await);
     assert!(app.settle(&[hook]).await);

@@ -237,14 +237,13 @@ async fn filters_apply_to_the_job_as_of_each_event_closings_included() {
 async fn each_page_counts_one_call_and_bad_requests_none() {
     let app = spawn_app().await;
     let key = &app.keys.developer.raw;
-    let used = |r: Resp| r.body["calls_used"].as_u64().expect("calls_used");
-    let before = used(app.get_usage(key).await);
+    let before = app.calls_used(key).await;
     for query in ["", "after=now", "limit=3&domain=ai"] {
         let r = app.get_as(key, &format!("/api/v1/changes?{query}")).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         assert!(r.header("x-ratelimit-remaining").is_some());
     }
-    assert_eq!(used(app.get_usage(key).await), before + 3);
+    assert_eq!(app.calls_used(key).await, before + 3);
 
     let head = now_cursor(&app, "").await;
     let ahead = job_listings::domain::FeedCursor(u64::MAX).encode();
@@ -276,7 +275,7 @@ async fn each_page_counts_one_call_and_bad_requests_none() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_eq!(r.body["code"], "unknown_parameter");
     assert_eq!(
-        used(app.get_usage(key).await),
+        app.calls_used(key).await,
         before + 3,
         "refusals are not counted"
     );

@@ -2,13 +2,13 @@
 //! in neither its quota nor its usage; tags change exactly when the answer does.
 
 use job_listings::domain::JobId;
-use job_listings::service::{Quotas, ServiceConfig};
 use reqwest::{Method, StatusCode};
 use uuid::Uuid;
 
 use super::compression::raw;
 use super::rate_limits::tight;
 use super::{spawn_app, spawn_app_with};
+use crate::support::config::developer_quota;
 use crate::support::data::{id_of, known};
 use crate::support::{Auth, Resp, TestApp};
 
@@ -35,12 +35,6 @@ fn etag(r: &Resp) -> String {
     tag
 }
 
-async fn used(app: &TestApp, key: &str) -> u64 {
-    app.get_usage(key).await.body["calls_used"]
-        .as_u64()
-        .expect("calls_used")
-}
-
 fn paths() -> Vec<String> {
     vec![
         "/api/v1/jobs?q=zephyrine".to_owned(),
@@ -59,7 +53,7 @@ async fn a_304_answers_a_held_copy_with_the_quota_headers_and_counts_nothing() {
         assert_eq!(first.status, StatusCode::OK, "{path}: {}", first.text);
         let tag = etag(&first);
         assert_eq!(first.header("cache-control"), Some("private, no-cache"));
-        let before = used(&app, key).await;
+        let before = app.calls_used(key).await;
         let remaining = first.header_u64("x-ratelimit-remaining");
 
         let again = get_if(&app, key, &path, &tag).await;
@@ -75,7 +69,7 @@ async fn a_304_answers_a_held_copy_with_the_quota_headers_and_counts_nothing() {
         assert!(again.header("ratelimit").is_some());
         assert!(again.header("x-request-id").is_some());
         assert_eq!(
-            used(&app, key).await,
+            app.calls_used(key).await,
             before,
             "{path}: a 304 is not counted"
         );
@@ -91,7 +85,7 @@ async fn a_304_answers_a_held_copy_with_the_quota_headers_and_counts_nothing() {
             )
             .await;
         assert_eq!(head.status, StatusCode::NOT_MODIFIED, "{path}");
-        assert_eq!(used(&app, key).await, before, "{path}");
+        assert_eq!(app.calls_used(key).await, before, "{path}");
     }
 }
 
@@ -154,14 +148,7 @@ async fn each_coding_has_its_own_tag_and_any_of_them_revalidates() {
 
 #[tokio::test]
 async fn a_304_is_answered_even_with_the_quota_used_up() {
-    let app = spawn_app_with(ServiceConfig {
-        quotas: Quotas {
-            developer: 1,
-            ..Quotas::default()
-        },
-        ..ServiceConfig::default()
-    })
-    .await;
+    let app = spawn_app_with(developer_quota(1)).await;
     let key = &app.keys.developer.raw;
     let path = "/api/v1/jobs?q=zephyrine";
     let first = app.get_as(key, path).await;
@@ -174,7 +161,7 @@ async fn a_304_is_answered_even_with_the_quota_used_up() {
     get_if(&app, key, path, "\"0000000000000000\"")
         .await
         .assert_problem(429, "quota_exceeded", None);
-    assert_eq!(used(&app, key).await, 1);
+    assert_eq!(app.calls_used(key).await, 1);
 }
 
 #[tokio::test]

@@ -326,7 +326,7 @@ async fn an_unknown_funding_stage_answers_200_with_a_warning_naming_the_stored_s
 async fn a_search_with_facets_and_warnings_counts_one_call() {
     let app = spawn_app().await;
     let key = app.keys.developer.raw.clone();
-    let before = calls_used(&app, &key).await;
+    let before = app.calls_used(&key).await;
     for path in [
         "/api/v1/jobs?facets=domain,seniority,remote",
         "/api/v1/jobs?domain=unknowndomain&facets=domain",
@@ -335,20 +335,14 @@ async fn a_search_with_facets_and_warnings_counts_one_call() {
         let r = app.get_as(&key, path).await;
         assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
     }
-    assert_eq!(calls_used(&app, &key).await, before + 3);
+    assert_eq!(app.calls_used(&key).await, before + 3);
     let r = app.get_as(&key, "/api/v1/jobs?facets=nope").await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_eq!(
-        calls_used(&app, &key).await,
+        app.calls_used(&key).await,
         before + 3,
         "a refused facet is not counted"
     );
-}
-
-async fn calls_used(app: &TestApp, key: &str) -> u64 {
-    app.get_usage(key).await.body["calls_used"]
-        .as_u64()
-        .expect("calls_used")
 }
 
 #[tokio::test]

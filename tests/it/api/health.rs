@@ -124,7 +124,7 @@ async fn livez_is_503_once_writes_have_failed_for_longer_than_the_grace() {
 async fn livez_and_readyz_answer_without_a_key_and_cost_nothing() {
     let app = spawn_app().await;
     let key = &app.keys.developer.raw;
-    let before = app.get_usage(key).await.body["calls_used"].clone();
+    let before = app.calls_used(key).await;
     for (path, status) in [("/livez", "live"), ("/readyz", "ready")] {
         let r = app.request(Method::GET, path, Auth::None, &[], None).await;
         assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
@@ -137,9 +137,8 @@ async fn livez_and_readyz_answer_without_a_key_and_cost_nothing() {
         assert_eq!(head.status, StatusCode::OK);
         assert!(head.text.is_empty());
     }
-    let after = app.get_usage(key).await.body["calls_used"].clone();
+    let after = app.calls_used(key).await;
     assert_eq!(after, before, "the probes were not counted");
-    assert!(before.is_u64(), "{before}");
 }
 
 #[tokio::test]

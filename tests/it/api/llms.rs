@@ -4,8 +4,9 @@ use std::collections::BTreeSet;
 
 use reqwest::{Method, StatusCode};
 
-use super::openapi::{document, documented};
+use super::openapi::document;
 use super::spawn_app;
+use crate::support::openapi::documented;
 use crate::support::Auth;
 
 /// The spans of the page between backticks.
@@ -102,7 +103,7 @@ async fn llms_txt_needs_no_key_is_markdown_and_is_not_metered() {
     let key = app.keys.developer.raw.clone();
     let again = app.get_as(&key, "/llms.txt").await;
     assert_eq!(again.status, StatusCode::OK);
-    assert_eq!(app.get_usage(&key).await.body["calls_used"], 0);
+    assert_eq!(app.calls_used(&key).await, 0);
 
     // Tagged like the OpenAPI document: a client that holds it gets a 304.
     let tag = r.header("etag").expect("an ETag").to_owned();

@@ -6,20 +6,14 @@ use reqwest::{Method, StatusCode};
 use super::spawn_app;
 use crate::support::{Auth, Resp, TestApp};
 
-async fn used(app: &TestApp, key: &str) -> u64 {
-    let r = app.get_usage(key).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    r.body["calls_used"].as_u64().expect("calls_used")
-}
-
 /// Calls counted for `times` requests of `method` to `path` with `key`.
 async fn counted(app: &TestApp, key: &str, method: Method, path: &str, times: u64) -> u64 {
-    let before = used(app, key).await;
+    let before = app.calls_used(key).await;
     for _ in 0..times {
         app.request(method.clone(), path, Auth::XApiKey(key), &[], None)
             .await;
     }
-    used(app, key).await - before
+    app.calls_used(key).await - before
 }
 
 fn assert_same_head(head: &Resp, get: &Resp, what: &str) {

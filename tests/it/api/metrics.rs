@@ -7,10 +7,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use job_listings::api::Api;
 use job_listings::domain::{JobStatus, Plan};
-use job_listings::service::{Quotas, ServiceConfig};
 use reqwest::{Method, StatusCode};
 
 use super::{spawn_app, spawn_app_with};
+use crate::support::config::developer_quota;
 use crate::support::data::known;
 use crate::support::metrics::{count, sample};
 use crate::support::{eventually, Auth};
@@ -79,14 +79,7 @@ async fn requests_are_counted_by_route_pattern_method_and_status() {
 
 #[tokio::test]
 async fn a_quota_refusal_is_counted_by_its_problem_code() {
-    let app = spawn_app_with(ServiceConfig {
-        quotas: Quotas {
-            developer: 1,
-            ..Quotas::default()
-        },
-        ..ServiceConfig::default()
-    })
-    .await;
+    let app = spawn_app_with(developer_quota(1)).await;
     let key = app.keys.developer.raw.clone();
     assert_eq!(
         app.get_as(&key, "/api/v1/jobs?per_page=1").await.status,

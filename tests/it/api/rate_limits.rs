@@ -4,22 +4,15 @@
 use std::net::IpAddr;
 
 use job_listings::api::{ApiConfig, ClientAddr};
-use job_listings::service::{RateLimit, RateLimits, ServiceConfig};
+use job_listings::service::{RateLimit, ServiceConfig};
 use reqwest::StatusCode;
 
 use super::spawn_app_with;
+use crate::support::config::rate_limited;
 use crate::support::TestApp;
 
 pub(super) fn tight(per_second: f64, burst: u32) -> ServiceConfig {
-    let limit = RateLimit { per_second, burst };
-    ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
-    }
+    rate_limited(RateLimit { per_second, burst })
 }
 
 #[tokio::test]
@@ -69,9 +62,7 @@ async fn rate_limited_calls_do_not_count_against_the_quota() {
         );
     }
     // The bucket had 4: three searches and this usage call; the next search is refused.
-    let usage = app.get_usage(&key).await;
-    assert_eq!(usage.status, StatusCode::OK);
-    assert_eq!(usage.body["calls_used"], 3);
+    assert_eq!(app.calls_used(&key).await, 3);
     let refused = app.get_as(&key, "/api/v1/jobs").await;
     assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(refused.body["code"], "rate_limited");

@@ -63,16 +63,16 @@ async fn data_keys_webhooks_and_usage_survive_a_restart_on_the_same_folder() {
     let before = app.get_jobs("per_page=50").await;
     let total_before = before.total();
     let ids_before = before.ids();
-    let pro_used = app.get_usage(&pro).await.body["calls_used"].clone();
-    let dev_used = app.get_usage(&dev).await.body["calls_used"].clone();
+    let pro_used = app.calls_used(&pro).await;
+    let dev_used = app.calls_used(&dev).await;
     assert_eq!(pro_used, 5, "one webhook and four searches");
     assert_eq!(dev_used, 2);
 
     let app = app.restart().await;
 
     // Usage first, before any new call is counted.
-    assert_eq!(app.get_usage(&pro).await.body["calls_used"], pro_used);
-    assert_eq!(app.get_usage(&dev).await.body["calls_used"], dev_used);
+    assert_eq!(app.calls_used(&pro).await, pro_used);
+    assert_eq!(app.calls_used(&dev).await, dev_used);
 
     let listed = app.list_webhooks(&pro).await;
     assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
@@ -106,5 +106,5 @@ async fn data_keys_webhooks_and_usage_survive_a_restart_on_the_same_folder() {
 
     let pending = app.pending_deliveries(&hook).await;
     assert_eq!(pending.len(), 1, "the queued delivery survived");
-    assert_eq!(app.get_usage(&pro).await.body["calls_used"], 7);
+    assert_eq!(app.calls_used(&pro).await, 7);
 }

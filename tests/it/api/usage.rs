@@ -3,35 +3,19 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use job_listings::service::{Quotas, ServiceConfig};
 use reqwest::StatusCode;
 use uuid::Uuid;
 
 use super::{spawn_app, spawn_app_with};
+use crate::support::config::developer_quota;
 use crate::support::data::known;
-use crate::support::{Resp, TestApp};
+use crate::support::Resp;
 
 fn header_u64(r: &Resp, name: &str) -> u64 {
     r.header(name)
         .unwrap_or_else(|| panic!("header {name} missing: {:?}", r.headers))
         .parse()
         .unwrap_or_else(|_| panic!("header {name} is not a number"))
-}
-
-async fn used(app: &TestApp, key: &str) -> u64 {
-    let r = app.get_usage(key).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    r.body["calls_used"].as_u64().expect("calls_used")
-}
-
-fn with_developer_quota(quota: u64) -> ServiceConfig {
-    ServiceConfig {
-        quotas: Quotas {
-            developer: quota,
-            ..Quotas::default()
-        },
-        ..ServiceConfig::default()
-    }
 }
 
 #[tokio::test]
@@ -106,8 +90,8 @@ async fn successful_calls_are_counted_and_errors_and_usage_are_not() {
             "{path}"
         );
     }
-    assert_eq!(used(&app, &key).await, 3);
-    assert_eq!(used(&app, &key).await, 3, "GET /usage is not counted");
+    assert_eq!(app.calls_used(&key).await, 3);
+    assert_eq!(app.calls_used(&key).await, 3, "GET /usage is not counted");
     let r = app.get_usage(&key).await;
     assert_eq!(r.body["calls_remaining"], 10_000 - 3);
 }
@@ -165,7 +149,7 @@ async fn get_usage_responses_carry_the_rate_limit_headers() {
 
 #[tokio::test]
 async fn the_quota_lets_exactly_q_calls_succeed_then_answers_429() {
-    let app = spawn_app_with(with_developer_quota(3)).await;
+    let app = spawn_app_with(developer_quota(3)).await;
     let key = app.keys.developer.raw.clone();
     for remaining in [2, 1, 0] {
         let r = app.get_as(&key, "/api/v1/jobs?per_page=1").await;
@@ -193,7 +177,7 @@ async fn the_quota_lets_exactly_q_calls_succeed_then_answers_429() {
 
 #[tokio::test]
 async fn quota_exceeded_responses_carry_the_rate_limit_headers_with_nothing_remaining() {
-    let app = spawn_app_with(with_developer_quota(1)).await;
+    let app = spawn_app_with(developer_quota(1)).await;
     let key = app.keys.developer.raw.clone();
     assert_eq!(
         app.get_as(&key, "/api/v1/jobs").await.status,
@@ -210,7 +194,7 @@ async fn quota_exceeded_responses_carry_the_rate_limit_headers_with_nothing_rema
 async fn concurrent_calls_past_the_quota_succeed_exactly_q_times() {
     const QUOTA: u64 = 50;
     const CALLS: usize = 200;
-    let app = Arc::new(spawn_app_with(with_developer_quota(QUOTA)).await);
+    let app = Arc::new(spawn_app_with(developer_quota(QUOTA)).await);
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..CALLS {
         let app = app.clone();
@@ -234,14 +218,14 @@ async fn concurrent_calls_past_the_quota_succeed_exactly_q_times() {
     }
     assert_eq!(ok, QUOTA as usize);
     assert_eq!(limited, CALLS - QUOTA as usize);
-    assert_eq!(used(&app, &app.keys.developer.raw).await, QUOTA);
+    assert_eq!(app.calls_used(&app.keys.developer.raw).await, QUOTA);
 }
 
 /// A key moved to a plan whose quota it has already passed this period is told how many
 /// calls it made, that none remain, and is refused from then on.
 #[tokio::test]
 async fn usage_over_a_lowered_quota_reports_every_call_and_none_remaining() {
-    let app = spawn_app_with(with_developer_quota(3)).await;
+    let app = spawn_app_with(developer_quota(3)).await;
     let key = &app.keys.agent_pro;
     for _ in 0..5 {
         let r = app.get_as(&key.raw, "/api/v1/jobs?per_page=1").await;

@@ -22,6 +22,28 @@ async fn create(app: &TestApp, key: &str, body: Value) -> (String, Resp) {
     (id, r)
 }
 
+/// A subscription of the Agent Pro key's to remote design jobs: its id.
+async fn remote_design_hook(app: &TestApp) -> String {
+    let body = json!({ "callback_url": HOOK, "domain_filters": ["design"], "remote_only": true });
+    create(app, &app.keys.agent_pro.raw, body).await.0
+}
+
+/// A subscription of the Agent Pro key's to every job, then a new job ingested: the
+/// subscription's id.
+async fn hook_and_a_new_job(app: &TestApp) -> String {
+    let (hook, _) = create(
+        app,
+        &app.keys.agent_pro.raw,
+        json!({ "callback_url": HOOK }),
+    )
+    .await;
+    app.service
+        .upsert_job(new_job(&["ai"], false))
+        .await
+        .expect("ingested");
+    hook
+}
+
 /// A new job for Quokka with the given tags and remote flag.
 fn new_job(domains: &[&str], remote: bool) -> Job {
     let mut job = known().designer.clone();
@@ -641,12 +663,7 @@ async fn post_webhooks_returns_409_past_the_limit_per_key() {
 #[tokio::test]
 async fn a_new_matching_job_queues_a_pending_delivery_for_the_webhook() {
     let app = spawn_app().await;
-    let (hook, _) = create(
-        &app,
-        &app.keys.agent_pro.raw,
-        json!({ "callback_url": HOOK, "domain_filters": ["design"], "remote_only": true }),
-    )
-    .await;
+    let hook = remote_design_hook(&app).await;
     assert!(app.pending_deliveries(&hook).await.is_empty());
 
     let job = new_job(&["design"], true);
@@ -677,12 +694,7 @@ async fn a_new_matching_job_queues_a_pending_delivery_for_the_webhook() {
 #[tokio::test]
 async fn a_new_job_outside_the_webhooks_filters_queues_nothing() {
     let app = spawn_app().await;
-    let (hook, _) = create(
-        &app,
-        &app.keys.agent_pro.raw,
-        json!({ "callback_url": HOOK, "domain_filters": ["design"], "remote_only": true }),
-    )
-    .await;
+    let hook = remote_design_hook(&app).await;
     let on_site = new_job(&["design"], false);
     let other_domain = new_job(&["sales"], true);
     for job in [on_site, other_domain] {
@@ -696,11 +708,7 @@ async fn a_new_job_outside_the_webhooks_filters_queues_nothing() {
 async fn get_webhook_deliveries_lists_the_queued_delivery() {
     let app = spawn_app().await;
     let key = &app.keys.agent_pro.raw;
-    let (hook, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
-    app.service
-        .upsert_job(new_job(&["ai"], false))
-        .await
-        .expect("ingested");
+    let hook = hook_and_a_new_job(&app).await;
     assert_eq!(app.service.fan_out_now().await.expect("fanned out"), 1);
     let r = app
         .get_as(key, &format!("/api/v1/webhooks/{hook}/deliveries"))
@@ -716,11 +724,7 @@ async fn get_webhook_deliveries_lists_the_queued_delivery() {
 async fn deleting_a_webhook_drops_its_pending_deliveries() {
     let app = spawn_app().await;
     let key = &app.keys.agent_pro.raw;
-    let (hook, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
-    app.service
-        .upsert_job(new_job(&["ai"], false))
-        .await
-        .expect("ingested");
+    let hook = hook_and_a_new_job(&app).await;
     assert_eq!(app.pending_deliveries(&hook).await.len(), 1);
     assert_eq!(
         app.delete_webhook(key, &hook).await.status,

@@ -477,6 +477,14 @@ impl TestApp {
         self.get_as(key, "/api/v1/usage").await
     }
 
+    /// How many calls `key` has used this period: `calls_used` of `GET /api/v1/usage`, which
+    /// must answer 200.
+    pub async fn calls_used(&self, key: &str) -> u64 {
+        let r = self.get_usage(key).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        r.body["calls_used"].as_u64().expect("calls_used")
+    }
+
     /// `POST /api/v1/webhooks` with a JSON body.
     pub async fn post_webhook(&self, key: &str, body: &Value) -> Resp {
         self.call(Method::POST, "/api/v1/webhooks", key, Some(body))

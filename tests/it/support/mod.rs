@@ -5,14 +5,17 @@
 //!   configuration, clock and notifier, seeded, a key per plan, and served by the real hyper
 //!   server on 127.0.0.1 port 0 or answered in-process by `Api::handle`; typed requests.
 //! - [`wire`]: the HTTP client, how a key travels ([`Auth`]) and an answer ([`Resp`]).
+//! - [`config`]: the library's service settings but for a quota or a rate limit.
 //! - [`data`]: records with known words, tags and dates, and the demo dataset.
-//! - [`store`]: opening a sled folder once its previous owner let go, and letting go.
+//! - [`store`]: opening a sled folder once its previous owner let go, letting go, and every
+//!   job of a store.
 //! - [`server`]: the real server over an API, until stopped.
 //! - [`receiver`]: scripted webhook receivers on 127.0.0.1, answers held on a latch the test
 //!   opens, and a bounded poller.
 //! - [`tap`]: a store that passes every call to another, with hooks a test uses to see or hold
 //!   the calls of the delivery worker and the replica follower.
 //! - [`metrics`]: one sample of a metrics exposition, by name and labels.
+//! - [`openapi`]: the operations an OpenAPI document holds, beside a route table.
 //! - [`pg`]: a throwaway schema per test on the PostgreSQL server `DATABASE_URL` names.
 //! - [`child`]: a test that re-executes its own binary as a child process.
 //! - [`fixture`]: one API over a memory store for synchronous callers (properties, fuzz
@@ -29,10 +32,12 @@ pub mod app;
 // Used by the crash tests, which run apart.
 #[allow(dead_code)]
 pub mod child;
+pub mod config;
 pub mod data;
 pub mod fixture;
 pub mod h2_peer;
 pub mod metrics;
+pub mod openapi;
 pub mod pg;
 pub mod receiver;
 pub mod server;

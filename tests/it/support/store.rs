@@ -1,10 +1,12 @@
 //! Sled folders in tests: one configuration, opening a folder once its previous owner let go
-//! (a restart in this process, or a child process killed a moment ago), and letting go.
+//! (a restart in this process, or a child process killed a moment ago), and letting go; and
+//! reading every job of a store.
 
 use std::path::Path;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use job_listings::domain::Job;
 use job_listings::service::JobListingsService;
 use job_listings::store::{SledConfig, SledStore, Store, StoreError};
 
@@ -21,10 +23,23 @@ pub fn sled_config(path: &Path) -> SledConfig {
 /// (sled's threads, or a child process just killed), so a locked folder is tried again for up
 /// to 10 s; any other error is returned at once.
 pub async fn open_sled(path: &Path) -> Result<SledStore, StoreError> {
+    when_unlocked(
+        || SledStore::open(&sled_config(path)),
+        |e| matches!(e, StoreError::Locked { .. }),
+    )
+    .await
+}
+
+/// Calls `open` until it succeeds or fails with an error other than a lock someone else still
+/// holds (`locked` tells which), for up to 10 s; then returns what it last gave.
+pub async fn when_unlocked<T, E>(
+    mut open: impl FnMut() -> Result<T, E>,
+    locked: impl Fn(&E) -> bool,
+) -> Result<T, E> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        match SledStore::open(&sled_config(path)) {
-            Err(StoreError::Locked { .. }) if Instant::now() < deadline => {
+        match open() {
+            Err(e) if locked(&e) && Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             opened => return opened,
@@ -63,4 +78,19 @@ pub async fn release(service: StoredService) {
         0,
         "the stopped service still holds its store"
     );
+}
+
+/// Every job of a store, page by page.
+pub async fn all_jobs(store: &dyn Store) -> Vec<Job> {
+    let mut jobs: Vec<Job> = Vec::new();
+    loop {
+        let page = store
+            .scan_jobs(jobs.last().map(|j| j.id), 500)
+            .await
+            .expect("a scan");
+        if page.is_empty() {
+            return jobs;
+        }
+        jobs.extend(page);
+    }
 }

@@ -1,8 +1,8 @@
 //! A store that passes every call to another (sled, PostgreSQL, any), with hooks at the calls a
-//! race turns on: the delivery worker's read of due deliveries and its claims, and the replica
-//! follower's reads of the change feed. A hook may look (where a cursor is) or hold the call
-//! at a barrier until the test lets it go, so a race is staged step by step instead of with
-//! sleeps.
+//! race turns on: the delivery worker's read of due deliveries and its claims, the replica
+//! follower's reads of the change feed, and a backup's copy. A hook may look (where a cursor
+//! is) or hold the call at a barrier until the test lets it go, so a race is staged step by
+//! step instead of with sleeps.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,8 +14,9 @@ use job_listings::domain::{
     LoggedEvent, OutboxEvent, Subscription, WebhookId,
 };
 use job_listings::store::{
-    BackupSummary, Change, ChangeFeed, FanOut, FeedBounds, FeedEntry, IndexSnapshot, JobStore,
-    JobWrite, KeyStore, OutboxStore, Pruned, Store, StoreError, StoreResult, UsageCounter,
+    BackupSource, BackupSummary, Change, ChangeFeed, FanOut, FeedBounds, FeedEntry, IndexSnapshot,
+    JobStore, JobWrite, KeyStore, OutboxStore, Pruned, Store, StoreError, StoreResult,
+    UsageCounter,
 };
 
 /// What a test does at the tapped calls. Every hook does nothing by default.
@@ -37,6 +38,13 @@ pub trait Tap: Send + Sync + 'static {
     fn refuse_write(&self) -> Option<StoreError> {
         None
     }
+    /// A backup into `dir` is about to copy the store; an error fails the backup with it,
+    /// before anything is copied.
+    async fn before_backup(&self, _dir: &Path) -> StoreResult<()> {
+        Ok(())
+    }
+    /// The backup into `dir` has copied the store, or failed to.
+    async fn after_backup(&self, _dir: &Path) {}
 }
 
 /// A store that passes every call to `inner`, and the tapped ones through the [`Tap`] too.
@@ -312,6 +320,13 @@ impl Store for TappedStore {
     }
 
     async fn backup_to(&self, dir: &Path) -> StoreResult<BackupSummary> {
-        self.inner.backup_to(dir).await
+        self.tap.before_backup(dir).await?;
+        let copied = self.inner.backup_to(dir).await;
+        self.tap.after_backup(dir).await;
+        copied
+    }
+
+    async fn backup_source(&self) -> StoreResult<BackupSource> {
+        self.inner.backup_source().await
     }
 }
