@@ -314,6 +314,39 @@ async fn settled(r: &Replica, hook: WebhookId) -> Vec<job_listings::domain::Deli
 
 /// Ingests a marker job of `company` through `via` and waits until `rx` got it: once it
 /// arrived and nothing is pending, anything announced before it was delivered too. Returns
+/// `n` replicas that all deliver webhooks, with the companies, an Agent Pro key, a receiver
+/// that answers 200 and a subscription to it registered through the first replica.
+struct Delivering {
+    cluster: Cluster,
+    replicas: Vec<Replica>,
+    companies: Vec<Company>,
+    key: String,
+    rx: Receiver,
+    hook: WebhookId,
+}
+
+async fn delivering(n: usize) -> Delivering {
+    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
+    let mut replicas = Vec::with_capacity(n);
+    for _ in 0..n {
+        replicas.push(cluster.replica(Some(Duration::from_secs(5))).await);
+    }
+    let all: Vec<&Replica> = replicas.iter().collect();
+    let (companies, key) = cluster.seed(&replicas[0], &all, Plan::AgentPro).await;
+    let rx = Receiver::start(always_ok()).await;
+    let hook = cluster
+        .subscribe(&replicas[0], &all, &key, &rx.url("/jobs"))
+        .await;
+    Delivering {
+        cluster,
+        replicas,
+        companies,
+        key,
+        rx,
+        hook,
+    }
+}
+
 /// the job's id.
 async fn deliver_marker(via: &Replica, company: &Company, rx: &Receiver) -> String {
     let marker = job(company, "marker");
@@ -652,18 +685,15 @@ async fn a_job_written_right_after_a_subscription_on_another_replica_is_announce
 #[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
     const JOBS_PER_REPLICA: usize = 10;
-    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
-    let replicas = [
-        cluster.replica(Some(Duration::from_secs(5))).await,
-        cluster.replica(Some(Duration::from_secs(5))).await,
-        cluster.replica(Some(Duration::from_secs(5))).await,
-    ];
-    let all: Vec<&Replica> = replicas.iter().collect();
-    let (companies, key) = cluster.seed(&replicas[0], &all, Plan::AgentPro).await;
-    let rx = Receiver::start(always_ok()).await;
-    let hook = cluster
-        .subscribe(&replicas[1], &all, &key, &rx.url("/jobs"))
-        .await;
+    // The cluster holds the schema: kept to the end.
+    let Delivering {
+        cluster: _cluster,
+        replicas,
+        companies,
+        rx,
+        hook,
+        ..
+    } = delivering(3).await;
 
     let mut expected = std::collections::BTreeSet::new();
     for (i, r) in replicas.iter().enumerate() {
@@ -714,17 +744,14 @@ async fn each_new_job_is_delivered_once_although_every_replica_delivers() {
 #[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
 async fn a_job_ingested_by_two_replicas_at_once_is_announced_once() {
     const JOBS: usize = 12;
-    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
-    let replicas = [
-        cluster.replica(Some(Duration::from_secs(5))).await,
-        cluster.replica(Some(Duration::from_secs(5))).await,
-    ];
-    let all: Vec<&Replica> = replicas.iter().collect();
-    let (companies, key) = cluster.seed(&replicas[0], &all, Plan::AgentPro).await;
-    let rx = Receiver::start(always_ok()).await;
-    let hook = cluster
-        .subscribe(&replicas[0], &all, &key, &rx.url("/jobs"))
-        .await;
+    let Delivering {
+        cluster,
+        replicas,
+        companies,
+        key,
+        rx,
+        hook,
+    } = delivering(2).await;
     // Each job goes to both replicas at the same moment, as two crawlers sending it would.
     let jobs: Vec<Job> = (0..JOBS)
         .map(|n| job(&companies[n % companies.len()], &format!("twice{n}")))
@@ -739,22 +766,7 @@ async fn a_job_ingested_by_two_replicas_at_once_is_announced_once() {
     }
     // A later job marks how far delivery has got: once it arrived and nothing is pending, a
     // second announcement of an earlier job would have arrived too.
-    let marker = job(&companies[0], "marker");
-    replicas[1]
-        .service
-        .upsert_job(marker.clone())
-        .await
-        .expect("ingested");
-    let marker_id = marker.id.0.to_string();
-    assert!(
-        eventually(STATE_LIMIT, || async {
-            rx.hits()
-                .iter()
-                .any(|h| h.data_id() == Some(marker_id.as_str()))
-        })
-        .await,
-        "the marker job was never delivered"
-    );
+    deliver_marker(&replicas[1], &companies[0], &rx).await;
     let deliveries = settled(&replicas[0], hook).await;
     assert_eq!(deliveries.len(), JOBS + 1, "one delivery per job");
     let hits = rx.hits();
