@@ -219,7 +219,7 @@ async def check_tools(session, base, dev_key, pro_key, label, pro_session=None):
 def check_initialized(info, label):
     """The server names itself, offers tools and says how to use them."""
     check(
-        info.serverInfo.name == "job-listings"
+        info.server_info.name == "job-listings"
         and info.capabilities.tools is not None
         and bool(info.instructions and info.instructions.strip()),
         f"{label}: initialize names job-listings, offers tools and gives instructions",
