@@ -5,6 +5,7 @@ use http::StatusCode;
 use serde::Serialize;
 use thiserror::Error;
 
+use super::error_code::ErrorCode;
 use crate::domain::{BillingStatus, DomainError};
 use crate::service::{RateLimit, ServiceError};
 
@@ -205,11 +206,11 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
-    fn new(status: StatusCode, code: &'static str, title: &'static str, detail: String) -> Self {
+    fn new(code: ErrorCode, detail: String) -> Self {
         Self {
-            status,
-            code,
-            title,
+            status: code.status(),
+            code: code.as_str(),
+            title: code.title(),
             detail,
             param: None,
             allowed: None,
@@ -262,77 +263,23 @@ fn whole_seconds(wait: std::time::Duration) -> u64 {
 impl ApiError {
     /// The status, code and body for this error. Internal failures say nothing beyond
     /// "internal error"; their detail goes to the log under the request id. One table, read
-    /// by kind: what the request got wrong, where it went, how it arrived, and what the
-    /// service refused. Every variant is named here, so a new one does not compile until it
-    /// has its place in the table.
+    /// by kind: what the request got wrong, what the service refused, what the state answers,
+    /// where the request went and how it arrived. Every variant is named here, with no
+    /// wildcard, so a new one does not compile until it has its place in the table; every
+    /// answer carries an [`ErrorCode`], declared once with its status and title.
     pub(crate) fn answer(&self, now: DateTime<Utc>) -> Answer {
-        use ServiceError as E;
         match self {
-            ApiError::Service(E::InvalidInput(_))
-            | ApiError::InvalidParameter(_)
-            | ApiError::UnknownParameter { .. }
-            | ApiError::InvalidBody(_)
-            | ApiError::MissingApiKey
-            | ApiError::MalformedApiKey(_)
-            | ApiError::MissingAdminToken
-            | ApiError::InvalidAdminToken => self.input_answer(),
-            ApiError::Service(
-                E::InvalidKey
-                | E::BillingInactive(_)
-                | E::PlanUpgradeRequired { .. }
-                | E::QuotaExceeded { .. }
-                | E::RateLimited { .. }
-                | E::TestPingsLimited { .. },
-            )
-            | ApiError::UnauthenticatedRateLimited { .. }
-            | ApiError::TooManySessions { .. }
-            | ApiError::TooManyStreams { .. }
-            | ApiError::TooManyUploads { .. } => self.refusal_answer(now),
-            ApiError::Service(
-                E::NotFound { .. }
-                | E::IdempotencyKeyReused { .. }
-                | E::WebhookDisabled { .. }
-                | E::LimitReached(_)
-                | E::CompanyHasJobs { .. }
-                | E::CursorExpired { .. }
-                | E::Unsupported { .. }
-                | E::BackupInProgress { .. }
-                | E::InsufficientStorage { .. }
-                | E::Store(_),
-            ) => self.service_state_answer(),
-            ApiError::NoRoute { .. }
-            | ApiError::NoAdminRoute
-            | ApiError::MethodNotAllowed { .. }
-            | ApiError::UnknownSession => self.route_answer(),
-            ApiError::BodyRead(_)
-            | ApiError::BodyTimeout { .. }
-            | ApiError::BodyTooLarge { .. }
-            | ApiError::HeadersTooLarge { .. }
-            | ApiError::UriTooLong { .. }
-            | ApiError::UnsupportedMediaType { .. }
-            | ApiError::UnsupportedContentEncoding { .. }
-            | ApiError::NotAcceptable => self.transport_answer(),
-        }
-    }
-
-    /// What the request says: its parameters, body and key.
-    fn input_answer(&self) -> Answer {
-        use StatusCode as S;
-        match self {
+            // What the request says: its parameters, body and key.
             ApiError::InvalidParameter(e) | ApiError::Service(ServiceError::InvalidInput(e)) => {
                 Answer::new(
-                    S::BAD_REQUEST,
-                    "invalid_parameter",
-                    "Invalid parameter",
+                    ErrorCode::InvalidParameter,
                     format!("`{}` {}", e.field, e.reason),
                 )
                 .param(e.field)
             }
             ApiError::UnknownParameter { param, allowed } => {
                 let mut a = Answer::new(
-                    S::BAD_REQUEST,
-                    "unknown_parameter",
-                    "Unknown parameter",
+                    ErrorCode::UnknownParameter,
                     if allowed.is_empty() {
                         format!("`{param}` is not a parameter of this endpoint, which takes none")
                     } else {
@@ -346,61 +293,36 @@ impl ApiError {
                 a.allowed = (!allowed.is_empty()).then_some(*allowed);
                 a
             }
-            ApiError::InvalidBody(why) => Answer::new(
-                S::BAD_REQUEST,
-                "invalid_body",
-                "Invalid request body",
-                why.clone(),
-            ),
+            ApiError::InvalidBody(why) => Answer::new(ErrorCode::InvalidBody, why.clone()),
             ApiError::MissingApiKey => Answer::new(
-                S::UNAUTHORIZED,
-                "missing_api_key",
-                "Missing API key",
+                ErrorCode::MissingApiKey,
                 "send your key in the X-API-Key header (or Authorization: Bearer <key>)".into(),
             ),
             ApiError::MalformedApiKey(e) => Answer::new(
-                S::UNAUTHORIZED,
-                "invalid_api_key",
-                "Invalid API key",
+                ErrorCode::InvalidApiKey,
                 format!("the API key {}", e.reason),
             ),
             ApiError::MissingAdminToken => Answer::new(
-                S::UNAUTHORIZED,
-                "missing_admin_token",
-                "Missing admin token",
+                ErrorCode::MissingAdminToken,
                 "send the admin token as Authorization: Bearer <token>; the server wrote it to \
                  admin.token in its data folder when it made it (API keys do not open the admin \
                  API)"
                     .into(),
             ),
             ApiError::InvalidAdminToken => Answer::new(
-                S::UNAUTHORIZED,
-                "invalid_admin_token",
-                "Invalid admin token",
+                ErrorCode::InvalidAdminToken,
                 "this is not the server's admin token (API keys do not open the admin API); \
                  send the token from admin.token in the server's data folder"
                     .into(),
             ),
-            // [`ApiError::answer`] sends only the errors above here.
-            _ => internal(),
-        }
-    }
-
-    /// What the service refused the key (its validity, billing, plan, quota and rate), the
-    /// budget of requests without one, and the places of MCP sessions and bulk uploads.
-    fn refusal_answer(&self, now: DateTime<Utc>) -> Answer {
-        use StatusCode as S;
-        match self {
+            // What the service refused the key (its validity, billing, plan, quota and rate),
+            // the budget of requests without one, and the places of MCP sessions and uploads.
             ApiError::Service(ServiceError::InvalidKey) => Answer::new(
-                S::UNAUTHORIZED,
-                "invalid_api_key",
-                "Invalid API key",
+ErrorCode::InvalidApiKey,
                 "the API key is not valid: it was never issued or has been revoked".into(),
             ),
             ApiError::Service(ServiceError::BillingInactive(status)) => Answer::new(
-                S::UNAUTHORIZED,
-                "billing_inactive",
-                "Billing inactive",
+ErrorCode::BillingInactive,
                 format!(
                     "billing for this key is {}; settle it to use the API again",
                     match status {
@@ -412,17 +334,13 @@ impl ApiError {
             ),
             ApiError::Service(ServiceError::PlanUpgradeRequired { required, current }) => {
                 Answer::new(
-                    S::FORBIDDEN,
-                    "plan_upgrade_required",
-                    "Plan upgrade required",
+ErrorCode::PlanUpgradeRequired,
                     format!("this call needs the {required} plan or higher; your key is on the {current} plan"),
                 )
             }
             ApiError::Service(ServiceError::QuotaExceeded { limit, resets_at }) => {
                 let mut a = Answer::new(
-                    S::TOO_MANY_REQUESTS,
-                    "quota_exceeded",
-                    "Monthly quota exceeded",
+ErrorCode::QuotaExceeded,
                     format!(
                         "the monthly quota of {limit} calls is used up; it resets at {}",
                         resets_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -437,9 +355,7 @@ impl ApiError {
                 ..
             }) => {
                 let mut a = Answer::new(
-                    S::TOO_MANY_REQUESTS,
-                    "rate_limited",
-                    "Rate limited",
+ErrorCode::RateLimited,
                     format!(
                         "this key sends more than its plan's {per_second} requests a second; slow down and retry after the Retry-After seconds"
                     ),
@@ -452,9 +368,7 @@ impl ApiError {
                 per_minute,
             }) => {
                 let mut a = Answer::new(
-                    S::TOO_MANY_REQUESTS,
-                    "rate_limited",
-                    "Rate limited",
+ErrorCode::RateLimited,
                     format!(
                         "a subscription takes at most {per_minute} test pings a minute; retry after the Retry-After seconds"
                     ),
@@ -464,9 +378,7 @@ impl ApiError {
             }
             ApiError::UnauthenticatedRateLimited { retry_after, limit } => {
                 let mut a = Answer::new(
-                    S::TOO_MANY_REQUESTS,
-                    "rate_limited",
-                    "Rate limited",
+ErrorCode::RateLimited,
                     format!(
                         "this address sends more than {} requests a second without a valid API key; send your key, or retry after the Retry-After seconds",
                         limit.per_second
@@ -481,9 +393,7 @@ impl ApiError {
                 retry_after,
             } => {
                 let mut a = Answer::new(
-                    S::TOO_MANY_REQUESTS,
-                    "too_many_sessions",
-                    "Too many MCP sessions",
+ErrorCode::TooManySessions,
                     format!(
                         "{} {limit} open MCP sessions; close one you no longer use (DELETE /mcp with its Mcp-Session-Id) or wait until an idle one expires",
                         if *per_key { "this key already has" } else { "the server already holds" },
@@ -494,9 +404,7 @@ impl ApiError {
             }
             ApiError::TooManyStreams { limit } => {
                 let mut a = Answer::new(
-                    S::TOO_MANY_REQUESTS,
-                    "too_many_streams",
-                    "Too many MCP event streams",
+ErrorCode::TooManyStreams,
                     format!(
                         "this session already holds {limit} open event streams (GET /mcp streams and answers still being sent); close one you no longer read before opening another"
                     ),
@@ -511,9 +419,7 @@ impl ApiError {
             // watches the server's errors.
             ApiError::TooManyUploads { limit, retry_after } => {
                 let mut a = Answer::new(
-                    S::TOO_MANY_REQUESTS,
-                    "too_many_uploads",
-                    "Too many bulk uploads",
+ErrorCode::TooManyUploads,
                     format!(
                         "{limit} bulk uploads are under way, the most this server reads at once; \
                          retry after the Retry-After seconds, once one has finished, or send \
@@ -523,53 +429,35 @@ impl ApiError {
                 a.retry_after = Some(whole_seconds(*retry_after));
                 a
             }
-            // [`ApiError::answer`] sends only the errors above here.
-            _ => internal(),
-        }
-    }
-
-    /// What the state answers: nothing there, a conflict, what the store cannot do, or a
-    /// fault of ours.
-    fn service_state_answer(&self) -> Answer {
-        use StatusCode as S;
-        match self {
+            // What the state answers: nothing there, a conflict, what the store cannot do, or
+            // a fault of ours.
             ApiError::Service(ServiceError::NotFound { resource }) => Answer::new(
-                S::NOT_FOUND,
-                "not_found",
-                "Not found",
+ErrorCode::NotFound,
                 format!("no {resource} with that id"),
             ),
             // 409 rather than the IETF draft's 422: the request itself is valid, and it is the
             // state (the key bound to another request) it conflicts with.
             ApiError::Service(ServiceError::IdempotencyKeyReused { key, webhook }) => Answer::new(
-                S::CONFLICT,
-                "idempotency_key_reused",
-                "Idempotency key reused",
+ErrorCode::IdempotencyKeyReused,
                 format!(
                     "Idempotency-Key `{key}` was first sent with different fields, and registered webhook {webhook}; send a new key for a new request"
                 ),
             ),
             ApiError::Service(ServiceError::WebhookDisabled { webhook, reason }) => Answer::new(
-                S::CONFLICT,
-                "webhook_disabled",
-                "Webhook disabled",
+ErrorCode::WebhookDisabled,
                 format!(
                     "webhook {webhook} is disabled ({reason}), so nothing is sent to it; once its receiver works, enable it with PATCH /api/v1/webhooks/{webhook} and {{\"status\": \"active\"}}"
                 ),
             ),
             ApiError::Service(ServiceError::LimitReached(why)) => Answer::new(
-                S::CONFLICT,
-                "webhook_limit_reached",
-                "Limit reached",
+ErrorCode::WebhookLimitReached,
                 why.clone(),
             ),
             ApiError::Service(ServiceError::CompanyHasJobs {
                 company,
                 active_jobs,
             }) => Answer::new(
-                S::CONFLICT,
-                "company_has_jobs",
-                "Company has jobs",
+ErrorCode::CompanyHasJobs,
                 format!(
                     "company {company} still has {active_jobs} active job{}; delete or close {} first, then delete the company",
                     if *active_jobs == 1 { "" } else { "s" },
@@ -591,9 +479,7 @@ impl ApiError {
                         .to_owned(),
                 };
                 let mut a = Answer::new(
-                    S::GONE,
-                    "cursor_expired",
-                    "Cursor expired",
+ErrorCode::CursorExpired,
                     format!(
                         "{why}; start again: take a new cursor with GET \
                          /api/v1/changes?after=now, fetch the current listings with GET \
@@ -618,17 +504,13 @@ impl ApiError {
                 store,
                 advice,
             }) => Answer::new(
-                S::NOT_IMPLEMENTED,
-                "unsupported",
-                "Not supported",
+ErrorCode::Unsupported,
                 format!("{operation} is not supported by {store}: {advice}"),
             ),
             // Refused, not queued: the client learns at once that its backup did not start,
             // and which one is under way.
             ApiError::Service(ServiceError::BackupInProgress { to, since }) => Answer::new(
-                S::CONFLICT,
-                "backup_in_progress",
-                "Backup in progress",
+ErrorCode::BackupInProgress,
                 format!(
                     "a backup into {} is under way since {}, and one runs at a time; try again \
                      once it has answered",
@@ -642,9 +524,7 @@ impl ApiError {
                 needed,
                 available,
             }) => Answer::new(
-                S::INSUFFICIENT_STORAGE,
-                "insufficient_storage",
-                "Insufficient storage",
+ErrorCode::InsufficientStorage,
                 format!(
                     "{} has {} free and the backup needs {} (a copy of the store, and room \
                      left over); nothing was written: free space there, or back up onto \
@@ -654,25 +534,14 @@ impl ApiError {
                     size(*needed)
                 ),
             ),
-            // A storage failure, and any error `answer` does not send here.
-            _ => internal(),
-        }
-    }
-
-    /// Where the request went: a path or method the API does not have.
-    fn route_answer(&self) -> Answer {
-        use StatusCode as S;
-        match self {
+            ApiError::Service(ServiceError::Store(_)) => internal(),
+            // Where the request went: a path or method the API does not have.
             ApiError::NoRoute { under_api: false } => Answer::new(
-                S::NOT_FOUND,
-                "not_found",
-                "Not found",
+ErrorCode::NotFound,
                 "no such path; the API lives under /api/v1 (see /api/v1/openapi.json)".into(),
             ),
             ApiError::NoRoute { under_api: true } => Answer::new(
-                S::NOT_FOUND,
-                "not_found",
-                "Not found",
+ErrorCode::NotFound,
                 format!(
                     "no endpoint at this path; paths are lower case and have no trailing slash, and they are: {} (see /api/v1/openapi.json)",
                     super::routes::ROUTES
@@ -683,17 +552,13 @@ impl ApiError {
                 ),
             ),
             ApiError::UnknownSession => Answer::new(
-                S::NOT_FOUND,
-                "not_found",
-                "Not found",
+ErrorCode::NotFound,
                 "no open MCP session with this Mcp-Session-Id for this key: it was closed, or \
                  expired after its idle timeout; initialize a new session"
                     .into(),
             ),
             ApiError::NoAdminRoute => Answer::new(
-                S::NOT_FOUND,
-                "not_found",
-                "Not found",
+ErrorCode::NotFound,
                 format!(
                     "no admin endpoint at this path; they are: {} (see /admin/v1/openapi.json)",
                     super::admin::ROUTES
@@ -705,71 +570,47 @@ impl ApiError {
             ),
             ApiError::MethodNotAllowed { allow } => {
                 let mut a = Answer::new(
-                    S::METHOD_NOT_ALLOWED,
-                    "method_not_allowed",
-                    "Method not allowed",
+ErrorCode::MethodNotAllowed,
                     format!("this path takes {allow}"),
                 );
                 a.allow = Some(allow);
                 a
             }
-            // [`ApiError::answer`] sends only the errors above here.
-            _ => internal(),
-        }
-    }
-
-    /// How the request arrived: its size, its timing and its encoding.
-    fn transport_answer(&self) -> Answer {
-        use StatusCode as S;
-        match self {
+            // How the request arrived: its size, its timing and its encoding.
             ApiError::BodyRead(why) => Answer::new(
-                S::BAD_REQUEST,
-                "invalid_body",
-                "Invalid request body",
+ErrorCode::InvalidBody,
                 format!("the body could not be read: {why}"),
             ),
             ApiError::BodyTimeout { after } => Answer::new(
-                S::REQUEST_TIMEOUT,
-                "body_timeout",
-                "Request body timed out",
+ErrorCode::BodyTimeout,
                 format!(
                     "the body did not arrive within {} s of the headers; send the whole body at once",
                     after.as_secs_f64()
                 ),
             ),
             ApiError::BodyTooLarge { limit } => Answer::new(
-                S::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                "Body too large",
+ErrorCode::BodyTooLarge,
                 format!("the body must be at most {limit} bytes"),
             ),
             ApiError::HeadersTooLarge { size, limit } => Answer::new(
-                S::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                "headers_too_large",
-                "Request headers too large",
+ErrorCode::HeadersTooLarge,
                 format!(
                     "the request line and headers come to {size} bytes; at most {limit} are accepted, so send fewer or shorter headers"
                 ),
             ),
             ApiError::UriTooLong { size, limit } => Answer::new(
-                S::URI_TOO_LONG,
-                "uri_too_long",
-                "URI too long",
+ErrorCode::UriTooLong,
                 format!(
                     "the request line (method and URL) comes to {size} bytes; at most {limit} are accepted for it and the headers together, so shorten the query string (q and company take at most 500 characters each)"
                 ),
             ),
             ApiError::UnsupportedMediaType { expected } => Answer::new(
-                S::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                "Unsupported media type",
+ErrorCode::UnsupportedMediaType,
                 format!("send the body with Content-Type: {expected}"),
             ),
             ApiError::UnsupportedContentEncoding { coding } => {
                 let mut a = Answer::new(
-                    S::UNSUPPORTED_MEDIA_TYPE,
-                    "unsupported_content_encoding",
-                    "Unsupported content encoding",
+ErrorCode::UnsupportedContentEncoding,
                     format!(
                         "the body was sent with Content-Encoding: {coding}, which this API does not read; send it uncompressed, without a Content-Encoding header"
                     ),
@@ -778,15 +619,11 @@ impl ApiError {
                 a
             }
             ApiError::NotAcceptable => Answer::new(
-                S::NOT_ACCEPTABLE,
-                "not_acceptable",
-                "Not acceptable",
+ErrorCode::NotAcceptable,
                 "Accept-Encoding refuses identity and accepts none of zstd, br and gzip, the \
                  content codings this API sends; accept one of them or identity"
                     .into(),
             ),
-            // [`ApiError::answer`] sends only the errors above here.
-            _ => internal(),
         }
     }
 }
@@ -794,9 +631,7 @@ impl ApiError {
 /// The answer to a failure of ours: it says nothing more.
 fn internal() -> Answer {
     Answer::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "internal",
-        "Internal error",
+        ErrorCode::Internal,
         "internal error; quote the request_id if you contact support".into(),
     )
 }

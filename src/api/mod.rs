@@ -12,6 +12,7 @@ mod budget;
 mod cors;
 mod encoding;
 mod error;
+mod error_code;
 mod etag;
 mod handlers;
 mod llms;
@@ -38,6 +39,7 @@ pub(crate) use admission::{cors_head, Admitted, RateTokenTaken};
 pub use budget::ClientAddr;
 pub use cors::CorsOrigin;
 pub use error::{ApiError, Problem};
+pub use error_code::ErrorCode;
 pub use llms::LLMS_TXT;
 pub use openapi::OPENAPI_JSON;
 #[cfg(feature = "mcp")]

@@ -57,6 +57,7 @@ pub use types::{
     WebhookPatch,
 };
 
+use crate::api::ErrorCode;
 use crate::domain::{
     CompanyId, Confidence, Delivery, DomainTag, FeedCursor, FundingStage, Job, JobId, Page,
     PerPage, Seniority, UsageReport, WebhookId,
@@ -713,7 +714,7 @@ impl Client {
                 return Err(ClientError::Api(error));
             };
             let retryable = (error.status == StatusCode::TOO_MANY_REQUESTS
-                && error.code == "rate_limited")
+                && error.code == ErrorCode::RateLimited.as_str())
                 || error.status == StatusCode::SERVICE_UNAVAILABLE;
             let wait = error.retry_after.unwrap_or(policy.default_wait);
             if !retryable

@@ -10,6 +10,7 @@ use rmcp::model::Extensions;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::api::ErrorCode;
 use crate::domain::Plan;
 pub(crate) use crate::wire::Quota;
 
@@ -59,8 +60,8 @@ impl ToolProblem {
     /// A problem found before any call was made: an argument of a shape no call can carry.
     pub(crate) fn invalid_argument(param: &str, detail: impl Into<String>) -> Box<Self> {
         Box::new(Self {
-            status: 400,
-            code: "invalid_parameter".into(),
+            status: ErrorCode::InvalidParameter.status().as_u16(),
+            code: ErrorCode::InvalidParameter.as_str().into(),
             detail: format!("`{param}` {}", detail.into()),
             param: Some(param.into()),
             allowed: Vec::new(),

@@ -1,14 +1,14 @@
 //! The docs quote behaviour, and these tests keep them true: the metrics table of
 //! `docs/operating.md` names exactly the metric families a server serves on `/metrics`, and
 //! the error table of `docs/api.md` names exactly the problem codes the API answers with.
-//! One small server for the metrics; the codes are read from the one error table,
-//! `src/api/error.rs`, and the OpenAPI documents.
+//! One small server for the metrics; the codes come from their one declaration,
+//! `ErrorCode::ALL`, and the OpenAPI documents.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use job_listings::api::admin::{AdminApi, AdminToken, ADMIN_OPENAPI_JSON};
-use job_listings::api::OPENAPI_JSON;
+use job_listings::api::{ErrorCode, OPENAPI_JSON};
 use job_listings::demo::Dataset;
 use reqwest::{Method, StatusCode};
 
@@ -129,24 +129,12 @@ async fn the_metrics_table_in_the_operating_docs_names_exactly_the_families_on_m
     );
 }
 
-/// The codes of the one error table: the first string of each `Answer::new(` in
-/// `src/api/error.rs`, after its status.
+/// The codes the API answers with: the one list, `ErrorCode::ALL`.
 fn codes_of_the_error_table() -> BTreeSet<String> {
-    let source = read("src/api/error.rs");
-    let codes: BTreeSet<String> = source
-        .split("Answer::new(")
-        .skip(1)
-        .map(|call| {
-            let code = call.split('"').nth(1).expect("a code in Answer::new");
-            assert!(
-                !code.is_empty() && code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
-                "not a code: {code:?} in Answer::new({call:.80}"
-            );
-            code.to_owned()
-        })
-        .collect();
-    assert!(codes.len() > 20, "{codes:?}");
-    codes
+    ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect()
 }
 
 /// The codes an OpenAPI document declares for its problem documents.
@@ -174,6 +162,26 @@ fn the_error_table_in_the_api_docs_names_exactly_the_codes_the_api_answers_with(
         untabled.is_empty(),
         "answered by the API, missing from docs/api.md's error table: {untabled:?}"
     );
+    // Each row's status is the code's: one status for every code of the row, or one each.
+    for row in table(&doc, "## Errors", "| status |") {
+        let codes: Vec<&str> = quoted(&row[1]).collect();
+        let statuses: Vec<u16> = row[0].split(", ").filter_map(|s| s.parse().ok()).collect();
+        for (i, code) in codes.iter().enumerate() {
+            let listed = if statuses.len() == codes.len() {
+                statuses[i]
+            } else {
+                statuses[0]
+            };
+            let declared = ErrorCode::ALL.iter().find(|c| c.as_str() == *code);
+            if let Some(declared) = declared {
+                assert_eq!(
+                    declared.status().as_u16(),
+                    listed,
+                    "docs/api.md gives `{code}` status {listed}"
+                );
+            }
+        }
+    }
     let unknown: Vec<_> = tabled.difference(&given).collect();
     assert!(
         unknown.is_empty(),
