@@ -21,15 +21,18 @@ use serde::de::DeserializeOwned;
 
 use job_listings::domain::jsonl::parse_record;
 use job_listings::domain::{Company, CompanyId, DomainError, Job, JobId};
-use job_listings::service::{ImportError, ImportSummary, JobListingsService, ServiceError};
+use job_listings::service::{
+    ImportError, ImportSummary, JobListingsService, ServiceError, IMPORT_BATCH,
+};
 
 use crate::cli::ImportArgs;
 use crate::remote::Remote;
 
 /// Companies written per store transaction.
 const COMPANY_BATCH: usize = 1_000;
-/// Jobs read again and handed to the service at a time, in id order.
-const JOB_BATCH: usize = 4_096;
+/// Jobs read again and handed to the service at a time, in id order: the library's import
+/// batch.
+const JOB_BATCH: usize = IMPORT_BATCH;
 /// The command stops checking after this many bad lines.
 const MAX_REPORTED_ERRORS: usize = 20;
 /// Lines read before they are parsed, all of them at once on every core.

@@ -24,8 +24,9 @@ use super::ingest::{checked_company, WriteTally};
 use super::metrics::StoreWrite;
 use super::{JobListingsService, ServiceError, ServiceResult};
 
-/// Jobs checked and written per store transaction.
-const BATCH: usize = 4_096;
+/// Jobs checked and written per store transaction, by every import path: the offline import,
+/// the admin bulk upload and the command that streams a file to a running server.
+pub const IMPORT_BATCH: usize = 4_096;
 
 /// What an import did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -272,10 +273,10 @@ impl BatchOrder {
     }
 }
 
-/// Up to `BATCH` jobs, and then any more with the last one's id, so that no id is split
+/// Up to `IMPORT_BATCH` jobs, and then any more with the last one's id, so that no id is split
 /// between two batches.
 fn next_batch(rest: &mut std::iter::Peekable<std::vec::IntoIter<NewJob>>) -> Vec<NewJob> {
-    let mut batch: Vec<NewJob> = rest.by_ref().take(BATCH).collect();
+    let mut batch: Vec<NewJob> = rest.by_ref().take(IMPORT_BATCH).collect();
     if let Some(last) = batch.last().map(|j| j.id) {
         while let Some(same) = rest.next_if(|j| j.id == last) {
             batch.push(same);

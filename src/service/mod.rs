@@ -72,7 +72,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
 pub use health::Health;
-pub use import::{ImportError, ImportSummary};
+pub use import::{ImportError, ImportSummary, IMPORT_BATCH};
 pub use index_snapshots::IndexOrigin;
 pub use ingest::{DeferredCompaction, IngestOutcome};
 pub use keys::NewKey;

@@ -28,11 +28,12 @@ use crate::domain::jsonl::parse_record;
 use crate::domain::{Company, Job};
 use crate::service::{
     DeferredCompaction, IngestOutcome, JobListingsService, ServiceError, ServiceResult,
+    IMPORT_BATCH,
 };
 
-/// Lines checked and written at a time, at most ([`super::AdminConfig::max_batch_bytes`]
-/// cuts a batch of long lines sooner).
-const BATCH: usize = 4_096;
+/// Lines checked and written at a time, at most: the import batch
+/// ([`super::AdminConfig::max_batch_bytes`] cuts a batch of long lines sooner).
+const BATCH: usize = IMPORT_BATCH;
 
 /// The media types a bulk body may be sent as.
 const NDJSON_TYPES: &[&str] = &[
