@@ -5,6 +5,7 @@ mod job_feed;
 mod migrations;
 mod outbox;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -268,7 +269,7 @@ impl JobStore for PgStore {
         let found: Vec<Job> = self
             .docs("SELECT doc FROM jobs WHERE id = ANY($1)", &[&wanted])
             .await?;
-        let by_id: std::collections::HashMap<JobId, Arc<Job>> =
+        let by_id: HashMap<JobId, Arc<Job>> =
             found.into_iter().map(|j| (j.id, Arc::new(j))).collect();
         Ok(ids.iter().filter_map(|id| by_id.get(id).cloned()).collect())
     }
@@ -283,23 +284,15 @@ impl JobStore for PgStore {
         // what is stored now, and a job is announced once.
         feed::lock(&tx).await?;
         let ids: Vec<Uuid> = writes.iter().map(|w| w.job.id.0).collect();
-        let stored: std::collections::HashMap<JobId, Job> = tx
+        let stored: HashMap<JobId, Job> = tx
             .query("SELECT doc FROM jobs WHERE id = ANY($1)", &[&ids])
             .await
             .map_err(pg_error)?
             .iter()
             .map(|r| doc::<Job>(r, 0).map(|j| (j.id, j)))
             .collect::<StoreResult<_>>()?;
-        // A job twice in one batch: its second write follows its first.
-        let mut now_stored = stored;
-        let mut decided = Vec::with_capacity(writes.len());
-        for w in writes {
-            if let Some(w) = w.clone().against(now_stored.get(&w.job.id)) {
-                now_stored.insert(w.job.id, w.job.clone());
-                decided.push(w);
-            }
-        }
-        let writes = decided.as_slice();
+        let decided = decide_again(writes, stored);
+        let writes = decided.as_deref().unwrap_or(writes);
         if writes.is_empty() {
             return tx.commit().await.map_err(pg_error);
         }
@@ -519,6 +512,28 @@ impl Store for PgStore {
                      dump, as the webhook secrets in it cannot be read without it",
         })
     }
+}
+
+/// `writes` decided again against `stored` where a write was decided against another state
+/// of its job; `None`, with nothing copied, when every decision stands (the common case: no
+/// other replica wrote these jobs meanwhile). A job twice in one batch has its second write
+/// decided against its first (and so always takes the copying path).
+fn decide_again(writes: &[JobWrite], mut stored: HashMap<JobId, Job>) -> Option<Vec<JobWrite>> {
+    let stands = |w: &JobWrite| match w.decided_on {
+        DecidedOn::Nothing => true,
+        DecidedOn::Read(read) => read == stored.get(&w.job.id).map(|s| s.updated_at),
+    };
+    if writes.iter().all(stands) {
+        return None;
+    }
+    let mut decided = Vec::with_capacity(writes.len());
+    for w in writes {
+        if let Some(w) = w.clone().against(stored.get(&w.job.id)) {
+            stored.insert(w.job.id, w.job.clone());
+            decided.push(w);
+        }
+    }
+    Some(decided)
 }
 
 impl JobWrite {
