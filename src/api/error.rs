@@ -1,7 +1,6 @@
 //! THE one table from errors to HTTP: status, stable code, title and body.
 
 use chrono::{DateTime, Utc};
-use http::StatusCode;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -191,9 +190,8 @@ pub struct Problem {
 /// How an error is answered, before the request id is known.
 #[derive(Debug)]
 pub(crate) struct Answer {
-    pub status: StatusCode,
-    pub code: &'static str,
-    pub title: &'static str,
+    /// The code, which fixes the status and title.
+    pub code: ErrorCode,
     pub detail: String,
     pub param: Option<String>,
     pub allowed: Option<&'static [&'static str]>,
@@ -208,9 +206,7 @@ pub(crate) struct Answer {
 impl Answer {
     fn new(code: ErrorCode, detail: String) -> Self {
         Self {
-            status: code.status(),
-            code: code.as_str(),
-            title: code.title(),
+            code,
             detail,
             param: None,
             allowed: None,
@@ -228,11 +224,11 @@ impl Answer {
 
     pub(crate) fn into_problem(self, request_id: &str) -> Problem {
         Problem {
-            kind: format!("https://job-listings.dev/errors/{}", self.code),
-            title: self.title,
-            status: self.status.as_u16(),
+            kind: format!("https://job-listings.dev/errors/{}", self.code.as_str()),
+            title: self.code.title(),
+            status: self.code.status().as_u16(),
             detail: self.detail,
-            code: self.code,
+            code: self.code.as_str(),
             param: self.param,
             allowed: self.allowed,
             retry_after: self.retry_after,
@@ -638,6 +634,8 @@ fn internal() -> Answer {
 
 #[cfg(test)]
 mod tests {
+    use http::StatusCode;
+
     use super::*;
     use crate::domain::CompanyId;
 
@@ -649,8 +647,8 @@ mod tests {
             active_jobs: 3,
         });
         let answer = e.answer(Utc::now());
-        assert_eq!(answer.status, StatusCode::CONFLICT);
-        assert_eq!(answer.code, "company_has_jobs");
+        assert_eq!(answer.code.status(), StatusCode::CONFLICT);
+        assert_eq!(answer.code.as_str(), "company_has_jobs");
         assert_eq!(
             answer.detail,
             format!(
@@ -667,8 +665,8 @@ mod tests {
             advice: "use pg_dump",
         });
         let answer = e.answer(Utc::now());
-        assert_eq!(answer.status, StatusCode::NOT_IMPLEMENTED);
-        assert_eq!(answer.code, "unsupported");
+        assert_eq!(answer.code.status(), StatusCode::NOT_IMPLEMENTED);
+        assert_eq!(answer.code.as_str(), "unsupported");
         assert_eq!(
             answer.detail,
             "an online backup is not supported by the PostgreSQL store: use pg_dump"

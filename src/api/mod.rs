@@ -581,13 +581,13 @@ impl Api {
         now: chrono::DateTime<chrono::Utc>,
     ) -> (Response<Bytes>, &'static str) {
         let answer = error.answer(now);
-        let code = answer.code;
-        if answer.status.is_server_error() {
+        let code = answer.code.as_str();
+        let status = answer.code.status();
+        if status.is_server_error() {
             tracing::error!(request_id, error = %error, "request failed");
         } else {
-            tracing::debug!(request_id, code = answer.code, "request refused");
+            tracing::debug!(request_id, code, "request refused");
         }
-        let status = answer.status;
         let allow = answer.allow;
         let retry_after = answer.retry_after;
         let accept_encoding = answer.accept_encoding;
