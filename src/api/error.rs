@@ -540,11 +540,7 @@ ErrorCode::NotFound,
 ErrorCode::NotFound,
                 format!(
                     "no endpoint at this path; paths are lower case and have no trailing slash, and they are: {} (see /api/v1/openapi.json)",
-                    super::routes::ROUTES
-                        .iter()
-                        .map(|(path, _, _)| *path)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    super::endpoints::ENDPOINTS.paths()
                 ),
             ),
             ApiError::UnknownSession => Answer::new(
@@ -557,11 +553,7 @@ ErrorCode::NotFound,
 ErrorCode::NotFound,
                 format!(
                     "no admin endpoint at this path; they are: {} (see /admin/v1/openapi.json)",
-                    super::admin::ROUTES
-                        .iter()
-                        .map(|(path, _, _)| *path)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    super::admin::ADMIN_ENDPOINTS.paths()
                 ),
             ),
             ApiError::MethodNotAllowed { allow } => {

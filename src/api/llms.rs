@@ -41,14 +41,14 @@ pub(crate) fn answer(req: &Request<Bytes>) -> Handled {
 #[cfg(test)]
 mod tests {
     use super::LLMS_TXT;
-    use crate::api::routes::ROUTES;
+    use crate::api::endpoints::ROUTES;
     use crate::api::OPENAPI_JSON;
 
     #[test]
     fn it_names_every_endpoint_the_router_serves() {
-        for (pattern, _, _) in ROUTES {
+        for route in ROUTES {
             // `GET|PATCH|DELETE /api/v1/webhooks/{id}` names a path once for its methods.
-            assert!(LLMS_TXT.contains(pattern), "{pattern} is missing");
+            assert!(LLMS_TXT.contains(route.path), "{} is missing", route.path);
         }
     }
 

@@ -19,13 +19,13 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use super::admin::ROUTES as ADMIN_ROUTES;
+use super::admin::ADMIN_ROUTES;
+use super::endpoints::ROUTES;
 use super::handlers::health::Probe;
-use super::routes::ROUTES;
 use crate::service::DurationHistogram;
 
-/// The route a request matched, as a metric label: a pattern of [`ROUTES`], a health probe,
-/// or none.
+/// The route a request matched, as a metric label: a pattern of [`ROUTES`] or of the admin
+/// API's, a health probe, or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct RouteLabel(usize);
 
@@ -46,19 +46,20 @@ impl RouteLabel {
 
     /// The route at `index` in [`ROUTES`].
     pub(crate) fn route(index: usize) -> Self {
-        Self(index.min(UNMATCHED))
+        if index < ADMIN {
+            Self(index)
+        } else {
+            Self::UNMATCHED
+        }
     }
 
-    /// The admin route of this pattern (one of the admin API's `ROUTES`).
-    pub(crate) fn admin(pattern: &str) -> Self {
-        match pattern {
-            "/livez" => Self::probe(Probe::Live),
-            "/readyz" => Self::probe(Probe::Ready),
-            _ => ADMIN_ROUTES
-                .iter()
-                .position(|(p, _, _)| *p == pattern)
-                .map_or(Self::UNMATCHED, |i| Self(ADMIN + i)),
-        }
+    /// The admin route at `index` in [`ADMIN_ROUTES`]; its health probes count as the
+    /// public API's.
+    pub(crate) fn admin(index: usize) -> Self {
+        let Some(route) = ADMIN_ROUTES.get(index) else {
+            return Self::UNMATCHED;
+        };
+        Probe::of(route.path).map_or(Self(ADMIN + index), Self::probe)
     }
 
     /// A health probe's path.
@@ -75,8 +76,8 @@ impl RouteLabel {
             LIVEZ => "/livez",
             READYZ => "/readyz",
             LLMS_TXT => super::llms::PATH,
-            i if i < ADMIN => ROUTES[i].0,
-            i if i < LIVEZ => ADMIN_ROUTES[i - ADMIN].0,
+            i if i < ADMIN => ROUTES[i].path,
+            i if i < LIVEZ => ADMIN_ROUTES[i - ADMIN].path,
             _ => "unmatched",
         }
     }
@@ -242,7 +243,7 @@ mod tests {
     fn every_route_has_a_label_of_its_own() {
         let labels: Vec<RouteLabel> = (0..ROUTES.len())
             .map(RouteLabel::route)
-            .chain(ADMIN_ROUTES.iter().map(|(p, _, _)| RouteLabel::admin(p)))
+            .chain((0..ADMIN_ROUTES.len()).map(RouteLabel::admin))
             .chain([
                 RouteLabel::probe(Probe::Live),
                 RouteLabel::probe(Probe::Ready),
@@ -252,8 +253,8 @@ mod tests {
             .collect();
         let patterns: std::collections::HashSet<&str> = ROUTES
             .iter()
-            .chain(ADMIN_ROUTES)
-            .map(|(p, _, _)| *p)
+            .map(|r| r.path)
+            .chain(ADMIN_ROUTES.iter().map(|r| r.path))
             .chain(["/llms.txt", "unmatched"])
             .collect();
         let distinct: std::collections::HashSet<RouteLabel> = labels.iter().copied().collect();
@@ -263,10 +264,12 @@ mod tests {
         }
         assert_eq!(RouteLabel::UNMATCHED.as_str(), "unmatched");
         assert_eq!(RouteLabel::route(1).as_str(), "/api/v1/jobs/{id}");
-        assert_eq!(RouteLabel::admin("/livez"), RouteLabel::probe(Probe::Live));
-        assert_eq!(
-            RouteLabel::admin("/admin/v1/jobs/{id}").as_str(),
-            "/admin/v1/jobs/{id}"
-        );
+        let admin = |path: &str| {
+            let index = ADMIN_ROUTES.iter().position(|r| r.path == path);
+            RouteLabel::admin(index.unwrap_or(usize::MAX))
+        };
+        assert_eq!(admin("/livez"), RouteLabel::probe(Probe::Live));
+        assert_eq!(admin("/admin/v1/jobs/{id}").as_str(), "/admin/v1/jobs/{id}");
+        assert_eq!(admin("/nowhere"), RouteLabel::UNMATCHED);
     }
 }

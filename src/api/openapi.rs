@@ -12,7 +12,7 @@ mod tests {
 
     use super::OPENAPI_JSON;
     use crate::api::params::{COMPANY_PARAMS, JOB_PARAMS};
-    use crate::api::routes::ROUTES;
+    use crate::api::endpoints::ROUTES;
 
     fn doc() -> Value {
         serde_json::from_str(OPENAPI_JSON).unwrap_or(Value::Null)
@@ -39,10 +39,11 @@ mod tests {
             .collect();
         let served: BTreeSet<(String, String)> = ROUTES
             .iter()
-            .flat_map(|(path, methods, _)| {
-                methods
-                    .split(", ")
-                    .map(move |m| ((*path).to_owned(), m.to_owned()))
+            .flat_map(|route| {
+                route
+                    .endpoints
+                    .iter()
+                    .map(|e| (route.path.to_owned(), e.verb.as_str().to_owned()))
             })
             .collect();
         assert_eq!(documented, served);

@@ -3,13 +3,15 @@
 use std::borrow::Cow;
 
 use bytes::Bytes;
-use http::{Method, Request, StatusCode};
+use http::{Request, StatusCode};
 
+use super::endpoints::{Operation, ENDPOINTS, PREFIX};
 use super::error::ApiError;
 use super::etag::ETag;
 use super::handlers::{changes, companies, health, jobs, no_params, usage, webhooks, Handled};
 use super::llms;
 use super::metrics::RouteLabel;
+use super::route_table::{Called, Credential, NotAllowed};
 use super::{api_key, Api, Reply, Trace, OPENAPI_JSON};
 use crate::domain::DomainError;
 use crate::service::{Caller, QuotaState, Refused, ServiceError};
@@ -50,55 +52,6 @@ impl From<Refused> for Failure {
     }
 }
 
-const PREFIX: &str = "/api/v1";
-
-/// Every route: its path pattern, the methods the OpenAPI document lists for it (the
-/// OpenAPI test reads these), and its `Allow` header: those methods, `HEAD` wherever `GET` is
-/// (answered as `GET` without the body) and `OPTIONS`.
-pub(crate) const ROUTES: &[(&str, &str, &str)] = &[
-    ("/api/v1/jobs", "GET", "GET, HEAD, OPTIONS"),
-    ("/api/v1/jobs/{id}", "GET", "GET, HEAD, OPTIONS"),
-    ("/api/v1/companies", "GET", "GET, HEAD, OPTIONS"),
-    ("/api/v1/companies/{id}", "GET", "GET, HEAD, OPTIONS"),
-    ("/api/v1/changes", "GET", "GET, HEAD, OPTIONS"),
-    ("/api/v1/webhooks", "GET, POST", "GET, HEAD, POST, OPTIONS"),
-    (
-        "/api/v1/webhooks/{id}",
-        "GET, PATCH, DELETE",
-        "GET, HEAD, PATCH, DELETE, OPTIONS",
-    ),
-    (
-        "/api/v1/webhooks/{id}/deliveries",
-        "GET",
-        "GET, HEAD, OPTIONS",
-    ),
-    ("/api/v1/webhooks/{id}/test", "POST", "POST, OPTIONS"),
-    ("/api/v1/usage", "GET", "GET, HEAD, OPTIONS"),
-    ("/api/v1/openapi.json", "GET", "GET, HEAD, OPTIONS"),
-];
-
-/// The route pattern a path matches, with the path's `{id}` segment.
-fn pattern_of<'p>(segments: &[&'p str]) -> Option<(&'static str, Option<&'p str>)> {
-    // A trailing slash (or `//`) names no endpoint, not an empty id.
-    if segments.contains(&"") {
-        return None;
-    }
-    Some(match segments {
-        ["openapi.json"] => ("/api/v1/openapi.json", None),
-        ["jobs"] => ("/api/v1/jobs", None),
-        ["jobs", id] => ("/api/v1/jobs/{id}", Some(*id)),
-        ["companies"] => ("/api/v1/companies", None),
-        ["companies", id] => ("/api/v1/companies/{id}", Some(*id)),
-        ["changes"] => ("/api/v1/changes", None),
-        ["webhooks"] => ("/api/v1/webhooks", None),
-        ["webhooks", id] => ("/api/v1/webhooks/{id}", Some(*id)),
-        ["webhooks", id, "deliveries"] => ("/api/v1/webhooks/{id}/deliveries", Some(*id)),
-        ["webhooks", id, "test"] => ("/api/v1/webhooks/{id}/test", Some(*id)),
-        ["usage"] => ("/api/v1/usage", None),
-        _ => return None,
-    })
-}
-
 /// Finds the handler of a request and calls it with the request's caller: the key is
 /// checked once, here, and every handler's call goes through that caller. What is answered
 /// without a caller is charged to the client's address
@@ -116,11 +69,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>, trace: &mut Trace) ->
     }
     let segments = segments(req.uri().path());
     let answered = match before_key(req, segments.as_deref(), trace) {
-        Ok(Step::Call {
-            pattern,
-            id,
-            method,
-        }) => return call(api, req, pattern, id.unwrap_or_default(), method, trace).await,
+        Ok(Step::Call { op, id }) => return call(api, req, op, id, trace).await,
         Ok(Step::Answered(reply)) => Ok(reply),
         Err(refused) => Err(refused),
     };
@@ -141,12 +90,13 @@ pub(crate) fn label_of(path: &str) -> RouteLabel {
         return RouteLabel::UNMATCHED;
     };
     let segments: Vec<&str> = decoded.iter().map(|s| s.as_ref()).collect();
-    pattern_of(&segments)
-        .and_then(|(pattern, _)| ROUTES.iter().position(|(p, _, _)| *p == pattern))
-        .map_or(RouteLabel::UNMATCHED, RouteLabel::route)
+    ENDPOINTS
+        .find(&segments)
+        .map_or(RouteLabel::UNMATCHED, |m| RouteLabel::route(m.index))
 }
 
-/// The segments of a path under `/api/v1/`, percent-decoded; `None` for any other path.
+/// The segments of a path under `/api/v1/` (after its leading `/`), percent-decoded; `None`
+/// for any other path.
 ///
 /// A segment is read percent-decoded: RFC 3986 (6.2.2.2) makes an encoded unreserved
 /// character the character itself, and a client library may encode more, such as the braces
@@ -154,25 +104,22 @@ pub(crate) fn label_of(path: &str) -> RouteLabel {
 /// path and is no id, and so is named as sent.
 fn segments(path: &str) -> Option<Vec<Cow<'_, str>>> {
     let rest = path.strip_prefix(PREFIX)?.strip_prefix('/')?;
+    let prefix = PREFIX.trim_start_matches('/').split('/').map(Cow::Borrowed);
     Some(
-        rest.split('/')
-            .map(|s| {
+        prefix
+            .chain(rest.split('/').map(|s| {
                 percent_encoding::percent_decode_str(s)
                     .decode_utf8()
                     .unwrap_or(Cow::Borrowed(s))
-            })
+            }))
             .collect(),
     )
 }
 
 /// Where a request goes once its path and method are known, before its key is looked at.
 enum Step<'r> {
-    /// An endpoint, called through the request's caller.
-    Call {
-        pattern: &'static str,
-        id: Option<&'r str>,
-        method: &'r Method,
-    },
+    /// An endpoint, called through the request's caller with the path's `{id}` segment.
+    Call { op: Operation, id: &'r str },
     /// Answered without a key: `OPTIONS` and the OpenAPI document.
     Answered(Reply),
 }
@@ -180,52 +127,40 @@ enum Step<'r> {
 /// Reads the path and method: no such path, no such method, or what needs no key, are
 /// answered here.
 fn before_key<'r>(
-    req: &'r Request<Bytes>,
+    req: &Request<Bytes>,
     decoded: Option<&'r [Cow<'r, str>]>,
     trace: &mut Trace,
 ) -> Result<Step<'r>, Failure> {
     let no_route = || ApiError::NoRoute {
         under_api: req.uri().path().starts_with(PREFIX),
     };
-    let segments: Vec<&str> = decoded
+    let segments: Vec<&'r str> = decoded
         .ok_or_else(no_route)?
         .iter()
         .map(|s| s.as_ref())
         .collect();
-    let (pattern, id) = pattern_of(&segments).ok_or_else(no_route)?;
-    let index = ROUTES
-        .iter()
-        .position(|(p, _, _)| *p == pattern)
-        .ok_or_else(no_route)?;
-    let (_, methods, allow) = ROUTES[index];
-    trace.route(RouteLabel::route(index));
-    if req.method() == Method::OPTIONS {
+    let matched = ENDPOINTS.find(&segments).ok_or_else(no_route)?;
+    trace.route(RouteLabel::route(matched.index));
+    let endpoint = match ENDPOINTS.call(matched.index, req.method()) {
         // Says what the path takes, like the 405 does: no key needed, nothing metered.
-        return Ok(Step::Answered(Reply::options(allow)));
-    }
-    let method = match req.method() {
-        &Method::HEAD => &Method::GET,
-        other => other,
+        Ok(Called::Options(allow)) => return Ok(Step::Answered(Reply::options(allow))),
+        Ok(Called::Endpoint(endpoint)) => endpoint,
+        Err(NotAllowed(allow)) => return Err(ApiError::MethodNotAllowed { allow }.into()),
     };
-    if !methods.split(", ").any(|m| m == method.as_str()) {
-        return Err(ApiError::MethodNotAllowed { allow }.into());
-    }
-    if pattern == "/api/v1/openapi.json" {
-        no_params(req)?;
-        static TAG: std::sync::OnceLock<ETag> = std::sync::OnceLock::new();
-        return Ok(Step::Answered(static_document(
-            req,
-            &TAG,
-            "openapi",
-            OPENAPI_JSON,
-            None,
-        )));
+    if ENDPOINTS.route(matched.index).credential == Credential::None {
+        return Ok(Step::Answered(openapi_document(req)?));
     }
     Ok(Step::Call {
-        pattern,
-        id,
-        method,
+        op: endpoint.op,
+        id: matched.id,
     })
+}
+
+/// `GET /openapi.json`, the one endpoint that needs no key.
+fn openapi_document(req: &Request<Bytes>) -> Result<Reply, ApiError> {
+    no_params(req)?;
+    static TAG: std::sync::OnceLock<ETag> = std::sync::OnceLock::new();
+    Ok(static_document(req, &TAG, "openapi", OPENAPI_JSON, None))
 }
 
 /// A document the build holds, answered without a key and tagged: `304` while the client's
@@ -255,9 +190,8 @@ pub(crate) fn static_document(
 async fn call(
     api: &Api,
     req: &Request<Bytes>,
-    pattern: &'static str,
+    op: Operation,
     id: &str,
-    method: &Method,
     trace: &mut Trace,
 ) -> Handled {
     // A missing or invalid key is a 401 before any parameter is looked at.
@@ -277,21 +211,21 @@ async fn call(
             return Err(refused);
         }
     };
-    let answer = match (pattern, method) {
-        ("/api/v1/jobs", _) => jobs::search(api, &caller, req).await,
-        ("/api/v1/jobs/{id}", _) => jobs::get(api, &caller, id, req).await,
-        ("/api/v1/companies", _) => companies::list(api, &caller, req).await,
-        ("/api/v1/companies/{id}", _) => companies::get(api, &caller, id, req).await,
-        ("/api/v1/changes", _) => changes::list(api, &caller, req).await,
-        ("/api/v1/webhooks", &Method::POST) => webhooks::create(&caller, req).await,
-        ("/api/v1/webhooks", _) => webhooks::list(&caller, req).await,
-        ("/api/v1/webhooks/{id}", &Method::PATCH) => webhooks::update(&caller, id, req).await,
-        ("/api/v1/webhooks/{id}", &Method::DELETE) => webhooks::delete(&caller, id, req).await,
-        ("/api/v1/webhooks/{id}", _) => webhooks::get(&caller, id, req).await,
-        ("/api/v1/webhooks/{id}/deliveries", _) => webhooks::deliveries(&caller, id, req).await,
-        ("/api/v1/webhooks/{id}/test", _) => webhooks::test(&caller, id, req).await,
-        ("/api/v1/usage", _) => usage::get(&caller, req).await,
-        _ => Err(ApiError::NoRoute { under_api: true }.into()),
+    let answer = match op {
+        Operation::SearchJobs => jobs::search(api, &caller, req).await,
+        Operation::GetJob => jobs::get(api, &caller, id, req).await,
+        Operation::ListCompanies => companies::list(api, &caller, req).await,
+        Operation::GetCompany => companies::get(api, &caller, id, req).await,
+        Operation::ListChanges => changes::list(api, &caller, req).await,
+        Operation::ListWebhooks => webhooks::list(&caller, req).await,
+        Operation::CreateWebhook => webhooks::create(&caller, req).await,
+        Operation::GetWebhook => webhooks::get(&caller, id, req).await,
+        Operation::UpdateWebhook => webhooks::update(&caller, id, req).await,
+        Operation::DeleteWebhook => webhooks::delete(&caller, id, req).await,
+        Operation::ListDeliveries => webhooks::deliveries(&caller, id, req).await,
+        Operation::TestWebhook => webhooks::test(&caller, id, req).await,
+        Operation::GetUsage => usage::get(&caller, req).await,
+        Operation::GetOpenApi => openapi_document(req).map_err(Failure::from),
     };
     with_quota(&caller, answer).await
 }

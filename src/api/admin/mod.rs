@@ -15,6 +15,7 @@
 mod backup;
 mod bulk;
 mod companies;
+mod endpoints;
 mod jobs;
 mod keys;
 mod routes;
@@ -29,7 +30,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Request, Response};
 use http_body::Body;
 
-pub(crate) use routes::ROUTES;
+pub(crate) use endpoints::{ADMIN_ENDPOINTS, ADMIN_ROUTES};
 pub use token::AdminToken;
 
 use super::error::ApiError;
