@@ -42,7 +42,7 @@ pub(crate) fn answer(req: &Request<Bytes>) -> Handled {
 mod tests {
     use super::LLMS_TXT;
     use crate::api::endpoints::ROUTES;
-    use crate::api::OPENAPI_JSON;
+    use crate::api::openapi_json;
 
     #[test]
     fn it_names_every_endpoint_the_router_serves() {
@@ -54,7 +54,7 @@ mod tests {
 
     #[test]
     fn it_names_every_error_code_of_the_openapi_document() {
-        let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).expect("JSON");
+        let doc: serde_json::Value = serde_json::from_str(openapi_json()).expect("JSON");
         let codes = doc["components"]["schemas"]["Problem"]["properties"]["code"]["enum"]
             .as_array()
             .expect("the codes");

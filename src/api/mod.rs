@@ -43,7 +43,7 @@ pub use cors::CorsOrigin;
 pub use error::{ApiError, Problem};
 pub use error_code::ErrorCode;
 pub use llms::LLMS_TXT;
-pub use openapi::OPENAPI_JSON;
+pub use openapi::openapi_json;
 #[cfg(feature = "mcp")]
 pub(crate) use params::PAGE_PARAMS;
 pub use params::{CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS};

@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 
 use http::Method;
 
+use super::openapi::Doc;
+
 /// A method an endpoint is declared with. `HEAD` and `OPTIONS` are answered for every path
 /// and never declared: `HEAD` wherever `GET` is, as `GET` without the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,12 +56,14 @@ pub(crate) enum Credential {
     Required,
 }
 
-/// One operation: a method on a path, and what it calls.
+/// One operation: a method on a path, what it calls, and what the OpenAPI document says of
+/// it.
 #[derive(Debug)]
 pub(crate) struct Endpoint<Op: 'static> {
     /// The handler it calls.
     pub(crate) op: Op,
     pub(crate) verb: Verb,
+    pub(crate) doc: &'static Doc,
 }
 
 /// A path pattern (`{id}` stands for one segment), who may call it, and the endpoints of its
@@ -231,6 +235,7 @@ mod tests {
             endpoints: &[Endpoint {
                 op: Op::List,
                 verb: Verb::Get,
+                doc: &DOC,
             }],
         },
         Route {
@@ -240,10 +245,12 @@ mod tests {
                 Endpoint {
                     op: Op::One,
                     verb: Verb::Get,
+                    doc: &DOC,
                 },
                 Endpoint {
                     op: Op::Put,
                     verb: Verb::Put,
+                    doc: &DOC,
                 },
             ],
         },
@@ -253,9 +260,21 @@ mod tests {
             endpoints: &[Endpoint {
                 op: Op::Bulk,
                 verb: Verb::Post,
+                doc: &DOC,
             }],
         },
     ]);
+
+    static DOC: Doc = Doc {
+        id: "test",
+        tag: "test",
+        summary: "",
+        description: "",
+        params: &[],
+        body: None,
+        answers: &[],
+        errors: &[],
+    };
 
     fn op(path: &str, method: Method) -> Option<Op> {
         let matched = TABLE.find(&split(path)?)?;

@@ -12,7 +12,7 @@ use super::handlers::{changes, companies, health, jobs, no_params, usage, webhoo
 use super::llms;
 use super::metrics::RouteLabel;
 use super::route_table::{Called, Credential, NotAllowed};
-use super::{api_key, Api, Reply, Trace, OPENAPI_JSON};
+use super::{api_key, openapi_json, Api, Reply, Trace};
 use crate::domain::DomainError;
 use crate::service::{Caller, QuotaState, Refused, ServiceError};
 
@@ -160,7 +160,7 @@ fn before_key<'r>(
 fn openapi_document(req: &Request<Bytes>) -> Result<Reply, ApiError> {
     no_params(req)?;
     static TAG: std::sync::OnceLock<ETag> = std::sync::OnceLock::new();
-    Ok(static_document(req, &TAG, "openapi", OPENAPI_JSON, None))
+    Ok(static_document(req, &TAG, "openapi", openapi_json(), None))
 }
 
 /// A document the build holds, answered without a key and tagged: `304` while the client's

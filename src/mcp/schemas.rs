@@ -10,7 +10,7 @@ use http::Method;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
-use crate::api::{CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS, OPENAPI_JSON, PAGE_PARAMS};
+use crate::api::{openapi_json, CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS, PAGE_PARAMS};
 use crate::domain::Plan;
 
 /// One tool and the endpoint it calls.
@@ -195,7 +195,7 @@ pub(crate) fn tools_for(plan: Option<Plan>) -> Vec<Tool> {
 pub(crate) fn tools() -> &'static [Tool] {
     static TOOLS_LISTED: OnceLock<Vec<Tool>> = OnceLock::new();
     TOOLS_LISTED.get_or_init(|| {
-        let openapi: Value = serde_json::from_str(OPENAPI_JSON).unwrap_or(Value::Null);
+        let openapi: Value = serde_json::from_str(openapi_json()).unwrap_or(Value::Null);
         TOOLS.iter().map(|spec| tool(&openapi, spec)).collect()
     })
 }

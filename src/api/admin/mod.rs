@@ -30,7 +30,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Request, Response};
 use http_body::Body;
 
-pub(crate) use endpoints::{ADMIN_ENDPOINTS, ADMIN_ROUTES};
+pub(crate) use endpoints::{AdminOperation, ADMIN_ENDPOINTS, ADMIN_ROUTES};
 pub use token::AdminToken;
 
 use super::error::ApiError;
@@ -39,8 +39,7 @@ use super::{finish, ok_response, read_body, request_id, Api, Reply, Trace};
 use crate::domain::KeyHash;
 use crate::service::JobListingsService;
 
-/// The admin API's OpenAPI 3.1 document, apart from the public one.
-pub const ADMIN_OPENAPI_JSON: &str = include_str!("openapi.json");
+pub use crate::api::openapi::admin_openapi_json;
 
 /// How long a refused bulk upload is told to wait: uploads take seconds to minutes, so an
 /// earlier retry would mostly be refused again.

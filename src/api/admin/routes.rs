@@ -5,11 +5,12 @@ use http::{Request, StatusCode};
 use http_body::Body;
 
 use super::endpoints::{AdminOperation as Op, ADMIN_ENDPOINTS};
-use super::{backup, bulk, companies, jobs, keys, webhooks, AdminApi, ADMIN_OPENAPI_JSON};
+use super::{backup, bulk, companies, jobs, keys, webhooks, AdminApi};
 use crate::api::error::ApiError;
 use crate::api::handlers::health::{self, Probe};
 use crate::api::handlers::{no_params, Handled};
 use crate::api::metrics::RouteLabel;
+use crate::api::openapi::admin_openapi_json;
 use crate::api::route_table::{split, Called, Credential, NotAllowed};
 use crate::api::Reply;
 
@@ -85,7 +86,7 @@ pub(super) async fn call(admin: &AdminApi, req: &Request<Bytes>, call: Call) -> 
             no_params(req)?;
             Ok(Reply::new(
                 StatusCode::OK,
-                Some(Bytes::from_static(ADMIN_OPENAPI_JSON.as_bytes())),
+                Some(Bytes::from_static(admin_openapi_json().as_bytes())),
                 None,
             ))
         }
