@@ -49,7 +49,7 @@ pub enum Metering {
         /// How often changed counters are written.
         flush_interval: Duration,
     },
-    /// Counted by the store ([`KeyStore::count_call`](crate::store::KeyStore::count_call)), durably,
+    /// Counted by the store ([`UsageStore::count_call`](crate::store::UsageStore::count_call)), durably,
     /// before the call is answered: nothing is lost in a crash (a crash between counting and
     /// answering can count a call whose answer was never sent), and several processes sharing
     /// one store (PostgreSQL replicas) count against one quota. Costs a durable store write

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Months, Utc};
 
-use crate::store::{KeyStore, UsageCounter};
+use crate::store::{UsageCounter, UsageStore};
 
 const USED_BITS: u32 = 40;
 const USED_MASK: u64 = (1 << USED_BITS) - 1;
@@ -142,7 +142,7 @@ enum Counted {
     InMemory { meter: Arc<Meter>, period: u64 },
     /// By the store, on this counter.
     InStore {
-        store: Arc<dyn KeyStore>,
+        store: Arc<dyn UsageStore>,
         counter: UsageCounter,
     },
     /// Nowhere: metering is off.
@@ -151,7 +151,7 @@ enum Counted {
 
 /// Gives back a call the store counted. Should that fail, the call stays counted: a failure
 /// may overcount by one call, never undercount.
-async fn uncount(store: &dyn KeyStore, counter: UsageCounter) {
+async fn uncount(store: &dyn UsageStore, counter: UsageCounter) {
     if let Err(e) = store
         .uncount_call(counter.key_id, counter.period_start)
         .await
@@ -176,7 +176,7 @@ impl Reservation {
         }
     }
 
-    pub(crate) fn in_store(store: Arc<dyn KeyStore>, counter: UsageCounter) -> Self {
+    pub(crate) fn in_store(store: Arc<dyn UsageStore>, counter: UsageCounter) -> Self {
         Self {
             counted: Counted::InStore { store, counter },
             committed: false,

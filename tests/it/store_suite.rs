@@ -14,8 +14,9 @@ use job_listings::domain::{
     SalaryRange, Seniority, Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
 use job_listings::store::{
-    ChangedRecord, CursorMove, DecidedOn, FanOut, FeedBounds, IndexSnapshot, JobStore, JobWrite,
-    KeyStore, MemoryStore, OutboxStore, PgStore, Pruned, SledStore, Store, UsageCounter,
+    ChangedRecord, CompanyStore, CursorMove, DecidedOn, DeliveryQueue, EventLog, FanOut,
+    FeedBounds, IndexSnapshot, IndexSnapshotStore, JobFeedStore, JobStore, JobWrite, KeyStore,
+    MemoryStore, PgStore, Pruned, SledStore, Store, UsageCounter, UsageStore, WebhookStore,
 };
 use uuid::Uuid;
 
@@ -140,7 +141,7 @@ fn delivery(n: u64, event: EventId, hook: WebhookId, due: DateTime<Utc>) -> Deli
     }
 }
 
-/// An event about `job` with the given deliveries, as [`OutboxStore::put_event`] takes it.
+/// An event about `job` with the given deliveries, as [`EventLog::put_event`] takes it.
 fn event_with(job: &Job, event: EventId, deliveries: Vec<Delivery>) -> OutboxEvent {
     OutboxEvent {
         id: event,

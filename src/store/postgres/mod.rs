@@ -18,8 +18,9 @@ use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
 use super::{
-    ChangeFeed, ChangedRecord, DecidedOn, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore,
-    Store, StoreError, StoreResult, UsageCounter,
+    ChangeFeed, ChangedRecord, CompanyStore, DecidedOn, FeedBounds, FeedEntry, IndexSnapshotStore,
+    JobFeedStore, JobStore, JobWrite, KeyStore, Store, StoreError, StoreResult, UsageCounter,
+    UsageStore,
 };
 use crate::domain::{changed_at, ApiKeyRecord, ChangeKind, Company, CompanyId, Job, JobId, KeyId};
 
@@ -340,7 +341,14 @@ impl JobStore for PgStore {
         tx.commit().await.map_err(pg_error)?;
         Ok(deleted)
     }
+}
 
+/// No snapshots: a replica indexes every job at start, as it cannot tell which jobs other
+/// replicas wrote after a snapshot.
+impl IndexSnapshotStore for PgStore {}
+
+#[async_trait]
+impl JobFeedStore for PgStore {
     async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
         self.job_feed_after(after, limit).await
     }
@@ -352,7 +360,10 @@ impl JobStore for PgStore {
     async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
         self.prune_job_feed(before, limit).await
     }
+}
 
+#[async_trait]
+impl CompanyStore for PgStore {
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         self.get_doc("SELECT doc FROM companies WHERE id = $1", id.0)
             .await
@@ -404,7 +415,10 @@ impl KeyStore for PgStore {
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         self.docs("SELECT doc FROM api_keys ORDER BY id", &[]).await
     }
+}
 
+#[async_trait]
+impl UsageStore for PgStore {
     async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;

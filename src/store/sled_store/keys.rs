@@ -1,4 +1,5 @@
-//! [`KeyStore`] on sled: key records and usage counters, counted with compare-and-swap.
+//! [`KeyStore`] and [`UsageStore`] on sled: key records, and usage counters counted with
+//! compare-and-swap.
 
 use super::*;
 
@@ -17,7 +18,10 @@ impl KeyStore for SledStore {
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         Self::scan(&self.keys, None, usize::MAX)
     }
+}
 
+#[async_trait]
+impl UsageStore for SledStore {
     async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
         let mut batch = sled::Batch::default();
         for c in counters {
