@@ -269,31 +269,17 @@ impl UsageStore for MemoryStore {
         Ok(self.state()?.usage.values().copied().collect())
     }
 
-    async fn count_call(
+    async fn swap_usage(
         &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
+        expected: Option<UsageCounter>,
+        new: UsageCounter,
+    ) -> StoreResult<bool> {
         let mut state = self.state()?;
-        let next = UsageCounter::counted(
-            state.usage.get(&key_id).copied(),
-            key_id,
-            period_start,
-            quota,
-        );
-        if let Some(c) = next {
-            state.usage.insert(key_id, c);
+        if state.usage.get(&new.key_id) != expected.as_ref() {
+            return Ok(false);
         }
-        Ok(next)
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        let mut state = self.state()?;
-        if let Some(c) = UsageCounter::uncounted(state.usage.get(&key_id).copied(), period_start) {
-            state.usage.insert(key_id, c);
-        }
-        Ok(())
+        state.usage.insert(new.key_id, new);
+        Ok(true)
     }
 
     async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {

@@ -184,17 +184,12 @@ impl UsageStore for TappedStore {
         self.inner.scan_usage().await
     }
 
-    async fn count_call(
+    async fn swap_usage(
         &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
-        self.inner.count_call(key_id, period_start, quota).await
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        self.inner.uncount_call(key_id, period_start).await
+        expected: Option<UsageCounter>,
+        new: UsageCounter,
+    ) -> StoreResult<bool> {
+        self.inner.swap_usage(expected, new).await
     }
 
     async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
