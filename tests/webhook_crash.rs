@@ -29,7 +29,7 @@ use job_listings::domain::{CallbackUrl, DomainTag, Job, JobId, JobStatus, Plan};
 use job_listings::service::{
     DeliveryConfig, JobListingsService, NewKey, NewWebhook, ServiceConfig,
 };
-use job_listings::store::{OutboxStore, Store};
+use job_listings::store::{Store, WebhookStore};
 use job_listings::webhooks::{
     verify, AttemptOutcome, CallbackPolicy, HttpNotifier, HttpNotifierConfig, Notifier,
     RetryPolicy, WebhookRequest,

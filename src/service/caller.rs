@@ -256,7 +256,10 @@ impl Caller {
             Metering::InStore => {
                 let store = &service.inner.access.store;
                 let counted = service
-                    .timed_write(StoreWrite::Usage, store.count_call(record.id, start, limit))
+                    .timed_write(
+                        StoreWrite::Usage,
+                        service.inner.access.count_call(record.id, start, limit),
+                    )
                     .await;
                 let counter = match counted {
                     Ok(Some(counter)) => counter,

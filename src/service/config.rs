@@ -49,11 +49,12 @@ pub enum Metering {
         /// How often changed counters are written.
         flush_interval: Duration,
     },
-    /// Counted by the store ([`KeyStore::count_call`](crate::store::KeyStore::count_call)), durably,
-    /// before the call is answered: nothing is lost in a crash (a crash between counting and
+    /// Counted in the store with a compare-and-swap of the key's counter
+    /// ([`UsageStore::swap_usage`](crate::store::UsageStore::swap_usage)), durably, before the
+    /// call is answered: nothing is lost in a crash (a crash between counting and
     /// answering can count a call whose answer was never sent), and several processes sharing
-    /// one store (PostgreSQL replicas) count against one quota. Costs a durable store write
-    /// per call.
+    /// one store (PostgreSQL replicas) count against one quota. Costs a store read and a
+    /// durable store write per call (and another of each per swap lost to a concurrent call).
     InStore,
     /// Not counted at all: every call succeeds whatever the quota, and usage reads 0. For
     /// deployments that meter elsewhere and for measuring what metering itself costs.

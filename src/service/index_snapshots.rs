@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::domain::{Job, JobId};
 use crate::query::JobIndex;
-use crate::store::{IndexSnapshot, JobStore};
+use crate::store::{CatalogStore, IndexSnapshot, JobStore};
 
 use super::indexer::{indexing_failed, spawn_indexer};
 use super::{JobListingsService, ServiceResult};
@@ -39,7 +39,7 @@ pub(super) struct LoadedIndex {
 }
 
 /// The index from the store's snapshot when there is a usable one, else rebuilt.
-pub(super) async fn load_index(store: &dyn JobStore) -> ServiceResult<LoadedIndex> {
+pub(super) async fn load_index(store: &dyn CatalogStore) -> ServiceResult<LoadedIndex> {
     if let Some(version) = store.jobs_version().await? {
         match store.load_index_snapshot().await {
             Ok(Some(snapshot)) if snapshot.jobs_version == version => {

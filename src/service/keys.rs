@@ -15,7 +15,7 @@ use crate::domain::{
     after_leap_second, ApiKey, ApiKeyRecord, BillingStatus, DomainError, KeyHash, KeyId, Plan,
     UsageReport,
 };
-use crate::store::{KeyStore, UsageCounter};
+use crate::store::{AccessStore, UsageCounter};
 
 /// What is needed to issue a key.
 #[derive(Clone, Debug)]
@@ -117,7 +117,7 @@ pub(crate) struct KeyRegistry {
 }
 
 impl KeyRegistry {
-    pub(crate) async fn load(store: &dyn KeyStore) -> ServiceResult<Self> {
+    pub(crate) async fn load(store: &dyn AccessStore) -> ServiceResult<Self> {
         let usage: HashMap<KeyId, UsageCounter> = store
             .scan_usage()
             .await?

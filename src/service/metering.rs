@@ -1,15 +1,24 @@
-//! Exact, lock-free quota metering.
+//! Exact, lock-free quota metering: the metering rule, applied in memory or in the store.
 //!
-//! Each key has one `AtomicU64` holding its billing period number and calls used. A call
-//! reserves a unit with a compare-and-swap before it runs and gives it back if it fails, so with
-//! Q calls left exactly Q succeed however many race, and no lock is shared between keys.
+//! The rule: a key may make `quota` calls in each billing period; a call counts one, a failed
+//! call gives its unit back, and a new period starts over from 0. A count already on a later
+//! period (another caller with a clock ahead) counts the call there.
+//!
+//! In memory, each key has one `AtomicU64` holding its billing period number and calls used. A
+//! call reserves a unit with a compare-and-swap before it runs and gives it back if it fails, so
+//! with Q calls left exactly Q succeed however many race, and no lock is shared between keys.
+//! In the store, the same rule is applied to the key's [`UsageCounter`] with the store's
+//! compare-and-swap ([`UsageStore::swap_usage`]), so replicas sharing the store count exactly
+//! together; the store itself knows nothing of periods or quotas.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Months, Utc};
 
-use crate::store::{KeyStore, UsageCounter};
+use super::Access;
+use crate::domain::KeyId;
+use crate::store::{StoreResult, UsageCounter, UsageStore};
 
 const USED_BITS: u32 = 40;
 const USED_MASK: u64 = (1 << USED_BITS) - 1;
@@ -56,6 +65,78 @@ pub(crate) fn period_at(
         end = start_of(n + 1);
     }
     (u64::from(n), start, end)
+}
+
+/// The counter after one more call in the period starting `period_start`, or `None` when
+/// `quota` calls are already counted there. A counter on an earlier period starts over; a
+/// counter already on a later period (a caller with a stale clock) counts the call there.
+fn counted(
+    stored: Option<UsageCounter>,
+    key_id: KeyId,
+    period_start: DateTime<Utc>,
+    quota: u64,
+) -> Option<UsageCounter> {
+    let current = match stored {
+        Some(c) if c.period_start >= period_start => c,
+        _ => UsageCounter {
+            key_id,
+            period_start,
+            calls_used: 0,
+        },
+    };
+    (current.calls_used < quota).then_some(UsageCounter {
+        calls_used: current.calls_used + 1,
+        ..current
+    })
+}
+
+/// The counter after giving back one call counted in the period starting `period_start`;
+/// `None` when there is nothing to give back there.
+fn uncounted(stored: Option<UsageCounter>, period_start: DateTime<Utc>) -> Option<UsageCounter> {
+    stored
+        .filter(|c| c.period_start == period_start && c.calls_used > 0)
+        .map(|c| UsageCounter {
+            calls_used: c.calls_used - 1,
+            ..c
+        })
+}
+
+/// Applies `change` to one key's counter in the store until a swap succeeds: a lost swap
+/// means another call changed the counter meanwhile, so the change is decided again on what
+/// that call left. Returns the counter written, or `None` (nothing written) when `change`
+/// declines.
+async fn change_in_store(
+    store: &dyn UsageStore,
+    key_id: KeyId,
+    change: impl Fn(Option<UsageCounter>) -> Option<UsageCounter>,
+) -> StoreResult<Option<UsageCounter>> {
+    loop {
+        let stored = store.get_usage(key_id).await?;
+        let Some(next) = change(stored) else {
+            return Ok(None);
+        };
+        if store.swap_usage(stored, next).await? {
+            return Ok(Some(next));
+        }
+    }
+}
+
+impl Access {
+    /// Counts one call for `key_id` in the period starting `period_start` in the store,
+    /// durably, unless `quota` calls are counted there already. Returns the counter after the
+    /// call, or `None` when the quota is used up. Several processes sharing one store may
+    /// count concurrently and exactly `quota` succeed.
+    pub(super) async fn count_call(
+        &self,
+        key_id: KeyId,
+        period_start: DateTime<Utc>,
+        quota: u64,
+    ) -> StoreResult<Option<UsageCounter>> {
+        change_in_store(self.store.as_ref(), key_id, |stored| {
+            counted(stored, key_id, period_start, quota)
+        })
+        .await
+    }
 }
 
 /// One key's usage counter.
@@ -142,7 +223,7 @@ enum Counted {
     InMemory { meter: Arc<Meter>, period: u64 },
     /// By the store, on this counter.
     InStore {
-        store: Arc<dyn KeyStore>,
+        store: Arc<dyn UsageStore>,
         counter: UsageCounter,
     },
     /// Nowhere: metering is off.
@@ -151,11 +232,11 @@ enum Counted {
 
 /// Gives back a call the store counted. Should that fail, the call stays counted: a failure
 /// may overcount by one call, never undercount.
-async fn uncount(store: &dyn KeyStore, counter: UsageCounter) {
-    if let Err(e) = store
-        .uncount_call(counter.key_id, counter.period_start)
-        .await
-    {
+async fn uncount(store: &dyn UsageStore, counter: UsageCounter) {
+    let given_back = change_in_store(store, counter.key_id, |stored| {
+        uncounted(stored, counter.period_start)
+    });
+    if let Err(e) = given_back.await {
         tracing::error!(key_id = %counter.key_id, error = %e, "giving back a failed call failed; it stays counted");
     }
 }
@@ -176,7 +257,7 @@ impl Reservation {
         }
     }
 
-    pub(crate) fn in_store(store: Arc<dyn KeyStore>, counter: UsageCounter) -> Self {
+    pub(crate) fn in_store(store: Arc<dyn UsageStore>, counter: UsageCounter) -> Self {
         Self {
             counted: Counted::InStore { store, counter },
             committed: false,
@@ -268,5 +349,93 @@ mod tests {
         assert_eq!(m.try_reserve(1, 2), Some((2, 2)));
         m.release(2);
         assert_eq!(m.snapshot(), (2, 1));
+    }
+
+    fn access() -> Access {
+        Access {
+            keys: Default::default(),
+            store: Arc::new(crate::store::MemoryStore::new()),
+        }
+    }
+
+    fn key_id(n: u128) -> KeyId {
+        KeyId(uuid::Uuid::from_u128(n))
+    }
+
+    async fn used(access: &Access, key: KeyId) -> Option<(u64, DateTime<Utc>)> {
+        let counter = access.store.get_usage(key).await.expect("read");
+        counter.map(|c| (c.calls_used, c.period_start))
+    }
+
+    #[tokio::test]
+    async fn the_store_counts_up_to_the_quota_and_starts_over_in_a_new_period() {
+        let (access, key) = (access(), key_id(1));
+        let (t0, next) = (at(2026, 11, 1), at(2026, 12, 1));
+        for n in 1..=3 {
+            let c = access.count_call(key, t0, 3).await.expect("counted");
+            assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((n, t0)));
+        }
+        assert_eq!(access.count_call(key, t0, 3).await.expect("read"), None);
+        assert_eq!(used(&access, key).await, Some((3, t0)));
+        let c = access.count_call(key, next, 3).await.expect("counted");
+        assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((1, next)));
+        // A caller whose clock is still in the old period counts in the newer one.
+        let c = access.count_call(key, t0, 3).await.expect("counted");
+        assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((2, next)));
+        assert_eq!(
+            access.count_call(key_id(2), t0, 0).await.expect("read"),
+            None
+        );
+        assert_eq!(
+            used(&access, key_id(2)).await,
+            None,
+            "nothing written at quota 0"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_call_given_back_to_the_store_leaves_its_own_period_only() {
+        let (access, key) = (access(), key_id(1));
+        let (t0, next) = (at(2026, 11, 1), at(2026, 12, 1));
+        let counter = |period_start| UsageCounter {
+            key_id: key,
+            period_start,
+            calls_used: 1,
+        };
+        uncount(access.store.as_ref(), counter(t0)).await;
+        assert_eq!(used(&access, key).await, None, "nothing to give back");
+        for _ in 0..2 {
+            access.count_call(key, t0, 5).await.expect("counted");
+        }
+        for _ in 0..3 {
+            uncount(access.store.as_ref(), counter(t0)).await;
+        }
+        assert_eq!(used(&access, key).await, Some((0, t0)), "never below zero");
+        access.count_call(key, next, 5).await.expect("counted");
+        uncount(access.store.as_ref(), counter(t0)).await;
+        assert_eq!(
+            used(&access, key).await,
+            Some((1, next)),
+            "the new period kept"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_calls_counted_in_the_store_succeed_exactly_quota_times() {
+        let (access, key) = (Arc::new(access()), key_id(1));
+        let t0 = at(2026, 11, 1);
+        let calls = (0..60).map(|_| {
+            let access = access.clone();
+            tokio::spawn(async move { access.count_call(key, t0, 25).await })
+        });
+        let mut handed: Vec<u64> = Vec::new();
+        for call in calls {
+            if let Some(c) = call.await.expect("joined").expect("no store error") {
+                handed.push(c.calls_used);
+            }
+        }
+        handed.sort_unstable();
+        assert_eq!(handed, (1..=25).collect::<Vec<u64>>());
+        assert_eq!(used(&access, key).await, Some((25, t0)));
     }
 }

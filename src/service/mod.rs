@@ -89,7 +89,7 @@ pub use webhooks::{NewWebhook, WebhookChange, WebhookCreation};
 
 use crate::domain::{Company, CompanyId, Subscription, WebhookId};
 use crate::query::JobIndex;
-use crate::store::{JobStore, KeyStore, OutboxStore, Store, StoreError};
+use crate::store::{AccessStore, CatalogStore, CompanyStore, Store, StoreError, SubscriptionStore};
 use crate::webhooks::Notifier;
 pub(crate) use histogram::DurationHistogram;
 use keys::KeyRegistry;
@@ -164,8 +164,8 @@ struct Inner {
 
 /// The catalog's state.
 struct Catalog {
-    /// Where jobs and companies are kept.
-    store: Arc<dyn JobStore>,
+    /// Where jobs, the job change feed, index snapshots and companies are kept.
+    store: Arc<dyn CatalogStore>,
     index: RwLock<JobIndex>,
     /// Counts the changes of `index`, so results read at one state are known stale after.
     index_generation: search_memo::IndexGeneration,
@@ -186,13 +186,13 @@ struct Catalog {
 /// Access: the keys and where they and their usage are kept.
 struct Access {
     keys: KeyRegistry,
-    store: Arc<dyn KeyStore>,
+    store: Arc<dyn AccessStore>,
 }
 
 /// The subscriptions' state.
 struct Subscriptions {
     /// Where subscriptions, events and deliveries are kept.
-    store: Arc<dyn OutboxStore>,
+    store: Arc<dyn SubscriptionStore>,
     webhooks: RwLock<HashMap<WebhookId, Subscription>>,
     /// Serialises writes of one subscription (change, deletion, delivery status), so a
     /// status update never resurrects a deleted subscription, and registrations of one key,
@@ -349,7 +349,9 @@ impl ServiceBuilder {
 }
 
 /// Every stored company, read 1,000 at a time.
-async fn load_companies(store: &dyn JobStore) -> ServiceResult<HashMap<CompanyId, Arc<Company>>> {
+async fn load_companies(
+    store: &dyn CompanyStore,
+) -> ServiceResult<HashMap<CompanyId, Arc<Company>>> {
     let mut companies = HashMap::new();
     let mut after = None;
     loop {

@@ -5,8 +5,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{
-    FanOut, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore, Leases, OutboxStore, Pruned,
-    Store, StoreError, StoreResult, UsageCounter,
+    CompanyStore, DeliveryQueue, EventLog, FanOut, FanOutStore, FeedBounds, FeedEntry,
+    IndexSnapshotStore, JobFeedStore, JobStore, JobWrite, KeyStore, Leases, Pruned, Store,
+    StoreError, StoreResult, UsageCounter, UsageStore, WebhookStore,
 };
 use crate::domain::{
     ApiKeyRecord, ChangeKind, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId,
@@ -166,7 +167,13 @@ impl JobStore for MemoryStore {
         }
         Ok(existed)
     }
+}
 
+/// No snapshots: a memory store starts empty, so there is never an index to load.
+impl IndexSnapshotStore for MemoryStore {}
+
+#[async_trait]
+impl JobFeedStore for MemoryStore {
     async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
         let state = self.state()?;
         Ok(state
@@ -203,7 +210,10 @@ impl JobStore for MemoryStore {
         }
         Ok(old.len())
     }
+}
 
+#[async_trait]
+impl CompanyStore for MemoryStore {
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         Ok(self.state()?.companies.get(&id).cloned())
     }
@@ -243,7 +253,10 @@ impl KeyStore for MemoryStore {
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         Ok(self.state()?.keys.values().cloned().collect())
     }
+}
 
+#[async_trait]
+impl UsageStore for MemoryStore {
     async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
         let mut state = self.state()?;
         for c in counters {
@@ -256,31 +269,17 @@ impl KeyStore for MemoryStore {
         Ok(self.state()?.usage.values().copied().collect())
     }
 
-    async fn count_call(
+    async fn swap_usage(
         &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
+        expected: Option<UsageCounter>,
+        new: UsageCounter,
+    ) -> StoreResult<bool> {
         let mut state = self.state()?;
-        let next = UsageCounter::counted(
-            state.usage.get(&key_id).copied(),
-            key_id,
-            period_start,
-            quota,
-        );
-        if let Some(c) = next {
-            state.usage.insert(key_id, c);
+        if state.usage.get(&new.key_id) != expected.as_ref() {
+            return Ok(false);
         }
-        Ok(next)
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        let mut state = self.state()?;
-        if let Some(c) = UsageCounter::uncounted(state.usage.get(&key_id).copied(), period_start) {
-            state.usage.insert(key_id, c);
-        }
-        Ok(())
+        state.usage.insert(new.key_id, new);
+        Ok(true)
     }
 
     async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
@@ -289,12 +288,7 @@ impl KeyStore for MemoryStore {
 }
 
 #[async_trait]
-impl OutboxStore for MemoryStore {
-    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
-        self.state()?.insert_event(event);
-        Ok(())
-    }
-
+impl WebhookStore for MemoryStore {
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
         let mut state = self.state()?;
         let head = state.log_head;
@@ -332,6 +326,14 @@ impl OutboxStore for MemoryStore {
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
         Ok(self.state()?.webhooks.values().cloned().collect())
     }
+}
+
+#[async_trait]
+impl EventLog for MemoryStore {
+    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
+        self.state()?.insert_event(event);
+        Ok(())
+    }
 
     async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
         Ok(self.state()?.events.get(&id).cloned())
@@ -354,7 +356,10 @@ impl OutboxStore for MemoryStore {
             })
             .collect())
     }
+}
 
+#[async_trait]
+impl FanOutStore for MemoryStore {
     async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
         Ok(self
             .state()?
@@ -396,7 +401,10 @@ impl OutboxStore for MemoryStore {
         }
         Ok(true)
     }
+}
 
+#[async_trait]
+impl DeliveryQueue for MemoryStore {
     async fn due_deliveries(
         &self,
         due: DateTime<Utc>,

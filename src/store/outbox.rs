@@ -34,7 +34,7 @@ pub struct FanOut {
     pub cursors: Vec<CursorMove>,
 }
 
-/// What [`OutboxStore::prune`](super::OutboxStore::prune) removed.
+/// What [`DeliveryQueue::prune`](super::DeliveryQueue::prune) removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pruned {
     /// Settled (succeeded or failed) deliveries.

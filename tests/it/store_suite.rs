@@ -14,8 +14,9 @@ use job_listings::domain::{
     SalaryRange, Seniority, Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
 use job_listings::store::{
-    ChangedRecord, CursorMove, DecidedOn, FanOut, FeedBounds, IndexSnapshot, JobStore, JobWrite,
-    KeyStore, MemoryStore, OutboxStore, PgStore, Pruned, SledStore, Store, UsageCounter,
+    ChangedRecord, CompanyStore, CursorMove, DecidedOn, DeliveryQueue, EventLog, FanOut,
+    FeedBounds, IndexSnapshot, IndexSnapshotStore, JobFeedStore, JobStore, JobWrite, KeyStore,
+    MemoryStore, PgStore, Pruned, SledStore, Store, UsageCounter, UsageStore, WebhookStore,
 };
 use uuid::Uuid;
 
@@ -140,7 +141,7 @@ fn delivery(n: u64, event: EventId, hook: WebhookId, due: DateTime<Utc>) -> Deli
     }
 }
 
-/// An event about `job` with the given deliveries, as [`OutboxStore::put_event`] takes it.
+/// An event about `job` with the given deliveries, as [`EventLog::put_event`] takes it.
 fn event_with(job: &Job, event: EventId, deliveries: Vec<Delivery>) -> OutboxEvent {
     OutboxEvent {
         id: event,
@@ -460,91 +461,102 @@ async fn get_key_and_get_webhook_read_one_record_by_id(store: &dyn Store) {
     assert_eq!(store.get_webhook(w.id).await.expect("read"), None);
 }
 
-async fn count_call_counts_up_to_the_quota_and_starts_over_in_a_new_period(store: &dyn Store) {
+fn usage(key: KeyId, period_start: DateTime<Utc>, calls_used: u64) -> UsageCounter {
+    UsageCounter {
+        key_id: key,
+        period_start,
+        calls_used,
+    }
+}
+
+async fn swap_usage_writes_only_over_the_counter_expected(store: &dyn Store) {
     let key = KeyId(uuid(1));
     let next = t0() + Duration::days(30);
-    for n in 1..=3 {
-        let c = store.count_call(key, t0(), 3).await.expect("counted");
-        assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((n, t0())));
+    let first = usage(key, t0(), 1);
+    assert!(store.swap_usage(None, first).await.expect("swapped"));
+    assert_eq!(store.get_usage(key).await.expect("read"), Some(first));
+    // The key has a counter now: a swap from none fails, as does one from another counter.
+    let second = usage(key, t0(), 2);
+    assert!(!store.swap_usage(None, second).await.expect("refused"));
+    for stale in [usage(key, t0(), 2), usage(key, next, 1)] {
+        assert!(!store
+            .swap_usage(Some(stale), second)
+            .await
+            .expect("refused"));
     }
-    assert_eq!(store.count_call(key, t0(), 3).await.expect("read"), None);
-    assert_eq!(calls_used(store, key).await, Some(3));
-    // A new period starts from zero.
-    let c = store.count_call(key, next, 3).await.expect("counted");
-    assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((1, next)));
-    // A caller whose clock is still in the old period counts in the newer one.
-    let c = store.count_call(key, t0(), 3).await.expect("counted");
-    assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((2, next)));
+    assert_eq!(store.get_usage(key).await.expect("read"), Some(first));
+    assert!(store
+        .swap_usage(Some(first), second)
+        .await
+        .expect("swapped"));
+    // A new period is a counter like any other.
+    let over = usage(key, next, 1);
+    assert!(store.swap_usage(Some(second), over).await.expect("swapped"));
+    assert_eq!(store.get_usage(key).await.expect("read"), Some(over));
     // Another key is not touched.
     assert_eq!(store.get_usage(KeyId(uuid(2))).await.expect("read"), None);
-    assert_eq!(
-        store
-            .count_call(KeyId(uuid(3)), t0(), 0)
-            .await
-            .expect("read"),
-        None
-    );
 }
 
-async fn counting_keeps_a_period_start_with_microseconds_exactly(store: &dyn Store) {
+async fn swapping_keeps_a_period_start_with_microseconds_exactly(store: &dyn Store) {
     let key = KeyId(uuid(1));
     let start = t0() + Duration::microseconds(123_456);
-    for n in 1..=3 {
-        let c = store.count_call(key, start, 10).await.expect("counted");
-        assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((n, start)));
+    assert!(store
+        .swap_usage(None, usage(key, start, 1))
+        .await
+        .expect("swapped"));
+    for n in 2..=3 {
+        let read = store.get_usage(key).await.expect("read");
+        assert_eq!(read, Some(usage(key, start, n - 1)));
+        assert!(store
+            .swap_usage(read, usage(key, start, n))
+            .await
+            .expect("swapped from what was read"));
     }
-    store.uncount_call(key, start).await.expect("given back");
-    let c = store
-        .get_usage(key)
-        .await
-        .expect("read")
-        .expect("a counter");
-    assert_eq!((c.calls_used, c.period_start), (2, start));
+    assert_eq!(calls_used(store, key).await, Some(3));
 }
 
-async fn uncount_call_gives_back_one_call_in_its_own_period_only(store: &dyn Store) {
+async fn of_concurrent_swaps_from_one_counter_exactly_one_succeeds(store: &dyn Store) {
     let key = KeyId(uuid(1));
-    let next = t0() + Duration::days(30);
-    store
-        .uncount_call(key, t0())
+    let from = usage(key, t0(), 7);
+    store.put_usage(&[from]).await.expect("written");
+    let swaps = (0..20).map(|n| store.swap_usage(Some(from), usage(key, t0(), 100 + n)));
+    let won: Vec<u64> = futures::future::join_all(swaps)
         .await
-        .expect("nothing to give back");
-    assert_eq!(store.get_usage(key).await.expect("read"), None);
-    store.count_call(key, t0(), 5).await.expect("counted");
-    store.count_call(key, t0(), 5).await.expect("counted");
-    store.uncount_call(key, t0()).await.expect("given back");
-    assert_eq!(calls_used(store, key).await, Some(1));
-    store.uncount_call(key, t0()).await.expect("given back");
-    store
-        .uncount_call(key, t0())
-        .await
-        .expect("never below zero");
-    assert_eq!(calls_used(store, key).await, Some(0));
-    store.count_call(key, next, 5).await.expect("counted");
-    store
-        .uncount_call(key, t0())
-        .await
-        .expect("an old period's call");
-    let c = store
-        .get_usage(key)
-        .await
-        .expect("read")
-        .expect("a counter");
-    assert_eq!(
-        (c.calls_used, c.period_start),
-        (1, next),
-        "the new period is not touched"
-    );
-}
-
-async fn concurrent_count_calls_succeed_exactly_quota_times(store: &dyn Store) {
-    let key = KeyId(uuid(1));
-    let calls = (0..60).map(|_| store.count_call(key, t0(), 25));
-    let results = futures::future::join_all(calls).await;
-    let mut used: Vec<u64> = results
         .into_iter()
-        .filter_map(|r| r.expect("no store error"))
-        .map(|c| c.calls_used)
+        .zip(100..)
+        .filter_map(|(swapped, n)| swapped.expect("no store error").then_some(n))
+        .collect();
+    assert_eq!(won.len(), 1, "one swap wins: {won:?}");
+    assert_eq!(calls_used(store, key).await, Some(won[0]));
+}
+
+/// Counts one call up to `quota` with swaps, as metering in the store does: the counter
+/// after the call, or `None` when the quota is used up.
+async fn count_by_swaps(store: &dyn Store, key: KeyId, quota: u64) -> Option<u64> {
+    loop {
+        let stored = store.get_usage(key).await.expect("read");
+        let used = stored.map_or(0, |c| c.calls_used);
+        if used >= quota {
+            return None;
+        }
+        let next = usage(key, t0(), used + 1);
+        if store
+            .swap_usage(stored, next)
+            .await
+            .expect("no store error")
+        {
+            return Some(used + 1);
+        }
+    }
+}
+
+async fn counting_with_concurrent_swaps_hands_out_each_count_once(store: &dyn Store) {
+    let key = KeyId(uuid(1));
+    let calls = (0..60).map(|_| count_by_swaps(store, key, 25));
+    let mut used: Vec<u64> = futures::future::join_all(calls)
+        .await
+        .into_iter()
+        .flatten()
         .collect();
     used.sort_unstable();
     assert_eq!(
@@ -1491,10 +1503,10 @@ macro_rules! store_suite {
             check!(usage_counters_replace_earlier_values);
             check!(get_key_and_get_webhook_read_one_record_by_id);
             check!(get_jobs_gives_each_job_in_the_order_asked);
-            check!(count_call_counts_up_to_the_quota_and_starts_over_in_a_new_period);
-            check!(uncount_call_gives_back_one_call_in_its_own_period_only);
-            check!(counting_keeps_a_period_start_with_microseconds_exactly);
-            check!(concurrent_count_calls_succeed_exactly_quota_times);
+            check!(swap_usage_writes_only_over_the_counter_expected);
+            check!(swapping_keeps_a_period_start_with_microseconds_exactly);
+            check!(of_concurrent_swaps_from_one_counter_exactly_one_succeeds);
+            check!(counting_with_concurrent_swaps_hands_out_each_count_once);
             check!(a_claimed_delivery_is_not_claimed_again_until_written_or_its_lease_ends);
             check!(webhooks_are_stored_scanned_and_deleted);
             check!(deleting_a_webhook_fails_its_pending_deliveries);

@@ -18,8 +18,9 @@ use tokio_postgres::{NoTls, Row};
 use uuid::Uuid;
 
 use super::{
-    ChangeFeed, ChangedRecord, DecidedOn, FeedBounds, FeedEntry, JobStore, JobWrite, KeyStore,
-    Store, StoreError, StoreResult, UsageCounter,
+    ChangeFeed, ChangedRecord, CompanyStore, DecidedOn, FeedBounds, FeedEntry, IndexSnapshotStore,
+    JobFeedStore, JobStore, JobWrite, KeyStore, Store, StoreError, StoreResult, UsageCounter,
+    UsageStore,
 };
 use crate::domain::{changed_at, ApiKeyRecord, ChangeKind, Company, CompanyId, Job, JobId, KeyId};
 
@@ -340,7 +341,14 @@ impl JobStore for PgStore {
         tx.commit().await.map_err(pg_error)?;
         Ok(deleted)
     }
+}
 
+/// No snapshots: a replica indexes every job at start, as it cannot tell which jobs other
+/// replicas wrote after a snapshot.
+impl IndexSnapshotStore for PgStore {}
+
+#[async_trait]
+impl JobFeedStore for PgStore {
     async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
         self.job_feed_after(after, limit).await
     }
@@ -352,7 +360,10 @@ impl JobStore for PgStore {
     async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
         self.prune_job_feed(before, limit).await
     }
+}
 
+#[async_trait]
+impl CompanyStore for PgStore {
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         self.get_doc("SELECT doc FROM companies WHERE id = $1", id.0)
             .await
@@ -404,7 +415,10 @@ impl KeyStore for PgStore {
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         self.docs("SELECT doc FROM api_keys ORDER BY id", &[]).await
     }
+}
 
+#[async_trait]
+impl UsageStore for PgStore {
     async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
@@ -433,45 +447,45 @@ impl KeyStore for PgStore {
         rows.iter().map(counter).collect()
     }
 
-    async fn count_call(
+    async fn swap_usage(
         &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
-        if quota == 0 {
-            return Ok(None);
-        }
+        expected: Option<UsageCounter>,
+        new: UsageCounter,
+    ) -> StoreResult<bool> {
         let client = self.client().await?;
-        // One statement, so concurrent callers on any replica serialise on the row: a counter
-        // on an earlier period starts over, a counter at the quota is left alone (no row back).
-        let row = client
-            .query_opt(
-                "INSERT INTO usage AS u (key_id, period_start, calls_used) VALUES ($1, $2, 1)
-                 ON CONFLICT (key_id) DO UPDATE SET
-                    calls_used = CASE WHEN u.period_start < EXCLUDED.period_start THEN 1
-                                      ELSE u.calls_used + 1 END,
-                    period_start = GREATEST(u.period_start, EXCLUDED.period_start)
-                 WHERE u.period_start < EXCLUDED.period_start OR u.calls_used < $3
-                 RETURNING key_id, period_start, calls_used",
-                &[&key_id.0, &period_start, &limit(quota as usize)],
-            )
-            .await
+        // One statement either way, so concurrent swaps on any replica serialise on the row
+        // (or on its key, for the first counter) and only the first of them finds `expected`.
+        let swapped =
+            match expected {
+                None => client
+                    .execute(
+                        "INSERT INTO usage (key_id, period_start, calls_used) VALUES ($1, $2, $3)
+                         ON CONFLICT (key_id) DO NOTHING",
+                        &[
+                            &new.key_id.0,
+                            &new.period_start,
+                            &limit(new.calls_used as usize),
+                        ],
+                    )
+                    .await,
+                Some(old) => {
+                    client
+                        .execute(
+                            "UPDATE usage SET period_start = $2, calls_used = $3
+                         WHERE key_id = $1 AND period_start = $4 AND calls_used = $5",
+                            &[
+                                &new.key_id.0,
+                                &new.period_start,
+                                &limit(new.calls_used as usize),
+                                &old.period_start,
+                                &limit(old.calls_used as usize),
+                            ],
+                        )
+                        .await
+                }
+            }
             .map_err(pg_error)?;
-        row.as_ref().map(counter).transpose()
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        let client = self.client().await?;
-        client
-            .execute(
-                "UPDATE usage SET calls_used = calls_used - 1
-                 WHERE key_id = $1 AND period_start = $2 AND calls_used > 0",
-                &[&key_id.0, &period_start],
-            )
-            .await
-            .map_err(pg_error)?;
-        Ok(())
+        Ok(swapped == 1)
     }
 
     async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {

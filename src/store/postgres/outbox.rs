@@ -1,6 +1,7 @@
-//! [`OutboxStore`] on PostgreSQL: the outbox log with positions in commit order, fan-out
-//! cursors moved with compare-and-set (of several replicas, one makes each delivery), and
-//! deliveries read per subscription through partial indexes.
+//! The outbox on PostgreSQL ([`WebhookStore`], [`EventLog`], [`FanOutStore`],
+//! [`DeliveryQueue`]): the outbox log with positions in commit order, fan-out cursors moved
+//! with compare-and-set (of several replicas, one makes each delivery), and deliveries read
+//! per subscription through partial indexes.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -12,7 +13,10 @@ use crate::domain::{
     Delivery, DeliveryId, DeliveryStatus, EventId, JobEvent, JobId, LoggedEvent, OutboxEvent,
     Subscription, WebhookId,
 };
-use crate::store::{ChangedRecord, FanOut, JobWrite, OutboxStore, Pruned, StoreResult};
+use crate::store::{
+    ChangedRecord, DeliveryQueue, EventLog, FanOut, FanOutStore, JobWrite, Pruned, StoreResult,
+    WebhookStore,
+};
 
 fn status_name(status: DeliveryStatus) -> &'static str {
     match status {
@@ -99,7 +103,7 @@ fn stored_position(value: u64) -> i64 {
 }
 
 #[async_trait]
-impl OutboxStore for PgStore {
+impl WebhookStore for PgStore {
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
@@ -168,7 +172,10 @@ impl OutboxStore for PgStore {
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
         self.docs("SELECT doc FROM webhooks ORDER BY id", &[]).await
     }
+}
 
+#[async_trait]
+impl EventLog for PgStore {
     async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
@@ -214,7 +221,10 @@ impl OutboxStore for PgStore {
             })
             .collect())
     }
+}
 
+#[async_trait]
+impl FanOutStore for PgStore {
     async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
         let client = self.client().await?;
         let rows = client
@@ -267,7 +277,10 @@ impl OutboxStore for PgStore {
         tx.commit().await.map_err(pg_error)?;
         Ok(true)
     }
+}
 
+#[async_trait]
+impl DeliveryQueue for PgStore {
     async fn due_deliveries(
         &self,
         due: DateTime<Utc>,

@@ -302,17 +302,9 @@ mod tests {
                 let st = s();
                 Box::pin(async move { st.put_usage(&[counter]).await })
             }),
-            ("count_call", {
+            ("swap_usage", {
                 let st = s();
-                Box::pin(async move {
-                    st.count_call(counter.key_id, counter.period_start, 10)
-                        .await
-                        .map(drop)
-                })
-            }),
-            ("uncount_call", {
-                let st = s();
-                Box::pin(async move { st.uncount_call(counter.key_id, Utc::now()).await })
+                Box::pin(async move { st.swap_usage(Some(counter), counter).await.map(drop) })
             }),
             ("put_event", {
                 let st = s();

@@ -74,7 +74,10 @@ impl JobStore for SledStore {
             .await
             .map_err(backend)?
     }
+}
 
+#[async_trait]
+impl IndexSnapshotStore for SledStore {
     async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
         let path = self.index_snapshot.clone();
         tokio::task::spawn_blocking(move || snapshot_file::read(&path))
@@ -92,7 +95,10 @@ impl JobStore for SledStore {
         .await
         .map_err(backend)?
     }
+}
 
+#[async_trait]
+impl JobFeedStore for SledStore {
     async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
         // A page may read its jobs from disk: off the async threads.
         let this = self.clone();
@@ -109,7 +115,10 @@ impl JobStore for SledStore {
         self.durably(move |s| s.prune_feed_entries(before, limit))
             .await
     }
+}
 
+#[async_trait]
+impl CompanyStore for SledStore {
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         Self::get(&self.companies, id.0.as_bytes())
     }

@@ -1,4 +1,5 @@
-//! [`KeyStore`] on sled: key records and usage counters, counted with compare-and-swap.
+//! [`KeyStore`] and [`UsageStore`] on sled: key records, and usage counters swapped with
+//! compare-and-swap.
 
 use super::*;
 
@@ -17,7 +18,10 @@ impl KeyStore for SledStore {
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         Self::scan(&self.keys, None, usize::MAX)
     }
+}
 
+#[async_trait]
+impl UsageStore for SledStore {
     async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
         let mut batch = sled::Batch::default();
         for c in counters {
@@ -31,26 +35,14 @@ impl KeyStore for SledStore {
         Self::scan(&self.usage, None, usize::MAX)
     }
 
-    async fn count_call(
+    async fn swap_usage(
         &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
+        expected: Option<UsageCounter>,
+        new: UsageCounter,
+    ) -> StoreResult<bool> {
         self.durably(move |s| {
-            s.update_usage(key_id, |stored| {
-                UsageCounter::counted(stored, key_id, period_start, quota)
-            })
-        })
-        .await
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        self.durably(move |s| {
-            s.update_usage(key_id, |stored| {
-                UsageCounter::uncounted(stored, period_start)
-            })
-            .map(drop)
+            s.update_usage(new.key_id, |stored| (stored == expected).then_some(new))
+                .map(|swapped| swapped.is_some())
         })
         .await
     }

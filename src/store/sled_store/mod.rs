@@ -19,8 +19,9 @@ mod outbox_keys;
 
 use super::job_cache::JobCache;
 use super::{
-    job_record, snapshot_file, IndexSnapshot, JobStore, JobWrite, KeyStore, Leases, OutboxStore,
-    Store, StoreError, StoreResult, UsageCounter,
+    job_record, snapshot_file, CompanyStore, DeliveryQueue, EventLog, FanOutStore, IndexSnapshot,
+    IndexSnapshotStore, JobFeedStore, JobStore, JobWrite, KeyStore, Leases, Store, StoreError,
+    StoreResult, UsageCounter, UsageStore, WebhookStore,
 };
 use crate::domain::{
     ApiKeyRecord, ChangeKind, Company, CompanyId, Delivery, DeliveryId, DeliveryStatus, EventId,
@@ -55,7 +56,7 @@ impl SledConfig {
 /// Records are in one tree per collection: jobs in a versioned record format of the store's
 /// own (see `job_record`), everything else as JSON. Every write method flushes before it returns,
 /// so an acknowledged write survives a crash. sled is single-process: one server per folder.
-/// The search index snapshot ([`JobStore::save_index_snapshot`]) is the file `search-index` in
+/// The search index snapshot ([`IndexSnapshotStore::save_index_snapshot`]) is the file `search-index` in
 /// the same folder; deleting it only makes the next start rebuild the index.
 ///
 /// Every write passes a gate that an online backup ([`Store::backup_to`]) closes while it
@@ -100,7 +101,7 @@ pub struct SledStore {
     feed_durable: Arc<std::sync::atomic::AtomicU64>,
     /// The folder sled and the index snapshot are kept in.
     folder: PathBuf,
-    /// Where [`JobStore::save_index_snapshot`] keeps the index: a file beside sled's own.
+    /// Where [`IndexSnapshotStore::save_index_snapshot`] keeps the index: a file beside sled's own.
     index_snapshot: PathBuf,
     leases: Arc<Leases>,
     job_cache: Arc<JobCache>,

@@ -1,6 +1,7 @@
-//! [`OutboxStore`] on sled: subscriptions and their fan-out cursors, the outbox log, events
-//! and deliveries, each index keyed so that one subscription's reads and deletes touch only
-//! its own records. Scans run off the async threads.
+//! The outbox on sled ([`WebhookStore`], [`EventLog`], [`FanOutStore`], [`DeliveryQueue`]):
+//! subscriptions and their fan-out cursors, the outbox log, events and deliveries, each index
+//! keyed so that one subscription's reads and deletes touch only its own records. Scans run
+//! off the async threads.
 
 use super::outbox_keys::{after_prefix, decode_segment, event_time_key, time_key, DeliveryTrees};
 use super::*;
@@ -15,33 +16,7 @@ fn position_of(stored: &[u8]) -> u64 {
 }
 
 #[async_trait]
-impl OutboxStore for SledStore {
-    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
-        let event = event.clone();
-        self.durably(move |s| {
-            (
-                &s.events,
-                &s.events_by_time,
-                &s.deliveries,
-                &s.due,
-                &s.by_webhook,
-                &s.settled,
-            )
-                .transaction(|(events, by_time, deliveries, due, by_webhook, settled)| {
-                    insert_event(events, by_time, &event)?;
-                    let trees = DeliveryTrees {
-                        deliveries,
-                        due,
-                        by_webhook,
-                        settled,
-                    };
-                    event.deliveries.iter().try_for_each(|d| trees.write(d))
-                })
-                .map_err(tx_error)
-        })
-        .await
-    }
-
+impl WebhookStore for SledStore {
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
         let (k, v) = (webhook.id.0.as_bytes().to_vec(), encode(webhook)?);
         self.durably(move |s| {
@@ -101,6 +76,35 @@ impl OutboxStore for SledStore {
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
         Self::scan(&self.webhooks, None, usize::MAX)
     }
+}
+
+#[async_trait]
+impl EventLog for SledStore {
+    async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
+        let event = event.clone();
+        self.durably(move |s| {
+            (
+                &s.events,
+                &s.events_by_time,
+                &s.deliveries,
+                &s.due,
+                &s.by_webhook,
+                &s.settled,
+            )
+                .transaction(|(events, by_time, deliveries, due, by_webhook, settled)| {
+                    insert_event(events, by_time, &event)?;
+                    let trees = DeliveryTrees {
+                        deliveries,
+                        due,
+                        by_webhook,
+                        settled,
+                    };
+                    event.deliveries.iter().try_for_each(|d| trees.write(d))
+                })
+                .map_err(tx_error)
+        })
+        .await
+    }
 
     async fn get_event(&self, id: EventId) -> StoreResult<Option<OutboxEvent>> {
         Self::get(&self.events, id.0.as_bytes())
@@ -138,7 +142,10 @@ impl OutboxStore for SledStore {
         })
         .await
     }
+}
 
+#[async_trait]
+impl FanOutStore for SledStore {
     async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
         self.blocking(|s| {
             s.cursors
@@ -207,7 +214,10 @@ impl OutboxStore for SledStore {
         })
         .await
     }
+}
 
+#[async_trait]
+impl DeliveryQueue for SledStore {
     async fn due_deliveries(
         &self,
         due: DateTime<Utc>,

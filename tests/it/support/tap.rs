@@ -14,9 +14,10 @@ use job_listings::domain::{
     LoggedEvent, OutboxEvent, Subscription, WebhookId,
 };
 use job_listings::store::{
-    BackupSource, BackupSummary, Change, ChangeFeed, FanOut, FeedBounds, FeedEntry, IndexSnapshot,
-    JobStore, JobWrite, KeyStore, OutboxStore, Pruned, Store, StoreError, StoreResult,
-    UsageCounter,
+    BackupSource, BackupSummary, Change, ChangeFeed, CompanyStore, DeliveryQueue, EventLog, FanOut,
+    FanOutStore, FeedBounds, FeedEntry, IndexSnapshot, IndexSnapshotStore, JobFeedStore, JobStore,
+    JobWrite, KeyStore, Pruned, Store, StoreError, StoreResult, UsageCounter, UsageStore,
+    WebhookStore,
 };
 
 /// What a test does at the tapped calls. Every hook does nothing by default.
@@ -107,7 +108,10 @@ impl JobStore for TappedStore {
     async fn jobs_written_since(&self, version: u64) -> StoreResult<Option<Vec<JobId>>> {
         self.inner.jobs_written_since(version).await
     }
+}
 
+#[async_trait]
+impl IndexSnapshotStore for TappedStore {
     async fn load_index_snapshot(&self) -> StoreResult<Option<IndexSnapshot>> {
         self.inner.load_index_snapshot().await
     }
@@ -115,7 +119,10 @@ impl JobStore for TappedStore {
     async fn save_index_snapshot(&self, snapshot: IndexSnapshot) -> StoreResult<()> {
         self.inner.save_index_snapshot(snapshot).await
     }
+}
 
+#[async_trait]
+impl JobFeedStore for TappedStore {
     async fn feed_after(&self, after: u64, limit: usize) -> StoreResult<Vec<FeedEntry>> {
         self.inner.feed_after(after, limit).await
     }
@@ -127,7 +134,10 @@ impl JobStore for TappedStore {
     async fn prune_feed(&self, before: DateTime<Utc>, limit: usize) -> StoreResult<usize> {
         self.inner.prune_feed(before, limit).await
     }
+}
 
+#[async_trait]
+impl CompanyStore for TappedStore {
     async fn get_company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         self.inner.get_company(id).await
     }
@@ -162,7 +172,10 @@ impl KeyStore for TappedStore {
     async fn scan_keys(&self) -> StoreResult<Vec<ApiKeyRecord>> {
         self.inner.scan_keys().await
     }
+}
 
+#[async_trait]
+impl UsageStore for TappedStore {
     async fn put_usage(&self, counters: &[UsageCounter]) -> StoreResult<()> {
         self.inner.put_usage(counters).await
     }
@@ -171,17 +184,12 @@ impl KeyStore for TappedStore {
         self.inner.scan_usage().await
     }
 
-    async fn count_call(
+    async fn swap_usage(
         &self,
-        key_id: KeyId,
-        period_start: DateTime<Utc>,
-        quota: u64,
-    ) -> StoreResult<Option<UsageCounter>> {
-        self.inner.count_call(key_id, period_start, quota).await
-    }
-
-    async fn uncount_call(&self, key_id: KeyId, period_start: DateTime<Utc>) -> StoreResult<()> {
-        self.inner.uncount_call(key_id, period_start).await
+        expected: Option<UsageCounter>,
+        new: UsageCounter,
+    ) -> StoreResult<bool> {
+        self.inner.swap_usage(expected, new).await
     }
 
     async fn get_usage(&self, key_id: KeyId) -> StoreResult<Option<UsageCounter>> {
@@ -190,7 +198,7 @@ impl KeyStore for TappedStore {
 }
 
 #[async_trait]
-impl OutboxStore for TappedStore {
+impl WebhookStore for TappedStore {
     async fn put_webhook(&self, webhook: &Subscription) -> StoreResult<()> {
         self.inner.put_webhook(webhook).await
     }
@@ -206,7 +214,10 @@ impl OutboxStore for TappedStore {
     async fn scan_webhooks(&self) -> StoreResult<Vec<Subscription>> {
         self.inner.scan_webhooks().await
     }
+}
 
+#[async_trait]
+impl EventLog for TappedStore {
     async fn put_event(&self, event: &OutboxEvent) -> StoreResult<()> {
         self.inner.put_event(event).await
     }
@@ -222,7 +233,10 @@ impl OutboxStore for TappedStore {
     async fn log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>> {
         self.inner.log_after(after, limit).await
     }
+}
 
+#[async_trait]
+impl FanOutStore for TappedStore {
     async fn fan_out_cursors(&self) -> StoreResult<Vec<(WebhookId, u64)>> {
         self.inner.fan_out_cursors().await
     }
@@ -234,7 +248,10 @@ impl OutboxStore for TappedStore {
     async fn fan_out(&self, step: &FanOut) -> StoreResult<bool> {
         self.inner.fan_out(step).await
     }
+}
 
+#[async_trait]
+impl DeliveryQueue for TappedStore {
     async fn due_deliveries(
         &self,
         due: DateTime<Utc>,

@@ -28,7 +28,7 @@ use clap::Parser;
 use job_listings::demo::Dataset;
 use job_listings::domain::{CallbackUrl, JobStatus, Plan};
 use job_listings::service::{JobListingsService, NewKey, NewWebhook, ServiceConfig};
-use job_listings::store::{OutboxStore, SledConfig, SledStore};
+use job_listings::store::{EventLog, SledConfig, SledStore};
 use job_listings::webhooks::CallbackPolicy;
 
 #[derive(Debug, Parser)]
