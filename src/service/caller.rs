@@ -9,6 +9,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use super::conditional::{Held, Read, Version};
 use super::keys::KeyEntry;
 use super::metering::{period_at, Reservation};
 use super::metrics::StoreWrite;
@@ -35,21 +36,6 @@ impl From<Refused> for ServiceError {
 
 /// What a caller's call returns: the value with the quota after counting it, or a refusal.
 pub type CallResult<T> = Result<Metered<T>, Refused>;
-
-/// Whether a read's answer is the copy the client holds already, asked of the answer once
-/// it is read; `None` for a client that holds none.
-pub type Unchanged<'a, T> = Option<&'a mut (dyn FnMut(&T) -> bool + Send)>;
-
-/// What a conditional read found: whether the answer differs from the copy the client holds.
-/// Only a changed answer is counted; an unchanged one costs the client no call (it is still
-/// within the key's rate limit, which guards the server rather than bills the client).
-#[derive(Clone, Debug)]
-pub enum Revalidated<T> {
-    /// The answer differs from the client's copy: counted as one call.
-    Changed(T),
-    /// The client's copy is still the answer: not counted, even with the quota used up.
-    Unchanged(T),
-}
 
 /// An authenticated API key. Cheap to clone; made by [`JobListingsService::caller`].
 #[derive(Clone)]
@@ -185,46 +171,53 @@ impl Caller {
         self.counted(work).await
     }
 
-    /// A read whose answer the client may hold already: checks the rate limit, runs `work`,
-    /// and when `unchanged` says the client's copy is the answer, returns it uncounted.
-    /// Otherwise, or without `unchanged`, the call is counted as [`Caller::metered`] counts
-    /// it. The work runs before
-    /// a unit is reserved, so an unchanged answer never touches the meter (with in-store
-    /// metering, no write); a read has no effect to undo, so a refused reservation after it
-    /// loses nothing but the work, and exactness holds: only what is counted is answered.
-    pub(super) async fn metered_unless<T, F>(
+    /// A read: checks the rate limit, runs `work`, and counts the call as
+    /// [`Caller::metered`] does, unless the client holds the answer's version already
+    /// ([`Held`]): then it is answered uncounted, even with the quota used up. A client that
+    /// holds nothing ([`Held::Nothing`]) has its call reserved before the work, as any call;
+    /// one that names what it holds has the work done first, so an answer it holds never
+    /// touches the meter (with in-store metering, no write). A read has no effect to undo, so
+    /// a refused reservation after it loses nothing but the work, and exactness holds: only
+    /// what is counted is answered.
+    pub(super) async fn read<T, F>(
         &self,
+        held: &Held,
         work: impl FnOnce() -> F,
-        unchanged: Unchanged<'_, T>,
-    ) -> CallResult<Revalidated<T>>
+        version_of: impl FnOnce(&T) -> Version,
+    ) -> CallResult<Read<T>>
     where
         F: Future<Output = ServiceResult<T>>,
     {
-        let Some(unchanged) = unchanged else {
-            let counted = self.metered(work).await?;
-            return Ok(Metered {
-                value: Revalidated::Changed(counted.value),
-                quota: counted.quota,
-            });
+        let versioned = |value: T| {
+            let version = version_of(&value);
+            Read {
+                value,
+                version,
+                held: false,
+            }
         };
+        if *held == Held::Nothing {
+            return self
+                .metered(|| async move { work().await.map(versioned) })
+                .await;
+        }
         if let Err(e) = self.check_rate() {
             return Err(self.refused(e).await);
         }
-        let value = match work().await {
-            Ok(value) => value,
+        let read = match work().await {
+            Ok(value) => versioned(value),
             Err(e) => return Err(self.refused(e).await),
         };
-        if unchanged(&value) {
+        if held.holds(read.version) {
             return match self.quota().await {
                 Ok(quota) => Ok(Metered {
-                    value: Revalidated::Unchanged(value),
+                    value: Read { held: true, ..read },
                     quota,
                 }),
                 Err(error) => Err(Refused { error, quota: None }),
             };
         }
-        self.counted(|| async move { Ok(Revalidated::Changed(value)) })
-            .await
+        self.counted(|| async move { Ok(read) }).await
     }
 
     /// Reserves one call, runs `work`, and counts the call only if it succeeds.
