@@ -12,7 +12,7 @@ use super::llms;
 use super::metrics::RouteLabel;
 use super::{api_key, Api, Reply, Trace, OPENAPI_JSON};
 use crate::domain::DomainError;
-use crate::service::{Caller, QuotaState, Refused, ServiceError};
+use crate::service::{QuotaState, Refused, ServiceError};
 
 /// An error answer, with the caller's quota for its headers when the caller is known.
 #[derive(Debug)]
@@ -111,7 +111,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>, trace: &mut Trace) ->
     if req.uri().path() == llms::PATH {
         trace.route(RouteLabel::LLMS_TXT);
         let answered = llms::answer(req);
-        api.charge_unless_keyed(req.headers(), req.extensions())?;
+        api.identify(req.headers(), req.extensions(), trace)?;
         return answered;
     }
     let segments = segments(req.uri().path());
@@ -124,7 +124,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>, trace: &mut Trace) ->
         Ok(Step::Answered(reply)) => Ok(reply),
         Err(refused) => Err(refused),
     };
-    api.charge_unless_keyed(req.headers(), req.extensions())?;
+    api.identify(req.headers(), req.extensions(), trace)?;
     answered
 }
 
@@ -266,7 +266,7 @@ async fn call(
         .and_then(|key| api.service().caller(&key).map_err(Failure::from))
     {
         Ok(caller) => {
-            trace.key(caller.key_id());
+            trace.key(&caller);
             // A call an admitted MCP request makes in this process: its token is taken.
             #[cfg(feature = "mcp")]
             let caller = super::admission::with_admitted_token(req.extensions(), caller);
@@ -277,7 +277,7 @@ async fn call(
             return Err(refused);
         }
     };
-    let answer = match (pattern, method) {
+    match (pattern, method) {
         ("/api/v1/jobs", _) => jobs::search(api, &caller, req).await,
         ("/api/v1/jobs/{id}", _) => jobs::get(api, &caller, id, req).await,
         ("/api/v1/companies", _) => companies::list(api, &caller, req).await,
@@ -292,18 +292,5 @@ async fn call(
         ("/api/v1/webhooks/{id}/test", _) => webhooks::test(&caller, id, req).await,
         ("/api/v1/usage", _) => usage::get(&caller, req).await,
         _ => Err(ApiError::NoRoute { under_api: true }.into()),
-    };
-    with_quota(&caller, answer).await
-}
-
-/// A refusal the handler made itself (a bad parameter, a plan too low) gets the caller's
-/// quota for its headers; the service's refusals carry theirs already.
-async fn with_quota(caller: &Caller, answer: Handled) -> Handled {
-    match answer {
-        Err(Failure { error, quota: None }) => Err(Failure {
-            quota: caller.quota().await.ok(),
-            error,
-        }),
-        other => other,
     }
 }

@@ -4,7 +4,9 @@
 //! The HTTP layer turns each request's key into a [`Caller`] with
 //! [`JobListingsService::caller`] and makes the one call the request asks for through it.
 //! Every answer carries the quota state its headers need: a [`Metered`] value, or a
-//! [`Refused`] error with the quota as it stands after the refusal.
+//! [`Refused`] error with the quota as it stands after the refusal; an answer refused before
+//! any call carries the quota as it stood when the key was checked
+//! ([`Caller::quota_at_check`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -45,6 +47,9 @@ pub struct Caller {
     /// Whether the request this caller serves took its rate-limit token already, when a
     /// frontend admitted it ([`Caller::rate_token_taken`]).
     rate_token_taken: bool,
+    /// The key's meter when the key was checked: its period and the calls used in it
+    /// ([`Caller::quota_at_check`]).
+    checked: (u64, u64),
 }
 
 /// The key's id and plan; never its hash.
@@ -62,9 +67,11 @@ impl JobListingsService {
     /// caller whose calls are then metered against it. Fails with
     /// [`ServiceError::InvalidKey`] or [`ServiceError::BillingInactive`].
     pub fn caller(&self, key: &ApiKey) -> ServiceResult<Caller> {
+        let entry = self.inner.access.keys.authenticate(key)?;
         Ok(Caller {
             service: self.clone(),
-            entry: self.inner.access.keys.authenticate(key)?,
+            checked: entry.meter.snapshot(),
+            entry,
             rate_token_taken: false,
         })
     }
@@ -99,6 +106,28 @@ impl Caller {
     /// itself, nor rate limited.
     pub async fn quota(&self) -> ServiceResult<QuotaState> {
         Ok(self.service.usage_of(&self.entry).await?.1)
+    }
+
+    /// The caller's quota as it stood when its key was checked, read without I/O: for the
+    /// headers of an answer refused before the service counted or read anything for it (a
+    /// bad parameter, a path that does not exist), which carries the key's quota as every
+    /// answer to a valid key does. With in-store metering it is the count this process last
+    /// saw, exact unless other processes counted calls of the key since;
+    /// [`Caller::quota`] reads the store.
+    pub fn quota_at_check(&self) -> QuotaState {
+        let record = &self.entry.record;
+        let limit = self.service.inner.config.quotas.of(record.plan);
+        let (period, _, resets_at) = period_at(record.billing_anchor, self.service.now());
+        let used = match (self.service.inner.config.metering, self.checked) {
+            (Metering::Off, _) => 0,
+            (_, (counted_in, used)) if counted_in == period => used,
+            _ => 0,
+        };
+        QuotaState {
+            limit,
+            remaining: limit.saturating_sub(used),
+            resets_at,
+        }
     }
 
     /// `error`, with the quota as it stands, for a refusal before anything was counted.
@@ -253,9 +282,13 @@ impl Caller {
                     .await;
                 let counter = match counted {
                     Ok(Some(counter)) => counter,
-                    Ok(None) => return Err(exceeded()),
+                    Ok(None) => {
+                        self.entry.meter.observe(period, limit);
+                        return Err(exceeded());
+                    }
                     Err(e) => return Err(self.refused(e.into()).await),
                 };
+                self.entry.meter.observe(period, counter.calls_used);
                 (
                     Reservation::in_store(store.clone(), counter),
                     counter.calls_used,
@@ -275,6 +308,9 @@ impl Caller {
                 reservation.give_back().await;
                 // The call just given back is not counted.
                 let counted = used.saturating_sub(u64::from(used > 0));
+                if service.inner.config.metering == Metering::InStore {
+                    self.entry.meter.observe(period, counted);
+                }
                 Err(Refused {
                     error,
                     quota: Some(state(counted)),
