@@ -65,7 +65,7 @@
 //! use std::sync::Arc;
 //! use job_listings::domain::Plan;
 //! use job_listings::query::{JobFilter, JobQuery};
-//! use job_listings::service::{JobListingsService, NewKey};
+//! use job_listings::service::{Held, JobListingsService, NewKey};
 //! use job_listings::store::MemoryStore;
 //!
 //! let service = JobListingsService::builder()
@@ -73,9 +73,8 @@
 //!     .build()
 //!     .await?;
 //! let (key, _record) = service.create_key(NewKey::new(Plan::Developer)).await?;
-//! let page = service
-//!     .search_jobs(&key, JobQuery::new(JobFilter::default().with_q("rust")))
-//!     .await?;
+//! let query = JobQuery::new(JobFilter::default().with_q("rust"));
+//! let page = service.search_jobs(&key, query, Held::Nothing).await?;
 //! println!("{} jobs, {} calls left", page.total, page.quota.remaining);
 //! # Ok(()) }
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(run())?;

@@ -85,7 +85,11 @@ async fn fill(data: &Path) -> Held {
         .value;
     for _ in 0..4 {
         service
-            .search_jobs(&key, JobQuery::new(JobFilter::default()))
+            .search_jobs(
+                &key,
+                JobQuery::new(JobFilter::default()),
+                job_listings::service::Held::Nothing,
+            )
             .await
             .expect("a search");
     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use job_listings::demo::Dataset;
 use job_listings::domain::{CompanyId, Job, JobId, Page, PerPage, Plan};
 use job_listings::query::{JobFilter, JobQuery};
-use job_listings::service::{JobListingsService, NewKey};
+use job_listings::service::{Held, JobListingsService, NewKey};
 use job_listings::store::{SledConfig, SledStore, Store};
 
 use support::{command, json_lines, path, refused, run, succeeded, text_of, write_lines};
@@ -119,7 +119,7 @@ async fn every_line_is_imported_in_id_order_the_later_of_two_lines_wins_and_all_
                 facets: Vec::new(),
             };
             service
-                .search_jobs(&key, query)
+                .search_jobs(&key, query, Held::Nothing)
                 .await
                 .expect("search")
                 .value

@@ -74,16 +74,11 @@ impl Api {
                 return Err(self.respond(&parts, Err(refused.into()), &trace).await);
             }
         };
-        trace.key(caller.key_id());
+        trace.key(&caller);
         // Every message, not only the tool calls REST meters: a protocol message costs the
         // server as much as a call, so a flood of them must meet the key's rate as REST's do.
         if let Err(e) = caller.check_rate() {
-            let quota = caller.quota().await.ok();
-            let failure = Failure {
-                error: e.into(),
-                quota,
-            };
-            return Err(self.respond(&parts, Err(failure), &trace).await);
+            return Err(self.respond(&parts, Err(e.into()), &trace).await);
         }
         parts.extensions.insert(RateTokenTaken {
             key_id: caller.key_id(),
@@ -95,11 +90,7 @@ impl Api {
                 body,
                 caller,
             }),
-            Err(error) => {
-                let quota = caller.quota().await.ok();
-                let failure = Failure { error, quota };
-                Err(self.respond(&parts, Err(failure), &trace).await)
-            }
+            Err(error) => Err(self.respond(&parts, Err(error.into()), &trace).await),
         }
     }
 
@@ -113,11 +104,11 @@ impl Api {
         parts: &http::request::Parts,
         allow: &'static str,
     ) -> Response<Bytes> {
-        let trace = Trace::new();
+        let mut trace = Trace::new();
         if let Err(e) = self.check_head(parts) {
             return self.refuse_unrouted(parts, e, trace).await;
         }
-        let answer = match self.charge_unless_keyed(&parts.headers, &parts.extensions) {
+        let answer = match self.identify(&parts.headers, &parts.extensions, &mut trace) {
             Ok(()) => Ok(Reply::options(allow)),
             Err(over_budget) => Err(over_budget.into()),
         };
@@ -131,13 +122,15 @@ impl Api {
         self.inner.cors.apply(head, headers);
     }
 
-    /// A refusal of a request already admitted, answered as REST answers `error`.
+    /// A refusal of a request already admitted for `caller`, answered as REST answers
+    /// `error`, with the caller's quota as it was checked.
     pub(crate) async fn refuse(
         &self,
         parts: &http::request::Parts,
+        caller: &Caller,
         error: ApiError,
     ) -> Response<Bytes> {
-        let quota = self.quota_of(&parts.headers).await;
+        let quota = Some(caller.quota_at_check());
         self.respond(parts, Err(Failure { error, quota }), &Trace::new())
             .await
     }

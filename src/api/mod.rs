@@ -49,7 +49,7 @@ pub(crate) use params::PAGE_PARAMS;
 pub use params::{CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS};
 
 use crate::domain::{ApiKey, KeyId};
-use crate::service::{JobListingsService, QuotaState, RateLimit, ServiceError};
+use crate::service::{Caller, JobListingsService, QuotaState, RateLimit, ServiceError};
 use metrics::{HttpMetrics, RouteLabel};
 
 /// The `Content-Type` of [`Api::metrics_text`]: the Prometheus text format, version 0.0.4.
@@ -133,14 +133,18 @@ struct ApiInner {
     registry: prometheus_client::registry::Registry,
 }
 
-/// What the layer learns of a request on its way through, for its metrics and access log.
-#[derive(Clone, Copy, Debug)]
+/// What the layer learns of a request on its way through, for its metrics, its access log,
+/// and the quota headers of an answer refused without a quota of its own.
+#[derive(Clone, Debug)]
 pub(crate) struct Trace {
     started: Instant,
     /// The route it matched; set by the router.
     route: RouteLabel,
     /// The key it was served for, once the key is found valid.
     key_id: Option<KeyId>,
+    /// The caller its valid key was found to be, checked once: a refusal that carries no
+    /// quota carries this caller's as it stood then ([`Caller::quota_at_check`]).
+    caller: Option<Caller>,
 }
 
 impl Trace {
@@ -149,6 +153,7 @@ impl Trace {
             started: Instant::now(),
             route: RouteLabel::UNMATCHED,
             key_id: None,
+            caller: None,
         }
     }
 
@@ -157,9 +162,16 @@ impl Trace {
         self.route = route;
     }
 
-    /// The request is served for this key.
-    pub(crate) fn key(&mut self, id: KeyId) {
-        self.key_id = Some(id);
+    /// The request is served for this caller.
+    pub(crate) fn key(&mut self, caller: &Caller) {
+        self.key_id = Some(caller.key_id());
+        self.caller = Some(caller.clone());
+    }
+
+    /// The quota for the headers of a refusal that carries none: the caller's, if the
+    /// request carries a valid key.
+    fn quota(&self) -> Option<QuotaState> {
+        self.caller.as_ref().map(Caller::quota_at_check)
     }
 }
 
@@ -359,7 +371,7 @@ impl Api {
         error: ApiError,
         mut trace: Trace,
     ) -> Response<Bytes> {
-        let error = match self.charge_unless_keyed(&parts.headers, &parts.extensions) {
+        let error = match self.identify(&parts.headers, &parts.extensions, &mut trace) {
             Err(over_budget) => over_budget,
             Ok(()) => error,
         };
@@ -367,25 +379,24 @@ impl Api {
         self.respond(parts, Err(error.into()), &trace).await
     }
 
-    /// Charges a request that is answered without a caller (`OPTIONS`, the OpenAPI document,
-    /// no such path…) to its address's budget, unless it carries a valid key: a client with
-    /// a key answers for its requests through its key's own rate.
-    pub(crate) fn charge_unless_keyed(
+    /// Finds, once, who sent a request that is answered without a handler's call (`OPTIONS`,
+    /// the OpenAPI document, no such path, a head or body refused…). A valid key's caller
+    /// goes in `trace`, so that a refusal carries its quota, and the request is charged
+    /// nothing: a client with a key answers for its requests through its key's own rate.
+    /// Any other request is charged to its address's budget ([`Api::charge_keyless`]).
+    pub(crate) fn identify(
         &self,
         headers: &HeaderMap,
         extensions: &http::Extensions,
+        trace: &mut Trace,
     ) -> Result<(), ApiError> {
-        if self.inner.unauthenticated.limit().is_none() || extensions.get::<ClientAddr>().is_none()
-        {
-            return Ok(());
+        match api_key(headers).map(|key| self.inner.service.caller(&key)) {
+            Ok(Ok(caller)) => {
+                trace.caller = Some(caller);
+                Ok(())
+            }
+            _ => self.charge_keyless(extensions),
         }
-        let keyed = api_key(headers)
-            .ok()
-            .is_some_and(|key| self.inner.service.caller(&key).is_ok());
-        if keyed {
-            return Ok(());
-        }
-        self.charge_keyless(extensions)
     }
 
     /// Charges a request known to carry no valid key to its address's budget
@@ -451,13 +462,10 @@ impl Api {
                 let id = request_id.to_str().unwrap_or_default();
                 let (mut response, code) = self.problem_response(&error, id, now);
                 self.inner.metrics.problem(code);
-                // Answers to a valid key carry its quota, errors included. A refusal made
-                // before the request was routed (its head or body too large, too slow, no
-                // such path) has no caller yet: look the key up for its headers.
-                let quota = match quota {
-                    Some(quota) => Some(quota),
-                    None => self.quota_of(headers).await,
-                };
+                // Answers to a valid key carry its quota, errors included: the quota after
+                // the call when the service refused it, the key's as it was checked when
+                // the request was refused before any call.
+                let quota = quota.or_else(|| trace.quota());
                 quota_headers(response.headers_mut(), quota, now);
                 let bucket = match &error {
                     ApiError::Service(ServiceError::RateLimited {
@@ -558,12 +566,6 @@ impl Api {
                 took,
             });
         }
-    }
-
-    /// The quota of the key a request carries, if it is a valid one.
-    async fn quota_of(&self, headers: &HeaderMap) -> Option<QuotaState> {
-        let caller = self.inner.service.caller(&api_key(headers).ok()?).ok()?;
-        caller.quota().await.ok()
     }
 
     fn error_response(

@@ -107,8 +107,8 @@ pub(crate) struct RenderCache {
     answers: Option<Cache<AnswerKey, Bytes, ByLength>>,
 }
 
-/// What identifies a kept answer: its entity tag (a 64-bit hash of what the answer is made
-/// of), and for a compressed one its coding and its length before coding, so that even two
+/// What identifies a kept answer: its entity tag (a 64-bit hash of what was asked and one
+/// of what the answer is made of), and for a compressed one its coding and its length before coding, so that even two
 /// answers whose tags collided would also need one length to be confused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum AnswerKey {

@@ -14,7 +14,7 @@ use super::metrics::RouteLabel;
 use super::route_table::{Called, Credential, NotAllowed};
 use super::{api_key, openapi_json, Api, Reply, Trace};
 use crate::domain::DomainError;
-use crate::service::{Caller, QuotaState, Refused, ServiceError};
+use crate::service::{QuotaState, Refused, ServiceError};
 
 /// An error answer, with the caller's quota for its headers when the caller is known.
 #[derive(Debug)]
@@ -64,7 +64,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>, trace: &mut Trace) ->
     if req.uri().path() == llms::PATH {
         trace.route(RouteLabel::LLMS_TXT);
         let answered = llms::answer(req);
-        api.charge_unless_keyed(req.headers(), req.extensions())?;
+        api.identify(req.headers(), req.extensions(), trace)?;
         return answered;
     }
     let segments = segments(req.uri().path());
@@ -73,7 +73,7 @@ pub(crate) async fn route(api: &Api, req: &Request<Bytes>, trace: &mut Trace) ->
         Ok(Step::Answered(reply)) => Ok(reply),
         Err(refused) => Err(refused),
     };
-    api.charge_unless_keyed(req.headers(), req.extensions())?;
+    api.identify(req.headers(), req.extensions(), trace)?;
     answered
 }
 
@@ -200,7 +200,7 @@ async fn call(
         .and_then(|key| api.service().caller(&key).map_err(Failure::from))
     {
         Ok(caller) => {
-            trace.key(caller.key_id());
+            trace.key(&caller);
             // A call an admitted MCP request makes in this process: its token is taken.
             #[cfg(feature = "mcp")]
             let caller = super::admission::with_admitted_token(req.extensions(), caller);
@@ -211,7 +211,7 @@ async fn call(
             return Err(refused);
         }
     };
-    let answer = match op {
+    match op {
         Operation::SearchJobs => jobs::search(api, &caller, req).await,
         Operation::GetJob => jobs::get(api, &caller, id, req).await,
         Operation::ListCompanies => companies::list(api, &caller, req).await,
@@ -226,18 +226,5 @@ async fn call(
         Operation::TestWebhook => webhooks::test(&caller, id, req).await,
         Operation::GetUsage => usage::get(&caller, req).await,
         Operation::GetOpenApi => openapi_document(req).map_err(Failure::from),
-    };
-    with_quota(&caller, answer).await
-}
-
-/// A refusal the handler made itself (a bad parameter, a plan too low) gets the caller's
-/// quota for its headers; the service's refusals carry theirs already.
-async fn with_quota(caller: &Caller, answer: Handled) -> Handled {
-    match answer {
-        Err(Failure { error, quota: None }) => Err(Failure {
-            quota: caller.quota().await.ok(),
-            error,
-        }),
-        other => other,
     }
 }

@@ -237,7 +237,9 @@ impl Mcp {
         let session = match parts.headers.get(SESSION_HEADER).map(|v| v.to_str()) {
             None => None,
             Some(Ok(id)) => Some(id.to_owned()),
-            Some(Err(_)) => return whole(api.refuse(&parts, ApiError::UnknownSession).await),
+            Some(Err(_)) => {
+                return whole(api.refuse(&parts, &caller, ApiError::UnknownSession).await)
+            }
         };
         let mut reservation: Option<Reservation> = None;
         let mut stream: Option<StreamSlot> = None;
@@ -251,16 +253,16 @@ impl Mcp {
                     if streams {
                         match ledger.hold_stream(id) {
                             Ok(slot) => stream = Some(slot),
-                            Err(e) => return whole(api.refuse(&parts, e).await),
+                            Err(e) => return whole(api.refuse(&parts, &caller, e).await),
                         }
                     }
                 }
                 Lookup::Expired => {
                     self.close_in_sdk(id).await;
-                    return whole(api.refuse(&parts, ApiError::UnknownSession).await);
+                    return whole(api.refuse(&parts, &caller, ApiError::UnknownSession).await);
                 }
                 Lookup::Unknown => {
-                    return whole(api.refuse(&parts, ApiError::UnknownSession).await)
+                    return whole(api.refuse(&parts, &caller, ApiError::UnknownSession).await)
                 }
             },
             None if parts.method == Method::POST && opens_session(&body) => {
@@ -269,7 +271,7 @@ impl Mcp {
                 }
                 match ledger.reserve(key_id) {
                     Ok(held) => reservation = Some(held),
-                    Err(e) => return whole(api.refuse(&parts, e).await),
+                    Err(e) => return whole(api.refuse(&parts, &caller, e).await),
                 }
             }
             None => {}
@@ -323,7 +325,7 @@ impl Mcp {
                 Err(e) => {
                     self.close_in_sdk(&id).await;
                     let head = head.unwrap_or_else(|| head_of(&Request::new(()).into_parts().0));
-                    return whole(api.refuse(&head, e).await);
+                    return whole(api.refuse(&head, &caller, e).await);
                 }
             }
         }

@@ -4,11 +4,14 @@
 //! The HTTP layer turns each request's key into a [`Caller`] with
 //! [`JobListingsService::caller`] and makes the one call the request asks for through it.
 //! Every answer carries the quota state its headers need: a [`Metered`] value, or a
-//! [`Refused`] error with the quota as it stands after the refusal.
+//! [`Refused`] error with the quota as it stands after the refusal; an answer refused before
+//! any call carries the quota as it stood when the key was checked
+//! ([`Caller::quota_at_check`]).
 
 use std::future::Future;
 use std::sync::Arc;
 
+use super::conditional::{Held, Read, Version};
 use super::keys::KeyEntry;
 use super::metering::{period_at, Reservation};
 use super::metrics::StoreWrite;
@@ -36,21 +39,6 @@ impl From<Refused> for ServiceError {
 /// What a caller's call returns: the value with the quota after counting it, or a refusal.
 pub type CallResult<T> = Result<Metered<T>, Refused>;
 
-/// Whether a read's answer is the copy the client holds already, asked of the answer once
-/// it is read; `None` for a client that holds none.
-pub type Unchanged<'a, T> = Option<&'a mut (dyn FnMut(&T) -> bool + Send)>;
-
-/// What a conditional read found: whether the answer differs from the copy the client holds.
-/// Only a changed answer is counted; an unchanged one costs the client no call (it is still
-/// within the key's rate limit, which guards the server rather than bills the client).
-#[derive(Clone, Debug)]
-pub enum Revalidated<T> {
-    /// The answer differs from the client's copy: counted as one call.
-    Changed(T),
-    /// The client's copy is still the answer: not counted, even with the quota used up.
-    Unchanged(T),
-}
-
 /// An authenticated API key. Cheap to clone; made by [`JobListingsService::caller`].
 #[derive(Clone)]
 pub struct Caller {
@@ -59,6 +47,9 @@ pub struct Caller {
     /// Whether the request this caller serves took its rate-limit token already, when a
     /// frontend admitted it ([`Caller::rate_token_taken`]).
     rate_token_taken: bool,
+    /// The key's meter when the key was checked: its period and the calls used in it
+    /// ([`Caller::quota_at_check`]).
+    checked: (u64, u64),
 }
 
 /// The key's id and plan; never its hash.
@@ -76,9 +67,11 @@ impl JobListingsService {
     /// caller whose calls are then metered against it. Fails with
     /// [`ServiceError::InvalidKey`] or [`ServiceError::BillingInactive`].
     pub fn caller(&self, key: &ApiKey) -> ServiceResult<Caller> {
+        let entry = self.inner.access.keys.authenticate(key)?;
         Ok(Caller {
             service: self.clone(),
-            entry: self.inner.access.keys.authenticate(key)?,
+            checked: entry.meter.snapshot(),
+            entry,
             rate_token_taken: false,
         })
     }
@@ -113,6 +106,28 @@ impl Caller {
     /// itself, nor rate limited.
     pub async fn quota(&self) -> ServiceResult<QuotaState> {
         Ok(self.service.usage_of(&self.entry).await?.1)
+    }
+
+    /// The caller's quota as it stood when its key was checked, read without I/O: for the
+    /// headers of an answer refused before the service counted or read anything for it (a
+    /// bad parameter, a path that does not exist), which carries the key's quota as every
+    /// answer to a valid key does. With in-store metering it is the count this process last
+    /// saw, exact unless other processes counted calls of the key since;
+    /// [`Caller::quota`] reads the store.
+    pub fn quota_at_check(&self) -> QuotaState {
+        let record = &self.entry.record;
+        let limit = self.service.inner.config.quotas.of(record.plan);
+        let (period, _, resets_at) = period_at(record.billing_anchor, self.service.now());
+        let used = match (self.service.inner.config.metering, self.checked) {
+            (Metering::Off, _) => 0,
+            (_, (counted_in, used)) if counted_in == period => used,
+            _ => 0,
+        };
+        QuotaState {
+            limit,
+            remaining: limit.saturating_sub(used),
+            resets_at,
+        }
     }
 
     /// `error`, with the quota as it stands, for a refusal before anything was counted.
@@ -185,46 +200,53 @@ impl Caller {
         self.counted(work).await
     }
 
-    /// A read whose answer the client may hold already: checks the rate limit, runs `work`,
-    /// and when `unchanged` says the client's copy is the answer, returns it uncounted.
-    /// Otherwise, or without `unchanged`, the call is counted as [`Caller::metered`] counts
-    /// it. The work runs before
-    /// a unit is reserved, so an unchanged answer never touches the meter (with in-store
-    /// metering, no write); a read has no effect to undo, so a refused reservation after it
-    /// loses nothing but the work, and exactness holds: only what is counted is answered.
-    pub(super) async fn metered_unless<T, F>(
+    /// A read: checks the rate limit, runs `work`, and counts the call as
+    /// [`Caller::metered`] does, unless the client holds the answer's version already
+    /// ([`Held`]): then it is answered uncounted, even with the quota used up. A client that
+    /// holds nothing ([`Held::Nothing`]) has its call reserved before the work, as any call;
+    /// one that names what it holds has the work done first, so an answer it holds never
+    /// touches the meter (with in-store metering, no write). A read has no effect to undo, so
+    /// a refused reservation after it loses nothing but the work, and exactness holds: only
+    /// what is counted is answered.
+    pub(super) async fn read<T, F>(
         &self,
+        held: &Held,
         work: impl FnOnce() -> F,
-        unchanged: Unchanged<'_, T>,
-    ) -> CallResult<Revalidated<T>>
+        version_of: impl FnOnce(&T) -> Version,
+    ) -> CallResult<Read<T>>
     where
         F: Future<Output = ServiceResult<T>>,
     {
-        let Some(unchanged) = unchanged else {
-            let counted = self.metered(work).await?;
-            return Ok(Metered {
-                value: Revalidated::Changed(counted.value),
-                quota: counted.quota,
-            });
+        let versioned = |value: T| {
+            let version = version_of(&value);
+            Read {
+                value,
+                version,
+                held: false,
+            }
         };
+        if *held == Held::Nothing {
+            return self
+                .metered(|| async move { work().await.map(versioned) })
+                .await;
+        }
         if let Err(e) = self.check_rate() {
             return Err(self.refused(e).await);
         }
-        let value = match work().await {
-            Ok(value) => value,
+        let read = match work().await {
+            Ok(value) => versioned(value),
             Err(e) => return Err(self.refused(e).await),
         };
-        if unchanged(&value) {
+        if held.holds(read.version) {
             return match self.quota().await {
                 Ok(quota) => Ok(Metered {
-                    value: Revalidated::Unchanged(value),
+                    value: Read { held: true, ..read },
                     quota,
                 }),
                 Err(error) => Err(Refused { error, quota: None }),
             };
         }
-        self.counted(|| async move { Ok(Revalidated::Changed(value)) })
-            .await
+        self.counted(|| async move { Ok(read) }).await
     }
 
     /// Reserves one call, runs `work`, and counts the call only if it succeeds.
@@ -263,9 +285,13 @@ impl Caller {
                     .await;
                 let counter = match counted {
                     Ok(Some(counter)) => counter,
-                    Ok(None) => return Err(exceeded()),
+                    Ok(None) => {
+                        self.entry.meter.observe(period, limit);
+                        return Err(exceeded());
+                    }
                     Err(e) => return Err(self.refused(e.into()).await),
                 };
+                self.entry.meter.observe(period, counter.calls_used);
                 (
                     Reservation::in_store(store.clone(), counter),
                     counter.calls_used,
@@ -285,6 +311,9 @@ impl Caller {
                 reservation.give_back().await;
                 // The call just given back is not counted.
                 let counted = used.saturating_sub(u64::from(used > 0));
+                if service.inner.config.metering == Metering::InStore {
+                    self.entry.meter.observe(period, counted);
+                }
                 Err(Refused {
                     error,
                     quota: Some(state(counted)),

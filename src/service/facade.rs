@@ -1,11 +1,11 @@
 //! Shorthands for programs that hold a key and make one call with it:
-//! `service.search_jobs(&key, query)` is `service.caller(&key)?.search_jobs(query)`, with a
-//! refusal's quota state dropped. A program that makes several calls for one key, or needs
+//! `service.search_jobs(&key, query, held)` is
+//! `service.caller(&key)?.search_jobs(query, held)`, with a refusal's quota state dropped. A program that makes several calls for one key, or needs
 //! the quota of a refusal (the HTTP layer does), keeps the [`Caller`](super::Caller) instead.
 
 use super::{
-    CompanyDetail, CompanyPage, CompanyQuery, JobDetail, JobListingsService, JobPage, Metered,
-    NewWebhook, QuotaState, ServiceResult, WebhookChange, WebhookCreation,
+    CompanyDetail, CompanyPage, CompanyQuery, Held, JobDetail, JobListingsService, JobPage,
+    Metered, NewWebhook, QuotaState, Read, ServiceResult, WebhookChange, WebhookCreation,
 };
 use crate::domain::{
     ApiKey, CompanyId, Delivery, IdempotencyKey, JobId, Subscription, UsageReport, WebhookId,
@@ -28,13 +28,13 @@ macro_rules! shorthands {
 
 shorthands! {
     /// [`Caller::search_jobs`](super::Caller::search_jobs) for `key`.
-    search_jobs(query: JobQuery) -> JobPage;
+    search_jobs(query: JobQuery, held: Held) -> Read<JobPage>;
     /// [`Caller::get_job`](super::Caller::get_job) for `key`.
-    get_job(id: JobId) -> JobDetail;
+    get_job(id: JobId, held: Held) -> Read<JobDetail>;
     /// [`Caller::list_companies`](super::Caller::list_companies) for `key`.
-    list_companies(query: CompanyQuery) -> CompanyPage;
+    list_companies(query: CompanyQuery, held: Held) -> Read<CompanyPage>;
     /// [`Caller::get_company`](super::Caller::get_company) for `key`.
-    get_company(id: CompanyId) -> CompanyDetail;
+    get_company(id: CompanyId, held: Held) -> Read<CompanyDetail>;
     /// [`Caller::create_webhook`](super::Caller::create_webhook) for `key`.
     create_webhook(new: NewWebhook) -> Subscription;
     /// [`Caller::create_webhook_idempotent`](super::Caller::create_webhook_idempotent) for `key`.

@@ -367,14 +367,18 @@ impl JobListingsService {
         let (period, start, end) = period_at(entry.record.billing_anchor, self.now());
         let used = match self.inner.config.metering {
             Metering::InMemory { .. } => entry.meter.used_in(period),
-            Metering::InStore => self
-                .inner
-                .access
-                .store
-                .get_usage(entry.record.id)
-                .await?
-                .filter(|c| c.period_start == start)
-                .map_or(0, |c| c.calls_used),
+            Metering::InStore => {
+                let used = self
+                    .inner
+                    .access
+                    .store
+                    .get_usage(entry.record.id)
+                    .await?
+                    .filter(|c| c.period_start == start)
+                    .map_or(0, |c| c.calls_used);
+                entry.meter.observe(period, used);
+                used
+            }
             Metering::Off => 0,
         };
         // More than the quota was used when the plan's quota was lowered during the period:

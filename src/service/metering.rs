@@ -200,6 +200,13 @@ impl Meter {
         }
     }
 
+    /// Records what the store counted in `period`, for a meter that counts nothing itself
+    /// (with in-store metering): what a caller reads of its quota without asking the store
+    /// again. Never marks the meter changed, so it is never written back.
+    pub(crate) fn observe(&self, period: u64, used: u64) {
+        self.state.store(pack(period, used), Ordering::Release);
+    }
+
     /// The period the meter is on and the calls used in it.
     pub(crate) fn snapshot(&self) -> (u64, u64) {
         unpack(self.state.load(Ordering::Acquire))

@@ -4,14 +4,15 @@
 //! whole API without HTTP. A customer's key is checked once into a [`Caller`]
 //! ([`JobListingsService::caller`]), whose methods check the plan, meter the call and return
 //! typed values with the quota after the call, or a [`Refused`] error with the quota as it
-//! stands; the service knows nothing of HTTP.
+//! stands; the service knows nothing of HTTP. A read answers its value with its [`Version`],
+//! and takes the versions the client holds ([`Held`]): one it holds is answered uncounted.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use job_listings::domain::Plan;
 //! use job_listings::query::{JobFilter, JobQuery};
-//! use job_listings::service::{JobListingsService, NewKey};
+//! use job_listings::service::{Held, JobListingsService, NewKey};
 //! use job_listings::store::MemoryStore;
 //!
 //! let service = JobListingsService::builder()
@@ -20,9 +21,8 @@
 //!     .await?;
 //! let (key, _record) = service.create_key(NewKey::new(Plan::Developer)).await?;
 //! let caller = service.caller(&key)?;
-//! let page = caller
-//!     .search_jobs(JobQuery::new(JobFilter::default().with_q("rust")))
-//!     .await?;
+//! let query = JobQuery::new(JobFilter::default().with_q("rust"));
+//! let page = caller.search_jobs(query, Held::Nothing).await?;
 //! println!("{} jobs, {} calls left", page.total, page.quota.remaining);
 //! # Ok(()) }
 //! ```
@@ -31,6 +31,7 @@ mod backup;
 mod caller;
 mod changes;
 mod clock;
+mod conditional;
 mod config;
 mod delete;
 mod delivery;
@@ -66,9 +67,10 @@ use chrono::{DateTime, Utc};
 pub use backup::{
     check_backup_target, restore_backup, BackupFile, BackupManifest, BACKUP_MANIFEST,
 };
-pub use caller::{CallResult, Caller, Refused, Revalidated, Unchanged};
+pub use caller::{CallResult, Caller, Refused};
 pub use changes::{ChangeEvent, ChangesPage, ChangesQuery, FeedStart};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use conditional::{Held, Read, Version};
 pub use config::{DeliveryConfig, Metering, Quotas, ServiceConfig};
 pub use error::{ServiceError, ServiceResult};
 pub use health::Health;

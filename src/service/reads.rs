@@ -1,6 +1,7 @@
 use std::sync::Arc;
 
-use super::{CallResult, Caller, Revalidated, ServiceError, ServiceResult, Unchanged};
+use super::conditional::Versioner;
+use super::{CallResult, Caller, Held, Read, ServiceError, ServiceResult, Version};
 use crate::domain::{page_of, Company, CompanyId, FundingStage, Job, JobId, Page, PerPage};
 use crate::query::{FacetCounts, JobFilter, JobIndex, JobQuery, ValueCount};
 
@@ -155,70 +156,87 @@ pub struct CompanyDetail {
 impl CompanyDetail {
     /// The most active jobs listed inline; the rest are reachable by searching.
     pub const MAX_JOBS: usize = 100;
+
+    /// The company, its count of active jobs and the jobs listed.
+    fn version(&self) -> Version {
+        let c = &self.company;
+        let mut v = Versioner::new()
+            .add((c.id, c.updated_at))
+            .add(self.active_jobs_total);
+        for job in &self.active_jobs {
+            v = v.add((job.id, job.updated_at));
+        }
+        v.finish()
+    }
+}
+
+impl JobPage {
+    /// What the page found. Counts over the whole result and the known values a warning
+    /// names can change while the page stays the same, and they are part of the answer.
+    fn version(&self) -> Version {
+        let mut v = Versioner::new().add(self.total);
+        for job in &self.jobs {
+            v = v.add((job.id, job.updated_at));
+        }
+        v.add(&self.facets).add(&self.warnings).finish()
+    }
+}
+
+impl JobDetail {
+    /// The job and its company.
+    fn version(&self) -> Version {
+        Versioner::new()
+            .add((self.job.id, self.job.updated_at))
+            .add(self.company.as_ref().map(|c| (c.id, c.updated_at)))
+            .finish()
+    }
+}
+
+impl CompanyPage {
+    /// What the page found, with its counts and warnings.
+    fn version(&self) -> Version {
+        let mut v = Versioner::new().add(self.total);
+        for summary in &self.companies {
+            let c = &summary.company;
+            v = v.add((c.id, c.updated_at, summary.active_jobs_total));
+        }
+        v.add(&self.funding_stage_counts)
+            .add(&self.warnings)
+            .finish()
+    }
 }
 
 impl Caller {
-    /// Searches active jobs.
-    pub async fn search_jobs(&self, query: JobQuery) -> CallResult<JobPage> {
-        self.metered(|| self.find_jobs(query)).await
-    }
-
-    /// Searches active jobs as [`Caller::search_jobs`] does, counting the call only
-    /// unless `unchanged` says the page is the client's copy.
-    pub async fn search_jobs_unless(
-        &self,
-        query: JobQuery,
-        unchanged: Unchanged<'_, JobPage>,
-    ) -> CallResult<Revalidated<JobPage>> {
-        self.metered_unless(|| self.find_jobs(query), unchanged)
+    /// Searches active jobs. Counted as one call unless the client holds the page's version
+    /// ([`Held`]).
+    pub async fn search_jobs(&self, query: JobQuery, held: Held) -> CallResult<Read<JobPage>> {
+        self.read(&held, || self.find_jobs(query), JobPage::version)
             .await
     }
 
     /// One job with its company. A closed job is answered too, with its `status`: a client
-    /// that kept its id learns that it closed, where searches only list active jobs.
-    pub async fn get_job(&self, id: JobId) -> CallResult<JobDetail> {
-        self.metered(|| self.find_job(id)).await
-    }
-
-    /// One job as [`Caller::get_job`] reads it, counted only when `unchanged` says it
-    /// differs from the client's copy.
-    pub async fn get_job_unless(
-        &self,
-        id: JobId,
-        unchanged: Unchanged<'_, JobDetail>,
-    ) -> CallResult<Revalidated<JobDetail>> {
-        self.metered_unless(|| self.find_job(id), unchanged).await
-    }
-
-    /// Companies with active jobs, by name.
-    pub async fn list_companies(&self, query: CompanyQuery) -> CallResult<CompanyPage> {
-        self.metered(|| self.find_companies(query)).await
-    }
-
-    /// Companies as [`Caller::list_companies`] lists them, counted only when `unchanged`
-    /// says the page differs from the client's copy.
-    pub async fn list_companies_unless(
-        &self,
-        query: CompanyQuery,
-        unchanged: Unchanged<'_, CompanyPage>,
-    ) -> CallResult<Revalidated<CompanyPage>> {
-        self.metered_unless(|| self.find_companies(query), unchanged)
+    /// that kept its id learns that it closed, where searches only list active jobs. Counted
+    /// as one call unless the client holds the answer's version ([`Held`]).
+    pub async fn get_job(&self, id: JobId, held: Held) -> CallResult<Read<JobDetail>> {
+        self.read(&held, || self.find_job(id), JobDetail::version)
             .await
     }
 
-    /// One company with its enrichment data and active jobs.
-    pub async fn get_company(&self, id: CompanyId) -> CallResult<CompanyDetail> {
-        self.metered(|| self.find_company(id)).await
+    /// Companies with active jobs, by name. Counted as one call unless the client holds the
+    /// page's version ([`Held`]).
+    pub async fn list_companies(
+        &self,
+        query: CompanyQuery,
+        held: Held,
+    ) -> CallResult<Read<CompanyPage>> {
+        self.read(&held, || self.find_companies(query), CompanyPage::version)
+            .await
     }
 
-    /// One company as [`Caller::get_company`] reads it, counted only when `unchanged` says
-    /// it differs from the client's copy.
-    pub async fn get_company_unless(
-        &self,
-        id: CompanyId,
-        unchanged: Unchanged<'_, CompanyDetail>,
-    ) -> CallResult<Revalidated<CompanyDetail>> {
-        self.metered_unless(|| self.find_company(id), unchanged)
+    /// One company with its enrichment data and active jobs. Counted as one call unless the
+    /// client holds the answer's version ([`Held`]).
+    pub async fn get_company(&self, id: CompanyId, held: Held) -> CallResult<Read<CompanyDetail>> {
+        self.read(&held, || self.find_company(id), CompanyDetail::version)
             .await
     }
 

@@ -16,8 +16,8 @@ use job_listings::demo::Dataset;
 use job_listings::domain::{CallbackUrl, Company, CompanyId, Job, JobId, JobStatus};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{
-    restore_backup, IndexOrigin, Metering, NewWebhook, SecretKey, ServiceConfig, ServiceError,
-    BACKUP_MANIFEST,
+    restore_backup, Held, IndexOrigin, Metering, NewWebhook, SecretKey, ServiceConfig,
+    ServiceError, BACKUP_MANIFEST,
 };
 use job_listings::store::{BackupSummary, Store, StoreError, StoreResult};
 use job_listings::webhooks::CallbackPolicy;
@@ -184,15 +184,17 @@ async fn a_restored_backup_serves_everything_the_store_held() {
         |page: job_listings::service::JobPage| page.jobs.iter().map(|j| j.id).collect::<Vec<_>>();
     assert_eq!(
         ids(copy
-            .search_jobs(&app.keys.enterprise.key, query.clone())
+            .search_jobs(&app.keys.enterprise.key, query.clone(), Held::Nothing)
             .await
             .expect("a search")
+            .value
             .value),
         ids(app
             .service
-            .search_jobs(&app.keys.enterprise.key, query)
+            .search_jobs(&app.keys.enterprise.key, query, Held::Nothing)
             .await
             .expect("a search")
+            .value
             .value)
     );
     // The service goes on as before.
@@ -427,7 +429,10 @@ async fn a_backup_taken_while_jobs_and_calls_are_written_is_a_state_the_store_wa
         tokio::spawn(async move {
             while !acked.stop.load(Ordering::Acquire) {
                 let query = JobQuery::new(JobFilter::default());
-                service.search_jobs(&key, query).await.expect("a search");
+                service
+                    .search_jobs(&key, query, Held::Nothing)
+                    .await
+                    .expect("a search");
                 acked.calls.fetch_add(1, Ordering::AcqRel);
             }
         })
@@ -516,6 +521,7 @@ async fn a_backup_taken_while_jobs_and_calls_are_written_is_a_state_the_store_wa
         .search_jobs(
             &app.keys.enterprise.key,
             JobQuery::new(JobFilter::default()),
+            Held::Nothing,
         )
         .await
         .expect("a search");

@@ -7,7 +7,7 @@
 use job_listings::demo::Dataset;
 use job_listings::domain::{Company, CompanyId, Job, JobId, JobStatus, Plan};
 use job_listings::query::{JobFilter, JobQuery};
-use job_listings::service::{IndexOrigin, JobListingsService, NewKey, ServiceError};
+use job_listings::service::{Held, IndexOrigin, JobListingsService, NewKey, ServiceError};
 use reqwest::StatusCode;
 use uuid::Uuid;
 
@@ -126,7 +126,10 @@ async fn search_ids(
         per_page: job_listings::domain::PerPage::new(50).expect("a page size"),
         ..JobQuery::new(JobFilter::default())
     };
-    let page = service.search_jobs(key, query).await.expect("a search");
+    let page = service
+        .search_jobs(key, query, Held::Nothing)
+        .await
+        .expect("a search");
     // The total is the index's own count: a job left in the index but gone from the store
     // would be counted there even though the page skips it.
     assert_eq!(
@@ -178,7 +181,7 @@ async fn a_start_from_a_snapshot_saved_before_a_delete_drops_the_job() {
     ids.sort();
     assert_eq!(ids, expected);
     assert!(matches!(
-        service.get_job(&key, deleted).await,
+        service.get_job(&key, deleted, Held::Nothing).await,
         Err(ServiceError::NotFound { resource: "job" })
     ));
 

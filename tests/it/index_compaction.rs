@@ -14,7 +14,7 @@ use job_listings::domain::{ApiKey, Job, JobId, Page, PerPage, Plan};
 use job_listings::domain::{CallbackUrl, CompanyId, JobStatus};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{
-    ImportError, IndexOrigin, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas,
+    Held, ImportError, IndexOrigin, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas,
     ServiceConfig,
 };
 
@@ -119,7 +119,7 @@ async fn assert_searches_exact(service: &JobListingsService, key: &ApiKey, jobs:
                 facets: Vec::new(),
             };
             let found = service
-                .search_jobs(key, query)
+                .search_jobs(key, query, Held::Nothing)
                 .await
                 .expect("search answers")
                 .value;
@@ -306,7 +306,11 @@ async fn assert_word_finds_exactly(
         per_page: PerPage::new(50).expect("per_page"),
         facets: Vec::new(),
     };
-    let found = service.search_jobs(key, query).await.expect("search").value;
+    let found = service
+        .search_jobs(key, query, Held::Nothing)
+        .await
+        .expect("search")
+        .value;
     let (total, want) = expected(jobs, &filter, 1, 50);
     assert!(total > 100, "the reworded jobs are active");
     assert_eq!(found.total, total);

@@ -20,7 +20,9 @@ use job_listings::demo::Dataset;
 use job_listings::domain::{ApiKey, CallbackUrl, JobId, JobStatus, Plan, WebhookId};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::server::ServerConfig;
-use job_listings::service::{DeliveryConfig, NewKey, NewWebhook, Quotas, SecretKey, ServiceConfig};
+use job_listings::service::{
+    DeliveryConfig, Held, NewKey, NewWebhook, Quotas, SecretKey, ServiceConfig,
+};
 use job_listings::webhooks::{verify, CallbackPolicy, HttpNotifier, HttpNotifierConfig};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -644,7 +646,7 @@ async fn scenario() -> Outcome {
         (
             "search_jobs(used-up key)",
             service
-                .search_jobs(&tiny, JobQuery::new(JobFilter::default()))
+                .search_jobs(&tiny, JobQuery::new(JobFilter::default()), Held::Nothing)
                 .await
                 .err(),
         ),

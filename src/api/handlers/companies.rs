@@ -4,8 +4,8 @@ use bytes::Bytes;
 use http::Request;
 use serde_json::json;
 
-use super::{conditional, fresh, kept_json, no_params, Handled};
-use crate::api::etag::ETag;
+use super::{fresh, kept_json, no_params, Handled};
+use crate::api::etag::Asked;
 use crate::api::params::{company_query, Params, COMPANY_PARAMS};
 use crate::api::render::render;
 use crate::api::views::{
@@ -13,26 +13,18 @@ use crate::api::views::{
 };
 use crate::api::Api;
 use crate::domain::CompanyId;
-use crate::service::{Caller, CompanyDetail, CompanyPage};
+use crate::service::Caller;
 
 /// One page of companies with active jobs, by name.
 pub(crate) async fn list(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Handled {
     let params = Params::parse(req.uri().query(), COMPANY_PARAMS, &[])?;
     let query = company_query(&params)?;
     let stage = query.funding_stage.as_ref().map(|s| s.as_str().to_owned());
-    let (headers, raw_query) = (req.headers(), req.uri().query());
-    let mut seen = None;
-    let found = {
-        let mut check = |page: &CompanyPage| {
-            let tag = ETag::company_page(raw_query, page);
-            seen = Some(tag);
-            tag.matched_by(headers)
-        };
-        caller
-            .list_companies_unless(query, conditional(headers, &mut check))
-            .await?
-    };
-    let (found, quota, tag) = match fresh(found, seen, |p| ETag::company_page(raw_query, p)) {
+    let asked = Asked::new("companies", req.uri().query());
+    let found = caller
+        .list_companies(query, asked.held(req.headers()))
+        .await?;
+    let (found, quota, tag) = match fresh(asked, found) {
         Ok(fresh) => fresh,
         Err(not_modified) => return Ok(not_modified.into()),
     };
@@ -62,19 +54,9 @@ pub(crate) async fn list(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Ha
 pub(crate) async fn get(api: &Api, caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
     let id = CompanyId::parse(id)?;
-    let headers = req.headers();
-    let mut seen = None;
-    let found = {
-        let mut check = |detail: &CompanyDetail| {
-            let tag = ETag::company_detail(detail);
-            seen = Some(tag);
-            tag.matched_by(headers)
-        };
-        caller
-            .get_company_unless(id, conditional(headers, &mut check))
-            .await?
-    };
-    let (found, quota, tag) = match fresh(found, seen, ETag::company_detail) {
+    let asked = Asked::new("company", None);
+    let found = caller.get_company(id, asked.held(req.headers())).await?;
+    let (found, quota, tag) = match fresh(asked, found) {
         Ok(fresh) => fresh,
         Err(not_modified) => return Ok(not_modified.into()),
     };

@@ -3,32 +3,22 @@
 use bytes::Bytes;
 use http::Request;
 
-use super::{conditional, fresh, kept_json, no_params, Handled};
-use crate::api::etag::ETag;
+use super::{fresh, kept_json, no_params, Handled};
+use crate::api::etag::Asked;
 use crate::api::params::{job_query, Params, JOB_LISTS, JOB_PARAMS};
 use crate::api::views::{job_detail_json, job_facets_json, FiltersMeta, ListEnvelope};
 use crate::api::Api;
 use crate::domain::JobId;
-use crate::service::{Caller, JobDetail, JobPage};
+use crate::service::Caller;
 
 /// One page of active jobs, in the list envelope; each job as the render cache has it.
 pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Handled {
     let params = Params::parse(req.uri().query(), JOB_PARAMS, JOB_LISTS)?;
     let query = job_query(&params)?;
     let filters = query.filter.clone();
-    let (headers, raw_query) = (req.headers(), req.uri().query());
-    let mut seen = None;
-    let found = {
-        let mut check = |page: &JobPage| {
-            let tag = ETag::job_page(raw_query, page);
-            seen = Some(tag);
-            tag.matched_by(headers)
-        };
-        caller
-            .search_jobs_unless(query, conditional(headers, &mut check))
-            .await?
-    };
-    let (found, quota, tag) = match fresh(found, seen, |p| ETag::job_page(raw_query, p)) {
+    let asked = Asked::new("jobs", req.uri().query());
+    let found = caller.search_jobs(query, asked.held(req.headers())).await?;
+    let (found, quota, tag) = match fresh(asked, found) {
         Ok(fresh) => fresh,
         Err(not_modified) => return Ok(not_modified.into()),
     };
@@ -56,19 +46,9 @@ pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> 
 pub(crate) async fn get(api: &Api, caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
     let id = JobId::parse(id)?;
-    let headers = req.headers();
-    let mut seen = None;
-    let found = {
-        let mut check = |detail: &JobDetail| {
-            let tag = ETag::job_detail(detail);
-            seen = Some(tag);
-            tag.matched_by(headers)
-        };
-        caller
-            .get_job_unless(id, conditional(headers, &mut check))
-            .await?
-    };
-    let (found, quota, tag) = match fresh(found, seen, ETag::job_detail) {
+    let asked = Asked::new("job", None);
+    let found = caller.get_job(id, asked.held(req.headers())).await?;
+    let (found, quota, tag) = match fresh(asked, found) {
         Ok(fresh) => fresh,
         Err(not_modified) => return Ok(not_modified.into()),
     };

@@ -16,12 +16,12 @@ use http::Request;
 use serde::Deserialize;
 
 use super::error::ApiError;
-use super::etag::{self, ETag};
+use super::etag::{Asked, ETag};
 use super::params::Params;
 use super::routes::Failure;
 use super::Reply;
 use crate::domain::DomainError;
-use crate::service::{Metered, QuotaState, Revalidated, Unchanged};
+use crate::service::{Metered, QuotaState, Read};
 
 /// An endpoint that takes no query parameters.
 pub(super) fn no_params(req: &Request<Bytes>) -> Result<(), ApiError> {
@@ -61,15 +61,6 @@ pub(super) fn refuse_compressed(headers: &http::HeaderMap) -> Result<(), ApiErro
 /// What a handler answers.
 pub(crate) type Handled = Result<super::Reply, Failure>;
 
-/// The check a read makes of its answer when the request carries `If-None-Match`; none
-/// otherwise, so an unconditional read is counted as it always is.
-pub(super) fn conditional<'c, T>(
-    headers: &http::HeaderMap,
-    check: &'c mut (dyn FnMut(&T) -> bool + Send),
-) -> Unchanged<'c, T> {
-    etag::is_conditional(headers).then_some(check)
-}
-
 /// A 200 carrying the JSON of the answer tagged `tag`, kept by tag in the render cache, so
 /// an answer asked for again is not put together again.
 pub(super) fn kept_json(
@@ -90,23 +81,18 @@ impl From<NotModified> for Reply {
     }
 }
 
-/// A conditional read's answer with its quota and tag, or the 304 that says the client's
-/// copy is current. `seen` is the tag the check computed, if it ran; `tag` computes it
-/// otherwise.
+/// A read's answer with its quota and tag, or the 304 that says the client's copy is
+/// current: the tag names what `asked` asked for, in the version read.
 pub(super) fn fresh<T>(
-    found: Metered<Revalidated<T>>,
-    seen: Option<ETag>,
-    tag: impl FnOnce(&T) -> ETag,
+    asked: Asked,
+    found: Metered<Read<T>>,
 ) -> Result<(T, QuotaState, ETag), NotModified> {
-    match found.value {
-        Revalidated::Unchanged(value) => Err(NotModified(
-            seen.unwrap_or_else(|| tag(&value)),
-            found.quota,
-        )),
-        Revalidated::Changed(value) => {
-            let tag = seen.unwrap_or_else(|| tag(&value));
-            Ok((value, found.quota, tag))
-        }
+    let Metered { value: read, quota } = found;
+    let tag = asked.tag(read.version);
+    if read.held {
+        Err(NotModified(tag, quota))
+    } else {
+        Ok((read.value, quota, tag))
     }
 }
 

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use job_listings::service::{Metering, ServiceConfig};
 use reqwest::StatusCode;
 use uuid::Uuid;
 
@@ -245,4 +246,43 @@ async fn usage_over_a_lowered_quota_reports_every_call_and_none_remaining() {
     app.get_as(&key.raw, "/api/v1/jobs?per_page=1")
         .await
         .assert_problem(429, "quota_exceeded", None);
+}
+
+#[tokio::test]
+async fn refusals_before_any_call_carry_the_quota_as_the_key_was_checked() {
+    for metering in [Metering::default(), Metering::InStore] {
+        let app = spawn_app_with(ServiceConfig {
+            metering,
+            ..developer_quota(5)
+        })
+        .await;
+        let key = app.keys.developer.raw.clone();
+        assert_eq!(
+            app.get_as(&key, "/api/v1/jobs").await.status,
+            StatusCode::OK
+        );
+        for path in [
+            "/api/v1/jobs?per_page=0",
+            "/api/v1/jobs/not-an-id",
+            "/api/v1/no-such-path",
+        ] {
+            let r = app.get_as(&key, path).await;
+            assert!(
+                r.status.is_client_error(),
+                "{metering:?} {path}: {}",
+                r.text
+            );
+            assert_eq!(
+                header_u64(&r, "x-ratelimit-limit"),
+                5,
+                "{metering:?} {path}"
+            );
+            assert_eq!(
+                header_u64(&r, "x-ratelimit-remaining"),
+                4,
+                "{metering:?} {path}"
+            );
+        }
+        assert_eq!(app.calls_used(&key).await, 1, "{metering:?}: none counted");
+    }
 }
