@@ -28,6 +28,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `demo` | no | `demo`, a deterministic demo dataset generator |
+//! | `schema` | no | `schemars::JsonSchema` for the values the API sends and reads |
 
 #[cfg(any(test, feature = "demo"))]
 pub mod demo;

@@ -156,34 +156,38 @@ impl ApiError {
     }
 }
 
-/// An RFC 9457 problem document, as sent.
-#[derive(Debug, Serialize)]
+/// An RFC 9457 problem details object, as sent.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Problem {
-    /// A URI naming the problem type.
+    /// URI naming the problem type, e.g. `https://job-listings.dev/errors/invalid_parameter`.
     #[serde(rename = "type")]
+    #[schemars(extend("format" = "uri-reference"))]
     pub kind: String,
-    /// A short, fixed summary of the problem type.
+    /// Short, fixed summary of the problem type.
     pub title: &'static str,
-    /// The HTTP status.
+    /// HTTP status code.
     pub status: u16,
     /// What happened and what to do about it.
     pub detail: String,
-    /// The stable machine-readable code.
+    /// Stable machine-readable code (one of the API's error table).
     pub code: &'static str,
-    /// The parameter at fault.
+    /// The offending parameter or body field, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub param: Option<String>,
-    /// The parameters the endpoint takes, when one it does not take was sent.
+    /// With code `unknown_parameter`: the query parameters (or, for a body field it does not
+    /// take, the body fields) the endpoint takes; absent for an endpoint that takes none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed: Option<&'static [&'static str]>,
-    /// Seconds until a retry can succeed.
+    /// Seconds to wait before retrying, when applicable (as in the `Retry-After` header).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub retry_after: Option<u64>,
-    /// Where to start again, by relation, when the request cannot go on from where it stands
-    /// (an expired change feed cursor: `search` and `changes_from_now`).
+    /// Where to start again, when the request cannot go on from where it stands: for
+    /// `cursor_expired`, `search` (`GET /api/v1/jobs`) and `changes_from_now`
+    /// (`GET /api/v1/changes?after=now`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub links: Option<std::collections::BTreeMap<&'static str, &'static str>>,
-    /// The request's id, to find it in the logs.
+    /// Identifier of the request (same as the `X-Request-Id` header), to find it in the logs.
     pub request_id: String,
 }
 

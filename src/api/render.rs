@@ -39,6 +39,26 @@ pub(crate) struct JobView<'a> {
     updated_at: DateTime<Utc>,
 }
 
+/// A view sends exactly the serde form of the job it shows (the tests below hold it to that),
+/// so its schema is the job's: one `Job` component, whichever of the two a type holds.
+impl schemars::JsonSchema for JobView<'_> {
+    fn inline_schema() -> bool {
+        Job::inline_schema()
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Job::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        Job::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Job::json_schema(generator)
+    }
+}
+
 /// A job's advertised pay as the API sends it.
 #[derive(Serialize)]
 struct SalaryView<'a> {

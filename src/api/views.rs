@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -10,6 +11,18 @@ use super::render::JobView;
 use crate::domain::{Company, Subscription};
 use crate::query::{FacetCounts, ValueCount};
 use crate::service::{CompanyDetail, CompanySummary, UnknownValue};
+
+/// A job listing with its company embedded.
+// What `job_detail_json` writes, as a type: the schema's source (the test below holds the two
+// to each other).
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "JobDetail")]
+pub(crate) struct JobDetailView<'a> {
+    #[serde(flatten)]
+    pub job: JobView<'a>,
+    /// The hiring company, or null if unavailable.
+    pub company: Option<&'a Company>,
+}
 
 /// `GET /jobs/{id}`: the job's fields and a `company` field, written around the job's
 /// rendered JSON (an object). `company` is the company's rendered JSON (`None` writes `null`).
@@ -25,11 +38,17 @@ pub(crate) fn job_detail_json(job: &[u8], company: Option<&[u8]>) -> Vec<u8> {
     out
 }
 
-#[derive(Serialize)]
+/// A company with its active job listings.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "CompanyDetail")]
 pub(crate) struct CompanyDetailView<'a> {
     #[serde(flatten)]
     pub company: &'a Company,
+    /// Total number of active job listings.
     pub active_jobs_total: u64,
+    /// Active job listings, newest first (at most 100; every one, paged:
+    /// `GET /api/v1/jobs?company_id={id}`).
+    #[schemars(length(max = 100))]
     pub active_jobs: Vec<JobView<'a>>,
 }
 
@@ -43,14 +62,21 @@ impl<'a> From<&'a CompanyDetail> for CompanyDetailView<'a> {
     }
 }
 
-#[derive(Serialize)]
+/// A company as shown in list results.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "CompanySummary")]
 pub(crate) struct CompanySummaryView<'a> {
+    /// Company identifier.
     pub id: crate::domain::CompanyId,
+    /// Company name.
     pub name: &'a str,
+    /// Company web domain.
     pub domain: &'a str,
+    /// Funding stage, e.g. seed, series_a.
     pub funding_stage: &'a str,
+    /// Short company description.
     pub blurb: &'a str,
-    /// The same name and meaning as in a company's detail.
+    /// Number of active job listings (as `active_jobs_total` in the company's detail).
     pub active_jobs_total: u64,
 }
 
@@ -67,30 +93,83 @@ impl<'a> From<&'a CompanySummary> for CompanySummaryView<'a> {
     }
 }
 
-/// A subscription as its owner sees it; the secret only when just created.
-#[derive(Serialize)]
+/// A webhook subscription as its owner sees it, never with its secret.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Webhook")]
 pub(crate) struct WebhookView<'a> {
+    /// Webhook identifier.
     pub id: crate::domain::WebhookId,
+    /// URL that receives event deliveries.
+    #[schemars(url)]
     pub callback_url: &'a str,
+    /// Domain tags this webhook is subscribed to; empty means all domains.
     pub domain_filters: &'a [crate::domain::DomainTag],
+    /// Whether only remote jobs are delivered.
     pub remote_only: bool,
+    /// Saved search: any of these seniority levels (empty: any).
     pub seniority: &'a [crate::domain::Seniority],
+    /// Saved search: every word must be a word of the role, company name or post text.
     pub q: Option<&'a str>,
+    /// Saved search: every word must be a word of the company name.
     pub company: Option<&'a str>,
+    /// Saved search: minimum classification confidence.
+    #[schemars(range(min = 0, max = 1))]
     pub min_confidence: Option<f64>,
+    /// The events sent to this webhook: `job.new` (a job active for the first time),
+    /// `job.updated` (an active job changed, or a closed one opened again) and `job.closed`
+    /// (an active job closed); `["job.new"]` unless it asked for more.
+    #[schemars(with = "Vec<WebhookEventType>")]
     pub event_types: &'a [crate::domain::ChangeKind],
+    /// Whether it is sent deliveries.
     pub status: crate::domain::SubscriptionStatus,
+    /// Why the webhook was disabled, or null.
     pub disabled_reason: Option<&'a str>,
+    /// When the webhook was created.
     pub created_at: DateTime<Utc>,
+    /// Time of the last successful delivery, or null.
     pub last_success_at: Option<DateTime<Utc>>,
+    /// Time of the last failed delivery, or null.
     pub last_failure_at: Option<DateTime<Utc>>,
+    /// Reason for the last failed delivery, or null.
     pub last_failure_reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret: Option<&'a str>,
+}
+
+// The job events a webhook may be sent: every `ChangeKind` but `job.deleted`, which is the
+// feed's alone.
+#[derive(JsonSchema)]
+#[schemars(inline)]
+#[allow(dead_code)] // A schema only: the wire form is `ChangeKind`'s.
+pub(crate) enum WebhookEventType {
+    #[serde(rename = "job.new")]
+    New,
+    #[serde(rename = "job.updated")]
+    Updated,
+    #[serde(rename = "job.closed")]
+    Closed,
+}
+
+/// A newly created webhook, with its signing secret.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "WebhookCreated")]
+pub(crate) struct WebhookCreatedView<'a> {
+    #[serde(flatten)]
+    pub webhook: WebhookView<'a>,
+    /// Signing secret for verifying deliveries. Shown only in this response; store it safely.
+    #[schemars(regex(pattern = "^whsec_"))]
+    pub secret: &'a str,
+}
+
+impl<'a> WebhookCreatedView<'a> {
+    pub(crate) fn of(s: &'a Subscription) -> Self {
+        Self {
+            webhook: WebhookView::of(s),
+            secret: s.secret.expose(),
+        }
+    }
 }
 
 impl<'a> WebhookView<'a> {
-    pub(crate) fn of(s: &'a Subscription, with_secret: bool) -> Self {
+    pub(crate) fn of(s: &'a Subscription) -> Self {
         Self {
             id: s.id,
             callback_url: s.callback_url.as_str(),
@@ -107,26 +186,36 @@ impl<'a> WebhookView<'a> {
             last_success_at: s.last_success_at,
             last_failure_at: s.last_failure_at,
             last_failure_reason: s.last_failure_reason.as_deref(),
-            secret: with_secret.then(|| s.secret.expose()),
         }
     }
 }
 
-#[derive(Serialize)]
+/// Pagination information.
+#[derive(Serialize, JsonSchema)]
 pub(crate) struct Pagination {
+    /// Current page (1-based).
+    #[schemars(range(min = 1))]
     pub page: u32,
+    /// Items per page.
+    #[schemars(range(min = 1, max = 50))]
     pub per_page: u32,
+    /// Total number of matching items.
     pub total: u64,
+    /// Total number of pages.
     pub total_pages: u64,
 }
 
-#[derive(Serialize)]
+/// Relative navigation links.
+#[derive(Serialize, JsonSchema)]
 pub(crate) struct Links {
+    /// Relative URL of the next page, e.g. `/api/v1/jobs?q=rust&page=2`, or null.
     pub next: Option<String>,
+    /// Relative URL of the previous page, or null.
     pub prev: Option<String>,
 }
 
-#[derive(Serialize)]
+/// A page of a list: `{"data", "pagination", "links", "meta"}`.
+#[derive(Serialize, JsonSchema)]
 pub(crate) struct ListEnvelope<T: Serialize, M: Serialize = Value> {
     pub data: T,
     pub pagination: Pagination,
@@ -137,23 +226,75 @@ pub(crate) struct ListEnvelope<T: Serialize, M: Serialize = Value> {
 /// The `meta` of a list: the filters it applied, the facet counts asked for, and warnings
 /// about filter values nothing holds. `facets` and `warnings` are left out when there are
 /// none, so an answer without them reads as it did before they existed.
-#[derive(Serialize)]
-pub(crate) struct FiltersMeta<F: Serialize> {
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub(crate) struct FiltersMeta<F: Serialize, X: Serialize = Value> {
     pub filters: F,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub facets: Option<Value>,
+    pub facets: Option<X>,
+    /// Present only when there is something to warn about: one `unknown_value` warning per
+    /// filter value that nothing holds.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
     pub warnings: Vec<WarningView>,
 }
 
-/// A warning in `meta.warnings`: a filter value that nothing in the data holds.
-#[derive(Serialize)]
+/// The `meta` of a list that filters nothing: `{"filters": {}}`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub(crate) struct NoFiltersMeta {
+    /// These lists filter nothing: always empty.
+    pub filters: NoFilters,
+}
+
+/// No filters: `{}`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline, extend("maxProperties" = 0))]
+pub(crate) struct NoFilters {}
+
+/// The filters a company list applied, after normalization.
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub(crate) struct CompanyFilters {
+    /// Normalized funding stage filter, or null.
+    pub funding_stage: Option<String>,
+}
+
+/// A page of job search results: the list the search handler writes around its rendered
+/// jobs (`ListEnvelope::to_json_around`), as a type.
+pub(crate) type JobList<'a> =
+    ListEnvelope<Vec<JobView<'a>>, FiltersMeta<crate::query::JobFilter, JobFacets<'a>>>;
+
+/// A page of companies.
+pub(crate) type CompanyList<'a> =
+    ListEnvelope<Vec<CompanySummaryView<'a>>, FiltersMeta<CompanyFilters, CompanyFacets<'a>>>;
+
+/// A page of the webhooks belonging to the calling API key, oldest first.
+pub(crate) type WebhookList<'a> = ListEnvelope<Vec<WebhookView<'a>>, NoFiltersMeta>;
+
+/// A page of the 100 most recent deliveries of a webhook, latest scheduled attempt first.
+pub(crate) type DeliveryList<'a> = ListEnvelope<Vec<&'a crate::domain::Delivery>, NoFiltersMeta>;
+
+/// Something about the request worth knowing that did not stop it.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Warning")]
 pub(crate) struct WarningView {
+    /// A stable machine code. `unknown_value`: a filter value nothing in the data holds, so
+    /// it matches nothing.
+    #[schemars(example = &"unknown_value")]
     pub code: &'static str,
+    /// The parameter the value was given in.
+    #[schemars(example = &"domain")]
     pub param: &'static str,
+    /// The value, normalized.
+    #[schemars(example = &"unknowndomain")]
     pub value: String,
+    /// What happened, in words, with the known values.
     pub detail: String,
+    /// The values the data holds, most common first, at most 100.
     pub known: Vec<String>,
+    /// How many values the data holds in all; more than the length of `known` when the list
+    /// is cut.
     pub known_total: usize,
 }
 
@@ -192,34 +333,96 @@ impl From<&UnknownValue> for WarningView {
     }
 }
 
+/// Counts over all the matches of the search (every page), one member per facet asked for.
+// Members in name order, as they were sent when this was a JSON map.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "JobFacets", example = job_facets_example())]
+pub(crate) struct JobFacets<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<FacetList<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteCounts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seniority: Option<FacetList<'a>>,
+}
+
+fn job_facets_example() -> Value {
+    serde_json::json!({
+        "domain": [{"value": "engineering", "count": 1234}, {"value": "ai", "count": 310}],
+        "seniority": [{"value": "senior", "count": 900}],
+        "remote": {"true": 700, "false": 844}
+    })
+}
+
+/// Matches by remote or not; the two add up to the total.
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+pub(crate) struct RemoteCounts {
+    /// Other matches.
+    #[serde(rename = "false")]
+    pub on_site: u64,
+    /// Remote matches.
+    #[serde(rename = "true")]
+    pub remote: u64,
+}
+
+/// Counts over all the listed companies (every page), present when asked for.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "CompanyFacets", example = company_facets_example())]
+pub(crate) struct CompanyFacets<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub funding_stage: Option<FacetList<'a>>,
+}
+
+fn company_facets_example() -> Value {
+    serde_json::json!({
+        "funding_stage": [{"value": "series_a", "count": 12}, {"value": "seed", "count": 9}]
+    })
+}
+
+/// Every value the matches hold, most matches first, then by value. A job with two tags
+/// counts under each.
+#[derive(Serialize, JsonSchema)]
+#[serde(transparent)]
+#[schemars(rename = "FacetList")]
+pub(crate) struct FacetList<'a>(pub Vec<FacetValue<'a>>);
+
+/// One value of a facet and how many matches hold it.
+// Members in name order, as they were sent when this was a JSON map.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct FacetValue<'a> {
+    /// How many matches hold it.
+    #[schemars(range(min = 1))]
+    pub count: u64,
+    /// A value the matches hold, normalized as filters take it.
+    pub value: &'a str,
+}
+
 /// `meta.facets` of `GET /jobs`: lists of `{value, count}` and, for `remote`, the counts of
 /// `true` and `false`.
-pub(crate) fn job_facets_json(f: &FacetCounts) -> Option<Value> {
+pub(crate) fn job_facets_json(f: &FacetCounts) -> Option<JobFacets<'_>> {
     if f.is_empty() {
         return None;
     }
-    let mut out = serde_json::Map::new();
-    if let Some(d) = &f.domain {
-        out.insert("domain".into(), value_counts_json(d));
-    }
-    if let Some(s) = &f.seniority {
-        out.insert("seniority".into(), value_counts_json(s));
-    }
-    if let Some(r) = &f.remote {
-        out.insert(
-            "remote".into(),
-            serde_json::json!({ "true": r.remote, "false": r.on_site }),
-        );
-    }
-    Some(Value::Object(out))
+    Some(JobFacets {
+        domain: f.domain.as_deref().map(value_counts_json),
+        remote: f.remote.as_ref().map(|r| RemoteCounts {
+            on_site: r.on_site,
+            remote: r.remote,
+        }),
+        seniority: f.seniority.as_deref().map(value_counts_json),
+    })
 }
 
 /// A facet's counts as `[{"value", "count"}]`, in the engine's order.
-pub(crate) fn value_counts_json(counts: &[ValueCount]) -> Value {
-    Value::Array(
+pub(crate) fn value_counts_json(counts: &[ValueCount]) -> FacetList<'_> {
+    FacetList(
         counts
             .iter()
-            .map(|c| serde_json::json!({ "value": c.value, "count": c.count }))
+            .map(|c| FacetValue {
+                count: c.count,
+                value: &c.value,
+            })
             .collect(),
     )
 }
@@ -319,20 +522,13 @@ mod tests {
         }
     }
 
-    #[derive(Serialize)]
-    struct TypedDetail<'a> {
-        #[serde(flatten)]
-        job: JobView<'a>,
-        company: Option<&'a Company>,
-    }
-
     #[test]
     fn a_detail_written_around_rendered_json_equals_the_typed_encoding() {
         let data = Dataset::generate(3, 2, 2);
         let job = &data.jobs[0];
         let cache = RenderCache::new(0);
         for company in [Some(&data.companies[0]), None] {
-            let typed = TypedDetail {
+            let typed = JobDetailView {
                 job: JobView::from(job),
                 company,
             };

@@ -10,7 +10,20 @@ use super::DomainError;
 
 /// What happened to a job, as the change feed (`GET /changes`) and webhook subscriptions
 /// name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[schemars(inline)]
 pub enum ChangeKind {
     /// The job became active for the first time.
     #[serde(rename = "job.new")]
@@ -119,6 +132,21 @@ impl FeedCursor {
 impl Serialize for FeedCursor {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.encode())
+    }
+}
+
+/// Opaque to clients: a string they send back as it is.
+impl schemars::JsonSchema for FeedCursor {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FeedCursor".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string" })
     }
 }
 

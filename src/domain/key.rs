@@ -167,7 +167,8 @@ impl KeyHash {
 }
 
 /// Billing state of a key; only `active` keys are accepted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(inline)]
 #[serde(rename_all = "snake_case")]
 pub enum BillingStatus {
     /// Paid up.

@@ -7,7 +7,20 @@ use serde::{Deserialize, Serialize};
 use super::DomainError;
 
 /// A paid plan. Ordered: developer < agent_pro < enterprise.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[schemars(inline)]
 #[serde(rename_all = "snake_case")]
 pub enum Plan {
     /// Developer, 29 USD a month.
@@ -61,8 +74,9 @@ impl FromStr for Plan {
     }
 }
 
-/// Usage in the current billing period, exactly the spec's fields.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A key's usage in its current billing period, exactly the spec's fields: what its owner's
+/// `GET /api/v1/usage` reports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UsageReport {
     /// The key's plan.
     pub plan: Plan,

@@ -201,7 +201,10 @@ impl fmt::Display for IdempotencyKey {
 }
 
 /// Whether a subscription receives deliveries.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(inline)]
 #[serde(rename_all = "snake_case")]
 pub enum SubscriptionStatus {
     /// Receives deliveries.
@@ -278,7 +281,10 @@ pub struct Subscription {
 }
 
 /// How far a delivery has got.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(inline)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryStatus {
     /// Waiting for its next attempt.
@@ -291,7 +297,7 @@ pub enum DeliveryStatus {
 }
 
 /// One event's delivery to one subscription.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Delivery {
     /// The delivery's identifier.
     pub id: DeliveryId,
@@ -333,7 +339,7 @@ impl Delivery {
 }
 
 /// One attempt to deliver.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeliveryAttempt {
     /// When the attempt started.
     pub at: DateTime<Utc>,

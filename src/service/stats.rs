@@ -16,7 +16,8 @@ use super::{JobListingsService, ServiceResult};
 use crate::domain::{BillingStatus, Plan, SubscriptionStatus, WebhookId};
 
 /// The service's state in numbers; see [`JobListingsService::stats`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Stats")]
 pub struct ServiceStats {
     /// Stored jobs, active and closed.
     pub jobs: JobCounts,
@@ -41,7 +42,8 @@ pub struct ServiceStats {
 }
 
 /// Stored jobs by status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(inline)]
 pub struct JobCounts {
     /// Searchable jobs: those in the search index.
     pub active: u64,
@@ -54,7 +56,8 @@ pub struct JobCounts {
 }
 
 /// Issued API keys by whether they are accepted now.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(inline)]
 pub struct KeyCounts {
     /// Keys accepted now (not revoked, billing active), by plan; every plan is listed.
     pub active_by_plan: BTreeMap<Plan, u64>,
@@ -65,7 +68,8 @@ pub struct KeyCounts {
 }
 
 /// Webhook subscriptions by status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(inline)]
 pub struct SubscriptionCounts {
     /// Subscriptions that are sent what matches them.
     pub active: u64,

@@ -39,6 +39,26 @@ impl FundingStage {
     }
 }
 
+// Read as 1 to 40 letters, digits, spaces, '-' or '_' in any case; sent normalised.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for FundingStage {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FundingStage".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        if generator.contract().is_deserialize() {
+            schemars::json_schema!({ "type": "string", "pattern": "^[A-Za-z0-9 _-]{1,40}$" })
+        } else {
+            schemars::json_schema!({ "type": "string", "pattern": "^[a-z0-9_]{1,40}$" })
+        }
+    }
+}
+
 impl TryFrom<String> for FundingStage {
     type Error = DomainError;
     fn try_from(raw: String) -> Result<Self, Self::Error> {
@@ -54,12 +74,15 @@ impl From<FundingStage> for String {
 
 /// Enrichment data about a company: typed common fields plus free-form extras.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Enrichment {
     /// Approximate number of employees.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(range(max = u32::MAX)))]
     pub headcount: Option<u32>,
     /// Year the company was founded.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(range(min = i32::MIN, max = i32::MAX)))]
     pub founded_year: Option<i32>,
     /// Where the company is headquartered.
     #[serde(default)]
@@ -78,12 +101,15 @@ pub struct Enrichment {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
-/// A company that posts jobs.
+/// A company that posts jobs, as the API sends it and as an import line or
+/// `PUT /admin/v1/companies/{id}` takes it back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Company {
     /// The company's identifier.
     pub id: CompanyId,
-    /// The company's name.
+    /// The company's name: not blank, at most 300 bytes.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub name: String,
     /// The company's web domain, such as `example.com`.
     pub domain: String,

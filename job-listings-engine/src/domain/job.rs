@@ -47,6 +47,21 @@ impl std::hash::Hash for Confidence {
     }
 }
 
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Confidence {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Confidence".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "number", "minimum": 0, "maximum": 1 })
+    }
+}
+
 impl TryFrom<f64> for Confidence {
     type Error = DomainError;
     fn try_from(v: f64) -> Result<Self, Self::Error> {
@@ -62,6 +77,7 @@ impl From<Confidence> for f64 {
 
 /// Whether a listing is open. Only active listings are searchable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema), schemars(inline))]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     /// Open and searchable.
@@ -71,8 +87,10 @@ pub enum JobStatus {
     Closed,
 }
 
-/// A salary range as advertised.
+/// Advertised pay. On input, at most 16 bytes of `currency` and 32 of `period`, and `min`
+/// not above `max`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SalaryRange {
     /// Lower bound, in whole currency units.
     pub min: Option<u64>,
@@ -89,12 +107,16 @@ fn default_salary_period() -> String {
     "year".to_owned()
 }
 
-/// A job listing.
+/// A job listing, active or closed, as the API sends it and as an import line or
+/// `PUT /admin/v1/jobs/{id}` takes it back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Job {
     /// The listing's identifier.
     pub id: JobId,
-    /// The role title, such as "Senior Backend Engineer". Searchable by `q`.
+    /// The role title, such as "Senior Backend Engineer": not blank, at most 300 bytes.
+    /// Searchable by `q`.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub role: String,
     /// The hiring company.
     pub company_id: CompanyId,
@@ -104,11 +126,15 @@ pub struct Job {
     pub company_name: String,
     /// The text of the post. Searchable by `q`.
     pub description: String,
-    /// Domain tags, such as `engineering` or `ai`.
+    /// Domain tags (an open vocabulary), such as `engineering` or `ai`, kept in lower case;
+    /// at most 32.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = 32)))]
     pub domains: Vec<DomainTag>,
-    /// Seniority levels, such as `senior` or `staff`.
+    /// Seniority levels (an open vocabulary), such as `senior` or `staff`, kept in lower
+    /// case; at most 16.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = 16)))]
     pub seniority: Vec<Seniority>,
     /// Whether the job can be done remotely.
     #[serde(default)]
@@ -116,7 +142,8 @@ pub struct Job {
     /// Where the job is, when it is not only remote.
     #[serde(default)]
     pub location: Option<String>,
-    /// Where the original post can be read.
+    /// Where the original post can be read: not blank, at most 2,000 bytes.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub source_url: String,
     /// The advertised pay, when there is one.
     #[serde(default)]

@@ -8,6 +8,14 @@ use crate::domain::{CompanyId, Confidence, DomainTag, Job, JobId, Page, PerPage,
 /// Which active jobs a search or a webhook subscription wants. Every field narrows the result;
 /// a list matches when any of its entries matches.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(
+        rename = "JobFilters",
+        description = "The filters applied to a job search, after normalization."
+    )
+)]
 pub struct JobFilter {
     /// Any of these domain tags (empty: any).
     pub domains: Vec<DomainTag>,
@@ -18,10 +26,22 @@ pub struct JobFilter {
     /// Every one of these words is a word of the company name. Words as the index keeps
     /// them (lowercased, split as [`search_terms`] splits text): set them from free text
     /// with [`JobFilter::with_company`].
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            description = "The terms every job's company name must contain: the normalized words of the company search. Text with no word in it is kept whole as one term, which matches nothing."
+        )
+    )]
     pub company_words: Vec<String>,
     /// Every one of these words is a word of the role, company name or post text. Words as
     /// the index keeps them (lowercased, split as [`search_terms`] splits text): set them
     /// from free text with [`JobFilter::with_q`]; `"Python"` set here matches nothing.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            description = "The terms every job matched must contain: the normalized words of the free-text search. Text with no word in it (such as `!!!`) is kept whole as one term, which no job contains, so it matches nothing."
+        )
+    )]
     pub q_words: Vec<String>,
     /// Confidence at least this.
     pub min_confidence: Option<Confidence>,

@@ -12,23 +12,35 @@ use crate::api::Reply;
 use crate::domain::DomainError;
 use crate::service::{JobListingsService, ServiceError};
 
-#[derive(Deserialize)]
+/// The body of `POST /admin/v1/backup`.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct BackupTo {
+#[schemars(rename = "BackupRequest")]
+pub(crate) struct BackupTo {
+    /// The absolute path, on the server's machine, of a new or empty folder to write the
+    /// backup into: in a folder that exists, outside the server's data folder.
     to: PathBuf,
 }
 
 /// What a backup holds and what it cost.
-#[derive(Serialize)]
-struct BackupView {
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Backup", deny_unknown_fields)]
+pub(crate) struct BackupView {
+    /// Where the backup was written.
     to: PathBuf,
+    /// Jobs copied, active and closed.
     jobs: u64,
+    /// Companies copied.
     companies: u64,
+    /// API key records copied.
     keys: u64,
+    /// Webhook subscriptions copied.
     webhooks: u64,
+    /// Bytes written.
     bytes: u64,
+    /// How long the backup took.
     took_ms: u128,
-    /// How long writes waited while the copy was made (reads never wait).
+    /// How long writes waited while the copy was made; reads never wait.
     writes_paused_ms: u128,
 }
 

@@ -51,9 +51,9 @@ pub(super) enum Kind {
     Companies,
 }
 
-/// The answer to an upload.
-#[derive(Debug, Default, Serialize)]
-struct Report {
+/// What a bulk upload wrote and refused.
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+pub(crate) struct Report {
     /// Nothing was written: the lines were only checked.
     dry_run: bool,
     /// Lines that held a record (blank lines are skipped).
@@ -74,9 +74,11 @@ struct Report {
     errors_truncated: bool,
 }
 
-#[derive(Debug, Serialize)]
-struct LineError {
+/// A refused line.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct LineError {
     /// 1-based line number in the body.
+    #[schemars(range(min = 1))]
     line: usize,
     /// What is wrong, as the `import` command says it.
     message: String,

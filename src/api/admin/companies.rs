@@ -50,14 +50,20 @@ pub(super) async fn delete(
     Ok(Reply::new(StatusCode::NO_CONTENT, None, None))
 }
 
-#[derive(Deserialize)]
+/// The body of `POST /admin/v1/companies/lookup`.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Lookup {
+#[schemars(rename = "CompanyLookup")]
+pub(crate) struct Lookup {
+    /// Company ids, at most 10,000.
+    #[schemars(length(max = 10000))]
     ids: Vec<CompanyId>,
 }
 
-#[derive(Serialize)]
-struct LookedUp {
+/// Which of the ids asked for name a stored company.
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "CompanyLookupResult")]
+pub(crate) struct LookedUp {
     /// The ids asked for that name a stored company, in the order asked.
     found: Vec<CompanyId>,
     /// The others, in the order asked.

@@ -13,21 +13,36 @@ use crate::api::Reply;
 use crate::domain::{BillingStatus, KeyId, Plan};
 use crate::service::{JobListingsService, NewKey};
 
-#[derive(Deserialize)]
+/// The body of `POST /admin/v1/keys`.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NewKeyBody {
+#[schemars(rename = "NewKey")]
+pub(crate) struct NewKeyBody {
+    /// The plan bought.
     plan: Plan,
+    /// Free-form label, such as the customer's e-mail.
     #[serde(default)]
     label: String,
+    /// When monthly periods start counting: now or earlier (a later time is a 400
+    /// `invalid_parameter`); null or left out: now. Kept to the whole second.
     #[serde(default)]
     billing_anchor: Option<DateTime<Utc>>,
 }
 
-#[derive(Deserialize)]
+/// At least one of the two, not null (else 400 `invalid_body`); null is the same as left
+/// out.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct KeyChange {
+#[schemars(rename = "KeyPatch")]
+#[schemars(extend("anyOf" = [
+    {"required": ["plan"], "properties": {"plan": {"type": "string"}}},
+    {"required": ["billing_status"], "properties": {"billing_status": {"type": "string"}}}
+]))]
+pub(crate) struct KeyChange {
+    /// The new plan: its quota and rate apply at once, usage in the current period is kept.
     #[serde(default)]
     plan: Option<Plan>,
+    /// The new billing status.
     #[serde(default)]
     billing_status: Option<BillingStatus>,
 }

@@ -2,25 +2,37 @@
 //! delivery health, never a secret (a key only in the answer that issues it).
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::api::views::WebhookView;
 use crate::domain::{ApiKeyRecord, BillingStatus, KeyId, Plan};
 use crate::service::WebhookHealth;
 
-/// An issued key as the operator sees it.
-#[derive(Serialize)]
-pub(super) struct KeyView<'a> {
+/// An issued API key's record: never the key itself (but in the answer that issues it) nor
+/// its hash.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Key")]
+pub(crate) struct KeyView<'a> {
+    /// The record's identifier, which the commands and these paths take.
     pub id: KeyId,
-    /// The key itself, in the answer that issues it only.
+    /// The key itself: in the answer to `POST /admin/v1/keys` only.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = "^jl_live_[A-Za-z0-9]{38}$"))]
     pub key: Option<&'a str>,
+    /// Its first characters, such as `jl_live_Ab3d…`, to tell keys apart.
     pub hint: &'a str,
+    /// Free-form label, such as the customer's e-mail.
     pub label: &'a str,
+    /// The paid plan.
     pub plan: Plan,
+    /// Only keys whose billing is active are accepted by the public API.
     pub billing_status: BillingStatus,
+    /// The instant monthly periods are counted from.
     pub billing_anchor: DateTime<Utc>,
+    /// When the key was issued.
     pub created_at: DateTime<Utc>,
+    /// When the key was revoked, or null.
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
@@ -40,15 +52,17 @@ impl<'a> KeyView<'a> {
     }
 }
 
-/// A subscription as its owner sees it (without the secret), with whose it is and how its
-/// deliveries fare.
-#[derive(Serialize)]
-pub(super) struct WebhookHealthView<'a> {
+/// A webhook subscription as its owner sees it (never its secret), with the key that
+/// registered it and how its deliveries fare.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Webhook")]
+pub(crate) struct WebhookHealthView<'a> {
     #[serde(flatten)]
     pub subscription: WebhookView<'a>,
-    /// The key that registered it.
+    /// The id of the key that registered it (see `GET /admin/v1/keys/{id}`).
     pub owner: KeyId,
-    /// When its deliveries started failing without a success since.
+    /// When its deliveries started failing without a success since, or null; failing for 5
+    /// days disables it.
     pub failing_since: Option<DateTime<Utc>>,
     /// Deliveries queued for it and not yet settled.
     pub pending_deliveries: usize,
@@ -57,7 +71,7 @@ pub(super) struct WebhookHealthView<'a> {
 impl<'a> WebhookHealthView<'a> {
     pub(super) fn of(h: &'a WebhookHealth) -> Self {
         Self {
-            subscription: WebhookView::of(&h.subscription, false),
+            subscription: WebhookView::of(&h.subscription),
             owner: h.subscription.owner,
             failing_since: h.subscription.failing_since,
             pending_deliveries: h.pending_deliveries,
@@ -67,7 +81,7 @@ impl<'a> WebhookHealthView<'a> {
 
 /// `{"data": [...]}`: the admin lists are whole, not paged (keys and subscriptions number in
 /// the thousands at most).
-#[derive(Serialize)]
-pub(super) struct DataList<T: Serialize> {
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct DataList<T: Serialize> {
     pub data: Vec<T>,
 }

@@ -11,9 +11,12 @@ use crate::api::Reply;
 use crate::domain::{SubscriptionStatus, WebhookId};
 use crate::service::JobListingsService;
 
-#[derive(Deserialize)]
+/// The body of `PATCH /admin/v1/webhooks/{id}`.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct StatusChange {
+#[schemars(rename = "WebhookStatus")]
+pub(crate) struct StatusChange {
+    /// `active` enables the subscription, `disabled` stops it.
     status: SubscriptionStatus,
 }
 

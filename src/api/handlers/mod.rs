@@ -9,6 +9,8 @@ pub(crate) mod health;
 pub(crate) mod jobs;
 pub(crate) mod usage;
 mod webhook_bodies;
+
+pub(crate) use webhook_bodies::{WebhookBody as NewWebhookBody, WebhookPatchBody};
 pub(crate) mod webhooks;
 
 use bytes::Bytes;

@@ -5,13 +5,12 @@ use bytes::Bytes;
 use http::{Request, StatusCode};
 
 use serde::Serialize;
-use serde_json::json;
 
 use super::webhook_bodies::{idempotency_key, webhook_body, webhook_change};
 use super::{no_body, no_params, Handled};
 use crate::api::error::ApiError;
 use crate::api::params::{Params, PAGE_PARAMS};
-use crate::api::views::{ListEnvelope, WebhookView};
+use crate::api::views::{ListEnvelope, NoFilters, NoFiltersMeta, WebhookCreatedView, WebhookView};
 use crate::api::Reply;
 use crate::domain::{page_of, WebhookId};
 use crate::service::{Caller, Metered, WebhookCreation};
@@ -37,7 +36,7 @@ pub(crate) async fn create(caller: &Caller, req: &Request<Bytes>) -> Handled {
         }
     };
     let sub = &created.subscription;
-    let mut reply = Reply::json(&WebhookView::of(sub, true), Some(created.quota));
+    let mut reply = Reply::json(&WebhookCreatedView::of(sub), Some(created.quota));
     // A replay answers as the first request was answered, and says it is one.
     reply.status = StatusCode::CREATED;
     reply.location = Some(format!("/api/v1/webhooks/{}", sub.id));
@@ -49,7 +48,7 @@ pub(crate) async fn create(caller: &Caller, req: &Request<Bytes>) -> Handled {
 pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
     let params = Params::parse(req.uri().query(), PAGE_PARAMS, &[])?;
     let list = caller.list_webhooks().await?;
-    let views: Vec<WebhookView<'_>> = list.iter().map(|w| WebhookView::of(w, false)).collect();
+    let views: Vec<WebhookView<'_>> = list.iter().map(WebhookView::of).collect();
     Ok(Reply::json(
         &paged(views, &params, "/api/v1/webhooks")?,
         Some(list.quota),
@@ -61,7 +60,7 @@ pub(crate) async fn get(caller: &Caller, id: &str, req: &Request<Bytes>) -> Hand
     no_params(req)?;
     let found = caller.get_webhook(WebhookId::parse(id)?).await?;
     Ok(Reply::json(
-        &WebhookView::of(&found.value, false),
+        &WebhookView::of(&found.value),
         Some(found.quota),
     ))
 }
@@ -74,7 +73,7 @@ pub(crate) async fn update(caller: &Caller, id: &str, req: &Request<Bytes>) -> H
     let change = webhook_change(req)?;
     let changed = caller.update_webhook(id, change).await?;
     Ok(Reply::json(
-        &WebhookView::of(&changed.value, false),
+        &WebhookView::of(&changed.value),
         Some(changed.quota),
     ))
 }
@@ -104,7 +103,7 @@ fn paged<T: Serialize>(
     items: Vec<T>,
     params: &Params,
     path: &str,
-) -> Result<ListEnvelope<Vec<T>>, ApiError> {
+) -> Result<ListEnvelope<Vec<T>, NoFiltersMeta>, ApiError> {
     let (page, per_page) = params.page()?;
     let total = items.len() as u64;
     Ok(ListEnvelope::new(
@@ -114,7 +113,9 @@ fn paged<T: Serialize>(
         total,
         path,
         &params.without_page(),
-        json!({ "filters": {} }),
+        NoFiltersMeta {
+            filters: NoFilters {},
+        },
     ))
 }
 

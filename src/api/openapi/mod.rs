@@ -3,6 +3,7 @@
 //! schemas of the types its bodies are.
 
 pub(crate) mod admin;
+mod components;
 pub(crate) mod public;
 pub(crate) mod spec;
 
