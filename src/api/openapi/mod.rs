@@ -174,6 +174,37 @@ mod tests {
         assert_eq!(doc()["openapi"], "3.1.0");
     }
 
+    /// Every `$ref` of a document, as `(kind, name)`.
+    fn references(value: &Value, out: &mut BTreeSet<(String, String)>) {
+        match value {
+            Value::Object(object) => {
+                if let Some(r) = object.get("$ref").and_then(Value::as_str) {
+                    let mut parts = r.trim_start_matches("#/components/").splitn(2, '/');
+                    let kind = parts.next().unwrap_or_default().to_owned();
+                    out.insert((kind, parts.next().unwrap_or_default().to_owned()));
+                }
+                object.values().for_each(|v| references(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| references(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_reference_of_each_document_names_one_of_its_components() {
+        for text in [super::openapi_json(), super::admin_openapi_json()] {
+            let doc: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            let mut named = BTreeSet::new();
+            references(&doc, &mut named);
+            assert!(named.len() > 20, "{named:?}");
+            let missing: Vec<_> = named
+                .iter()
+                .filter(|(kind, name)| doc["components"][kind.as_str()][name.as_str()].is_null())
+                .collect();
+            assert!(missing.is_empty(), "{missing:?}");
+        }
+    }
+
     #[test]
     fn the_document_has_exactly_the_routes_and_methods_the_router_serves() {
         let doc = doc();

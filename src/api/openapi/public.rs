@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::spec::{Head, Header, In, Param, Response};
 use super::{text_of, ApiDoc};
@@ -16,7 +16,7 @@ static PUBLIC: ApiDoc<Operation> = ApiDoc {
     routes: ROUTES,
     headers: HEADERS,
     responses: RESPONSES,
-    schemas,
+    schemas: super::components::public_schemas,
     rate_limited: true,
     encoded: true,
 };
@@ -25,14 +25,6 @@ static PUBLIC: ApiDoc<Operation> = ApiDoc {
 pub fn openapi_json() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     text_of(&TEXT, &PUBLIC)
-}
-
-fn schemas() -> Map<String, Value> {
-    let doc: Value = serde_json::from_str(include_str!("../openapi.json")).unwrap_or_default();
-    doc["components"]["schemas"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default()
 }
 
 /// The document's opening: what the API is, where it is served and how callers prove who they are.
