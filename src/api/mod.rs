@@ -22,7 +22,7 @@ mod params;
 mod render;
 mod routes;
 mod tower;
-mod views;
+pub(crate) mod views;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,9 +1,10 @@
 //! JSON shapes of responses. Single resources are sent bare; lists in the envelope
-//! `{"data", "pagination", "links", "meta"}`.
+//! `{"data", "pagination", "links", "meta"}`. The owned ones are also what the typed
+//! client reads (`client::types` re-exports them), so a field added here reaches it.
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::render::JobView;
@@ -67,62 +68,118 @@ impl<'a> From<&'a CompanySummary> for CompanySummaryView<'a> {
     }
 }
 
-/// A subscription as its owner sees it; the secret only when just created.
-#[derive(Serialize)]
-pub(crate) struct WebhookView<'a> {
+/// `Webhook`: a subscription as its owner sees it, without its secret. The server writes it
+/// and the typed client reads it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Webhook {
+    /// The subscription's identifier.
     pub id: crate::domain::WebhookId,
-    pub callback_url: &'a str,
-    pub domain_filters: &'a [crate::domain::DomainTag],
+    /// Where deliveries go.
+    pub callback_url: String,
+    /// The domain tags it wants; empty for all.
+    pub domain_filters: Vec<crate::domain::DomainTag>,
+    /// Whether only remote jobs are delivered.
     pub remote_only: bool,
-    pub seniority: &'a [crate::domain::Seniority],
-    pub q: Option<&'a str>,
-    pub company: Option<&'a str>,
+    /// The seniority levels it wants; empty for any.
+    pub seniority: Vec<crate::domain::Seniority>,
+    /// Words every delivered job must contain.
+    pub q: Option<String>,
+    /// Words every delivered job's company name must contain.
+    pub company: Option<String>,
+    /// The lowest confidence delivered.
     pub min_confidence: Option<f64>,
-    pub event_types: &'a [crate::domain::ChangeKind],
+    /// The events delivered: `job.new` unless it asked for more.
+    #[serde(default = "crate::domain::ChangeKind::webhook_default")]
+    pub event_types: Vec<crate::domain::ChangeKind>,
+    /// Active or disabled.
     pub status: crate::domain::SubscriptionStatus,
-    pub disabled_reason: Option<&'a str>,
+    /// Why it was disabled.
+    pub disabled_reason: Option<String>,
+    /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// The last successful delivery.
     pub last_success_at: Option<DateTime<Utc>>,
+    /// The last failed delivery.
     pub last_failure_at: Option<DateTime<Utc>>,
-    pub last_failure_reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret: Option<&'a str>,
+    /// Why the last delivery failed.
+    pub last_failure_reason: Option<String>,
 }
 
-impl<'a> WebhookView<'a> {
-    pub(crate) fn of(s: &'a Subscription, with_secret: bool) -> Self {
+impl Webhook {
+    /// A stored subscription as its owner sees it.
+    pub fn of(s: &Subscription) -> Self {
         Self {
             id: s.id,
-            callback_url: s.callback_url.as_str(),
-            domain_filters: &s.domain_filters,
+            callback_url: s.callback_url.as_str().to_owned(),
+            domain_filters: s.domain_filters.clone(),
             remote_only: s.remote_only,
-            seniority: &s.seniority,
-            q: s.q.as_deref(),
-            company: s.company.as_deref(),
+            seniority: s.seniority.clone(),
+            q: s.q.clone(),
+            company: s.company.clone(),
             min_confidence: s.min_confidence.map(|c| c.get()),
-            event_types: &s.event_types,
+            event_types: s.event_types.clone(),
             status: s.status,
-            disabled_reason: s.disabled_reason.as_deref(),
+            disabled_reason: s.disabled_reason.clone(),
             created_at: s.created_at,
             last_success_at: s.last_success_at,
             last_failure_at: s.last_failure_at,
-            last_failure_reason: s.last_failure_reason.as_deref(),
-            secret: with_secret.then(|| s.secret.expose()),
+            last_failure_reason: s.last_failure_reason.clone(),
         }
     }
 }
 
-#[derive(Serialize)]
-pub(crate) struct Pagination {
+/// `WebhookCreated`: a new subscription with its signing secret, shown only once.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct WebhookCreated {
+    /// The subscription.
+    #[serde(flatten)]
+    pub webhook: Webhook,
+    /// The signing secret (`whsec_…`): keep it to verify deliveries.
+    pub secret: String,
+}
+
+impl WebhookCreated {
+    /// A subscription just created, with its secret.
+    pub fn of(s: &Subscription) -> Self {
+        Self {
+            webhook: Webhook::of(s),
+            secret: s.secret.expose().to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Debug for WebhookCreated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookCreated")
+            .field("webhook", &self.webhook)
+            .field("secret", &"whsec_…")
+            .finish()
+    }
+}
+
+/// `Pagination`: where a page sits in its list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Pagination {
+    /// This page, from 1.
     pub page: u32,
+    /// Items per page.
     pub per_page: u32,
+    /// Items in the whole list.
     pub total: u64,
+    /// Pages in the whole list (0 for an empty list).
     pub total_pages: u64,
 }
 
-#[derive(Serialize)]
-pub(crate) struct Links {
+/// `Links`: the relative URLs of the pages either side, `None` at either end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Links {
+    /// The next page, such as `/api/v1/jobs?q=rust&page=2`.
     pub next: Option<String>,
+    /// The previous page.
     pub prev: Option<String>,
 }
 
@@ -146,15 +203,23 @@ pub(crate) struct FiltersMeta<F: Serialize> {
     pub warnings: Vec<WarningView>,
 }
 
-/// A warning in `meta.warnings`: a filter value that nothing in the data holds.
-#[derive(Serialize)]
-pub(crate) struct WarningView {
-    pub code: &'static str,
-    pub param: &'static str,
+/// `Warning`: a filter value that nothing in the data holds (code `unknown_value`), in
+/// `meta.warnings`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct WarningView {
+    /// A stable machine code, such as `unknown_value`.
+    pub code: String,
+    /// The parameter the value was given in.
+    pub param: String,
+    /// The value, normalised.
     pub value: String,
+    /// What happened, in words.
     pub detail: String,
+    /// The values the data holds, most common first, at most 100.
     pub known: Vec<String>,
-    pub known_total: usize,
+    /// How many values the data holds in all.
+    pub known_total: u64,
 }
 
 impl From<&UnknownValue> for WarningView {
@@ -182,12 +247,12 @@ impl From<&UnknownValue> for WarningView {
             )
         };
         Self {
-            code: "unknown_value",
-            param: u.param,
+            code: "unknown_value".to_owned(),
+            param: u.param.to_owned(),
             value: u.value.clone(),
             detail,
             known: u.known.clone(),
-            known_total: u.known_total,
+            known_total: u64::try_from(u.known_total).unwrap_or(u64::MAX),
         }
     }
 }

@@ -1,36 +1,14 @@
 //! `POST /admin/v1/backup`: a consistent copy of the live store, written into a folder on the
 //! server's machine, while the server keeps serving.
 
-use std::path::PathBuf;
-
 use bytes::Bytes;
 use http::Request;
-use serde::{Deserialize, Serialize};
 
+use super::wire::{BackupRequest, BackupWritten};
 use crate::api::handlers::{json_object, no_params, Handled};
 use crate::api::Reply;
 use crate::domain::DomainError;
 use crate::service::{JobListingsService, ServiceError};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BackupTo {
-    to: PathBuf,
-}
-
-/// What a backup holds and what it cost.
-#[derive(Serialize)]
-struct BackupView {
-    to: PathBuf,
-    jobs: u64,
-    companies: u64,
-    keys: u64,
-    webhooks: u64,
-    bytes: u64,
-    took_ms: u128,
-    /// How long writes waited while the copy was made (reads never wait).
-    writes_paused_ms: u128,
-}
 
 /// Backs the store up into `to`, an absolute path on the server's machine to a folder that
 /// is missing or empty, outside the data folder, on a disk with room for the copy: the
@@ -38,7 +16,7 @@ struct BackupView {
 /// `insufficient_storage`), and runs one backup at a time (409 `backup_in_progress`).
 pub(super) async fn create(service: &JobListingsService, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
-    let asked: BackupTo = json_object(
+    let asked: BackupRequest = json_object(
         req,
         &["to"],
         "with `to`, the absolute path of a new or empty folder on the server's machine",
@@ -58,16 +36,20 @@ pub(super) async fn create(service: &JobListingsService, req: &Request<Bytes>) -
         e => e,
     })?;
     Ok(Reply::json(
-        &BackupView {
+        &BackupWritten {
             to: asked.to,
             jobs: summary.jobs,
             companies: summary.companies,
             keys: summary.keys,
             webhooks: summary.webhooks,
             bytes: summary.bytes,
-            took_ms: summary.took.as_millis(),
-            writes_paused_ms: summary.writes_paused.as_millis(),
+            took_ms: millis(summary.took),
+            writes_paused_ms: millis(summary.writes_paused),
         },
         None,
     ))
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

@@ -21,6 +21,7 @@ mod routes;
 mod token;
 mod views;
 mod webhooks;
+pub mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
