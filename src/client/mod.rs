@@ -1,4 +1,5 @@
-//! A typed client of the public API (feature `client`), on reqwest with rustls.
+//! A typed client of the public API (feature `client`), on reqwest with rustls, and with
+//! [`AdminClient`] of the admin API.
 //!
 //! It speaks HTTP to the documented API (`GET /api/v1/openapi.json`) and knows nothing of the
 //! server's internals: requests are built from the library's query and domain types
