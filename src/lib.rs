@@ -9,7 +9,7 @@
 //! | module | what it is | knows |
 //! |---|---|---|
 //! | `mcp` | the Model Context Protocol frontend: tools over streamable HTTP and stdio (feature `mcp`) | rmcp, [`api`] |
-//! | `client` | a typed client of the public API over HTTP (feature `client`) | reqwest, [`domain`] |
+//! | `client` | a typed client of the public and admin APIs over HTTP (feature `client`) | reqwest, [`domain`] |
 //! | [`server`] | hyper 1.x frontend: accept loop, timeouts, limits, graceful shutdown | hyper, [`api`] |
 //! | [`api`] | framework-agnostic HTTP: routes, parameters, auth headers, errors, OpenAPI; a `tower::Service` | `http`, [`service`] |
 //! | [`service`] | [`JobListingsService`](service::JobListingsService): keys, plans, quotas, ingest | [`query`], [`store`], [`webhooks`] |
@@ -28,7 +28,7 @@
 //! | `webhooks` | yes | `webhooks::HttpNotifier`, the reqwest sender that delivers webhooks |
 //! | `postgres` | no | `store::PgStore`, the PostgreSQL store several server replicas share |
 //! | `demo` | no | `demo`, a deterministic demo dataset generator |
-//! | `client` | no | `client`, a typed client of the public API (reqwest with rustls) |
+//! | `client` | no | `client`, a typed client of the public and admin APIs (reqwest with rustls) |
 //! | `mcp` | no | `mcp`, the MCP frontend on rmcp (`/mcp`); with `client`, MCP over stdio too |
 //!
 //! With no features you get the domain, the query engine, the service, the HTTP layer, the

@@ -9,10 +9,12 @@
 
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use job_listings::api::admin::AdminToken;
+use job_listings::client::{AdminClient, Client, ClientError};
 use job_listings::domain::KeyHash;
 
 use crate::cli::StoreArgs;
@@ -86,6 +88,39 @@ pub(crate) fn read_token(store: &StoreArgs) -> Result<AdminToken> {
         )
     })?;
     AdminToken::parse(&text).with_context(|| format!("reading {}", path.display()))
+}
+
+/// The running server of `store`, if one runs, through the library's admin client: the one
+/// at `--admin-url`, else the one whose address file is in the data folder and that answers
+/// there. An address file left by a server that is gone (a crash) is passed over: the
+/// commands then open the store themselves.
+pub(crate) async fn find_server(store: &StoreArgs) -> Result<Option<AdminClient>> {
+    let (base, explicit) = match &store.admin_url {
+        Some(url) => (url.trim_end_matches('/').to_owned(), true),
+        None => match read_address(store) {
+            Some(url) => (url, false),
+            None => return Ok(None),
+        },
+    };
+    let builder = || {
+        Client::builder(base.clone())
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(Duration::from_secs(30))
+    };
+    // `/livez` takes no token: whether a server answers is known before the token is read.
+    let probe = builder()
+        .build_admin(String::new())
+        .context("setting up the admin API client")?;
+    match probe.live().await {
+        Ok(()) => {}
+        Err(ClientError::Transport(e)) if !explicit && e.is_connect() => return Ok(None),
+        Err(e) => bail!("the admin API at {base} does not answer: {e}"),
+    }
+    let token = read_token(store)?;
+    let admin = builder()
+        .build_admin(token.expose())
+        .context("setting up the admin API client")?;
+    Ok(Some(admin))
 }
 
 /// The admin URL the running server wrote, if there is one.

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
+use job_listings::client::AdminClient;
 use job_listings::service::{
     check_backup_target, restore_backup, BackupManifest, JobListingsService, ServiceConfig,
     ServiceError,
@@ -13,7 +14,6 @@ use job_listings::store::BackupSummary;
 
 use crate::cli::{BackupArgs, RestoreArgs, StoreArgs};
 use crate::open::{open_service, Deliver};
-use crate::remote::Remote;
 
 /// Refuses what can be refused before the store is opened (and locked): PostgreSQL, a data
 /// folder that is not there, a backup folder that is not a new or empty folder outside the
@@ -61,28 +61,13 @@ fn say_backed_up(summary: &BackupSummary, to: &Path) {
 
 /// Has the running server write the backup (into a folder on its machine: an absolute path,
 /// made from the one given relative to here), and says what it holds as [`backup`] does.
-pub(crate) async fn backup_remote(remote: &Remote, args: &BackupArgs) -> Result<()> {
-    #[derive(serde::Deserialize)]
-    struct Written {
-        jobs: u64,
-        companies: u64,
-        keys: u64,
-        webhooks: u64,
-        bytes: u64,
-        took_ms: u64,
-        writes_paused_ms: u64,
-    }
+pub(crate) async fn backup_remote(admin: &AdminClient, args: &BackupArgs) -> Result<()> {
     let to = std::path::absolute(&args.to)
         .with_context(|| format!("making {} an absolute path", args.to.display()))?;
-    let written: Written = remote
-        .call(
-            remote
-                .request(reqwest::Method::POST, "/backup")
-                .json(&serde_json::json!({ "to": to })),
-        )
+    let written = admin
+        .backup(&to)
         .await
-        .with_context(|| format!("backing up into {}", to.display()))?
-        .ok_or_else(|| anyhow::anyhow!("the server at {} has no backup endpoint", remote.base()))?;
+        .with_context(|| format!("backing up into {}", to.display()))?;
     let summary = BackupSummary {
         jobs: written.jobs,
         companies: written.companies,

@@ -1,91 +1,48 @@
-//! The server's `import` command, and loading records into the service (also for the demo).
+//! The server's `import` command.
 //!
-//! An import reads the jobs file twice. The first pass checks every line, keeping only each
-//! job's id, company and place in the file, so that a bad line stops the import before
-//! anything is written. The second reads the lines again in id order, a batch at a time,
-//! while the batch before is written and indexed: the store fills its tree from one end, and
-//! memory holds a few batches of jobs instead of all of them (fresh memory was a large part
-//! of an import's time).
+//! An import reads its files twice. The first pass checks every line, keeping only each
+//! record's id (and a job's company) and place in its file, so that a bad line stops the
+//! import before anything is written. The second reads the lines again — the companies in
+//! file order, then the jobs in id order, so the store fills its tree from one end — and
+//! hands them to the service's import of lines: in this process when the command opens the
+//! store itself, or streamed to a running server's bulk uploads, which run the same import
+//! there. Either way the lines are checked, written and reported in the same words.
 
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use serde::de::DeserializeOwned;
 
-use job_listings::domain::jsonl::parse_record;
-use job_listings::domain::{Company, CompanyId, DomainError, Job, JobId};
+use job_listings::client::AdminClient;
+use job_listings::domain::{Company, CompanyId, Job, JobId};
 use job_listings::service::{
-    ImportError, ImportSummary, JobListingsService, ServiceError, IMPORT_BATCH,
+    read_record, unknown_company, BulkReport, JobListingsService, RecordKind, RecordLine,
 };
 
 use crate::cli::ImportArgs;
-use crate::remote::Remote;
 
-/// Companies written per store transaction.
-const COMPANY_BATCH: usize = 1_000;
-/// Jobs read again and handed to the service at a time, in id order: the library's import
-/// batch.
-const JOB_BATCH: usize = IMPORT_BATCH;
 /// The command stops checking after this many bad lines.
 const MAX_REPORTED_ERRORS: usize = 20;
 /// Lines read before they are parsed, all of them at once on every core.
 const BLOCK_LINES: usize = 8_192;
+/// Ids sent to the server's company lookup at a time.
+const LOOKUP_BATCH: usize = 10_000;
+/// Bytes of a file sent to a running server at a time.
+const UPLOAD_CHUNK: usize = 256 * 1024;
 
-// ---------------------------------------------------------------------------------------------
-// Loading records
-// ---------------------------------------------------------------------------------------------
-
-/// How many companies a load created and updated.
-#[derive(Debug, Default)]
-pub struct CompaniesLoaded {
-    pub created: usize,
-    pub updated: usize,
-}
-
-/// The service refused a batch of companies; earlier batches are stored.
-#[derive(Debug)]
-pub struct CompaniesRefused {
-    /// Index of the batch's first company in the input.
-    first: usize,
-    /// Companies in the batch.
-    len: usize,
-    pub error: ServiceError,
-}
-
-/// Writes companies `COMPANY_BATCH` at a time.
-pub async fn load_companies(
-    service: &JobListingsService,
-    companies: Vec<Company>,
-) -> Result<CompaniesLoaded, CompaniesRefused> {
-    let mut loaded = CompaniesLoaded::default();
-    let mut rest = companies.into_iter().peekable();
-    let mut first = 0;
-    while rest.peek().is_some() {
-        let batch: Vec<Company> = rest.by_ref().take(COMPANY_BATCH).collect();
-        let len = batch.len();
-        let refused = |error| CompaniesRefused { first, len, error };
-        let known = count_known(service, &batch);
-        service.upsert_companies(batch).await.map_err(refused)?;
-        loaded.created += len - known;
-        loaded.updated += known;
-        first += len;
-    }
-    Ok(loaded)
-}
-
-/// How many of these companies the store already holds.
-fn count_known(service: &JobListingsService, companies: &[Company]) -> usize {
-    companies
-        .iter()
-        .filter(|c| service.has_company(c.id))
-        .count()
+/// Where an import writes: the store, through the service opened on it, or a running
+/// server's admin API.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'a> {
+    /// The service, opened on the store by the command.
+    Local(&'a JobListingsService),
+    /// A running server.
+    Remote(&'a AdminClient),
 }
 
 /// A progress bar on stderr, hidden when stderr is not a terminal.
@@ -149,8 +106,8 @@ impl<T> Source<T> {
 /// The checked contents of the files to import, and the bad lines found in them.
 #[derive(Debug)]
 pub struct ImportInput {
-    /// Each company with its line number.
-    companies: Source<(usize, Company)>,
+    /// Each company's id, with its line.
+    companies: Source<(Line, CompanyId)>,
     jobs: Source<JobLine>,
     problems: Problems,
 }
@@ -207,7 +164,7 @@ pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
     }
     let mut problems = Problems::default();
     let companies = match &args.companies {
-        Some(path) => read_jsonl(path, Company::validate, |c, l| (l.number, c), &mut problems)?,
+        Some(path) => read_jsonl(path, |c: Company, l| (l, c.id), &mut problems)?,
         None => Source::empty(),
     };
     if problems.count > 0 {
@@ -221,7 +178,7 @@ pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
                 company_id: job.company_id,
                 line,
             };
-            read_jsonl(path, Job::validate, keep, &mut problems)?
+            read_jsonl(path, keep, &mut problems)?
         }
         _ => Source::empty(),
     };
@@ -232,11 +189,10 @@ pub fn read_import(args: &ImportArgs) -> Result<ImportInput> {
     })
 }
 
-/// Parses a JSON Lines file: one `T` per non-blank line, each checked with `validate`, of
-/// which `keep` keeps what the import needs.
-fn read_jsonl<T: DeserializeOwned + Send, K: Send>(
+/// Parses a JSON Lines file: one `T` per non-blank line, each read and checked as every
+/// import reads a line, of which `keep` keeps what the import needs.
+fn read_jsonl<T: RecordLine, K: Send>(
     path: &Path,
-    validate: fn(&T) -> Result<(), DomainError>,
     keep: impl Fn(T, Line) -> K + Sync,
     problems: &mut Problems,
 ) -> Result<Source<K>> {
@@ -270,7 +226,7 @@ fn read_jsonl<T: DeserializeOwned + Send, K: Send>(
                 parsing.lines[..parsing.filled]
                     .par_iter()
                     .map(|(line, text)| {
-                        let record = parse_record(text, line.number == 1, validate);
+                        let record = read_record::<T>(line.number, text);
                         (*line, record.map(|r| r.map(|value| keep(value, *line))))
                     })
                     .collect()
@@ -352,7 +308,7 @@ impl LineReader<'_> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading the jobs again, in id order
+// Reading the lines again
 // ---------------------------------------------------------------------------------------------
 
 /// Where the checked lines are read again from.
@@ -380,73 +336,6 @@ impl Reread {
     }
 }
 
-/// The checked jobs' lines read again, in id order, `JOB_BATCH` at a time (and more while
-/// the next has the same id, so that no id spans two batches). A line that no longer reads
-/// as the job it was is an error: the file changed since it was checked.
-fn jobs_in_id_order(
-    source: Source<JobLine>,
-) -> Result<impl Iterator<Item = Result<Vec<Job>>> + Send + 'static> {
-    let path = source.path.clone();
-    let (reread, lines) = reread_in_id_order(source)?;
-    let mut start = 0;
-    Ok(std::iter::from_fn(move || {
-        if start == lines.len() {
-            return None;
-        }
-        let mut end = (start + JOB_BATCH).min(lines.len());
-        while end < lines.len() && lines[end].id == lines[end - 1].id {
-            end += 1;
-        }
-        let batch = &lines[start..end];
-        start = end;
-        Some(
-            batch
-                .par_iter()
-                .map_init(Vec::new, |text, job| {
-                    read_job_again(&reread, &path, job, text)
-                })
-                .collect(),
-        )
-    }))
-}
-
-/// Where the checked jobs' lines can be read again, and those lines in id order (stably: of
-/// lines with the same id, the later one stays later and wins).
-fn reread_in_id_order(source: Source<JobLine>) -> Result<(Reread, Vec<JobLine>)> {
-    let Source {
-        path,
-        records: mut lines,
-        copy,
-    } = source;
-    let reread = match copy {
-        Some(bytes) => Reread::Copy(bytes),
-        // No jobs file, or one without a job: nothing to read again.
-        None if lines.is_empty() => Reread::Copy(Vec::new()),
-        None => Reread::File(
-            File::open(&path).with_context(|| format!("opening {} again", path.display()))?,
-        ),
-    };
-    lines.sort_by_key(|l| l.id);
-    Ok((reread, lines))
-}
-
-/// One checked job's line, read and parsed again.
-fn read_job_again(reread: &Reread, path: &Path, job: &JobLine, text: &mut Vec<u8>) -> Result<Job> {
-    let at = format!("{}:{}", path.display(), job.line.number);
-    let changed = |what: &dyn std::fmt::Display| {
-        anyhow!("{at}: the file changed while it was imported: {what}")
-    };
-    reread
-        .line(&job.line, text)
-        .map_err(|e| anyhow!("{at}: reading the line again failed: {e}"))?;
-    match parse_record::<Job>(text, job.line.number == 1, Job::validate) {
-        Some(Ok(read)) if read.id == job.id && read.company_id == job.company_id => Ok(read),
-        Some(Ok(read)) => Err(changed(&format_args!("it now holds job {}", read.id))),
-        Some(Err(problem)) => Err(changed(&problem)),
-        None => Err(changed(&"it is now blank")),
-    }
-}
-
 #[cfg(unix)]
 fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
@@ -470,57 +359,217 @@ fn read_exact_at(file: &File, mut buf: &mut [u8], mut at: u64) -> std::io::Resul
 // The import
 // ---------------------------------------------------------------------------------------------
 
-/// Imports what `read_import` checked: companies first, then the jobs in id order.
-pub async fn import(service: &JobListingsService, input: ImportInput) -> Result<()> {
+/// Where a file's checked lines are read again from, and those lines in the order to send
+/// them.
+struct Reading {
+    path: PathBuf,
+    reread: Reread,
+    lines: Vec<Line>,
+}
+
+impl Reading {
+    /// The lines of `source` in the order `order` leaves them.
+    fn of<T>(source: Source<T>, line: impl Fn(&T) -> Line) -> Result<Self> {
+        let Source {
+            path,
+            records,
+            copy,
+        } = source;
+        let reread = match copy {
+            Some(bytes) => Reread::Copy(bytes),
+            // No file, or one without a record: nothing to read again.
+            None if records.is_empty() => Reread::Copy(Vec::new()),
+            None => Reread::File(
+                File::open(&path).with_context(|| format!("opening {} again", path.display()))?,
+            ),
+        };
+        let lines = records.iter().map(line).collect();
+        Ok(Self {
+            path,
+            reread,
+            lines,
+        })
+    }
+
+    /// One line read again.
+    fn read(&self, line: &Line, text: &mut Vec<u8>) -> std::io::Result<()> {
+        self.reread.line(line, text).map_err(|e| {
+            std::io::Error::other(format!(
+                "{}:{}: reading the line again failed: {e}",
+                self.path.display(),
+                line.number
+            ))
+        })
+    }
+}
+
+/// Imports what `read_import` checked: companies first, then the jobs in id order. The jobs'
+/// companies are checked first against the store's (or the running server's), so that a
+/// file with a bad line imports nothing; the service then checks every line again as it
+/// writes.
+pub(crate) async fn import(target: Target<'_>, input: ImportInput) -> Result<()> {
     let started = Instant::now();
     let ImportInput {
         companies,
-        jobs,
+        mut jobs,
         mut problems,
     } = input;
 
-    // 1. Every job's company must be in the companies file or already in the store; check
-    //    them all now so a missing one stops the import before anything is written.
+    // 1. Every job's company must be in the companies file or already stored.
     if problems.companies_unchecked.is_none() && !problems.full() {
         let mut unknown = companies_not_in_file(&companies, &jobs);
-        unknown.retain(|id| !service.has_company(*id));
+        match target {
+            Target::Local(service) => unknown.retain(|id| !service.has_company(*id)),
+            Target::Remote(admin) => {
+                let asked: Vec<CompanyId> = unknown.iter().copied().collect();
+                for ids in asked.chunks(LOOKUP_BATCH) {
+                    let looked_up = admin
+                        .lookup_companies(ids)
+                        .await
+                        .context("checking the jobs' companies with the server")?;
+                    for id in &looked_up.found {
+                        unknown.remove(id);
+                    }
+                }
+            }
+        }
         report_unknown_companies(&jobs, &unknown, &mut problems);
     }
     problems.check()?;
 
-    // 2. Write companies a batch at a time, then every job in one import.
-    let (company_lines, company_records): (Vec<usize>, Vec<Company>) =
-        companies.records.into_iter().unzip();
-    let companies_loaded = load_companies(service, company_records)
-        .await
-        .map_err(|refused| explain_refused_companies(&companies.path, &company_lines, refused))?;
+    // 2. Companies in file order, then jobs in id order (stably: of lines with the same id,
+    //    the later stays later and wins).
+    let companies = Reading::of(companies, |(line, _)| *line)?;
+    let company_report = send(target, RecordKind::Companies, companies, None).await?;
+    jobs.records.sort_by_key(|j| j.id);
     let bar = progress_bar(jobs.records.len() as u64, "jobs");
-    let written = AtomicUsize::new(0);
-    let jobs_path = jobs.path.clone();
-    let batches = jobs_in_id_order(jobs)?;
-    let imported = service
-        .import_sorted_jobs(batches, |n| {
-            bar.set_position(n as u64);
-            written.store(n, Ordering::Relaxed);
-        })
-        .await;
+    let job_report = send(
+        target,
+        RecordKind::Jobs,
+        Reading::of(jobs, |j| j.line)?,
+        Some(&bar),
+    )
+    .await;
     bar.finish_and_clear();
-    let imported = imported.map_err(|error| {
-        explain_stopped_jobs(&jobs_path, written.load(Ordering::Relaxed), error)
-    })?;
+    let job_report = job_report?;
 
     // 3. Report.
-    print_summary(
-        &companies_loaded,
-        &imported,
-        started.elapsed(),
-        "Start the server again to serve the new data.",
-    );
+    let serving = match target {
+        Target::Local(_) => "Start the server again to serve the new data.".to_owned(),
+        Target::Remote(admin) => format!(
+            "The server at {} serves them now: they are searchable.",
+            admin.base()
+        ),
+    };
+    print_summary(&company_report, &job_report, started.elapsed(), &serving);
     Ok(())
 }
 
+/// Hands a file's checked lines to the import of lines, moving `bar` by the lines sent, and
+/// returns its report with every refused line told by its place in the file. Fails, after
+/// telling each of them, when lines the command had checked were refused (the store or the
+/// file changed meanwhile); the other lines were written.
+async fn send(
+    target: Target<'_>,
+    kind: RecordKind,
+    reading: Reading,
+    bar: Option<&ProgressBar>,
+) -> Result<BulkReport> {
+    if reading.lines.is_empty() {
+        return Ok(BulkReport::default());
+    }
+    let path = reading.path.clone();
+    let what = match kind {
+        RecordKind::Jobs => "jobs",
+        _ => "companies",
+    };
+    let report = match target {
+        Target::Local(service) => {
+            let mut import = service.import_lines(kind);
+            let mut text = Vec::new();
+            for line in &reading.lines {
+                reading.read(line, &mut text)?;
+                import
+                    .line(line.number, &text)
+                    .await
+                    .with_context(|| stopped(&path, what, import.report()))?;
+                if let Some(bar) = bar {
+                    bar.inc(1);
+                }
+            }
+            import
+                .finish()
+                .await
+                .with_context(|| format!("{}: the import of {what} stopped", path.display()))?
+        }
+        Target::Remote(admin) => {
+            // The server numbers the lines in the order they are sent.
+            let sent: Vec<usize> = reading.lines.iter().map(|l| l.number).collect();
+            let mut report = admin
+                .bulk_upload(kind, false, chunks(reading, bar.cloned()))
+                .await
+                .with_context(|| format!("sending {}", path.display()))?
+                .into_inner();
+            for e in &mut report.errors {
+                e.line = sent.get(e.line.wrapping_sub(1)).copied().unwrap_or(e.line);
+            }
+            report
+        }
+    };
+    if report.refused == 0 {
+        return Ok(report);
+    }
+    for e in &report.errors {
+        eprintln!("{}:{}: {}", path.display(), e.line, e.message);
+    }
+    bail!(
+        "{} of the {what} were refused; the {} others were imported. Fix the lines and import \
+         them again.",
+        plural(report.refused, "line", "lines"),
+        report.created + report.updated
+    )
+}
+
+/// What an import that stopped had written.
+fn stopped(path: &Path, what: &str, so_far: &BulkReport) -> String {
+    let written = so_far.created + so_far.updated;
+    format!(
+        "{}: the import of {what} stopped ({} had been written)",
+        path.display(),
+        plural(written, "record", "records")
+    )
+}
+
+/// A file's lines, read again in their order, as pieces of a body.
+fn chunks(
+    reading: Reading,
+    bar: Option<ProgressBar>,
+) -> impl futures_util::Stream<Item = std::io::Result<Vec<u8>>> + Send + 'static {
+    let mut next = 0;
+    futures_util::stream::iter(std::iter::from_fn(move || {
+        if next == reading.lines.len() {
+            return None;
+        }
+        let mut chunk = Vec::with_capacity(UPLOAD_CHUNK + 4096);
+        let mut text = Vec::new();
+        let first = next;
+        while next < reading.lines.len() && chunk.len() < UPLOAD_CHUNK {
+            if let Err(e) = reading.read(&reading.lines[next], &mut text) {
+                return Some(Err(e));
+            }
+            chunk.extend_from_slice(&text);
+            chunk.push(b'\n');
+            next += 1;
+        }
+        if let Some(bar) = &bar {
+            bar.inc((next - first) as u64);
+        }
+        Some(Ok(chunk))
+    }))
+}
+
 /// What an import says once it is done, the same whichever way it went.
-fn print_summary(companies: &CompaniesLoaded, jobs: &ImportSummary, took: Duration, serving: &str) {
+fn print_summary(companies: &BulkReport, jobs: &BulkReport, took: Duration, serving: &str) {
     let jobs_total = jobs.created + jobs.updated;
     let parts: Vec<String> = [
         counted(companies.created, companies.updated, "company", "companies"),
@@ -539,11 +588,12 @@ fn print_summary(companies: &CompaniesLoaded, jobs: &ImportSummary, took: Durati
         return;
     }
     println!("Imported {} in {took:.2?}{rate}.", parts.join(" and "));
-    if jobs.announced > 0 {
+    let announced = jobs.announced.unwrap_or(0);
+    if announced > 0 {
         println!(
             "{} to webhook subscribers; the server sends them to the matching ones.",
             plural(
-                jobs.announced,
+                announced,
                 "new job was announced",
                 "new jobs were announced"
             )
@@ -576,10 +626,10 @@ pub fn refuse_unopened(input: ImportInput, unopened: anyhow::Error) -> anyhow::E
 
 /// The companies the checked jobs name that the companies file does not hold.
 fn companies_not_in_file(
-    companies: &Source<(usize, Company)>,
+    companies: &Source<(Line, CompanyId)>,
     jobs: &Source<JobLine>,
 ) -> HashSet<CompanyId> {
-    let in_file: HashSet<CompanyId> = companies.records.iter().map(|(_, c)| c.id).collect();
+    let in_file: HashSet<CompanyId> = companies.records.iter().map(|(_, id)| *id).collect();
     jobs.records
         .iter()
         .map(|job| job.company_id)
@@ -598,58 +648,10 @@ fn report_unknown_companies(
         .iter()
         .filter(|j| unknown.contains(&j.company_id))
     {
-        let what = format!(
-            "company_id: company {} is unknown; add it to --companies or import it first",
-            job.company_id
-        );
-        if !problems.report(&jobs.path, job.line.number, what) {
+        if !problems.report(&jobs.path, job.line.number, unknown_company(job.company_id)) {
             break;
         }
     }
-}
-
-/// Says which lines a refused batch of companies held, and what was stored before.
-fn explain_refused_companies(
-    path: &Path,
-    company_lines: &[usize],
-    refused: CompaniesRefused,
-) -> anyhow::Error {
-    let CompaniesRefused { first, len, error } = refused;
-    let lines =
-        &company_lines[first.min(company_lines.len())..(first + len).min(company_lines.len())];
-    let range = match (lines.first(), lines.last()) {
-        (Some(a), Some(b)) => format!("lines {a} to {b}"),
-        _ => "a batch".to_owned(),
-    };
-    let earlier = if first == 0 {
-        "nothing was imported".to_owned()
-    } else {
-        format!("the {first} companies before it were imported")
-    };
-    anyhow!(
-        "{}: the service refused the batch of companies on {range} ({earlier}): {error}",
-        path.display()
-    )
-}
-
-/// Says how many jobs were stored before the import of jobs stopped.
-fn explain_stopped_jobs(
-    path: &Path,
-    written: usize,
-    error: ImportError<anyhow::Error>,
-) -> anyhow::Error {
-    let earlier = match written {
-        0 => "no job was imported".to_owned(),
-        n => format!("{} were imported, in id order", plural(n, "job", "jobs")),
-    };
-    let why = match error {
-        ImportError::Source(e) => e,
-        ImportError::Service(e) => anyhow::Error::new(e),
-    };
-    anyhow!(
-        "{}: the import of jobs stopped ({earlier}; every company was imported): {why:#}",
-        path.display()
-    )
 }
 
 /// "N records (C new, U updated)"; nothing when there were none.
@@ -669,224 +671,4 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 
 pub fn per_second(n: usize, took: Duration) -> f64 {
     n as f64 / took.as_secs_f64().max(1e-9)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Through a running server
-// ---------------------------------------------------------------------------------------------
-
-/// Ids sent to the server's company lookup at a time.
-const LOOKUP_BATCH: usize = 10_000;
-/// Bytes of a file sent at a time.
-const UPLOAD_CHUNK: usize = 256 * 1024;
-
-/// What a bulk upload answered.
-#[derive(Debug, Default, serde::Deserialize)]
-struct BulkReport {
-    created: usize,
-    updated: usize,
-    #[serde(default)]
-    announced: Option<usize>,
-    refused: usize,
-    errors: Vec<BulkLineError>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-struct BulkLineError {
-    line: usize,
-    message: String,
-}
-
-/// Imports what `read_import` checked through a running server's admin API: the jobs'
-/// companies are checked against the server's first, so that a file with a bad line imports
-/// nothing, as without a server; then each file is sent as it is, and the server checks
-/// every line again as it writes.
-pub async fn import_remote(remote: &Remote, input: ImportInput) -> Result<()> {
-    let started = Instant::now();
-    let ImportInput {
-        companies,
-        jobs,
-        mut problems,
-    } = input;
-    if problems.companies_unchecked.is_none() && !problems.full() {
-        let mut unknown = companies_not_in_file(&companies, &jobs);
-        let asked: Vec<CompanyId> = unknown.iter().copied().collect();
-        for ids in asked.chunks(LOOKUP_BATCH) {
-            #[derive(serde::Deserialize)]
-            struct LookedUp {
-                found: Vec<CompanyId>,
-            }
-            let looked_up: LookedUp = remote
-                .call(
-                    remote
-                        .request(reqwest::Method::POST, "/companies/lookup")
-                        .json(&serde_json::json!({ "ids": ids })),
-                )
-                .await?
-                .ok_or_else(|| anyhow!("the server at {} has no company lookup", remote.base()))?;
-            for id in looked_up.found {
-                unknown.remove(&id);
-            }
-        }
-        report_unknown_companies(&jobs, &unknown, &mut problems);
-    }
-    problems.check()?;
-
-    let company_report = match companies.records.is_empty() {
-        true => BulkReport::default(),
-        false => upload(remote, "/companies/bulk", &companies, None).await?,
-    };
-    refused_lines(&companies.path, &company_report, "companies")?;
-    let bar = progress_bar(jobs.records.len() as u64, "jobs");
-    let jobs_path = jobs.path.clone();
-    let (job_report, sent_lines) = match jobs.records.is_empty() {
-        true => (Ok(BulkReport::default()), Vec::new()),
-        false => upload_in_id_order(remote, jobs, &bar).await?,
-    };
-    bar.finish_and_clear();
-    let mut job_report = job_report?;
-    // The server counts lines in the order they were sent: name them by their place in the file.
-    for e in &mut job_report.errors {
-        e.line = sent_lines
-            .get(e.line.wrapping_sub(1))
-            .copied()
-            .unwrap_or(e.line);
-    }
-    refused_lines(&jobs_path, &job_report, "jobs")?;
-    print_summary(
-        &CompaniesLoaded {
-            created: company_report.created,
-            updated: company_report.updated,
-        },
-        &ImportSummary {
-            created: job_report.created,
-            updated: job_report.updated,
-            announced: job_report.announced.unwrap_or(0),
-        },
-        started.elapsed(),
-        &format!(
-            "The server at {} serves them now: they are searchable.",
-            remote.base()
-        ),
-    );
-    Ok(())
-}
-
-/// Fails, after telling each of them, when the server refused lines the command had checked
-/// (the store changed meanwhile, such as a company deleted); the other lines were written.
-fn refused_lines(path: &Path, report: &BulkReport, what: &str) -> Result<()> {
-    if report.refused == 0 {
-        return Ok(());
-    }
-    for e in &report.errors {
-        eprintln!("{}:{}: {}", path.display(), e.line, e.message);
-    }
-    bail!(
-        "the server refused {} of the {what}; the {} others were imported. Fix the lines and \
-         import them again.",
-        plural(report.refused, "line", "lines"),
-        report.created + report.updated
-    )
-}
-
-/// Sends the checked jobs' lines as they are, in id order (as the import without a server
-/// writes them, so the store fills its tree from one end), moving `bar` by the lines sent.
-/// Returns the server's report and the file's line number of each line sent, in order.
-async fn upload_in_id_order(
-    remote: &Remote,
-    jobs: Source<JobLine>,
-    bar: &ProgressBar,
-) -> Result<(Result<BulkReport>, Vec<usize>)> {
-    let path = jobs.path.clone();
-    let (reread, lines) = reread_in_id_order(jobs)?;
-    let sent_lines: Vec<usize> = lines.iter().map(|l| l.line.number).collect();
-    let bar = bar.clone();
-    let mut next = 0;
-    let chunks = futures_util::stream::iter(std::iter::from_fn(move || {
-        if next == lines.len() {
-            return None;
-        }
-        let mut chunk = Vec::with_capacity(UPLOAD_CHUNK + 4096);
-        let mut text = Vec::new();
-        let first = next;
-        while next < lines.len() && chunk.len() < UPLOAD_CHUNK {
-            let line = &lines[next].line;
-            if let Err(e) = reread.line(line, &mut text) {
-                return Some(Err(std::io::Error::other(format!(
-                    "{}:{}: reading the line again failed: {e}",
-                    path.display(),
-                    line.number
-                ))));
-            }
-            chunk.extend_from_slice(&text);
-            chunk.push(b'\n');
-            next += 1;
-        }
-        bar.inc((next - first) as u64);
-        Some(Ok::<_, std::io::Error>(chunk))
-    }));
-    let report = remote
-        .call(
-            remote
-                .request(reqwest::Method::POST, "/jobs/bulk")
-                .header(reqwest::header::CONTENT_TYPE, "application/x-ndjson")
-                .body(reqwest::Body::wrap_stream(chunks)),
-        )
-        .await
-        .context("sending the jobs")
-        .and_then(|r| {
-            r.ok_or_else(|| anyhow!("the server at {} has no /jobs/bulk", remote.base()))
-        });
-    Ok((report, sent_lines))
-}
-
-/// Sends a checked file (or the copy of a stream) to a bulk endpoint as it is read, moving
-/// `bar` by the lines sent.
-async fn upload<T>(
-    remote: &Remote,
-    endpoint: &str,
-    source: &Source<T>,
-    bar: Option<&ProgressBar>,
-) -> Result<BulkReport> {
-    let body = match &source.copy {
-        Some(bytes) => {
-            if let Some(bar) = bar {
-                bar.set_position(source.records.len() as u64);
-            }
-            reqwest::Body::from(bytes.clone())
-        }
-        None => {
-            let file = tokio::fs::File::open(&source.path)
-                .await
-                .with_context(|| format!("opening {} again", source.path.display()))?;
-            let bar = bar.cloned();
-            let chunks = futures_util::stream::try_unfold(file, move |mut file| {
-                let bar = bar.clone();
-                async move {
-                    use tokio::io::AsyncReadExt;
-                    let mut chunk = vec![0; UPLOAD_CHUNK];
-                    let n = file.read(&mut chunk).await?;
-                    if n == 0 {
-                        return Ok::<_, std::io::Error>(None);
-                    }
-                    chunk.truncate(n);
-                    if let Some(bar) = &bar {
-                        bar.inc(chunk.iter().filter(|&&b| b == b'\n').count() as u64);
-                    }
-                    Ok(Some((chunk, file)))
-                }
-            });
-            reqwest::Body::wrap_stream(chunks)
-        }
-    };
-    remote
-        .call(
-            remote
-                .request(reqwest::Method::POST, endpoint)
-                .header(reqwest::header::CONTENT_TYPE, "application/x-ndjson")
-                .body(body),
-        )
-        .await
-        .with_context(|| format!("sending {}", source.path.display()))?
-        .ok_or_else(|| anyhow!("the server at {} has no {endpoint}", remote.base()))
 }

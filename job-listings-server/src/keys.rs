@@ -3,52 +3,20 @@
 
 use anyhow::{anyhow, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
-use reqwest::Method;
-use serde::Deserialize;
-use serde_json::json;
 
-use job_listings::domain::{ApiKeyRecord, BillingStatus, KeyId, Plan};
+use job_listings::api::admin::wire::{AdminKey, KeyChange, NewKeyRequest};
+use job_listings::client::{AdminClient, ClientError};
+use job_listings::domain::{BillingStatus, KeyId, Plan};
 use job_listings::service::{JobListingsService, NewKey};
 
 use crate::cli::KeysCommand;
-use crate::remote::Remote;
 
 /// Where the keys are changed.
 pub(crate) enum Keys<'a> {
     /// In the store, with the service opened on it.
     Direct(&'a JobListingsService),
     /// Through a running server.
-    Remote(&'a Remote),
-}
-
-/// A key as the command shows it: the record without its hash, as the admin API sends it.
-#[derive(Debug, Deserialize)]
-struct KeyInfo {
-    id: KeyId,
-    /// The key itself, only when just issued.
-    #[serde(default)]
-    key: Option<String>,
-    hint: String,
-    label: String,
-    plan: Plan,
-    billing_status: BillingStatus,
-    created_at: DateTime<Utc>,
-    revoked_at: Option<DateTime<Utc>>,
-}
-
-impl From<ApiKeyRecord> for KeyInfo {
-    fn from(r: ApiKeyRecord) -> Self {
-        Self {
-            id: r.id,
-            key: None,
-            hint: r.hint,
-            label: r.label,
-            plan: r.plan,
-            billing_status: r.billing_status,
-            created_at: r.created_at,
-            revoked_at: r.revoked_at,
-        }
-    }
+    Remote(&'a AdminClient),
 }
 
 pub(crate) async fn keys(keys: Keys<'_>, command: KeysCommand) -> Result<()> {
@@ -108,22 +76,15 @@ enum Change {
 }
 
 impl Keys<'_> {
-    async fn create(&self, new: NewKey) -> Result<(String, KeyInfo)> {
+    async fn create(&self, new: NewKey) -> Result<(String, AdminKey)> {
         match self {
             Keys::Direct(service) => {
                 let (key, record) = service.create_key(new).await?;
-                Ok((key.expose().to_owned(), record.into()))
+                Ok((key.expose().to_owned(), AdminKey::of(&record, None)))
             }
-            Keys::Remote(remote) => {
-                let body = json!({
-                    "plan": new.plan,
-                    "label": new.label,
-                    "billing_anchor": new.billing_anchor,
-                });
-                let info: KeyInfo = remote
-                    .call(remote.request(Method::POST, "/keys").json(&body))
-                    .await?
-                    .ok_or_else(|| anyhow!("the server has no key endpoint"))?;
+            Keys::Remote(admin) => {
+                let asked = NewKeyRequest::new(new.plan, new.label, new.billing_anchor);
+                let info = admin.create_key(&asked).await?.into_inner();
                 let key = info
                     .key
                     .clone()
@@ -133,33 +94,26 @@ impl Keys<'_> {
         }
     }
 
-    async fn list(&self) -> Result<Vec<KeyInfo>> {
+    async fn list(&self) -> Result<Vec<AdminKey>> {
         match self {
-            Keys::Direct(service) => Ok(service.list_keys().into_iter().map(Into::into).collect()),
-            Keys::Remote(remote) => {
-                #[derive(Deserialize)]
-                struct List {
-                    data: Vec<KeyInfo>,
-                }
-                let list: Option<List> = remote.call(remote.request(Method::GET, "/keys")).await?;
-                Ok(list.map(|l| l.data).unwrap_or_default())
-            }
+            Keys::Direct(service) => Ok(service
+                .list_keys()
+                .iter()
+                .map(|r| AdminKey::of(r, None))
+                .collect()),
+            Keys::Remote(admin) => Ok(admin.list_keys().await?.into_inner()),
         }
     }
 
-    async fn find(&self, id: KeyId) -> Result<KeyInfo> {
+    async fn find(&self, id: KeyId) -> Result<AdminKey> {
         let found = match self {
-            Keys::Direct(service) => service.key_record(id).ok().map(Into::into),
-            Keys::Remote(remote) => {
-                remote
-                    .call(remote.request(Method::GET, &format!("/keys/{id}")))
-                    .await?
-            }
+            Keys::Direct(service) => service.key_record(id).ok().map(|r| AdminKey::of(&r, None)),
+            Keys::Remote(admin) => found(admin.get_key(id).await)?,
         };
-        found.ok_or_else(|| anyhow!("no key has the id {id}; `keys list` shows every key"))
+        found.ok_or_else(|| no_such_key(id))
     }
 
-    async fn change(&self, id: KeyId, change: Change) -> Result<KeyInfo> {
+    async fn change(&self, id: KeyId, change: Change) -> Result<AdminKey> {
         match self {
             Keys::Direct(service) => {
                 let record = match change {
@@ -167,29 +121,40 @@ impl Keys<'_> {
                     Change::Billing(status) => service.set_billing_status(id, status).await?,
                     Change::Plan(plan) => service.set_plan(id, plan).await?,
                 };
-                Ok(record.into())
+                Ok(AdminKey::of(&record, None))
             }
-            Keys::Remote(remote) => {
-                let path = format!("/keys/{id}");
-                let request = match change {
-                    Change::Revoke => remote.request(Method::DELETE, &path),
-                    Change::Billing(status) => remote
-                        .request(Method::PATCH, &path)
-                        .json(&json!({ "billing_status": status })),
-                    Change::Plan(plan) => remote
-                        .request(Method::PATCH, &path)
-                        .json(&json!({ "plan": plan })),
+            Keys::Remote(admin) => {
+                let answer = match change {
+                    Change::Revoke => admin.revoke_key(id).await,
+                    Change::Billing(status) => {
+                        admin
+                            .change_key(id, &KeyChange::billing_status(status))
+                            .await
+                    }
+                    Change::Plan(plan) => admin.change_key(id, &KeyChange::plan(plan)).await,
                 };
-                remote
-                    .call(request)
-                    .await?
-                    .ok_or_else(|| anyhow!("no key has the id {id}; `keys list` shows every key"))
+                found(answer)?.ok_or_else(|| no_such_key(id))
             }
         }
     }
 }
 
-fn print_keys(keys: &[KeyInfo]) {
+/// A key the server answered with, or `None` when it has no key of that id.
+fn found(
+    answer: Result<job_listings::client::Response<AdminKey>, ClientError>,
+) -> Result<Option<AdminKey>> {
+    match answer {
+        Ok(info) => Ok(Some(info.into_inner())),
+        Err(e) if e.code() == Some("not_found") => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn no_such_key(id: KeyId) -> anyhow::Error {
+    anyhow!("no key has the id {id}; `keys list` shows every key")
+}
+
+fn print_keys(keys: &[AdminKey]) {
     if keys.is_empty() {
         println!("No keys yet. Issue one with `keys create --plan developer`.");
         return;

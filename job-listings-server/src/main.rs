@@ -90,7 +90,6 @@ mod import;
 mod keys;
 mod memory;
 mod open;
-mod remote;
 mod serve;
 
 use std::io::IsTerminal;
@@ -101,9 +100,9 @@ use anyhow::{bail, Context, Result};
 use job_listings::service::{JobListingsService, ServiceConfig};
 
 use cli::{Command, KeysCommand, LogFormat};
+use import::Target;
 use keys::Keys;
 use open::{open_service, Deliver};
-use remote::Remote;
 
 /// mimalloc for everything, C's `malloc` included (its `override` feature): the query index's
 /// CRoaring bitmaps allocate through `malloc` on every search, and glibc's took a fifth of a
@@ -142,8 +141,8 @@ async fn run() -> Result<()> {
             init_logging("warn", log_format);
             // Read and check the files before taking the store's lock.
             let mut input = import::read_import(&args)?;
-            if let Some(remote) = Remote::find(&store).await? {
-                return import::import_remote(&remote, input).await;
+            if let Some(admin) = admin_files::find_server(&store).await? {
+                return import::import(Target::Remote(&admin), input).await;
             }
             if store.database_url.is_none() && !store.data_dir.exists() {
                 input = import::checked_for_a_new_store(input)?;
@@ -153,15 +152,15 @@ async fn run() -> Result<()> {
                     Ok(service) => service,
                     Err(e) => return Err(import::refuse_unopened(input, e)),
                 };
-            let outcome = import::import(&service, input).await;
+            let outcome = import::import(Target::Local(&service), input).await;
             close(&service, outcome).await
         }
         Command::Keys(command) => {
             init_logging("warn", log_format);
             // Only `create` may make the folder: one that lists or changes keys in a folder
             // that is not there was given the wrong one.
-            if let Some(remote) = Remote::find(&store).await? {
-                return keys::keys(Keys::Remote(&remote), command).await;
+            if let Some(admin) = admin_files::find_server(&store).await? {
+                return keys::keys(Keys::Remote(&admin), command).await;
             }
             let creates = matches!(command, KeysCommand::Create { .. });
             if !creates && store.database_url.is_none() && !store.data_dir.exists() {
@@ -177,8 +176,8 @@ async fn run() -> Result<()> {
         }
         Command::Backup(args) => {
             init_logging("warn", log_format);
-            if let Some(remote) = Remote::find(&store).await? {
-                return backup::backup_remote(&remote, &args).await;
+            if let Some(admin) = admin_files::find_server(&store).await? {
+                return backup::backup_remote(&admin, &args).await;
             }
             backup::check_backup(&store, &args)?;
             let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;

@@ -212,9 +212,10 @@ async fn seed_demo(service: &JobListingsService) -> Result<Vec<(Plan, ApiKey)>> 
     let (seed, companies, jobs) = DEMO;
     tracing::info!(companies, jobs, "empty store: loading the demo dataset");
     let data = Dataset::generate(seed, companies, jobs);
-    let companies = import::load_companies(service, data.companies)
+    let (companies, _) = service
+        .import_companies(data.companies)
         .await
-        .map_err(|refused| anyhow::Error::new(refused.error).context("loading the demo data"))?;
+        .context("loading the demo data")?;
     let bar = import::progress_bar(data.jobs.len() as u64, "demo jobs");
     let jobs = service
         .import_jobs(data.jobs, |n| bar.set_position(n as u64))
@@ -222,7 +223,7 @@ async fn seed_demo(service: &JobListingsService) -> Result<Vec<(Plan, ApiKey)>> 
         .context("loading the demo data")?;
     bar.finish_and_clear();
     tracing::info!(
-        companies = companies.created,
+        companies,
         jobs = jobs.created,
         took = ?started.elapsed(),
         "demo dataset loaded"

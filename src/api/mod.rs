@@ -24,7 +24,7 @@ mod render;
 mod route_table;
 mod routes;
 mod tower;
-mod views;
+pub(crate) mod views;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,10 +1,11 @@
 //! JSON shapes of responses. Single resources are sent bare; lists in the envelope
-//! `{"data", "pagination", "links", "meta"}`.
+//! `{"data", "pagination", "links", "meta"}`. The owned ones are also what the typed
+//! client reads (`client::types` re-exports them), so a field added here reaches it.
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::render::JobView;
@@ -93,37 +94,39 @@ impl<'a> From<&'a CompanySummary> for CompanySummaryView<'a> {
     }
 }
 
-/// A webhook subscription as its owner sees it, never with its secret.
-#[derive(Serialize, JsonSchema)]
-#[schemars(rename = "Webhook")]
-pub(crate) struct WebhookView<'a> {
+/// A webhook subscription as its owner sees it, never with its secret. The server writes it
+/// and the typed client reads it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Webhook {
     /// Webhook identifier.
     pub id: crate::domain::WebhookId,
     /// URL that receives event deliveries.
     #[schemars(url)]
-    pub callback_url: &'a str,
+    pub callback_url: String,
     /// Domain tags this webhook is subscribed to; empty means all domains.
-    pub domain_filters: &'a [crate::domain::DomainTag],
+    pub domain_filters: Vec<crate::domain::DomainTag>,
     /// Whether only remote jobs are delivered.
     pub remote_only: bool,
     /// Saved search: any of these seniority levels (empty: any).
-    pub seniority: &'a [crate::domain::Seniority],
+    pub seniority: Vec<crate::domain::Seniority>,
     /// Saved search: every word must be a word of the role, company name or post text.
-    pub q: Option<&'a str>,
+    pub q: Option<String>,
     /// Saved search: every word must be a word of the company name.
-    pub company: Option<&'a str>,
+    pub company: Option<String>,
     /// Saved search: minimum classification confidence.
     #[schemars(range(min = 0, max = 1))]
     pub min_confidence: Option<f64>,
     /// The events sent to this webhook: `job.new` (a job active for the first time),
     /// `job.updated` (an active job changed, or a closed one opened again) and `job.closed`
     /// (an active job closed); `["job.new"]` unless it asked for more.
+    #[serde(default = "crate::domain::ChangeKind::webhook_default")]
     #[schemars(with = "Vec<WebhookEventType>")]
-    pub event_types: &'a [crate::domain::ChangeKind],
+    pub event_types: Vec<crate::domain::ChangeKind>,
     /// Whether it is sent deliveries.
     pub status: crate::domain::SubscriptionStatus,
     /// Why the webhook was disabled, or null.
-    pub disabled_reason: Option<&'a str>,
+    pub disabled_reason: Option<String>,
     /// When the webhook was created.
     pub created_at: DateTime<Utc>,
     /// Time of the last successful delivery, or null.
@@ -131,7 +134,7 @@ pub(crate) struct WebhookView<'a> {
     /// Time of the last failed delivery, or null.
     pub last_failure_at: Option<DateTime<Utc>>,
     /// Reason for the last failed delivery, or null.
-    pub last_failure_reason: Option<&'a str>,
+    pub last_failure_reason: Option<String>,
 }
 
 // The job events a webhook may be sent: every `ChangeKind` but `job.deleted`, which is the
@@ -148,51 +151,64 @@ pub(crate) enum WebhookEventType {
     Closed,
 }
 
-/// A newly created webhook, with its signing secret.
-#[derive(Serialize, JsonSchema)]
-#[schemars(rename = "WebhookCreated")]
-pub(crate) struct WebhookCreatedView<'a> {
-    #[serde(flatten)]
-    pub webhook: WebhookView<'a>,
-    /// Signing secret for verifying deliveries. Shown only in this response; store it safely.
-    #[schemars(regex(pattern = "^whsec_"))]
-    pub secret: &'a str,
-}
-
-impl<'a> WebhookCreatedView<'a> {
-    pub(crate) fn of(s: &'a Subscription) -> Self {
+impl Webhook {
+    /// A stored subscription as its owner sees it.
+    pub fn of(s: &Subscription) -> Self {
         Self {
-            webhook: WebhookView::of(s),
-            secret: s.secret.expose(),
+            id: s.id,
+            callback_url: s.callback_url.as_str().to_owned(),
+            domain_filters: s.domain_filters.clone(),
+            remote_only: s.remote_only,
+            seniority: s.seniority.clone(),
+            q: s.q.clone(),
+            company: s.company.clone(),
+            min_confidence: s.min_confidence.map(|c| c.get()),
+            event_types: s.event_types.clone(),
+            status: s.status,
+            disabled_reason: s.disabled_reason.clone(),
+            created_at: s.created_at,
+            last_success_at: s.last_success_at,
+            last_failure_at: s.last_failure_at,
+            last_failure_reason: s.last_failure_reason.clone(),
         }
     }
 }
 
-impl<'a> WebhookView<'a> {
-    pub(crate) fn of(s: &'a Subscription) -> Self {
+/// A newly created webhook, with its signing secret.
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct WebhookCreated {
+    /// The subscription.
+    #[serde(flatten)]
+    pub webhook: Webhook,
+    /// Signing secret for verifying deliveries. Shown only in this response; store it safely.
+    #[schemars(regex(pattern = "^whsec_"))]
+    pub secret: String,
+}
+
+impl WebhookCreated {
+    /// A subscription just created, with its secret.
+    pub fn of(s: &Subscription) -> Self {
         Self {
-            id: s.id,
-            callback_url: s.callback_url.as_str(),
-            domain_filters: &s.domain_filters,
-            remote_only: s.remote_only,
-            seniority: &s.seniority,
-            q: s.q.as_deref(),
-            company: s.company.as_deref(),
-            min_confidence: s.min_confidence.map(|c| c.get()),
-            event_types: &s.event_types,
-            status: s.status,
-            disabled_reason: s.disabled_reason.as_deref(),
-            created_at: s.created_at,
-            last_success_at: s.last_success_at,
-            last_failure_at: s.last_failure_at,
-            last_failure_reason: s.last_failure_reason.as_deref(),
+            webhook: Webhook::of(s),
+            secret: s.secret.expose().to_owned(),
         }
+    }
+}
+
+impl std::fmt::Debug for WebhookCreated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookCreated")
+            .field("webhook", &self.webhook)
+            .field("secret", &"whsec_…")
+            .finish()
     }
 }
 
 /// Pagination information.
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct Pagination {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Pagination {
     /// Current page (1-based).
     #[schemars(range(min = 1))]
     pub page: u32,
@@ -201,13 +217,14 @@ pub(crate) struct Pagination {
     pub per_page: u32,
     /// Total number of matching items.
     pub total: u64,
-    /// Total number of pages.
+    /// Total number of pages (0 for an empty list).
     pub total_pages: u64,
 }
 
 /// Relative navigation links.
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct Links {
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Links {
     /// Relative URL of the next page, e.g. `/api/v1/jobs?q=rust&page=2`, or null.
     pub next: Option<String>,
     /// Relative URL of the previous page, or null.
@@ -270,22 +287,24 @@ pub(crate) type CompanyList<'a> =
     ListEnvelope<Vec<CompanySummaryView<'a>>, FiltersMeta<CompanyFilters, CompanyFacets<'a>>>;
 
 /// A page of the webhooks belonging to the calling API key, oldest first.
-pub(crate) type WebhookList<'a> = ListEnvelope<Vec<WebhookView<'a>>, NoFiltersMeta>;
+pub(crate) type WebhookList = ListEnvelope<Vec<Webhook>, NoFiltersMeta>;
 
 /// A page of the 100 most recent deliveries of a webhook, latest scheduled attempt first.
 pub(crate) type DeliveryList<'a> = ListEnvelope<Vec<&'a crate::domain::Delivery>, NoFiltersMeta>;
 
-/// Something about the request worth knowing that did not stop it.
-#[derive(Serialize, JsonSchema)]
+/// Something about the request worth knowing that did not stop it: a filter value that
+/// nothing in the data holds (code `unknown_value`), in `meta.warnings`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "Warning")]
-pub(crate) struct WarningView {
+#[non_exhaustive]
+pub struct WarningView {
     /// A stable machine code. `unknown_value`: a filter value nothing in the data holds, so
     /// it matches nothing.
     #[schemars(example = &"unknown_value")]
-    pub code: &'static str,
+    pub code: String,
     /// The parameter the value was given in.
     #[schemars(example = &"domain")]
-    pub param: &'static str,
+    pub param: String,
     /// The value, normalized.
     #[schemars(example = &"unknowndomain")]
     pub value: String,
@@ -295,7 +314,7 @@ pub(crate) struct WarningView {
     pub known: Vec<String>,
     /// How many values the data holds in all; more than the length of `known` when the list
     /// is cut.
-    pub known_total: usize,
+    pub known_total: u64,
 }
 
 impl From<&UnknownValue> for WarningView {
@@ -323,12 +342,12 @@ impl From<&UnknownValue> for WarningView {
             )
         };
         Self {
-            code: "unknown_value",
-            param: u.param,
+            code: "unknown_value".to_owned(),
+            param: u.param.to_owned(),
             value: u.value.clone(),
             detail,
             known: u.known.clone(),
-            known_total: u.known_total,
+            known_total: u64::try_from(u.known_total).unwrap_or(u64::MAX),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! A typed client of the public API (feature `client`), on reqwest with rustls.
+//! A typed client of the public API (feature `client`), on reqwest with rustls, and with
+//! [`AdminClient`] of the admin API.
 //!
 //! It speaks HTTP to the documented API (`GET /api/v1/openapi.json`) and knows nothing of the
 //! server's internals: requests are built from the library's query and domain types
@@ -33,6 +34,7 @@
 //! # let _ = every_job; Ok(()) }
 //! ```
 
+mod admin;
 mod error;
 pub mod types;
 
@@ -50,6 +52,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use url::Url;
 
+pub use admin::AdminClient;
 pub use error::{ApiProblem, ClientError, Result};
 pub use types::{
     ChangeEvent, ChangeLinks, ChangeMeta, ChangePage, CompanyDetail, CompanyFacets, CompanyList,
@@ -162,6 +165,21 @@ impl ClientBuilder {
 
     /// The client. Fails on a base URL that is not an `http` or `https` URL.
     pub fn build(self) -> Result<Client> {
+        let key = self.key.clone();
+        Ok(Client {
+            inner: Arc::new(self.inner(Auth::Key(key))?),
+        })
+    }
+
+    /// A client of the admin API of the server at the builder's base (its admin listener,
+    /// such as `http://127.0.0.1:8081`), sending `token` as the bearer credential; an
+    /// [`api_key`](Self::api_key) is not sent.
+    pub fn build_admin(self, token: impl Into<String>) -> Result<AdminClient> {
+        let inner = self.inner(Auth::Bearer(token.into()))?;
+        Ok(AdminClient::new(Arc::new(inner)))
+    }
+
+    fn inner(self, auth: Auth) -> Result<Inner> {
         let trimmed = self.base.trim_end_matches('/');
         let base = trimmed
             .strip_suffix("/api/v1")
@@ -177,20 +195,20 @@ impl ClientBuilder {
                 source: url::ParseError::RelativeUrlWithoutBase,
             });
         }
+        // The per-call limit is set on each request, so that a call that streams an upload
+        // can go without one.
         let http = reqwest::Client::builder()
-            .timeout(self.timeout)
             .connect_timeout(self.connect_timeout)
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .user_agent(concat!("job-listings-client/", env!("CARGO_PKG_VERSION")))
             .build()?;
-        Ok(Client {
-            inner: Arc::new(Inner {
-                http,
-                base,
-                key: self.key,
-                retry: self.retry,
-            }),
+        Ok(Inner {
+            http,
+            base,
+            auth,
+            timeout: self.timeout,
+            retry: self.retry,
         })
     }
 }
@@ -205,15 +223,28 @@ struct Inner {
     http: reqwest::Client,
     /// The server's origin (and any path prefix), without `/api/v1` or a trailing slash.
     base: String,
-    key: Option<String>,
+    auth: Auth,
+    /// The longest a call may take, per attempt, unless it streams an upload.
+    timeout: Duration,
     retry: Option<RetryPolicy>,
+}
+
+/// The credential every call sends.
+enum Auth {
+    /// An API key in `X-API-Key`, for the public API.
+    Key(Option<String>),
+    /// The admin token as a bearer credential, for the admin API.
+    Bearer(String),
 }
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("base", &self.inner.base)
-            .field("key", &self.inner.key.as_ref().map(|_| "jl_live_…"))
+            .field(
+                "key",
+                &matches!(self.inner.auth, Auth::Key(Some(_))).then_some("jl_live_…"),
+            )
             .field("retry", &self.inner.retry)
             .finish()
     }
@@ -454,6 +485,8 @@ struct Call {
     url: Url,
     body: Option<Vec<u8>>,
     idempotency_key: Option<String>,
+    /// No time limit: the call takes as long as the work it asks for (a backup).
+    unbounded: bool,
 }
 
 impl Call {
@@ -463,7 +496,15 @@ impl Call {
             url,
             body: None,
             idempotency_key: None,
+            unbounded: false,
         }
+    }
+
+    /// The call with `body` as its JSON body.
+    fn json(mut self, body: &impl serde::Serialize) -> Self {
+        // The request types serialize to JSON without fail.
+        self.body = Some(serde_json::to_vec(body).unwrap_or_default());
+        self
     }
 
     /// Whether sending it twice does what sending it once does.
@@ -676,7 +717,27 @@ impl Client {
     }
 
     fn url(&self, path: &str, pairs: &[(&str, String)]) -> Result<Url> {
-        let text = format!("{}{path}", self.inner.base);
+        self.inner.url(path, pairs)
+    }
+
+    fn link(&self, link: &str) -> Result<Url> {
+        self.inner.link(link)
+    }
+
+    async fn json<T: DeserializeOwned>(&self, call: Call) -> Result<Response<T>> {
+        self.inner.json(call).await
+    }
+
+    async fn send(&self, call: Call) -> Result<Answer> {
+        self.inner.send(call).await
+    }
+}
+
+/// The calls' machinery, shared by [`Client`] and [`AdminClient`]: URLs under the base, the
+/// credential, the time limit, retries and the reading of answers and problems.
+impl Inner {
+    fn url(&self, path: &str, pairs: &[(&str, String)]) -> Result<Url> {
+        let text = format!("{}{path}", self.base);
         let mut url = Url::parse(&text).map_err(|source| ClientError::Url { url: text, source })?;
         if !pairs.is_empty() {
             url.query_pairs_mut()
@@ -687,7 +748,7 @@ impl Client {
 
     /// A link of an answer (`/api/v1/jobs?…`), as a URL under the base.
     fn link(&self, link: &str) -> Result<Url> {
-        let text = format!("{}{link}", self.inner.base);
+        let text = format!("{}{link}", self.base);
         Url::parse(&text).map_err(|source| ClientError::Url { url: text, source })
     }
 
@@ -710,7 +771,7 @@ impl Client {
                 Ok(answer) => return Ok(answer),
                 Err(problem) => problem,
             };
-            let Some(policy) = self.inner.retry else {
+            let Some(policy) = self.retry else {
                 return Err(ClientError::Api(error));
             };
             let retryable = (error.status == StatusCode::TOO_MANY_REQUESTS
@@ -732,12 +793,12 @@ impl Client {
     /// One attempt: a 2xx answer, or the problem of an error answer.
     async fn attempt(&self, call: &Call) -> Result<std::result::Result<Answer, Box<ApiProblem>>> {
         let mut request = self
-            .inner
             .http
             .request(call.method.clone(), call.url.clone())
             .header(http::header::ACCEPT, "application/json");
-        if let Some(key) = &self.inner.key {
-            request = request.header("x-api-key", key);
+        request = self.authorize(request);
+        if !call.unbounded {
+            request = request.timeout(self.timeout);
         }
         if let Some(key) = &call.idempotency_key {
             request = request.header("idempotency-key", key);
@@ -747,7 +808,23 @@ impl Client {
                 .header(http::header::CONTENT_TYPE, "application/json")
                 .body(body.clone());
         }
-        let response = request.send().await?;
+        self.answer(request.send().await?).await
+    }
+
+    /// The request with the client's credential.
+    fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.auth {
+            Auth::Key(Some(key)) => request.header("x-api-key", key),
+            Auth::Key(None) => request,
+            Auth::Bearer(token) => request.bearer_auth(token),
+        }
+    }
+
+    /// A 2xx answer, or the problem of an error answer.
+    async fn answer(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<std::result::Result<Answer, Box<ApiProblem>>> {
         let status = response.status();
         let headers = response.headers().clone();
         let body = response.bytes().await?;

@@ -3,9 +3,10 @@
 //!
 //! Jobs ([`Job`]), companies ([`Company`]), deliveries ([`Delivery`](crate::domain::Delivery)) and usage reports
 //! ([`UsageReport`](crate::domain::UsageReport)) are read into the domain's types, whose
-//! fields the wire format shares.
+//! fields the wire format shares; pages' [`Pagination`] and [`Links`], [`Warning`]s,
+//! [`Webhook`]s and [`WebhookCreated`] into the types the server writes them from.
 
-use std::fmt;
+pub use crate::api::views::{Links, Pagination, WarningView as Warning, Webhook, WebhookCreated};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,7 @@ use serde_json::Value;
 
 use crate::domain::{
     ChangeKind, Company, CompanyId, DomainTag, FeedCursor, FundingStage, Job, JobId, Seniority,
-    SubscriptionStatus, WebhookId,
+    SubscriptionStatus,
 };
 
 /// `JobDetail`: a job with its company (`null` when the company is unknown).
@@ -54,45 +55,6 @@ pub struct CompanySummary {
     pub blurb: String,
     /// How many active jobs it has.
     pub active_jobs_total: u64,
-}
-
-/// `Pagination`: where a page sits in its list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub struct Pagination {
-    /// This page, from 1.
-    pub page: u32,
-    /// Items per page.
-    pub per_page: u32,
-    /// Items in the whole list.
-    pub total: u64,
-    /// Pages in the whole list (0 for an empty list).
-    pub total_pages: u64,
-}
-
-/// `Links`: the relative URLs of the pages either side, `None` at either end.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct Links {
-    /// The next page, such as `/api/v1/jobs?q=rust&page=2`.
-    pub next: Option<String>,
-    /// The previous page.
-    pub prev: Option<String>,
-}
-
-/// `Warning`: a filter value that nothing holds (code `unknown_value`).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct Warning {
-    /// A stable machine code, such as `unknown_value`.
-    pub code: String,
-    /// The parameter the value was given in.
-    pub param: String,
-    /// The value, normalised.
-    pub value: String,
-    /// What happened, in words.
-    pub detail: String,
-    /// The values the data holds, most common first, at most 100.
-    pub known: Vec<String>,
-    /// How many values the data holds in all.
-    pub known_total: u64,
 }
 
 /// The `meta` of a list: how the server read the filters, facets when asked for, warnings.
@@ -165,61 +127,6 @@ pub struct CompanyFacets {
 pub type JobList = ListPage<Job, JobFacets>;
 /// A page of `GET /companies`.
 pub type CompanyList = ListPage<CompanySummary, CompanyFacets>;
-
-/// `Webhook`: a subscription as its owner sees it.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct Webhook {
-    /// The subscription's identifier.
-    pub id: WebhookId,
-    /// Where deliveries go.
-    pub callback_url: String,
-    /// The domain tags it wants; empty for all.
-    pub domain_filters: Vec<DomainTag>,
-    /// Whether only remote jobs are delivered.
-    pub remote_only: bool,
-    /// The seniority levels it wants; empty for any.
-    pub seniority: Vec<Seniority>,
-    /// Words every delivered job must contain.
-    pub q: Option<String>,
-    /// Words every delivered job's company name must contain.
-    pub company: Option<String>,
-    /// The lowest confidence delivered.
-    pub min_confidence: Option<f64>,
-    /// The events delivered: `job.new` unless it asked for more.
-    #[serde(default = "ChangeKind::webhook_default")]
-    pub event_types: Vec<ChangeKind>,
-    /// Active or disabled.
-    pub status: SubscriptionStatus,
-    /// Why it was disabled.
-    pub disabled_reason: Option<String>,
-    /// When it was created.
-    pub created_at: DateTime<Utc>,
-    /// The last successful delivery.
-    pub last_success_at: Option<DateTime<Utc>>,
-    /// The last failed delivery.
-    pub last_failure_at: Option<DateTime<Utc>>,
-    /// Why the last delivery failed.
-    pub last_failure_reason: Option<String>,
-}
-
-/// `WebhookCreated`: a new subscription with its signing secret, shown only once.
-#[derive(Clone, PartialEq, Deserialize)]
-pub struct WebhookCreated {
-    /// The subscription.
-    #[serde(flatten)]
-    pub webhook: Webhook,
-    /// The signing secret (`whsec_…`): keep it to verify deliveries.
-    pub secret: String,
-}
-
-impl fmt::Debug for WebhookCreated {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WebhookCreated")
-            .field("webhook", &self.webhook)
-            .field("secret", &"whsec_…")
-            .finish()
-    }
-}
 
 /// `NewWebhook`: the body of `POST /webhooks`. Fields left `None` take the server's
 /// defaults (all domains, any seniority, remote and on-site jobs).

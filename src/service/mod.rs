@@ -28,6 +28,7 @@
 //! ```
 
 mod backup;
+mod bulk;
 mod caller;
 mod changes;
 mod clock;
@@ -66,6 +67,9 @@ use chrono::{DateTime, Utc};
 
 pub use backup::{
     check_backup_target, restore_backup, BackupFile, BackupManifest, BACKUP_MANIFEST,
+};
+pub use bulk::{
+    read_record, unknown_company, BulkReport, LineError, LineImport, RecordKind, RecordLine,
 };
 pub use caller::{CallResult, Caller, Refused};
 pub use changes::{ChangeEvent, ChangesPage, ChangesQuery, FeedStart};

@@ -331,8 +331,8 @@ async fn a_bulk_upload_writes_the_good_lines_and_reports_each_bad_one() {
     assert_eq!(
         errors[1]["message"],
         format!(
-            "company_id: company {stranger} is unknown; write the company first \
-             (PUT /admin/v1/companies/{{id}} or POST /admin/v1/companies/bulk)"
+            "company_id: company {stranger} is unknown; import the company first, or write \
+             it (PUT /admin/v1/companies/{{id}})"
         )
     );
     assert_eq!(search_total(&app, "quixotic").await, 5);

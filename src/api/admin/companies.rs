@@ -2,9 +2,9 @@
 
 use bytes::Bytes;
 use http::{Request, StatusCode};
-use serde::{Deserialize, Serialize};
 
 use super::json_with_status;
+use super::wire::{CompanyLookup, LookedUp};
 use crate::api::error::ApiError;
 use crate::api::handlers::{json_object, no_body, no_params, Handled};
 use crate::api::Reply;
@@ -50,31 +50,11 @@ pub(super) async fn delete(
     Ok(Reply::new(StatusCode::NO_CONTENT, None, None))
 }
 
-/// The body of `POST /admin/v1/companies/lookup`.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "CompanyLookup")]
-pub(crate) struct Lookup {
-    /// Company ids, at most 10,000.
-    #[schemars(length(max = 10000))]
-    ids: Vec<CompanyId>,
-}
-
-/// Which of the ids asked for name a stored company.
-#[derive(Serialize, schemars::JsonSchema)]
-#[schemars(rename = "CompanyLookupResult")]
-pub(crate) struct LookedUp {
-    /// The ids asked for that name a stored company, in the order asked.
-    found: Vec<CompanyId>,
-    /// The others, in the order asked.
-    missing: Vec<CompanyId>,
-}
-
 /// Which of up to 10,000 company ids are stored: what an import checks its jobs' companies
 /// against before it writes anything.
 pub(super) async fn lookup(service: &JobListingsService, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
-    let asked: Lookup = json_object(req, &["ids"], "with `ids`, a list of company ids")?;
+    let asked: CompanyLookup = json_object(req, &["ids"], "with `ids`, a list of company ids")?;
     if asked.ids.len() > MAX_LOOKUP {
         return Err(ApiError::from(DomainError::new(
             "ids",

@@ -1,56 +1,20 @@
 //! `/admin/v1/keys`: issue, list, read, change and revoke API keys, and read a key's usage.
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
 use http::{Request, StatusCode};
-use serde::Deserialize;
 
 use super::json_with_status;
-use super::views::{DataList, KeyView};
+use super::wire::{AdminKey, DataList, KeyChange, NewKeyRequest};
 use crate::api::error::ApiError;
 use crate::api::handlers::{json_object, no_body, no_params, Handled};
 use crate::api::Reply;
-use crate::domain::{BillingStatus, KeyId, Plan};
+use crate::domain::KeyId;
 use crate::service::{JobListingsService, NewKey};
-
-/// The body of `POST /admin/v1/keys`.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "NewKey")]
-pub(crate) struct NewKeyBody {
-    /// The plan bought.
-    plan: Plan,
-    /// Free-form label, such as the customer's e-mail.
-    #[serde(default)]
-    label: String,
-    /// When monthly periods start counting: now or earlier (a later time is a 400
-    /// `invalid_parameter`); null or left out: now. Kept to the whole second.
-    #[serde(default)]
-    billing_anchor: Option<DateTime<Utc>>,
-}
-
-/// At least one of the two, not null (else 400 `invalid_body`); null is the same as left
-/// out.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "KeyPatch")]
-#[schemars(extend("anyOf" = [
-    {"required": ["plan"], "properties": {"plan": {"type": "string"}}},
-    {"required": ["billing_status"], "properties": {"billing_status": {"type": "string"}}}
-]))]
-pub(crate) struct KeyChange {
-    /// The new plan: its quota and rate apply at once, usage in the current period is kept.
-    #[serde(default)]
-    plan: Option<Plan>,
-    /// The new billing status.
-    #[serde(default)]
-    billing_status: Option<BillingStatus>,
-}
 
 /// Issues a key: 201 with the key, shown only here (the service keeps its hash).
 pub(super) async fn create(service: &JobListingsService, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
-    let body: NewKeyBody = json_object(
+    let body: NewKeyRequest = json_object(
         req,
         &["plan", "label", "billing_anchor"],
         "with `plan` and, optionally, `label` and `billing_anchor`",
@@ -64,7 +28,7 @@ pub(super) async fn create(service: &JobListingsService, req: &Request<Bytes>) -
         .await?;
     Ok(json_with_status(
         StatusCode::CREATED,
-        &KeyView::of(&record, Some(key.expose())),
+        &AdminKey::of(&record, Some(key.expose())),
     ))
 }
 
@@ -72,7 +36,7 @@ pub(super) async fn create(service: &JobListingsService, req: &Request<Bytes>) -
 pub(super) async fn list(service: &JobListingsService, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
     let records = service.list_keys();
-    let data = records.iter().map(|r| KeyView::of(r, None)).collect();
+    let data = records.iter().map(|r| AdminKey::of(r, None)).collect();
     Ok(Reply::json(&DataList { data }, None))
 }
 
@@ -80,7 +44,7 @@ pub(super) async fn list(service: &JobListingsService, req: &Request<Bytes>) -> 
 pub(super) async fn get(service: &JobListingsService, id: &str, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
     let record = service.key_record(KeyId::parse(id)?)?;
-    Ok(Reply::json(&KeyView::of(&record, None), None))
+    Ok(Reply::json(&AdminKey::of(&record, None), None))
 }
 
 /// Changes a key's plan or billing status (at least one).
@@ -109,7 +73,7 @@ pub(super) async fn update(
     if let Some(status) = change.billing_status {
         record = service.set_billing_status(id, status).await?;
     }
-    Ok(Reply::json(&KeyView::of(&record, None), None))
+    Ok(Reply::json(&AdminKey::of(&record, None), None))
 }
 
 /// Revokes a key for good; revoking it again changes nothing and answers the same.
@@ -121,7 +85,7 @@ pub(super) async fn revoke(
     no_params(req)?;
     no_body(req)?;
     let record = service.revoke_key(KeyId::parse(id)?).await?;
-    Ok(Reply::json(&KeyView::of(&record, None), None))
+    Ok(Reply::json(&AdminKey::of(&record, None), None))
 }
 
 /// A key's usage in its current billing period.

@@ -22,17 +22,13 @@ mod routes;
 mod token;
 mod views;
 mod webhooks;
+pub mod wire;
 
 /// The types of the admin API's bodies, which its document's schemas are generated from.
 pub(crate) mod bodies {
-    pub(crate) use super::backup::{BackupTo, BackupView};
-    pub(crate) use super::bulk::{LineError, Report};
-    pub(crate) use super::companies::{LookedUp, Lookup};
-    pub(crate) use super::keys::{KeyChange, NewKeyBody};
-    pub(crate) use super::views::{DataList, KeyView, WebhookHealthView};
+    pub(crate) use super::views::WebhookHealthView;
     pub(crate) use super::webhooks::StatusChange;
 }
-
 use std::sync::Arc;
 use std::time::Duration;
 

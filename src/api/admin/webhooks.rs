@@ -5,7 +5,8 @@ use bytes::Bytes;
 use http::Request;
 use serde::Deserialize;
 
-use super::views::{DataList, WebhookHealthView};
+use super::views::WebhookHealthView;
+use super::wire::DataList;
 use crate::api::handlers::{json_object, no_params, Handled};
 use crate::api::Reply;
 use crate::domain::{SubscriptionStatus, WebhookId};

@@ -10,7 +10,7 @@ use super::webhook_bodies::{idempotency_key, webhook_body, webhook_change};
 use super::{no_body, no_params, Handled};
 use crate::api::error::ApiError;
 use crate::api::params::{Params, PAGE_PARAMS};
-use crate::api::views::{ListEnvelope, NoFilters, NoFiltersMeta, WebhookCreatedView, WebhookView};
+use crate::api::views::{ListEnvelope, NoFilters, NoFiltersMeta, Webhook, WebhookCreated};
 use crate::api::Reply;
 use crate::domain::{page_of, WebhookId};
 use crate::service::{Caller, Metered, WebhookCreation};
@@ -36,7 +36,7 @@ pub(crate) async fn create(caller: &Caller, req: &Request<Bytes>) -> Handled {
         }
     };
     let sub = &created.subscription;
-    let mut reply = Reply::json(&WebhookCreatedView::of(sub), Some(created.quota));
+    let mut reply = Reply::json(&WebhookCreated::of(sub), Some(created.quota));
     // A replay answers as the first request was answered, and says it is one.
     reply.status = StatusCode::CREATED;
     reply.location = Some(format!("/api/v1/webhooks/{}", sub.id));
@@ -48,7 +48,7 @@ pub(crate) async fn create(caller: &Caller, req: &Request<Bytes>) -> Handled {
 pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
     let params = Params::parse(req.uri().query(), PAGE_PARAMS, &[])?;
     let list = caller.list_webhooks().await?;
-    let views: Vec<WebhookView<'_>> = list.iter().map(WebhookView::of).collect();
+    let views: Vec<Webhook> = list.iter().map(Webhook::of).collect();
     Ok(Reply::json(
         &paged(views, &params, "/api/v1/webhooks")?,
         Some(list.quota),
@@ -59,10 +59,7 @@ pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
 pub(crate) async fn get(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
     no_params(req)?;
     let found = caller.get_webhook(WebhookId::parse(id)?).await?;
-    Ok(Reply::json(
-        &WebhookView::of(&found.value),
-        Some(found.quota),
-    ))
+    Ok(Reply::json(&Webhook::of(&found.value), Some(found.quota)))
 }
 
 /// `PATCH /webhooks/{id}`: a field left out stays as it is.
@@ -73,7 +70,7 @@ pub(crate) async fn update(caller: &Caller, id: &str, req: &Request<Bytes>) -> H
     let change = webhook_change(req)?;
     let changed = caller.update_webhook(id, change).await?;
     Ok(Reply::json(
-        &WebhookView::of(&changed.value),
+        &Webhook::of(&changed.value),
         Some(changed.quota),
     ))
 }

@@ -13,6 +13,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
 use crate::api::admin::bodies as admin;
+use crate::api::admin::wire;
 use crate::api::error::Problem;
 use crate::api::error_code::ErrorCode;
 use crate::api::handlers::changes::{ChangeEventView, ChangePage};
@@ -20,8 +21,8 @@ use crate::api::handlers::health::HealthView;
 use crate::api::handlers::{NewWebhookBody, WebhookPatchBody};
 use crate::api::views::{
     CompanyDetailView, CompanyFacets, CompanyList, CompanySummaryView, DeliveryList, FacetList,
-    FacetValue, JobDetailView, JobFacets, JobList, Links, Pagination, WarningView,
-    WebhookCreatedView, WebhookList, WebhookView,
+    FacetValue, JobDetailView, JobFacets, JobList, Links, Pagination, WarningView, Webhook,
+    WebhookCreated, WebhookList,
 };
 use crate::domain::{
     Company, Delivery, DeliveryAttempt, Enrichment, Job, SalaryRange, UsageReport,
@@ -296,10 +297,10 @@ pub(crate) fn public_schemas() -> Map<String, Value> {
         c.answer::<CompanyList<'_>>("CompanyList"),
         "A page of companies.",
     );
-    c.answer::<WebhookView<'_>>("Webhook");
-    c.answer::<WebhookCreatedView<'_>>("WebhookCreated");
+    c.answer::<Webhook>("Webhook");
+    c.answer::<WebhookCreated>("WebhookCreated");
     describe(
-        c.answer::<WebhookList<'_>>("WebhookList"),
+        c.answer::<WebhookList>("WebhookList"),
         "A page of the webhooks belonging to the calling API key, oldest first.",
     );
     c.request::<NewWebhookBody>("NewWebhook");
@@ -369,12 +370,12 @@ pub(crate) fn admin_schemas() -> Map<String, Value> {
             schema.insert("additionalProperties".to_owned(), json!(false));
         }
     }
-    c.answer::<admin::LineError>("LineError");
+    c.answer::<crate::service::LineError>("LineError");
     describe(
-        c.answer::<admin::Report>("JobBulkReport"),
+        c.answer::<crate::service::BulkReport>("JobBulkReport"),
         "What a bulk upload of jobs wrote and refused.",
     );
-    let companies = c.answer::<admin::Report>("CompanyBulkReport");
+    let companies = c.answer::<crate::service::BulkReport>("CompanyBulkReport");
     describe(
         companies,
         "What a bulk upload of companies wrote and refused.",
@@ -383,9 +384,9 @@ pub(crate) fn admin_schemas() -> Map<String, Value> {
     if let Some(Value::Object(properties)) = companies.get_mut("properties") {
         properties.remove("announced");
     }
-    c.request::<admin::Lookup>("CompanyLookup");
-    c.answer::<admin::LookedUp>("CompanyLookupResult");
-    c.answer::<admin::KeyView<'_>>("Key");
+    c.request::<wire::CompanyLookup>("CompanyLookup");
+    c.answer::<wire::LookedUp>("CompanyLookupResult");
+    c.answer::<wire::AdminKey>("Key");
     c.out.insert(
         "IssuedKey".to_owned(),
         json!({
@@ -394,15 +395,15 @@ pub(crate) fn admin_schemas() -> Map<String, Value> {
         }),
     );
     describe(
-        c.answer::<admin::DataList<admin::KeyView<'_>>>("KeyList"),
+        c.answer::<wire::DataList<wire::AdminKey>>("KeyList"),
         "Every issued key, revoked ones too, oldest first; not paged.",
     );
-    c.request::<admin::NewKeyBody>("NewKey");
-    c.request::<admin::KeyChange>("KeyPatch");
+    c.request::<wire::NewKeyRequest>("NewKey");
+    c.request::<wire::KeyChange>("KeyPatch");
     c.answer::<UsageReport>("UsageReport");
-    c.answer::<admin::WebhookHealthView<'_>>("Webhook");
+    c.answer::<admin::WebhookHealthView>("Webhook");
     describe(
-        c.answer::<admin::DataList<admin::WebhookHealthView<'_>>>("WebhookList"),
+        c.answer::<wire::DataList<admin::WebhookHealthView>>("WebhookList"),
         "Every subscription of every key, oldest first; not paged.",
     );
     c.request::<admin::StatusChange>("WebhookStatus");
@@ -413,8 +414,8 @@ pub(crate) fn admin_schemas() -> Map<String, Value> {
     if let Some(Value::Object(properties)) = problem.get_mut("properties") {
         properties.remove("links");
     }
-    c.request::<admin::BackupTo>("BackupRequest");
-    c.answer::<admin::BackupView>("Backup");
+    c.request::<wire::BackupRequest>("BackupRequest");
+    c.answer::<wire::BackupWritten>("Backup");
     describe(
         c.answer::<ServiceStats>("Stats"),
         "The service's state in numbers, read from memory (never a scan of the store).",
