@@ -115,5 +115,4 @@ pub mod server;
 pub mod service;
 pub mod store;
 pub mod webhooks;
-#[cfg(any(feature = "client", feature = "mcp"))]
-mod wire;
+pub mod wire;

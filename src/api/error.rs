@@ -1,12 +1,13 @@
 //! THE one table from errors to HTTP: status, stable code, title and body.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+
 use thiserror::Error;
 
 use super::error_code::ErrorCode;
 use crate::domain::{BillingStatus, DomainError};
 use crate::service::{RateLimit, ServiceError};
+pub use crate::wire::Problem;
 
 /// Why a request failed at the HTTP layer, or below it.
 #[derive(Debug, Error)]
@@ -156,41 +157,6 @@ impl ApiError {
     }
 }
 
-/// An RFC 9457 problem details object, as sent.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct Problem {
-    /// URI naming the problem type, e.g. `https://job-listings.dev/errors/invalid_parameter`.
-    #[serde(rename = "type")]
-    #[schemars(extend("format" = "uri-reference"))]
-    pub kind: String,
-    /// Short, fixed summary of the problem type.
-    pub title: &'static str,
-    /// HTTP status code.
-    pub status: u16,
-    /// What happened and what to do about it.
-    pub detail: String,
-    /// Stable machine-readable code (one of the API's error table).
-    pub code: &'static str,
-    /// The offending parameter or body field, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub param: Option<String>,
-    /// With code `unknown_parameter`: the query parameters (or, for a body field it does not
-    /// take, the body fields) the endpoint takes; absent for an endpoint that takes none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub allowed: Option<&'static [&'static str]>,
-    /// Seconds to wait before retrying, when applicable (as in the `Retry-After` header).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub retry_after: Option<u64>,
-    /// Where to start again, when the request cannot go on from where it stands: for
-    /// `cursor_expired`, `search` (`GET /api/v1/jobs`) and `changes_from_now`
-    /// (`GET /api/v1/changes?after=now`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub links: Option<std::collections::BTreeMap<&'static str, &'static str>>,
-    /// Identifier of the request (same as the `X-Request-Id` header), to find it in the logs.
-    pub request_id: String,
-}
-
 /// How an error is answered, before the request id is known.
 #[derive(Debug)]
 pub(crate) struct Answer {
@@ -227,18 +193,23 @@ impl Answer {
     }
 
     pub(crate) fn into_problem(self, request_id: &str) -> Problem {
-        Problem {
-            kind: format!("https://job-listings.dev/errors/{}", self.code.as_str()),
-            title: self.code.title(),
-            status: self.code.status().as_u16(),
-            detail: self.detail,
-            code: self.code.as_str(),
-            param: self.param,
-            allowed: self.allowed,
-            retry_after: self.retry_after,
-            links: self.links,
-            request_id: request_id.to_owned(),
-        }
+        let mut problem = self.code.problem(self.detail);
+        problem.param = self.param;
+        problem.allowed = self
+            .allowed
+            .unwrap_or_default()
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect();
+        problem.retry_after = self.retry_after;
+        problem.links = self
+            .links
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        request_id.clone_into(&mut problem.request_id);
+        problem
     }
 }
 

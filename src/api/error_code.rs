@@ -38,6 +38,11 @@ macro_rules! error_codes {
             pub const fn when(self) -> &'static str {
                 match self { $(ErrorCode::$variant => $when,)+ }
             }
+
+            /// A problem document of this code, saying `detail`.
+            pub fn problem(self, detail: impl Into<String>) -> crate::wire::Problem {
+                crate::wire::Problem::new(self.as_str(), self.status().as_u16(), self.title(), detail)
+            }
         }
     };
 }

@@ -5,29 +5,31 @@ use std::time::Duration;
 use http::StatusCode;
 
 use super::Quota;
+use crate::wire::Problem;
 
-/// An error answer of the API: its RFC 9457 problem document, with the headers that say when
-/// to come back.
+/// An error answer of the API: its problem document, with what the answer's headers say
+/// (the caller's quota, when to come back). It dereferences to the document.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ApiProblem {
     /// The HTTP status.
     pub status: StatusCode,
-    /// The stable machine code, such as `invalid_parameter` or `rate_limited` (the `code`
-    /// enumeration of the OpenAPI document's `Problem`).
-    pub code: String,
-    /// What happened, in words.
-    pub detail: String,
-    /// The parameter, path id, body field or header at fault, when there is one.
-    pub param: Option<String>,
-    /// The parameters the endpoint takes, on `unknown_parameter`.
-    pub allowed: Vec<String>,
-    /// The request's id (`X-Request-Id`), which finds it in the server's logs.
-    pub request_id: Option<String>,
+    /// The problem document: `code` (such as `invalid_parameter` or `rate_limited`),
+    /// `detail`, the `param` at fault, the `allowed` parameters, the `request_id`.
+    pub problem: Problem,
     /// The caller's quota as the answer's headers gave it; `None` when the caller was not
     /// known (a missing or invalid key).
     pub quota: Option<Quota>,
     /// How long to wait before trying again: the `Retry-After` header of a `429` or `503`.
     pub retry_after: Option<Duration>,
+}
+
+impl std::ops::Deref for ApiProblem {
+    type Target = Problem;
+
+    fn deref(&self) -> &Problem {
+        &self.problem
+    }
 }
 
 /// An error of a [`Client`](super::Client) call.

@@ -66,7 +66,7 @@ use crate::domain::{
     PerPage, Seniority, UsageReport, WebhookId,
 };
 use crate::query::Facet;
-use crate::wire::ProblemFields;
+use crate::wire::Problem;
 
 pub use crate::wire::Quota;
 
@@ -835,16 +835,15 @@ impl Inner {
                 body,
             }));
         }
-        let problem: ProblemFields = serde_json::from_slice(&body)
+        let mut problem: Problem = serde_json::from_slice(&body)
             .map_err(|source| ClientError::Decode { status, source })?;
         let retry_after = retry_after(&headers).or(problem.retry_after.map(Duration::from_secs));
+        if problem.request_id.is_empty() {
+            problem.request_id = request_id(&headers).unwrap_or_default();
+        }
         Ok(Err(Box::new(ApiProblem {
             status,
-            code: problem.code,
-            detail: problem.detail,
-            param: problem.param,
-            allowed: problem.allowed,
-            request_id: problem.request_id.or_else(|| request_id(&headers)),
+            problem,
             quota: Quota::of(&headers),
             retry_after,
         })))

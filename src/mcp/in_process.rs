@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::upstream::{Quota, RestCall, ToolProblem, Upstream};
 use crate::api::{Api, RateTokenTaken};
 use crate::domain::Plan;
-use crate::wire::ProblemFields;
+use crate::wire::Problem;
 
 /// In an admitted MCP request's extensions: the plan of its key when it was admitted.
 #[derive(Clone, Copy, Debug)]
@@ -87,19 +87,13 @@ fn answer(response: Response<Bytes>) -> Result<Value, Box<ToolProblem>> {
             ))
         });
     }
-    let problem: ProblemFields = serde_json::from_slice(body).map_err(|e| {
+    let problem: Problem = serde_json::from_slice(body).map_err(|e| {
         ToolProblem::unavailable(format!(
             "the API answered {status} without a problem document: {e}"
         ))
     })?;
     Err(Box::new(ToolProblem {
-        status: status.as_u16(),
-        code: problem.code,
-        detail: problem.detail,
-        param: problem.param,
-        allowed: problem.allowed,
-        retry_after: problem.retry_after,
+        problem,
         quota: Quota::of(response.headers()),
-        request_id: problem.request_id,
     }))
 }

@@ -25,15 +25,9 @@ impl Upstream for ClientUpstream {
             .await;
         match answered {
             Ok(response) => Ok(response.value),
-            Err(ClientError::Api(problem)) => Err(Box::new(ToolProblem {
-                status: problem.status.as_u16(),
-                code: problem.code,
-                detail: problem.detail,
-                param: problem.param,
-                allowed: problem.allowed,
-                retry_after: problem.retry_after.map(|d| d.as_secs()),
-                quota: problem.quota,
-                request_id: problem.request_id,
+            Err(ClientError::Api(refused)) => Err(Box::new(ToolProblem {
+                problem: refused.problem,
+                quota: refused.quota,
             })),
             Err(other) => Err(ToolProblem::unavailable(format!(
                 "the API could not be reached: {other}"

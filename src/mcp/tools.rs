@@ -74,12 +74,13 @@ fn success(text: String, value: Value) -> CallToolResult {
 }
 
 /// A refusal as a tool error: the problem in words, and as structured content for a program.
-fn refusal(tool: &str, problem: &ToolProblem) -> CallToolResult {
+fn refusal(tool: &str, refused: &ToolProblem) -> CallToolResult {
+    let problem = &refused.problem;
     let mut text = format!("{tool} failed: {} ({})", problem.detail, problem.code);
     if let Some(seconds) = problem.retry_after {
         text.push_str(&format!("; retry after {seconds} s"));
     }
-    if let Some(quota) = problem.quota.filter(|_| problem.status == 429) {
+    if let Some(quota) = refused.quota.filter(|_| problem.status == 429) {
         text.push_str(&format!(
             "; the monthly quota resets at {}",
             quota
@@ -88,7 +89,7 @@ fn refusal(tool: &str, problem: &ToolProblem) -> CallToolResult {
         ));
     }
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.structured_content = serde_json::to_value(problem).ok();
+    result.structured_content = serde_json::to_value(refused).ok();
     result
 }
 
@@ -265,7 +266,7 @@ mod tests {
         assert_eq!(call.path, "/api/v1/jobs/a%2Fb%3Fc");
         let missing = rest_call(spec, JsonObject::new()).expect_err("no id");
         assert_eq!(
-            (missing.code.as_str(), missing.param.as_deref()),
+            (missing.problem.code.as_str(), missing.problem.param.as_deref()),
             ("invalid_parameter", Some("id"))
         );
     }
@@ -274,7 +275,7 @@ mod tests {
     fn an_object_argument_is_refused_naming_it() {
         let spec = schemas::spec("search_jobs").expect("search_jobs");
         let refused = rest_call(spec, args(json!({"q": {"x": 1}}))).expect_err("refused");
-        assert_eq!(refused.param.as_deref(), Some("q"));
+        assert_eq!(refused.problem.param.as_deref(), Some("q"));
     }
 
     #[test]

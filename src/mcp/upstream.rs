@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::api::ErrorCode;
 use crate::domain::Plan;
+use crate::wire::Problem;
 pub(crate) use crate::wire::Quota;
 
 /// One call of the public API: a method, a path under `/api/v1`, query pairs and a JSON body.
@@ -27,61 +28,35 @@ pub(crate) struct RestCall {
     pub(crate) body: Option<Value>,
 }
 
-/// A refused or failed call (boxed where it travels: it is large beside an answer), as the
-/// API's problem document says it: the same stable `code`
-/// REST answers (`invalid_parameter`, `plan_upgrade_required`, `quota_exceeded`…), with the
-/// quota's reset time and the seconds to wait where they apply.
+/// A refused or failed call (boxed where it travels: it is large beside an answer): the
+/// API's problem document, with the same stable `code` REST answers (`invalid_parameter`,
+/// `plan_upgrade_required`, `quota_exceeded`…), and the quota its headers gave.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct ToolProblem {
-    /// The HTTP status REST answers with.
-    pub(crate) status: u16,
-    /// The stable machine code.
-    pub(crate) code: String,
-    /// What happened and what to do about it.
-    pub(crate) detail: String,
-    /// The argument at fault.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) param: Option<String>,
-    /// The arguments the tool takes, when one it does not take was sent.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) allowed: Vec<String>,
-    /// Seconds to wait before trying again (`Retry-After`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) retry_after: Option<u64>,
+    #[serde(flatten)]
+    pub(crate) problem: Problem,
     /// The caller's quota, when the key is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) quota: Option<Quota>,
-    /// The request's id in the server's logs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) request_id: Option<String>,
 }
 
 impl ToolProblem {
     /// A problem found before any call was made: an argument of a shape no call can carry.
     pub(crate) fn invalid_argument(param: &str, detail: impl Into<String>) -> Box<Self> {
+        let mut problem =
+            ErrorCode::InvalidParameter.problem(format!("`{param}` {}", detail.into()));
+        problem.param = Some(param.into());
         Box::new(Self {
-            status: ErrorCode::InvalidParameter.status().as_u16(),
-            code: ErrorCode::InvalidParameter.as_str().into(),
-            detail: format!("`{param}` {}", detail.into()),
-            param: Some(param.into()),
-            allowed: Vec::new(),
-            retry_after: None,
+            problem,
             quota: None,
-            request_id: None,
         })
     }
 
     /// The API could not be reached or answered what it does not document.
     pub(crate) fn unavailable(detail: impl Into<String>) -> Box<Self> {
         Box::new(Self {
-            status: 503,
-            code: "upstream_unavailable".into(),
-            detail: detail.into(),
-            param: None,
-            allowed: Vec::new(),
-            retry_after: None,
+            problem: Problem::new("upstream_unavailable", 503, "Upstream unavailable", detail),
             quota: None,
-            request_id: None,
         })
     }
 }
