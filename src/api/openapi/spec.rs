@@ -154,19 +154,25 @@ pub(crate) struct Answer {
 impl Answer {
     /// The response object, with the headers the document gives an answer of this operation.
     pub(crate) fn object(&self, headers: &[&str]) -> Value {
-        let mut object = serde_json::json!({ "description": self.description });
-        if !headers.is_empty() {
-            let headers: serde_json::Map<String, Value> = headers
-                .iter()
-                .map(|h| ((*h).to_owned(), reference("headers", h)))
-                .collect();
-            object["headers"] = headers.into();
-        }
+        let mut object = described(self.description, headers);
         if let Some(content) = self.content.object(&["application/json"]) {
             object["content"] = content;
         }
         object
     }
+}
+
+/// A response object's description, with references to the headers it carries.
+fn described(description: &str, headers: &[&str]) -> Value {
+    let mut object = serde_json::json!({ "description": description });
+    if !headers.is_empty() {
+        let headers: serde_json::Map<String, Value> = headers
+            .iter()
+            .map(|h| ((*h).to_owned(), reference("headers", h)))
+            .collect();
+        object["headers"] = headers.into();
+    }
+    object
 }
 
 /// `{"$ref": "#/components/<kind>/<name>"}`.
@@ -208,15 +214,7 @@ pub(crate) struct Response {
 
 impl Response {
     pub(crate) fn object(&self) -> Value {
-        let mut object = serde_json::json!({ "description": self.description });
-        if !self.headers.is_empty() {
-            let headers: serde_json::Map<String, Value> = self
-                .headers
-                .iter()
-                .map(|h| ((*h).to_owned(), reference("headers", h)))
-                .collect();
-            object["headers"] = headers.into();
-        }
+        let mut object = described(self.description, self.headers);
         if self.problem {
             object["content"] = serde_json::json!({
                 "application/problem+json": { "schema": reference("schemas", "Problem") }
