@@ -11,18 +11,20 @@ use serde_json::Value;
 use super::render::JobView;
 use crate::domain::{Company, Subscription};
 use crate::query::{FacetCounts, ValueCount};
-use crate::service::{CompanyDetail, CompanySummary, UnknownValue};
+use crate::service::UnknownValue;
 
-/// A job listing with its company embedded.
-// What `job_detail_json` writes, as a type: the schema's source (the test below holds the two
-// to each other).
-#[derive(Serialize, JsonSchema)]
+/// A job listing with its company embedded. The server writes it around a rendered job
+/// (`job_detail_json`, held to this type's form by the test below) and the typed client
+/// reads it into the owned default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "JobDetail")]
-pub(crate) struct JobDetailView<'a> {
+#[non_exhaustive]
+pub struct JobDetail<J = crate::domain::Job, C = Company> {
+    /// The job's own fields.
     #[serde(flatten)]
-    pub job: JobView<'a>,
+    pub job: J,
     /// The hiring company, or null if unavailable.
-    pub company: Option<&'a Company>,
+    pub company: Option<C>,
 }
 
 /// `GET /jobs/{id}`: the job's fields and a `company` field, written around the job's
@@ -39,22 +41,25 @@ pub(crate) fn job_detail_json(job: &[u8], company: Option<&[u8]>) -> Vec<u8> {
     out
 }
 
-/// A company with its active job listings.
-#[derive(Serialize, JsonSchema)]
+/// A company with its active job listings. The server writes it from borrowed records; the
+/// typed client reads it into the owned default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "CompanyDetail")]
-pub(crate) struct CompanyDetailView<'a> {
+#[non_exhaustive]
+pub struct CompanyDetail<C = Company, J = crate::domain::Job> {
+    /// The company's own fields.
     #[serde(flatten)]
-    pub company: &'a Company,
+    pub company: C,
     /// Total number of active job listings.
     pub active_jobs_total: u64,
     /// Active job listings, newest first (at most 100; every one, paged:
     /// `GET /api/v1/jobs?company_id={id}`).
     #[schemars(length(max = 100))]
-    pub active_jobs: Vec<JobView<'a>>,
+    pub active_jobs: Vec<J>,
 }
 
-impl<'a> From<&'a CompanyDetail> for CompanyDetailView<'a> {
-    fn from(d: &'a CompanyDetail) -> Self {
+impl<'a> From<&'a crate::service::CompanyDetail> for CompanyDetail<&'a Company, JobView<'a>> {
+    fn from(d: &'a crate::service::CompanyDetail) -> Self {
         Self {
             company: &d.company,
             active_jobs_total: d.active_jobs_total,
@@ -64,31 +69,32 @@ impl<'a> From<&'a CompanyDetail> for CompanyDetailView<'a> {
 }
 
 /// A company as shown in list results.
-#[derive(Serialize, JsonSchema)]
-#[schemars(rename = "CompanySummary")]
-pub(crate) struct CompanySummaryView<'a> {
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct CompanySummary {
     /// Company identifier.
     pub id: crate::domain::CompanyId,
     /// Company name.
-    pub name: &'a str,
+    pub name: String,
     /// Company web domain.
-    pub domain: &'a str,
+    pub domain: String,
     /// Funding stage, e.g. seed, series_a.
-    pub funding_stage: &'a str,
+    #[schemars(with = "String")]
+    pub funding_stage: crate::domain::FundingStage,
     /// Short company description.
-    pub blurb: &'a str,
+    pub blurb: String,
     /// Number of active job listings (as `active_jobs_total` in the company's detail).
     pub active_jobs_total: u64,
 }
 
-impl<'a> From<&'a CompanySummary> for CompanySummaryView<'a> {
-    fn from(s: &'a CompanySummary) -> Self {
+impl From<&crate::service::CompanySummary> for CompanySummary {
+    fn from(s: &crate::service::CompanySummary) -> Self {
         Self {
             id: s.company.id,
-            name: &s.company.name,
-            domain: &s.company.domain,
-            funding_stage: s.company.funding_stage.as_str(),
-            blurb: &s.company.blurb,
+            name: s.company.name.clone(),
+            domain: s.company.domain.clone(),
+            funding_stage: s.company.funding_stage.clone(),
+            blurb: s.company.blurb.clone(),
             active_jobs_total: s.active_jobs_total,
         }
     }
@@ -231,27 +237,36 @@ pub struct Links {
     pub prev: Option<String>,
 }
 
-/// A page of a list: `{"data", "pagination", "links", "meta"}`.
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct ListEnvelope<T: Serialize, M: Serialize = Value> {
+/// A page of a list: `{"data", "pagination", "links", "meta"}`. The server writes it and
+/// the typed client reads it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct ListEnvelope<T, M = Value> {
+    /// This page's items.
     pub data: T,
+    /// Where the page sits.
     pub pagination: Pagination,
+    /// The pages either side.
     pub links: Links,
+    /// Filters, facets and warnings.
     pub meta: M,
 }
 
 /// The `meta` of a list: the filters it applied, the facet counts asked for, and warnings
 /// about filter values nothing holds. `facets` and `warnings` are left out when there are
 /// none, so an answer without them reads as it did before they existed.
-#[derive(Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(inline)]
-pub(crate) struct FiltersMeta<F: Serialize, X: Serialize = Value> {
+#[non_exhaustive]
+pub struct FiltersMeta<F, X = Value> {
+    /// The filters as the server read them.
     pub filters: F,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The facet counts asked for, over the whole result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facets: Option<X>,
     /// Present only when there is something to warn about: one `unknown_value` warning per
     /// filter value that nothing holds.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1))]
     pub warnings: Vec<WarningView>,
 }
@@ -280,11 +295,11 @@ pub(crate) struct CompanyFilters {
 /// A page of job search results: the list the search handler writes around its rendered
 /// jobs (`ListEnvelope::to_json_around`), as a type.
 pub(crate) type JobList<'a> =
-    ListEnvelope<Vec<JobView<'a>>, FiltersMeta<crate::query::JobFilter, JobFacets<'a>>>;
+    ListEnvelope<Vec<JobView<'a>>, FiltersMeta<crate::query::JobFilter, JobFacets>>;
 
 /// A page of companies.
-pub(crate) type CompanyList<'a> =
-    ListEnvelope<Vec<CompanySummaryView<'a>>, FiltersMeta<CompanyFilters, CompanyFacets<'a>>>;
+pub(crate) type CompanyList =
+    ListEnvelope<Vec<CompanySummary>, FiltersMeta<CompanyFilters, CompanyFacets>>;
 
 /// A page of the webhooks belonging to the calling API key, oldest first.
 pub(crate) type WebhookList = ListEnvelope<Vec<Webhook>, NoFiltersMeta>;
@@ -354,15 +369,20 @@ impl From<&UnknownValue> for WarningView {
 
 /// Counts over all the matches of the search (every page), one member per facet asked for.
 // Members in name order, as they were sent when this was a JSON map.
-#[derive(Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "JobFacets", example = job_facets_example())]
-pub(crate) struct JobFacets<'a> {
+#[serde(default)]
+#[non_exhaustive]
+pub struct JobFacets {
+    /// Counts by domain tag.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub domain: Option<FacetList<'a>>,
+    pub domain: Option<FacetList>,
+    /// Counts by remote or not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteCounts>,
+    /// Counts by seniority level.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub seniority: Option<FacetList<'a>>,
+    pub seniority: Option<FacetList>,
 }
 
 fn job_facets_example() -> Value {
@@ -374,9 +394,10 @@ fn job_facets_example() -> Value {
 }
 
 /// Matches by remote or not; the two add up to the total.
-#[derive(Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(inline)]
-pub(crate) struct RemoteCounts {
+#[non_exhaustive]
+pub struct RemoteCounts {
     /// Other matches.
     #[serde(rename = "false")]
     pub on_site: u64,
@@ -386,11 +407,14 @@ pub(crate) struct RemoteCounts {
 }
 
 /// Counts over all the listed companies (every page), present when asked for.
-#[derive(Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "CompanyFacets", example = company_facets_example())]
-pub(crate) struct CompanyFacets<'a> {
+#[serde(default)]
+#[non_exhaustive]
+pub struct CompanyFacets {
+    /// Counts by funding stage.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub funding_stage: Option<FacetList<'a>>,
+    pub funding_stage: Option<FacetList>,
 }
 
 fn company_facets_example() -> Value {
@@ -401,25 +425,34 @@ fn company_facets_example() -> Value {
 
 /// Every value the matches hold, most matches first, then by value. A job with two tags
 /// counts under each.
-#[derive(Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
 #[schemars(rename = "FacetList")]
-pub(crate) struct FacetList<'a>(pub Vec<FacetValue<'a>>);
+pub struct FacetList(pub Vec<FacetValue>);
+
+impl std::ops::Deref for FacetList {
+    type Target = [FacetValue];
+
+    fn deref(&self) -> &[FacetValue] {
+        &self.0
+    }
+}
 
 /// One value of a facet and how many matches hold it.
 // Members in name order, as they were sent when this was a JSON map.
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct FacetValue<'a> {
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct FacetValue {
     /// How many matches hold it.
     #[schemars(range(min = 1))]
     pub count: u64,
     /// A value the matches hold, normalized as filters take it.
-    pub value: &'a str,
+    pub value: String,
 }
 
 /// `meta.facets` of `GET /jobs`: lists of `{value, count}` and, for `remote`, the counts of
 /// `true` and `false`.
-pub(crate) fn job_facets_json(f: &FacetCounts) -> Option<JobFacets<'_>> {
+pub(crate) fn job_facets_json(f: &FacetCounts) -> Option<JobFacets> {
     if f.is_empty() {
         return None;
     }
@@ -434,19 +467,19 @@ pub(crate) fn job_facets_json(f: &FacetCounts) -> Option<JobFacets<'_>> {
 }
 
 /// A facet's counts as `[{"value", "count"}]`, in the engine's order.
-pub(crate) fn value_counts_json(counts: &[ValueCount]) -> FacetList<'_> {
+pub(crate) fn value_counts_json(counts: &[ValueCount]) -> FacetList {
     FacetList(
         counts
             .iter()
             .map(|c| FacetValue {
                 count: c.count,
-                value: &c.value,
+                value: c.value.clone(),
             })
             .collect(),
     )
 }
 
-impl<T: Serialize, M: Serialize> ListEnvelope<T, M> {
+impl<T, M> ListEnvelope<T, M> {
     /// An envelope for page `page` of `total` results; links keep every other parameter.
     pub(crate) fn new(
         data: T,
@@ -547,7 +580,7 @@ mod tests {
         let job = &data.jobs[0];
         let cache = RenderCache::new(0);
         for company in [Some(&data.companies[0]), None] {
-            let typed = JobDetailView {
+            let typed = JobDetail {
                 job: JobView::from(job),
                 company,
             };

@@ -6,122 +6,23 @@
 //! fields the wire format shares; pages' [`Pagination`] and [`Links`], [`Warning`]s,
 //! [`Webhook`]s and [`WebhookCreated`] into the types the server writes them from.
 
-pub use crate::api::views::{Links, Pagination, WarningView as Warning, Webhook, WebhookCreated};
+pub use crate::api::views::{
+    CompanyDetail, CompanyFacets, CompanySummary, FacetList, FacetValue, FiltersMeta, JobDetail,
+    JobFacets, Links, ListEnvelope, Pagination, RemoteCounts, WarningView as Warning, Webhook,
+    WebhookCreated,
+};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::domain::{
-    ChangeKind, Company, CompanyId, DomainTag, FeedCursor, FundingStage, Job, JobId, Seniority,
-    SubscriptionStatus,
-};
-
-/// `JobDetail`: a job with its company (`null` when the company is unknown).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct JobDetail {
-    /// The job's own fields.
-    #[serde(flatten)]
-    pub job: Job,
-    /// The hiring company, with its enrichment data.
-    pub company: Option<Company>,
-}
-
-/// `CompanyDetail`: a company with its newest active jobs.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct CompanyDetail {
-    /// The company's own fields.
-    #[serde(flatten)]
-    pub company: Company,
-    /// How many active jobs the company has in all.
-    pub active_jobs_total: u64,
-    /// Its newest active jobs, at most 100; `GET /jobs?company_id=` pages through them all
-    /// ([`JobSearch::company_id`](super::JobSearch::company_id)).
-    pub active_jobs: Vec<Job>,
-}
-
-/// `CompanySummary`: a company as company lists show it.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct CompanySummary {
-    /// The company's identifier.
-    pub id: CompanyId,
-    /// Its name.
-    pub name: String,
-    /// Its web domain.
-    pub domain: String,
-    /// Its latest funding stage.
-    pub funding_stage: FundingStage,
-    /// A short description.
-    pub blurb: String,
-    /// How many active jobs it has.
-    pub active_jobs_total: u64,
-}
+use crate::domain::{ChangeKind, DomainTag, FeedCursor, Job, JobId, Seniority, SubscriptionStatus};
 
 /// The `meta` of a list: how the server read the filters, facets when asked for, warnings.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct ListMeta<F> {
-    /// The filters as the server understood them (`JobFilters` for jobs, `{}` for webhook
-    /// lists).
-    pub filters: Value,
-    /// The facet counts asked for, over the whole result.
-    #[serde(default = "Option::default")]
-    pub facets: Option<F>,
-    /// One warning per filter value that nothing holds; empty when there are none.
-    #[serde(default)]
-    pub warnings: Vec<Warning>,
-}
+pub type ListMeta<F> = FiltersMeta<Value, F>;
 
 /// The envelope of every list: `JobList`, `CompanyList`, `WebhookList`, `DeliveryList`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(bound(deserialize = "T: Deserialize<'de>, F: Deserialize<'de>"))]
-pub struct ListPage<T, F = Value> {
-    /// This page's items.
-    pub data: Vec<T>,
-    /// Where the page sits.
-    pub pagination: Pagination,
-    /// The pages either side.
-    pub links: Links,
-    /// Filters, facets and warnings.
-    pub meta: ListMeta<F>,
-}
-
-/// `FacetValue`: one value of a facet and how many matches hold it.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct FacetValue {
-    /// The value, normalised as filters take it.
-    pub value: String,
-    /// How many matches hold it.
-    pub count: u64,
-}
-
-/// The remote facet: matches by remote or not.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub struct RemoteCounts {
-    /// Remote matches.
-    #[serde(rename = "true")]
-    pub remote: u64,
-    /// Other matches.
-    #[serde(rename = "false")]
-    pub on_site: u64,
-}
-
-/// `JobFacets`: counts over every match of a search, one member per facet asked for.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-pub struct JobFacets {
-    /// Counts by domain tag.
-    pub domain: Option<Vec<FacetValue>>,
-    /// Counts by seniority level.
-    pub seniority: Option<Vec<FacetValue>>,
-    /// Counts by remote or not.
-    pub remote: Option<RemoteCounts>,
-}
-
-/// `CompanyFacets`: counts over every listed company.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-pub struct CompanyFacets {
-    /// Counts by funding stage.
-    pub funding_stage: Option<Vec<FacetValue>>,
-}
+pub type ListPage<T, F = Value> = ListEnvelope<Vec<T>, ListMeta<F>>;
 
 /// A page of `GET /jobs`.
 pub type JobList = ListPage<Job, JobFacets>;

@@ -2,14 +2,14 @@
 
 use bytes::Bytes;
 use http::Request;
-use serde_json::json;
 
 use super::{fresh, kept_json, no_params, Handled};
 use crate::api::etag::Asked;
 use crate::api::params::{company_query, Params, COMPANY_PARAMS};
 use crate::api::render::render;
 use crate::api::views::{
-    value_counts_json, CompanyDetailView, CompanySummaryView, FiltersMeta, ListEnvelope,
+    value_counts_json, CompanyDetail, CompanyFacets, CompanyFilters, CompanySummary, FiltersMeta,
+    ListEnvelope,
 };
 use crate::api::Api;
 use crate::domain::CompanyId;
@@ -29,7 +29,7 @@ pub(crate) async fn list(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Ha
         Err(not_modified) => return Ok(not_modified.into()),
     };
     Ok(kept_json(api, tag, quota, || {
-        let views: Vec<CompanySummaryView<'_>> = found.companies.iter().map(Into::into).collect();
+        let views: Vec<CompanySummary> = found.companies.iter().map(Into::into).collect();
         let envelope = ListEnvelope::new(
             views,
             found.page.get(),
@@ -38,11 +38,15 @@ pub(crate) async fn list(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Ha
             "/api/v1/companies",
             &params.without_page(),
             FiltersMeta {
-                filters: json!({ "funding_stage": stage }),
+                filters: CompanyFilters {
+                    funding_stage: stage,
+                },
                 facets: found
                     .funding_stage_counts
                     .as_deref()
-                    .map(|c| json!({ "funding_stage": value_counts_json(c) })),
+                    .map(|c| CompanyFacets {
+                        funding_stage: Some(value_counts_json(c)),
+                    }),
                 warnings: found.warnings.iter().map(Into::into).collect(),
             },
         );
@@ -61,6 +65,6 @@ pub(crate) async fn get(api: &Api, caller: &Caller, id: &str, req: &Request<Byte
         Err(not_modified) => return Ok(not_modified.into()),
     };
     Ok(kept_json(api, tag, quota, || {
-        render(&CompanyDetailView::from(&found))
+        render(&CompanyDetail::from(&found))
     }))
 }

@@ -20,9 +20,9 @@ use crate::api::handlers::changes::{ChangeEventView, ChangePage};
 use crate::api::handlers::health::HealthView;
 use crate::api::handlers::{NewWebhookBody, WebhookPatchBody};
 use crate::api::views::{
-    CompanyDetailView, CompanyFacets, CompanyList, CompanySummaryView, DeliveryList, FacetList,
-    FacetValue, JobDetailView, JobFacets, JobList, Links, Pagination, WarningView, Webhook,
-    WebhookCreated, WebhookList,
+    CompanyDetail, CompanyFacets, CompanyList, CompanySummary, DeliveryList, FacetList, FacetValue,
+    JobDetail, JobFacets, JobList, Links, Pagination, WarningView, Webhook, WebhookCreated,
+    WebhookList,
 };
 use crate::domain::{
     Company, Delivery, DeliveryAttempt, Enrichment, Job, SalaryRange, UsageReport,
@@ -283,9 +283,9 @@ pub(crate) fn public_schemas() -> Map<String, Value> {
     c.answer::<Job>("Job");
     c.answer::<Enrichment>("Enrichment");
     c.answer::<Company>("Company");
-    c.answer::<CompanySummaryView<'_>>("CompanySummary");
-    c.answer::<JobDetailView<'_>>("JobDetail");
-    c.answer::<CompanyDetailView<'_>>("CompanyDetail");
+    c.answer::<CompanySummary>("CompanySummary");
+    c.answer::<JobDetail>("JobDetail");
+    c.answer::<CompanyDetail>("CompanyDetail");
     c.answer::<Pagination>("Pagination");
     c.answer::<Links>("Links");
     c.answer::<JobFilter>("JobFilters");
@@ -294,7 +294,7 @@ pub(crate) fn public_schemas() -> Map<String, Value> {
         "A page of job search results.",
     );
     describe(
-        c.answer::<CompanyList<'_>>("CompanyList"),
+        c.answer::<CompanyList>("CompanyList"),
         "A page of companies.",
     );
     c.answer::<Webhook>("Webhook");
@@ -313,10 +313,10 @@ pub(crate) fn public_schemas() -> Map<String, Value> {
     c.answer::<UsageReport>("UsageReport");
     problem_codes(c.answer::<Problem>("Problem"), ADMIN_ONLY);
     c.answer::<DeliveryAttempt>("DeliveryAttempt");
-    c.answer::<FacetValue<'_>>("FacetValue");
-    c.answer::<FacetList<'_>>("FacetList");
-    c.answer::<JobFacets<'_>>("JobFacets");
-    c.answer::<CompanyFacets<'_>>("CompanyFacets");
+    c.answer::<FacetValue>("FacetValue");
+    c.answer::<FacetList>("FacetList");
+    c.answer::<JobFacets>("JobFacets");
+    c.answer::<CompanyFacets>("CompanyFacets");
     c.answer::<WarningView>("Warning");
     c.answer::<ChangeEventView<'_>>("ChangeEvent");
     c.answer::<ChangePage<'_>>("ChangePage");
