@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod access;
 mod backup;
 mod caller;
 mod changes;
@@ -138,34 +139,63 @@ pub struct JobListingsService {
     inner: Arc<Inner>,
 }
 
-/// The service's state, by the part that owns it.
+/// The service's state: the parts, and what only the facade keeps.
 struct Inner {
     /// The whole store: the replica follower applies changes of every kind. Each part keeps
     /// the narrow store of its own records.
     store: Arc<dyn Store>,
-    clock: Arc<dyn Clock>,
-    config: ServiceConfig,
-    /// Companies and the search index over the active jobs (ingest, import, snapshots, the
-    /// replica follower).
-    catalog: Catalog,
+    /// What every part uses.
+    shared: Arc<Shared>,
+    /// Companies and the search index over the active jobs (ingest, import, snapshots).
+    catalog: Arc<Catalog>,
     /// Keys with their meters and rate-limit buckets (authentication, metering).
-    access: Access,
+    access: Arc<Access>,
     /// Webhook subscriptions and the delivery worker's means.
-    subscriptions: Subscriptions,
+    subscriptions: Arc<Subscriptions>,
     /// What the last write probes found.
     health: health::HealthState,
-    /// What the service counts as it works, for metrics.
-    metrics: metrics::ServiceMetrics,
-    /// The counts behind [`JobListingsService::stats`] that no part keeps on its own.
-    stats: stats::StatsState,
     /// The backup under way: one at a time.
     backups: backup::BackupPlace,
     /// Tells the background tasks to stop.
     stop: tokio::sync::watch::Sender<bool>,
 }
 
+/// What every part uses: the clock, the configuration and the counts kept for metrics.
+struct Shared {
+    clock: Arc<dyn Clock>,
+    config: ServiceConfig,
+    /// Whether the store is shared with other replicas (it has a change feed): then
+    /// subscriptions and keys may exist that this process does not know yet.
+    replicated: bool,
+    /// What the service counts as it works, for metrics.
+    metrics: metrics::ServiceMetrics,
+    /// The counts behind [`JobListingsService::stats`] that no part keeps on its own.
+    stats: stats::StatsState,
+}
+
+impl Shared {
+    /// The current instant by the service's clock.
+    fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// The default configuration on the system clock, for a part tested alone.
+    #[cfg(test)]
+    fn for_tests() -> Arc<Self> {
+        Arc::new(Self {
+            clock: Arc::new(SystemClock),
+            config: ServiceConfig::default(),
+            replicated: false,
+            metrics: Default::default(),
+            stats: Default::default(),
+        })
+    }
+}
+
 /// The catalog's state.
 struct Catalog {
+    /// What every part uses.
+    shared: Arc<Shared>,
     /// Where jobs, the job change feed, index snapshots and companies are kept.
     store: Arc<dyn CatalogStore>,
     index: RwLock<JobIndex>,
@@ -185,14 +215,18 @@ struct Catalog {
     compaction_deferrals: std::sync::atomic::AtomicUsize,
 }
 
-/// Access: the keys and where they and their usage are kept.
+/// Access: the keys, where they and their usage are kept, and the metering rule.
 struct Access {
+    /// What every part uses.
+    shared: Arc<Shared>,
     keys: KeyRegistry,
     store: Arc<dyn AccessStore>,
 }
 
 /// The subscriptions' state.
 struct Subscriptions {
+    /// What every part uses.
+    shared: Arc<Shared>,
     /// Where subscriptions, events and deliveries are kept.
     store: Arc<dyn SubscriptionStore>,
     webhooks: RwLock<HashMap<WebhookId, Subscription>>,
@@ -217,10 +251,7 @@ impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JobListingsService")
             .field("store", &self.store)
-            .field(
-                "index",
-                &*self.catalog.index.read().unwrap_or_else(|e| e.into_inner()),
-            )
+            .field("index", &*self.catalog.read_index())
             .field("notifier", &self.subscriptions.notifier.is_some())
             .finish_non_exhaustive()
     }
@@ -301,12 +332,19 @@ impl ServiceBuilder {
             config.metering = Metering::InStore;
         }
         let search_memo = search_memo::SearchMemo::new(config.search_memo_entries);
+        let shared = Arc::new(Shared {
+            clock,
+            config,
+            replicated: feed_position.is_some(),
+            metrics: Default::default(),
+            stats,
+        });
         let service = JobListingsService {
             inner: Arc::new(Inner {
                 store: store.clone(),
-                clock,
-                config,
-                catalog: Catalog {
+                shared: shared.clone(),
+                catalog: Arc::new(Catalog {
+                    shared: shared.clone(),
                     store: store.clone(),
                     index: RwLock::new(loaded.index),
                     index_generation: Default::default(),
@@ -316,12 +354,14 @@ impl ServiceBuilder {
                     companies: RwLock::new(companies),
                     ingest: tokio::sync::Mutex::new(()),
                     compaction_deferrals: std::sync::atomic::AtomicUsize::new(0),
-                },
-                access: Access {
+                }),
+                access: Arc::new(Access {
+                    shared: shared.clone(),
                     keys,
                     store: store.clone(),
-                },
-                subscriptions: Subscriptions {
+                }),
+                subscriptions: Arc::new(Subscriptions {
+                    shared: shared.clone(),
                     store,
                     webhooks: RwLock::new(webhooks),
                     writes: Default::default(),
@@ -330,10 +370,8 @@ impl ServiceBuilder {
                     test_pings: Default::default(),
                     fan_out_turn: Default::default(),
                     full: Default::default(),
-                },
+                }),
                 health: Default::default(),
-                metrics: Default::default(),
-                stats,
                 backups: Default::default(),
                 stop: tokio::sync::watch::channel(false).0,
             }),
@@ -342,8 +380,8 @@ impl ServiceBuilder {
             service.spawn_background_tasks(feed_position);
         }
         tracing::info!(
-            active_jobs = service.read_index().len(),
-            companies = service.read_companies().len(),
+            active_jobs = service.inner.catalog.read_index().len(),
+            companies = service.inner.catalog.read_companies().len(),
             "service ready"
         );
         Ok(service)
@@ -366,80 +404,87 @@ async fn load_companies(
 }
 
 impl JobListingsService {
-    /// Starts the usage writer (in-memory metering), the index snapshot saver, the replica
-    /// follower (a shared store, from `feed_position`) and the delivery worker (with a
-    /// notifier). Each holds the service weakly and stops with [`JobListingsService::shutdown`].
+    /// Starts the closed-job census, the usage writer (in-memory metering), the index
+    /// snapshot saver, the pruners, the replica follower (a shared store, from
+    /// `feed_position`) and the delivery worker (with a notifier). Each holds its parts
+    /// weakly and stops with [`JobListingsService::shutdown`].
     fn spawn_background_tasks(&self, feed_position: Option<u64>) {
-        let weak = Arc::downgrade(&self.inner);
-        tokio::spawn(job_census::count_closed_jobs(
-            weak.clone(),
-            self.inner.stop.subscribe(),
-        ));
-        if let Metering::InMemory { flush_interval } = self.inner.config.metering {
+        let inner = &self.inner;
+        let config = &inner.shared.config;
+        let (catalog, access) = (
+            Arc::downgrade(&inner.catalog),
+            Arc::downgrade(&inner.access),
+        );
+        let subscriptions = Arc::downgrade(&inner.subscriptions);
+        let stop = || inner.stop.subscribe();
+        tokio::spawn(job_census::count_closed_jobs(catalog.clone(), stop()));
+        if let Metering::InMemory { flush_interval } = config.metering {
             tokio::spawn(every(
-                weak.clone(),
+                access.clone(),
                 flush_interval,
-                self.inner.stop.subscribe(),
+                stop(),
                 "writing usage counters",
-                |service| async move { service.flush_usage().await },
+                |access| async move { access.flush_usage().await },
             ));
         }
-        if let Some(interval) = self.inner.config.index_snapshot_interval {
+        if let Some(interval) = config.index_snapshot_interval {
             // Saved while jobs are written, so that a start after a crash loads a recent
             // snapshot and indexes only the jobs written after it.
             tokio::spawn(every(
-                weak.clone(),
+                catalog.clone(),
                 interval,
-                self.inner.stop.subscribe(),
+                stop(),
                 "saving the index snapshot",
-                |service| async move { service.save_index_snapshot().await },
+                |catalog| async move { catalog.save_index_snapshot().await },
             ));
         }
         if let Some(position) = feed_position {
             tokio::spawn(follower::follow(
-                weak.clone(),
-                self.inner.store.clone(),
+                Arc::downgrade(inner),
+                inner.store.clone(),
                 position,
-                self.inner.config.follow_poll_interval,
-                self.inner.stop.subscribe(),
+                config.follow_poll_interval,
+                stop(),
             ));
         }
         tokio::spawn(every(
-            weak.clone(),
-            self.inner.config.delivery.prune_interval,
-            self.inner.stop.subscribe(),
+            subscriptions.clone(),
+            config.delivery.prune_interval,
+            stop(),
             "pruning the outbox",
-            |service| async move { service.prune_outbox().await },
+            |subscriptions| async move { subscriptions.prune_outbox().await },
         ));
         tokio::spawn(every(
-            weak.clone(),
-            self.inner.config.delivery.prune_interval,
-            self.inner.stop.subscribe(),
+            catalog.clone(),
+            config.delivery.prune_interval,
+            stop(),
             "pruning the change feed",
-            |service| async move { service.prune_changes().await },
+            |catalog| async move { catalog.prune_changes().await },
         ));
-        if self.inner.subscriptions.notifier.is_some() {
+        if inner.subscriptions.notifier.is_some() {
             tokio::spawn(delivery::worker(
-                weak,
-                self.inner.stop.subscribe(),
-                self.inner.subscriptions.wake.clone(),
+                subscriptions,
+                access,
+                catalog,
+                stop(),
+                inner.subscriptions.wake.clone(),
             ));
         }
     }
 }
 
-/// Runs `work` on the service every `interval` until shutdown. A failure is logged and tried
+/// Runs `work` on a part every `interval` until shutdown. A failure is logged and tried
 /// again, backing off while failures repeat (a full disk fails every write until space is
 /// freed: retrying every 100 ms would fill the log instead), and back to `interval` after a
-/// success. Holds the service only while working, so a dropped service is not kept alive.
-async fn every<F, Fut, T>(
-    inner: std::sync::Weak<Inner>,
+/// success. Holds the part only while working, so a dropped service is not kept alive.
+async fn every<P, F, Fut, T>(
+    part: std::sync::Weak<P>,
     interval: std::time::Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
     what: &'static str,
     work: F,
 ) where
-    F: Fn(JobListingsService) -> Fut,
+    F: Fn(Arc<P>) -> Fut,
     Fut: std::future::Future<Output = ServiceResult<T>>,
 {
     let mut failures = 0u32;
@@ -448,10 +493,10 @@ async fn every<F, Fut, T>(
             _ = tokio::time::sleep(retry_delay(interval, failures)) => {}
             _ = stop.changed() => return,
         }
-        let Some(strong) = inner.upgrade() else {
+        let Some(strong) = part.upgrade() else {
             return;
         };
-        match work(JobListingsService { inner: strong }).await {
+        match work(strong).await {
             Ok(_) if failures > 0 => {
                 tracing::info!(failures, "{what} works again");
                 failures = 0;
@@ -484,28 +529,12 @@ impl JobListingsService {
 
     /// The configuration in force.
     pub fn config(&self) -> &ServiceConfig {
-        &self.inner.config
+        &self.inner.shared.config
     }
 
     /// Writes every changed usage counter to the store now.
     pub async fn flush_usage(&self) -> ServiceResult<()> {
-        let dirty = self.inner.access.keys.dirty_counters();
-        if dirty.is_empty() {
-            return Ok(());
-        }
-        let counters: Vec<_> = dirty.iter().map(|(_, c)| *c).collect();
-        let written = self
-            .timed_write(
-                StoreWrite::Usage,
-                self.inner.access.store.put_usage(&counters),
-            )
-            .await;
-        if let Err(e) = written {
-            // Not written: keep them marked so the next flush tries again.
-            dirty.iter().for_each(|(meter, _)| meter.mark_dirty());
-            return Err(e.into());
-        }
-        Ok(())
+        self.inner.access.flush_usage().await
     }
 
     /// Stops the background tasks, writes usage one last time and saves the search index
@@ -521,59 +550,46 @@ impl JobListingsService {
 
     /// The current instant by the service's clock.
     pub fn now(&self) -> DateTime<Utc> {
-        self.inner.clock.now()
+        self.inner.shared.now()
     }
+}
 
-    /// Stores a subscription with its secret sealed (when a secret key is configured).
-    async fn store_webhook(&self, sub: &Subscription) -> ServiceResult<()> {
-        let stored = secrets::seal(sub, self.inner.config.secret_key.as_ref())?;
-        let store = &self.inner.subscriptions.store;
-        Ok(self
-            .timed_write(StoreWrite::Webhooks, store.put_webhook(&stored))
-            .await?)
-    }
-
+impl Catalog {
     /// A read guard on the search index. The lock is never held across an await, so a
     /// poisoned lock only means a panic elsewhere; the index itself is still consistent.
     fn read_index(&self) -> RwLockReadGuard<'_, JobIndex> {
-        self.inner
-            .catalog
-            .index
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+        self.index.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A write guard on the search index. Taking it advances the index generation, so no
     /// result read before it is served after it (`search_memo`).
     fn write_index(&self) -> RwLockWriteGuard<'_, JobIndex> {
-        let catalog = &self.inner.catalog;
-        let guard = catalog.index.write().unwrap_or_else(|e| e.into_inner());
-        catalog.index_generation.advance();
+        let guard = self.index.write().unwrap_or_else(|e| e.into_inner());
+        self.index_generation.advance();
         guard
     }
 
     fn read_companies(&self) -> RwLockReadGuard<'_, HashMap<CompanyId, Arc<Company>>> {
-        self.inner
-            .catalog
-            .companies
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+        self.companies.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Subscriptions {
+    /// Stores a subscription with its secret sealed (when a secret key is configured).
+    async fn store_webhook(&self, sub: &Subscription) -> ServiceResult<()> {
+        let stored = secrets::seal(sub, self.shared.config.secret_key.as_ref())?;
+        Ok(self
+            .shared
+            .timed_write(StoreWrite::Webhooks, self.store.put_webhook(&stored))
+            .await?)
     }
 
     fn read_webhooks(&self) -> RwLockReadGuard<'_, HashMap<WebhookId, Subscription>> {
-        self.inner
-            .subscriptions
-            .webhooks
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+        self.webhooks.read().unwrap_or_else(|e| e.into_inner())
     }
 
     fn write_webhooks(&self) -> RwLockWriteGuard<'_, HashMap<WebhookId, Subscription>> {
-        self.inner
-            .subscriptions
-            .webhooks
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
+        self.webhooks.write().unwrap_or_else(|e| e.into_inner())
     }
 }
 
