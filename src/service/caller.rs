@@ -49,7 +49,7 @@ pub struct Caller {
     pub(super) catalog: Arc<Catalog>,
     /// The caller's webhook subscriptions.
     pub(super) subscriptions: Arc<Subscriptions>,
-    pub(super) entry: Arc<KeyEntry>,
+    entry: Arc<KeyEntry>,
     /// Whether the request this caller serves took its rate-limit token already, when a
     /// frontend admitted it ([`Caller::rate_token_taken`]).
     rate_token_taken: bool,

@@ -102,6 +102,7 @@ impl Caller {
 }
 
 impl Catalog {
+    /// One page of the job change feed, from the start the query names.
     pub(super) async fn read_changes(&self, query: ChangesQuery) -> ServiceResult<ChangesPage> {
         let store = &self.store;
         let retention = self.shared.config.change_retention;

@@ -7,6 +7,14 @@
 //! stands; the service knows nothing of HTTP. A read answers its value with its [`Version`],
 //! and takes the versions the client holds ([`Held`]): one it holds is answered uncounted.
 //!
+//! Behind the facade are three parts, each with its own behaviour over its own narrow store
+//! ([`crate::store`]): the catalog (companies, jobs, the search index and its snapshots,
+//! ingest, the job change feed), access (keys, rate limits and the metering rule) and the
+//! subscriptions (webhooks, the outbox's fan-out and delivery, test pings). The facade builds
+//! them, starts their background tasks and hands each call to the part that owns it; a part
+//! that needs another for a call is given it (ingest is given the subscriptions it announces
+//! jobs to). A [`Caller`] holds the parts, not the service.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
