@@ -3,16 +3,40 @@
 
 use std::future::Future;
 
+use std::sync::Arc;
+
 use super::caller::{CallResult, Refused};
-use super::keys::KeyEntry;
+use super::keys::{KeyEntry, KeyRegistry};
 use super::metering::{period_at, Reservation};
 use super::metrics::StoreWrite;
-use super::{Access, Metered, Metering, QuotaState, ServiceError, ServiceResult};
+use super::{Metered, Metering, QuotaState, ServiceError, ServiceResult, Shared};
 use crate::domain::ApiKey;
+use crate::store::AccessStore;
+
+/// Access: the keys, where they and their usage are kept, and the metering rule.
+pub(super) struct Access {
+    /// What every part uses.
+    pub(super) shared: Arc<Shared>,
+    pub(super) keys: KeyRegistry,
+    pub(super) store: Arc<dyn AccessStore>,
+}
 
 impl Access {
+    /// Loads the keys with their usage counters from `store`.
+    pub(super) async fn load(
+        shared: Arc<Shared>,
+        store: Arc<dyn AccessStore>,
+    ) -> ServiceResult<Self> {
+        let keys = KeyRegistry::load(store.as_ref()).await?;
+        Ok(Self {
+            shared,
+            keys,
+            store,
+        })
+    }
+
     /// The entry of a key issued here, not revoked, billing active.
-    pub(super) fn authenticate(&self, key: &ApiKey) -> ServiceResult<std::sync::Arc<KeyEntry>> {
+    pub(super) fn authenticate(&self, key: &ApiKey) -> ServiceResult<Arc<KeyEntry>> {
         self.keys.authenticate(key)
     }
 

@@ -38,6 +38,7 @@
 mod access;
 mod backup;
 mod caller;
+mod catalog;
 mod changes;
 mod clock;
 mod conditional;
@@ -66,10 +67,10 @@ mod reads;
 mod search_memo;
 mod secrets;
 mod stats;
+mod subscriptions;
 mod webhooks;
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -98,13 +99,12 @@ pub use secrets::SecretKey;
 pub use stats::{JobCounts, KeyCounts, ServiceStats, SubscriptionCounts};
 pub use webhooks::{NewWebhook, WebhookChange, WebhookCreation};
 
-use crate::domain::{Company, CompanyId, Subscription, WebhookId};
-use crate::query::JobIndex;
-use crate::store::{AccessStore, CatalogStore, CompanyStore, Store, StoreError, SubscriptionStore};
+use crate::store::{Store, StoreError};
 use crate::webhooks::Notifier;
+use access::Access;
+use catalog::Catalog;
 pub(crate) use histogram::DurationHistogram;
-use keys::KeyRegistry;
-use metrics::StoreWrite;
+use subscriptions::Subscriptions;
 
 /// The quota state after a call, for rate-limit headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,60 +200,6 @@ impl Shared {
     }
 }
 
-/// The catalog's state.
-struct Catalog {
-    /// What every part uses.
-    shared: Arc<Shared>,
-    /// Where jobs, the job change feed, index snapshots and companies are kept.
-    store: Arc<dyn CatalogStore>,
-    index: RwLock<JobIndex>,
-    /// Counts the changes of `index`, so results read at one state are known stale after.
-    index_generation: search_memo::IndexGeneration,
-    /// Recent search results, valid while the index generation they were read at lasts.
-    search_memo: search_memo::SearchMemo,
-    /// The jobs version of the index snapshot the store holds, when this process loaded or
-    /// saved it: a shutdown with nothing written since has nothing to save.
-    saved_snapshot: tokio::sync::Mutex<Option<u64>>,
-    /// How the index was made ready at start-up.
-    index_origin: IndexOrigin,
-    companies: RwLock<HashMap<CompanyId, Arc<Company>>>,
-    /// Serialises ingest so "read previous state, write new state" is atomic per job.
-    ingest: tokio::sync::Mutex<()>,
-    /// How many [`DeferredCompaction`]s are open; the index is not compacted while any is.
-    compaction_deferrals: std::sync::atomic::AtomicUsize,
-}
-
-/// Access: the keys, where they and their usage are kept, and the metering rule.
-struct Access {
-    /// What every part uses.
-    shared: Arc<Shared>,
-    keys: KeyRegistry,
-    store: Arc<dyn AccessStore>,
-}
-
-/// The subscriptions' state.
-struct Subscriptions {
-    /// What every part uses.
-    shared: Arc<Shared>,
-    /// Where subscriptions, events and deliveries are kept.
-    store: Arc<dyn SubscriptionStore>,
-    webhooks: RwLock<HashMap<WebhookId, Subscription>>,
-    /// Serialises writes of one subscription (change, deletion, delivery status), so a
-    /// status update never resurrects a deleted subscription, and registrations of one key,
-    /// so two cannot both see room under its limit; other tenants' writes never wait.
-    writes: keyed_locks::KeyedLocks,
-    /// Sends webhook deliveries; without one, deliveries wait in the outbox.
-    notifier: Option<Arc<dyn Notifier>>,
-    /// Wakes the delivery worker when new deliveries are due.
-    wake: Arc<tokio::sync::Notify>,
-    /// Each subscription's allowance of test pings.
-    test_pings: std::sync::Mutex<HashMap<WebhookId, rate_limit::TokenBucket>>,
-    /// Whose turn it is among one key's subscriptions in fan-out.
-    fan_out_turn: std::sync::atomic::AtomicUsize,
-    /// Subscriptions found holding their window of pending deliveries, and when.
-    full: std::sync::Mutex<HashMap<WebhookId, std::time::Instant>>,
-}
-
 /// A summary: the state itself holds webhook secrets and is large.
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -313,72 +259,29 @@ impl ServiceBuilder {
             None => None,
         };
 
-        let companies = load_companies(store.as_ref()).await?;
-        let loaded = index_snapshots::load_index(store.as_ref()).await?;
-        let keys = KeyRegistry::load(store.as_ref()).await?;
-        let mut webhooks = HashMap::new();
-        for stored in store.scan_webhooks().await? {
-            let sub = secrets::open(stored, self.config.secret_key.as_ref())?;
-            webhooks.insert(sub.id, sub);
-        }
-        let stats = stats::StatsState::default();
-        // What each subscription holds pending is bounded by its window: no scan.
-        for id in webhooks.keys() {
-            let pending = store.pending_count(*id).await?;
-            stats.add_pending(i64::try_from(pending).unwrap_or(i64::MAX));
-        }
-        if loaded.origin == IndexOrigin::Snapshot {
-            stats.snapshot_current_at(std::time::Instant::now());
-        }
-        if self.config.secret_key.is_none() {
-            tracing::warn!("no secret key configured: webhook secrets will be stored in clear");
-        }
-
         let mut config = self.config;
         if feed_position.is_some() && matches!(config.metering, Metering::InMemory { .. }) {
             tracing::info!("the store is shared by replicas: calls are counted in the store");
             config.metering = Metering::InStore;
         }
-        let search_memo = search_memo::SearchMemo::new(config.search_memo_entries);
         let shared = Arc::new(Shared {
             clock,
             config,
             replicated: feed_position.is_some(),
             metrics: Default::default(),
-            stats,
+            stats: Default::default(),
         });
+        let catalog = Catalog::load(shared.clone(), store.clone()).await?;
+        let access = Access::load(shared.clone(), store.clone()).await?;
+        let subscriptions =
+            Subscriptions::load(shared.clone(), store.clone(), self.notifier).await?;
         let service = JobListingsService {
             inner: Arc::new(Inner {
-                store: store.clone(),
-                shared: shared.clone(),
-                catalog: Arc::new(Catalog {
-                    shared: shared.clone(),
-                    store: store.clone(),
-                    index: RwLock::new(loaded.index),
-                    index_generation: Default::default(),
-                    search_memo,
-                    index_origin: loaded.origin,
-                    saved_snapshot: tokio::sync::Mutex::new(loaded.saved_version),
-                    companies: RwLock::new(companies),
-                    ingest: tokio::sync::Mutex::new(()),
-                    compaction_deferrals: std::sync::atomic::AtomicUsize::new(0),
-                }),
-                access: Arc::new(Access {
-                    shared: shared.clone(),
-                    keys,
-                    store: store.clone(),
-                }),
-                subscriptions: Arc::new(Subscriptions {
-                    shared: shared.clone(),
-                    store,
-                    webhooks: RwLock::new(webhooks),
-                    writes: Default::default(),
-                    notifier: self.notifier,
-                    wake: Arc::new(tokio::sync::Notify::new()),
-                    test_pings: Default::default(),
-                    fan_out_turn: Default::default(),
-                    full: Default::default(),
-                }),
+                store,
+                shared,
+                catalog: Arc::new(catalog),
+                access: Arc::new(access),
+                subscriptions: Arc::new(subscriptions),
                 health: Default::default(),
                 backups: Default::default(),
                 stop: tokio::sync::watch::channel(false).0,
@@ -394,21 +297,6 @@ impl ServiceBuilder {
         );
         Ok(service)
     }
-}
-
-/// Every stored company, read 1,000 at a time.
-async fn load_companies(
-    store: &dyn CompanyStore,
-) -> ServiceResult<HashMap<CompanyId, Arc<Company>>> {
-    let mut companies = HashMap::new();
-    let mut after = None;
-    loop {
-        let batch = store.scan_companies(after, 1_000).await?;
-        let Some(last) = batch.last() else { break };
-        after = Some(last.id);
-        companies.extend(batch.into_iter().map(|c| (c.id, Arc::new(c))));
-    }
-    Ok(companies)
 }
 
 impl JobListingsService {
@@ -559,45 +447,6 @@ impl JobListingsService {
     /// The current instant by the service's clock.
     pub fn now(&self) -> DateTime<Utc> {
         self.inner.shared.now()
-    }
-}
-
-impl Catalog {
-    /// A read guard on the search index. The lock is never held across an await, so a
-    /// poisoned lock only means a panic elsewhere; the index itself is still consistent.
-    fn read_index(&self) -> RwLockReadGuard<'_, JobIndex> {
-        self.index.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A write guard on the search index. Taking it advances the index generation, so no
-    /// result read before it is served after it (`search_memo`).
-    fn write_index(&self) -> RwLockWriteGuard<'_, JobIndex> {
-        let guard = self.index.write().unwrap_or_else(|e| e.into_inner());
-        self.index_generation.advance();
-        guard
-    }
-
-    fn read_companies(&self) -> RwLockReadGuard<'_, HashMap<CompanyId, Arc<Company>>> {
-        self.companies.read().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Subscriptions {
-    /// Stores a subscription with its secret sealed (when a secret key is configured).
-    async fn store_webhook(&self, sub: &Subscription) -> ServiceResult<()> {
-        let stored = secrets::seal(sub, self.shared.config.secret_key.as_ref())?;
-        Ok(self
-            .shared
-            .timed_write(StoreWrite::Webhooks, self.store.put_webhook(&stored))
-            .await?)
-    }
-
-    fn read_webhooks(&self) -> RwLockReadGuard<'_, HashMap<WebhookId, Subscription>> {
-        self.webhooks.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn write_webhooks(&self) -> RwLockWriteGuard<'_, HashMap<WebhookId, Subscription>> {
-        self.webhooks.write().unwrap_or_else(|e| e.into_inner())
     }
 }
 
