@@ -109,7 +109,7 @@ impl JobListingsService {
     async fn backup_now(&self, dir: &Path) -> ServiceResult<BackupSummary> {
         let started = std::time::Instant::now();
         let source = self.inner.store.backup_source().await?;
-        let headroom = self.inner.config.backup_headroom_bytes;
+        let headroom = self.inner.shared.config.backup_headroom_bytes;
         let target = dir.to_owned();
         let made = tokio::task::spawn_blocking(move || prepare_target(&target, &source, headroom))
             .await
@@ -140,7 +140,7 @@ impl JobListingsService {
 
     async fn write_backup(&self, dir: &Path) -> ServiceResult<BackupSummary> {
         let summary = self.inner.store.backup_to(dir).await?;
-        let key = self.inner.config.secret_key.clone();
+        let key = self.inner.shared.config.secret_key.clone();
         let created_at = self.now();
         let dir = dir.to_owned();
         tokio::task::spawn_blocking(move || finish(&dir, key.as_ref(), created_at, summary))

@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use super::conditional::{Held, Read, Version};
 use super::keys::KeyEntry;
-use super::metering::{period_at, Reservation};
-use super::metrics::StoreWrite;
-use super::{JobListingsService, Metered, Metering, QuotaState, ServiceError, ServiceResult};
+use super::{
+    Access, Catalog, JobListingsService, Metered, QuotaState, ServiceError, ServiceResult,
+    Subscriptions,
+};
 use crate::domain::{ApiKey, KeyId, Plan};
 
 /// A refused call of a valid key: why, and the key's quota after it (for the answer's
@@ -42,7 +43,12 @@ pub type CallResult<T> = Result<Metered<T>, Refused>;
 /// An authenticated API key. Cheap to clone; made by [`JobListingsService::caller`].
 #[derive(Clone)]
 pub struct Caller {
-    pub(super) service: JobListingsService,
+    /// Checks the key's rate and counts its calls.
+    access: Arc<Access>,
+    /// What the caller reads.
+    pub(super) catalog: Arc<Catalog>,
+    /// The caller's webhook subscriptions.
+    pub(super) subscriptions: Arc<Subscriptions>,
     entry: Arc<KeyEntry>,
     /// Whether the request this caller serves took its rate-limit token already, when a
     /// frontend admitted it ([`Caller::rate_token_taken`]).
@@ -67,9 +73,11 @@ impl JobListingsService {
     /// caller whose calls are then metered against it. Fails with
     /// [`ServiceError::InvalidKey`] or [`ServiceError::BillingInactive`].
     pub fn caller(&self, key: &ApiKey) -> ServiceResult<Caller> {
-        let entry = self.inner.access.keys.authenticate(key)?;
+        let entry = self.inner.access.authenticate(key)?;
         Ok(Caller {
-            service: self.clone(),
+            access: self.inner.access.clone(),
+            catalog: self.inner.catalog.clone(),
+            subscriptions: self.inner.subscriptions.clone(),
             checked: entry.meter.snapshot(),
             entry,
             rate_token_taken: false,
@@ -105,7 +113,7 @@ impl Caller {
     /// The caller's quota now, for the headers of an answer that is not counted. Not counted
     /// itself, nor rate limited.
     pub async fn quota(&self) -> ServiceResult<QuotaState> {
-        Ok(self.service.usage_of(&self.entry).await?.1)
+        Ok(self.access.usage_of(&self.entry).await?.1)
     }
 
     /// The caller's quota as it stood when its key was checked, read without I/O: for the
@@ -115,27 +123,12 @@ impl Caller {
     /// saw, exact unless other processes counted calls of the key since;
     /// [`Caller::quota`] reads the store.
     pub fn quota_at_check(&self) -> QuotaState {
-        let record = &self.entry.record;
-        let limit = self.service.inner.config.quotas.of(record.plan);
-        let (period, _, resets_at) = period_at(record.billing_anchor, self.service.now());
-        let used = match (self.service.inner.config.metering, self.checked) {
-            (Metering::Off, _) => 0,
-            (_, (counted_in, used)) if counted_in == period => used,
-            _ => 0,
-        };
-        QuotaState {
-            limit,
-            remaining: limit.saturating_sub(used),
-            resets_at,
-        }
+        self.access.quota_at(&self.entry, self.checked)
     }
 
     /// `error`, with the quota as it stands, for a refusal before anything was counted.
     pub(super) async fn refused(&self, error: ServiceError) -> Refused {
-        Refused {
-            quota: self.quota().await.ok(),
-            error,
-        }
+        self.access.refused(&self.entry, error).await
     }
 
     /// Takes a token from the key's bucket when rate limits are configured: one per request
@@ -147,18 +140,7 @@ impl Caller {
         if self.rate_token_taken {
             return Ok(());
         }
-        let Some(limits) = &self.service.inner.config.rate_limits else {
-            return Ok(());
-        };
-        let limit = limits.of(self.plan());
-        self.entry
-            .bucket
-            .try_take(limit, std::time::Instant::now())
-            .map_err(|retry_after| ServiceError::RateLimited {
-                retry_after,
-                per_second: limit.per_second,
-                burst: limit.burst,
-            })
+        self.access.check_rate(&self.entry)
     }
 
     /// This caller for the call a request makes after [`Caller::check_rate`] took the
@@ -185,7 +167,7 @@ impl Caller {
     pub(super) async fn usage_and_quota(
         &self,
     ) -> ServiceResult<(crate::domain::UsageReport, QuotaState)> {
-        self.service.usage_of(&self.entry).await
+        self.access.usage_of(&self.entry).await
     }
 
     /// Checks the rate limit, reserves one call, runs `work`, and counts the call only if it
@@ -254,71 +236,6 @@ impl Caller {
     where
         F: Future<Output = ServiceResult<T>>,
     {
-        let service = &self.service;
-        let record = &self.entry.record;
-        let limit = service.inner.config.quotas.of(record.plan);
-        let (period, start, resets_at) = period_at(record.billing_anchor, service.now());
-        let state = |used: u64| QuotaState {
-            limit,
-            remaining: limit.saturating_sub(used),
-            resets_at,
-        };
-        let exceeded = || Refused {
-            error: ServiceError::QuotaExceeded { limit, resets_at },
-            quota: Some(state(limit)),
-        };
-        let (reservation, used) = match service.inner.config.metering {
-            Metering::InMemory { .. } => {
-                let Some((counted_in, used)) = self.entry.meter.try_reserve(period, limit) else {
-                    return Err(exceeded());
-                };
-                let meter = self.entry.meter.clone();
-                (Reservation::in_memory(meter, counted_in), used)
-            }
-            Metering::InStore => {
-                let store = &service.inner.access.store;
-                let counted = service
-                    .timed_write(
-                        StoreWrite::Usage,
-                        service.inner.access.count_call(record.id, start, limit),
-                    )
-                    .await;
-                let counter = match counted {
-                    Ok(Some(counter)) => counter,
-                    Ok(None) => {
-                        self.entry.meter.observe(period, limit);
-                        return Err(exceeded());
-                    }
-                    Err(e) => return Err(self.refused(e.into()).await),
-                };
-                self.entry.meter.observe(period, counter.calls_used);
-                (
-                    Reservation::in_store(store.clone(), counter),
-                    counter.calls_used,
-                )
-            }
-            Metering::Off => (Reservation::uncounted(), 0),
-        };
-        match work().await {
-            Ok(value) => {
-                reservation.commit();
-                Ok(Metered {
-                    value,
-                    quota: state(used),
-                })
-            }
-            Err(error) => {
-                reservation.give_back().await;
-                // The call just given back is not counted.
-                let counted = used.saturating_sub(u64::from(used > 0));
-                if service.inner.config.metering == Metering::InStore {
-                    self.entry.meter.observe(period, counted);
-                }
-                Err(Refused {
-                    error,
-                    quota: Some(state(counted)),
-                })
-            }
-        }
+        self.access.counted(&self.entry, work).await
     }
 }

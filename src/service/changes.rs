@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{CallResult, Caller, JobListingsService, ServiceError, ServiceResult};
+use super::{CallResult, Caller, Catalog, ServiceError, ServiceResult};
 use crate::domain::{ChangeKind, DomainError, FeedCursor, Job, JobId};
 use crate::query::JobFilter;
 use crate::store::{FeedEntry, StoreError};
@@ -97,14 +97,15 @@ pub struct ChangesPage {
 impl Caller {
     /// Reads one page of the job change feed; metered as one call.
     pub async fn changes(&self, query: ChangesQuery) -> CallResult<ChangesPage> {
-        self.metered(|| self.service.read_changes(query)).await
+        self.metered(|| self.catalog.read_changes(query)).await
     }
 }
 
-impl JobListingsService {
-    async fn read_changes(&self, query: ChangesQuery) -> ServiceResult<ChangesPage> {
-        let store = &self.inner.catalog.store;
-        let retention = self.inner.config.change_retention;
+impl Catalog {
+    /// One page of the job change feed, from the start the query names.
+    pub(super) async fn read_changes(&self, query: ChangesQuery) -> ServiceResult<ChangesPage> {
+        let store = &self.store;
+        let retention = self.shared.config.change_retention;
         let bounds = store.feed_bounds().await?;
         let start = match query.start {
             FeedStart::Oldest => bounds.pruned_through,
@@ -166,15 +167,16 @@ impl JobListingsService {
     /// with the outbox's pruning.
     pub(super) async fn prune_changes(&self) -> ServiceResult<usize> {
         const BATCH: usize = 1_000;
-        let retention = chrono::Duration::from_std(self.inner.config.change_retention)
+        let retention = chrono::Duration::from_std(self.shared.config.change_retention)
             .unwrap_or(chrono::Duration::MAX);
         let cutoff = self
+            .shared
             .now()
             .checked_sub_signed(retention)
             .unwrap_or(DateTime::<Utc>::MIN_UTC);
         let mut pruned = 0;
         loop {
-            let batch = self.inner.catalog.store.prune_feed(cutoff, BATCH).await?;
+            let batch = self.store.prune_feed(cutoff, BATCH).await?;
             pruned += batch;
             if batch < BATCH {
                 break;

@@ -9,12 +9,12 @@ use tokio::sync::{watch, Notify, Semaphore};
 
 use super::metrics::{DeliveryOutcome, StoreWrite};
 use super::rate_limit::RateLimit;
-use super::{CallResult, Caller, Inner, JobListingsService, ServiceError, ServiceResult};
+use super::{Access, CallResult, Caller, Catalog, ServiceError, ServiceResult, Subscriptions};
 use crate::domain::{
     Delivery, DeliveryAttempt, DeliveryId, DeliveryStatus, KeyId, Subscription, SubscriptionStatus,
     WebhookId,
 };
-use crate::store::Pruned;
+use crate::store::{JobStore, Pruned};
 use crate::webhooks::{payload, sign, test_event, AttemptOutcome, WebhookRequest};
 
 /// Attempts kept on a delivery's record.
@@ -48,32 +48,44 @@ const FAN_OUT_STEPS: usize = 1;
 
 /// Runs until stopped: wakes on new work, on a finished attempt, or every `poll_interval`,
 /// fans logged events out to subscriptions and sends what is due.
-pub(super) async fn worker(inner: Weak<Inner>, mut stop: watch::Receiver<bool>, wake: Arc<Notify>) {
+/// Holds the parts weakly, so a dropped service is not kept alive.
+pub(super) async fn worker(
+    subscriptions: Weak<Subscriptions>,
+    access: Weak<Access>,
+    catalog: Weak<Catalog>,
+    mut stop: watch::Receiver<bool>,
+    wake: Arc<Notify>,
+) {
     let in_flight: InFlight = Arc::default();
-    let Some(slots) = inner
-        .upgrade()
-        .map(|i| Arc::new(Semaphore::new(i.config.delivery.max_in_flight.max(1))))
-    else {
+    let Some(slots) = subscriptions.upgrade().map(|s| {
+        let config = &s.shared.config.delivery;
+        Arc::new(Semaphore::new(config.max_in_flight.max(1)))
+    }) else {
         return;
     };
     let mut round = 0usize;
     loop {
-        let Some(strong) = inner.upgrade() else {
+        let (Some(service), Some(access), Some(catalog)) =
+            (subscriptions.upgrade(), access.upgrade(), catalog.upgrade())
+        else {
             return;
         };
-        let poll = strong.config.delivery.poll_interval;
-        let service = JobListingsService { inner: strong };
+        let jobs: Arc<dyn JobStore> = catalog.store.clone();
+        let poll = service.shared.config.delivery.poll_interval;
         // One step, then what is due: a long fan-out never keeps due deliveries waiting.
-        match service.fan_out(FAN_OUT_STEPS).await {
+        match service.fan_out(&access, &jobs, FAN_OUT_STEPS).await {
             Ok(progress) if progress.moved => wake.notify_one(),
             Ok(_) => {}
             Err(e) => tracing::error!(error = %e, "fanning out the outbox log failed; will retry"),
         }
-        if let Err(e) = service.dispatch_due(&in_flight, &slots, &stop, round).await {
+        if let Err(e) = service
+            .dispatch_due(&access, &in_flight, &slots, &stop, round)
+            .await
+        {
             tracing::error!(error = %e, "reading the outbox failed; will retry");
         }
         round = round.wrapping_add(1);
-        drop(service);
+        drop((service, access, catalog, jobs));
         tokio::select! {
             _ = tokio::time::sleep(poll) => {}
             _ = wake.notified() => {}
@@ -106,24 +118,23 @@ fn round_robin(due: Vec<Delivery>, round: usize) -> Vec<Delivery> {
     out
 }
 
-impl JobListingsService {
+impl Subscriptions {
     /// Starts an attempt for due deliveries not already in flight, while slots last and no
     /// subscription or key holds more than its share of them, taking subscriptions in turn.
     async fn dispatch_due(
-        &self,
+        self: &Arc<Self>,
+        access: &Arc<Access>,
         in_flight: &InFlight,
         slots: &Arc<Semaphore>,
         stop: &watch::Receiver<bool>,
         round: usize,
     ) -> ServiceResult<()> {
-        let config = &self.inner.config.delivery;
+        let config = &self.shared.config.delivery;
         let per_subscription = config.max_in_flight_per_subscription.max(1);
         let per_key = config.max_in_flight_per_key.max(1);
         let due = self
-            .inner
-            .subscriptions
             .store
-            .due_deliveries(self.now(), per_subscription)
+            .due_deliveries(self.shared.now(), per_subscription)
             .await?;
         let owners: HashMap<WebhookId, KeyId> = {
             let webhooks = self.read_webhooks();
@@ -162,12 +173,13 @@ impl JobListingsService {
                 break;
             };
             let service = self.clone();
+            let access = access.clone();
             let in_flight = in_flight.clone();
             let mut stop = stop.clone();
             tokio::spawn(async move {
                 let id = delivery.id;
                 tokio::select! {
-                    result = service.attempt_if_due(id) => {
+                    result = service.attempt_if_due(&access, id) => {
                         if let Err(e) = result {
                             tracing::error!(delivery_id = %id, error = %e, "recording a delivery attempt failed");
                         }
@@ -189,21 +201,15 @@ impl JobListingsService {
     /// Claims a delivery in the store, which an attempt that just finished (here or in
     /// another process sharing the store) may have settled or rescheduled since the outbox was
     /// read, and attempts it only if it is still due and nobody else holds it.
-    async fn attempt_if_due(&self, id: DeliveryId) -> ServiceResult<()> {
-        let now = self.now();
-        let lease = chrono::Duration::from_std(self.inner.config.delivery.lease)
+    async fn attempt_if_due(&self, access: &Access, id: DeliveryId) -> ServiceResult<()> {
+        let now = self.shared.now();
+        let lease = chrono::Duration::from_std(self.shared.config.delivery.lease)
             .unwrap_or(chrono::Duration::MAX);
         let until = now
             .checked_add_signed(lease)
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
-        match self
-            .inner
-            .subscriptions
-            .store
-            .claim_delivery(id, now, until)
-            .await?
-        {
-            Some(d) => self.attempt(d).await,
+        match self.store.claim_delivery(id, now, until).await? {
+            Some(d) => self.attempt(access, d).await,
             None => Ok(()),
         }
     }
@@ -212,19 +218,21 @@ impl JobListingsService {
     async fn fail_unsent(&self, mut delivery: Delivery, reason: &str) -> ServiceResult<()> {
         delivery.status = DeliveryStatus::Failed;
         delivery.last_error = Some(reason.to_owned());
-        let store = &self.inner.subscriptions.store;
-        self.timed_write(StoreWrite::Deliveries, store.put_delivery(&delivery))
+        let store = &self.store;
+        self.shared
+            .timed_write(StoreWrite::Deliveries, store.put_delivery(&delivery))
             .await?;
-        self.metrics()
+        self.shared
+            .metrics
             .delivery(DeliveryOutcome::FailedUnsent, None, None);
-        self.inner.stats.add_pending(-1);
+        self.shared.stats.add_pending(-1);
         self.may_have_room(delivery.webhook_id);
         Ok(())
     }
 
     /// Makes one attempt of one delivery and records the outcome.
-    async fn attempt(&self, delivery: Delivery) -> ServiceResult<()> {
-        let Some(notifier) = self.inner.subscriptions.notifier.clone() else {
+    async fn attempt(&self, access: &Access, delivery: Delivery) -> ServiceResult<()> {
+        let Some(notifier) = self.notifier.clone() else {
             return Ok(());
         };
         let known = self.read_webhooks().get(&delivery.webhook_id).cloned();
@@ -232,7 +240,7 @@ impl JobListingsService {
         // not yet brought by the follower; or deleted. The store says which.
         let subscription = match known {
             Some(known) => Some(known),
-            None => self.take_in_webhook(delivery.webhook_id).await?,
+            None => self.take_in_webhook(access, delivery.webhook_id).await?,
         };
         let Some(subscription) = subscription.filter(|s| s.status == SubscriptionStatus::Active)
         else {
@@ -240,16 +248,10 @@ impl JobListingsService {
                 .fail_unsent(delivery, "the subscription was deleted or disabled")
                 .await;
         };
-        if !self.inner.access.keys.receives_webhooks(subscription.owner) {
+        if !access.keys.receives_webhooks(subscription.owner) {
             return self.fail_unsent(delivery, "the API key that registered the subscription was revoked, its billing is not active, or its plan no longer includes webhooks").await;
         }
-        let Some(event) = self
-            .inner
-            .subscriptions
-            .store
-            .get_event(delivery.event_id)
-            .await?
-        else {
+        let Some(event) = self.store.get_event(delivery.event_id).await? else {
             return self
                 .fail_unsent(delivery, "the event is missing from the outbox")
                 .await;
@@ -263,7 +265,7 @@ impl JobListingsService {
             return self.fail_unsent(delivery, "the subscription was disabled while this delivery was pending; it is not sent after the subscription was enabled again").await;
         }
 
-        let started = self.now();
+        let started = self.shared.now();
         let body = payload(&event);
         let id = event.id.to_string();
         let timestamp = started.timestamp();
@@ -296,8 +298,8 @@ impl JobListingsService {
         started: DateTime<Utc>,
         outcome: &AttemptOutcome,
     ) -> ServiceResult<()> {
-        let now = self.now();
-        let policy = &self.inner.config.delivery.retry;
+        let now = self.shared.now();
+        let policy = &self.shared.config.delivery.retry;
         delivery.attempts += 1;
         delivery.history.push(DeliveryAttempt {
             at: started,
@@ -334,21 +336,22 @@ impl JobListingsService {
             ok = succeeded,
             "webhook delivery attempt"
         );
-        let store = &self.inner.subscriptions.store;
-        self.timed_write(StoreWrite::Deliveries, store.put_delivery(&delivery))
+        let store = &self.store;
+        self.shared
+            .timed_write(StoreWrite::Deliveries, store.put_delivery(&delivery))
             .await?;
         let (counted_as, settled) = match delivery.status {
             DeliveryStatus::Succeeded => (DeliveryOutcome::Succeeded, true),
             DeliveryStatus::Pending => (DeliveryOutcome::FailedWillRetry, false),
             DeliveryStatus::Failed => (DeliveryOutcome::FailedFinal, true),
         };
-        self.metrics().delivery(
+        self.shared.metrics.delivery(
             counted_as,
             Some(outcome.latency),
             settled.then_some(delivery.attempts),
         );
         if settled {
-            self.inner.stats.add_pending(-1);
+            self.shared.stats.add_pending(-1);
             self.may_have_room(delivery.webhook_id);
         }
 
@@ -386,7 +389,7 @@ impl JobListingsService {
         id: WebhookId,
         change: impl FnOnce(&mut Subscription),
     ) -> ServiceResult<()> {
-        let _writer = self.inner.subscriptions.writes.lock(id.0).await;
+        let _writer = self.writes.lock(id.0).await;
         let Some(mut sub) = self.read_webhooks().get(&id).cloned() else {
             return Ok(());
         };
@@ -418,22 +421,18 @@ impl JobListingsService {
     /// before it, and the log entries every subscription has been given; runs every
     /// `prune_interval`. Works in small batches off the async threads, so tenants' requests
     /// never wait behind it.
-    pub async fn prune_outbox(&self) -> ServiceResult<Pruned> {
+    pub(super) async fn prune_outbox(&self) -> ServiceResult<Pruned> {
         const BATCH: usize = 1_000;
-        let retention = chrono::Duration::from_std(self.inner.config.delivery.retention)
+        let retention = chrono::Duration::from_std(self.shared.config.delivery.retention)
             .unwrap_or(chrono::Duration::MAX);
         let cutoff = self
+            .shared
             .now()
             .checked_sub_signed(retention)
             .unwrap_or(DateTime::<Utc>::MIN_UTC);
         let mut pruned = Pruned::default();
         loop {
-            let batch = self
-                .inner
-                .subscriptions
-                .store
-                .prune(cutoff, cutoff, BATCH)
-                .await?;
+            let batch = self.store.prune(cutoff, cutoff, BATCH).await?;
             pruned.deliveries += batch.deliveries;
             pruned.events += batch.events;
             pruned.log_entries += batch.log_entries;
@@ -444,7 +443,7 @@ impl JobListingsService {
                 break;
             }
         }
-        if self.inner.store.change_feed().is_some() {
+        if self.shared.replicated {
             self.recount_pending_deliveries().await?;
         }
         if pruned.total() > 0 {
@@ -460,22 +459,17 @@ impl JobListingsService {
 
     /// Wakes the delivery worker: new deliveries are due.
     pub(super) fn wake_deliveries(&self) {
-        self.inner.subscriptions.wake.notify_one();
+        self.wake.notify_one();
     }
 
     /// Takes one of a subscription's test pings, or says when the next one may be queued.
     fn take_test_ping(&self, id: WebhookId) -> ServiceResult<()> {
-        let per_minute = self.inner.config.delivery.test_pings_per_minute;
+        let per_minute = self.shared.config.delivery.test_pings_per_minute;
         let allowance = RateLimit {
             per_second: f64::from(per_minute) / 60.0,
             burst: per_minute,
         };
-        let mut buckets = self
-            .inner
-            .subscriptions
-            .test_pings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut buckets = self.test_pings.lock().unwrap_or_else(|e| e.into_inner());
         buckets
             .entry(id)
             .or_default()
@@ -483,6 +477,35 @@ impl JobListingsService {
             .map_err(|retry_after| ServiceError::TestPingsLimited {
                 retry_after,
                 per_minute,
+            })
+    }
+
+    /// Queues a signed `webhook.test` ping to `owner`'s subscription `id` and returns its
+    /// pending delivery.
+    async fn queue_test_ping(&self, owner: KeyId, id: WebhookId) -> ServiceResult<Delivery> {
+        let sub = self.own_webhook(owner, id)?;
+        if sub.status != SubscriptionStatus::Active {
+            return Err(ServiceError::WebhookDisabled {
+                webhook: sub.id,
+                reason: sub.disabled_reason.unwrap_or_default(),
+            });
+        }
+        self.take_test_ping(sub.id)?;
+        let event = test_event(&sub, self.shared.now());
+        let store = &self.store;
+        self.shared
+            .timed_write(StoreWrite::Events, store.put_event(&event))
+            .await?;
+        self.shared
+            .stats
+            .add_pending(i64::try_from(event.deliveries.len()).unwrap_or(0));
+        self.wake_deliveries();
+        event
+            .deliveries
+            .into_iter()
+            .next()
+            .ok_or(ServiceError::NotFound {
+                resource: "webhook",
             })
     }
 }
@@ -497,34 +520,7 @@ impl Caller {
         if let Err(e) = self.require_webhooks() {
             return Err(self.refused(e).await);
         }
-        let service = &self.service;
-        self.metered(|| async move {
-            let sub = service.own_webhook(self.key_id(), id)?;
-            if sub.status != SubscriptionStatus::Active {
-                return Err(ServiceError::WebhookDisabled {
-                    webhook: sub.id,
-                    reason: sub.disabled_reason.unwrap_or_default(),
-                });
-            }
-            service.take_test_ping(sub.id)?;
-            let event = test_event(&sub, service.now());
-            let store = &service.inner.subscriptions.store;
-            service
-                .timed_write(StoreWrite::Events, store.put_event(&event))
-                .await?;
-            service
-                .inner
-                .stats
-                .add_pending(i64::try_from(event.deliveries.len()).unwrap_or(0));
-            service.wake_deliveries();
-            event
-                .deliveries
-                .into_iter()
-                .next()
-                .ok_or(ServiceError::NotFound {
-                    resource: "webhook",
-                })
-        })
-        .await
+        self.metered(|| self.subscriptions.queue_test_ping(self.key_id(), id))
+            .await
     }
 }

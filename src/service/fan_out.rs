@@ -9,12 +9,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::metrics::StoreWrite;
-use super::{JobListingsService, ServiceResult};
+use super::{Access, ServiceResult, Subscriptions};
 use crate::domain::{
-    EventId, Job, JobId, KeyId, LoggedEvent, OutboxEvent, Subscription, SubscriptionStatus,
-    WebhookId,
+    ChangeKind, EventId, Job, JobId, KeyId, LoggedEvent, OutboxEvent, Subscription,
+    SubscriptionStatus, WebhookId,
 };
-use crate::store::{CursorMove, FanOut};
+use crate::store::{CursorMove, FanOut, JobStore};
 use crate::webhooks::{announcement, pending_delivery, subscribes_to};
 
 /// Log entries read per fan-out step.
@@ -57,21 +57,31 @@ struct Lane {
     room: usize,
 }
 
-impl JobListingsService {
+impl Subscriptions {
     /// Fans the outbox log out to the subscriptions now, until every one is caught up or
     /// holds its window of pending deliveries; returns how many deliveries it made. The
     /// delivery worker does this on its own; without a notifier (nothing sends), logged
     /// events wait in the log until this is called or a server with one runs.
-    pub async fn fan_out_now(&self) -> ServiceResult<usize> {
-        Ok(self.fan_out(usize::MAX).await?.deliveries)
+    pub(super) async fn fan_out_now(
+        self: &Arc<Self>,
+        access: &Arc<Access>,
+        jobs: &Arc<dyn JobStore>,
+    ) -> ServiceResult<usize> {
+        Ok(self.fan_out(access, jobs, usize::MAX).await?.deliveries)
     }
 
     /// Fans out the log to every subscription behind its head, until all are caught up, full,
-    /// or `max_steps` steps were written.
-    pub(super) async fn fan_out(&self, max_steps: usize) -> ServiceResult<Progress> {
+    /// or `max_steps` steps were written. `access` says whose subscriptions receive, `jobs`
+    /// holds the jobs the log announces.
+    pub(super) async fn fan_out(
+        self: &Arc<Self>,
+        access: &Arc<Access>,
+        jobs: &Arc<dyn JobStore>,
+        max_steps: usize,
+    ) -> ServiceResult<Progress> {
         let mut progress = Progress::default();
         for _ in 0..max_steps {
-            match self.fan_out_step().await? {
+            match self.fan_out_step(access, jobs).await? {
                 Step::Made(n) => {
                     progress.deliveries += n;
                     progress.moved = true;
@@ -88,8 +98,12 @@ impl JobListingsService {
     /// [`STEP_ENTRIES`] log entries after its cursor. Each key's subscriptions are written in
     /// a step of their own, the keys' steps side by side, so one customer's large step never
     /// holds up another's; subscriptions far apart in the log read it apart.
-    async fn fan_out_step(&self) -> ServiceResult<Step> {
-        let store = &self.inner.subscriptions.store;
+    async fn fan_out_step(
+        self: &Arc<Self>,
+        access: &Access,
+        jobs: &Arc<dyn JobStore>,
+    ) -> ServiceResult<Step> {
+        let store = &self.store;
         let head = store.log_head().await?;
         let behind: Vec<(WebhookId, u64)> = store
             .fan_out_cursors()
@@ -101,7 +115,7 @@ impl JobListingsService {
             return Ok(Step::Idle);
         }
         let mut by_owner: HashMap<Option<KeyId>, Vec<Lane>> = HashMap::new();
-        for lane in self.lanes(behind).await? {
+        for lane in self.lanes(access, behind).await? {
             by_owner
                 .entry(lane.receiver.as_ref().map(|s| s.owner))
                 .or_default()
@@ -109,8 +123,8 @@ impl JobListingsService {
         }
         let mut running = tokio::task::JoinSet::new();
         for lanes in by_owner.into_values() {
-            let service = self.clone();
-            running.spawn(async move { service.fan_out_lanes(lanes, head).await });
+            let (service, jobs) = (self.clone(), jobs.clone());
+            running.spawn(async move { service.fan_out_lanes(jobs.as_ref(), lanes, head).await });
         }
         let mut steps = Vec::new();
         while let Some(done) = running.join_next().await {
@@ -135,8 +149,13 @@ impl JobListingsService {
     }
 
     /// Writes one step for these lanes.
-    async fn fan_out_lanes(&self, mut lanes: Vec<Lane>, head: u64) -> ServiceResult<Step> {
-        let store = &self.inner.subscriptions.store;
+    async fn fan_out_lanes(
+        &self,
+        jobs: &dyn JobStore,
+        mut lanes: Vec<Lane>,
+        head: u64,
+    ) -> ServiceResult<Step> {
+        let store = &self.store;
         lanes.sort_by_key(|l| l.cursor);
         let mut step = FanOut::default();
         let mut events = HashMap::new();
@@ -146,7 +165,7 @@ impl JobListingsService {
             let end = entries.last().map_or(head, |e| e.position);
             let (group, later) = rest.split_at(rest.partition_point(|l| l.cursor < end));
             rest = later;
-            let jobs = self.announced_jobs(&entries).await?;
+            let jobs = announced_jobs(jobs, &entries).await?;
             self.add_to_step(&mut step, &mut events, group, &entries, &jobs, head);
         }
         if step.cursors.is_empty() {
@@ -156,11 +175,12 @@ impl JobListingsService {
         let made = step.deliveries.len();
         Ok(
             match self
+                .shared
                 .timed_write(StoreWrite::FanOut, store.fan_out(&step))
                 .await?
             {
                 true => {
-                    self.inner
+                    self.shared
                         .stats
                         .add_pending(i64::try_from(made).unwrap_or(i64::MAX));
                     Step::Made(made)
@@ -174,7 +194,11 @@ impl JobListingsService {
     /// of each key's receiving ones the next in turn that has room. One key's subscriptions
     /// thus add at most [`STEP_DELIVERIES`] to a step however many it holds, and a step
     /// stays short for the customers who share it.
-    async fn lanes(&self, behind: Vec<(WebhookId, u64)>) -> ServiceResult<Vec<Lane>> {
+    async fn lanes(
+        &self,
+        access: &Access,
+        behind: Vec<(WebhookId, u64)>,
+    ) -> ServiceResult<Vec<Lane>> {
         // A subscription registered on another replica moments ago, not yet brought here by
         // the follower, is read from the store now: the jobs announced to it go out at once.
         let unseen: Vec<WebhookId> = {
@@ -188,13 +212,13 @@ impl JobListingsService {
         for id in unseen {
             // One subscription that cannot be read (sealed with another secret key, say) must
             // not stop fan-out for every other: it keeps its place and is tried again.
-            if let Err(e) = self.take_in_webhook(id).await {
+            if let Err(e) = self.take_in_webhook(access, id).await {
                 tracing::warn!(error = %e, webhook = %id, "a subscription could not be read from the store; its events wait");
             }
         }
-        let receivers = self.inner.access.keys.webhook_receivers();
+        let receivers = access.keys.webhook_receivers();
         let window = self
-            .inner
+            .shared
             .config
             .delivery
             .max_pending_per_subscription
@@ -224,11 +248,7 @@ impl JobListingsService {
                 }
             }
         }
-        let turn = self
-            .inner
-            .subscriptions
-            .fan_out_turn
-            .fetch_add(1, Ordering::Relaxed);
+        let turn = self.fan_out_turn.fetch_add(1, Ordering::Relaxed);
         for (_, mut subs) in by_owner {
             subs.sort_by_key(|(_, s)| s.id);
             let first = turn % subs.len();
@@ -237,7 +257,7 @@ impl JobListingsService {
                 if self.known_full(sub.id) {
                     continue;
                 }
-                let pending = self.inner.subscriptions.store.pending_count(sub.id).await?;
+                let pending = self.store.pending_count(sub.id).await?;
                 let room = window.saturating_sub(pending).min(STEP_DELIVERIES);
                 if room == 0 {
                     self.mark_full(sub.id);
@@ -259,9 +279,7 @@ impl JobListingsService {
     /// less than [`RECOUNT_FULL`] ago, and none of them has settled here since: counting its
     /// deliveries again on every step would make its backlog cost everyone's steps.
     fn known_full(&self, id: WebhookId) -> bool {
-        self.inner
-            .subscriptions
-            .full
+        self.full
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&id)
@@ -269,39 +287,36 @@ impl JobListingsService {
     }
 
     fn mark_full(&self, id: WebhookId) {
-        self.inner
-            .subscriptions
-            .full
+        self.full
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, std::time::Instant::now());
     }
 
+    /// The job events some subscription may be sent, which job writes log in the outbox: what
+    /// active subscriptions ask for, or every kind on a store shared with other replicas
+    /// (whose subscriptions this one may not know yet).
+    pub(super) fn announced_kinds(&self) -> Vec<ChangeKind> {
+        if self.shared.replicated {
+            return ChangeKind::WEBHOOK.to_vec();
+        }
+        let mut kinds: Vec<ChangeKind> = self
+            .read_webhooks()
+            .values()
+            .filter(|s| s.status == SubscriptionStatus::Active)
+            .flat_map(|s| s.event_types.iter().copied())
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds
+    }
+
     /// One of the subscription's pending deliveries settled: it may have room again.
     pub(super) fn may_have_room(&self, id: WebhookId) {
-        self.inner
-            .subscriptions
-            .full
+        self.full
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&id);
-    }
-
-    /// The jobs the entries announce, as they are now, read once for every subscription.
-    async fn announced_jobs(
-        &self,
-        entries: &[LoggedEvent],
-    ) -> ServiceResult<HashMap<JobId, Arc<Job>>> {
-        let ids: Vec<JobId> = entries.iter().map(|e| e.job_id).collect();
-        Ok(self
-            .inner
-            .catalog
-            .store
-            .get_jobs(&ids)
-            .await?
-            .into_iter()
-            .map(|j| (j.id, j))
-            .collect())
     }
 
     /// Adds to a step the deliveries and cursor moves of a group of lanes over the log
@@ -317,7 +332,7 @@ impl JobListingsService {
         jobs: &HashMap<JobId, Arc<Job>>,
         head: u64,
     ) {
-        let now = self.now();
+        let now = self.shared.now();
         for lane in lanes {
             let Some(sub) = &lane.receiver else {
                 step.cursors.push(CursorMove {
@@ -362,4 +377,18 @@ impl JobListingsService {
             }
         }
     }
+}
+
+/// The jobs the entries announce, as they are now, read once for every subscription.
+async fn announced_jobs(
+    jobs: &dyn JobStore,
+    entries: &[LoggedEvent],
+) -> ServiceResult<HashMap<JobId, Arc<Job>>> {
+    let ids: Vec<JobId> = entries.iter().map(|e| e.job_id).collect();
+    Ok(jobs
+        .get_jobs(&ids)
+        .await?
+        .into_iter()
+        .map(|j| (j.id, j))
+        .collect())
 }

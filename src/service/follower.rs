@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::{secrets, Inner, JobListingsService, ServiceError, ServiceResult};
-use crate::domain::{KeyId, Subscription, WebhookId};
+use super::{
+    secrets, Access, Catalog, Inner, JobListingsService, ServiceError, ServiceResult, Subscriptions,
+};
+use crate::domain::{CompanyId, JobId, KeyId, Subscription, WebhookId};
 use crate::store::{ChangedRecord, Store, StoreError};
 
 /// Changes read per round trip.
@@ -59,7 +61,7 @@ pub(super) async fn follow(
         if full {
             newest = feed.head().await.unwrap_or(newest);
         }
-        service.inner.stats.follower.record(position, newest);
+        service.inner.shared.stats.follower.record(position, newest);
         drop(service);
         if full {
             continue;
@@ -72,73 +74,83 @@ pub(super) async fn follow(
 }
 
 impl JobListingsService {
-    /// Brings one record's in-memory state in line with the store. Idempotent, so applying a
-    /// change this process made itself is harmless.
+    /// Brings one record's in-memory state in line with the store, in the part that keeps
+    /// it. Idempotent, so applying a change this process made itself is harmless.
     async fn apply(&self, record: ChangedRecord) -> ServiceResult<()> {
-        let store = &self.inner.store;
+        let inner = &self.inner;
         match record {
-            ChangedRecord::Job(id) => {
-                let writes = self.inner.catalog.ingest.lock().await;
-                let job = store.get_job(id).await?;
-                let closed = job.as_ref().is_some_and(|j| !j.is_active());
-                match job.filter(|j| j.is_active()) {
-                    Some(job) => self.write_index().upsert(&job),
-                    None => {
-                        // An active job another replica closed. (Which jobs it stores
-                        // closed from the start, this replica cannot tell from an update.)
-                        if self.write_index().remove(id) && closed {
-                            self.inner.stats.closed_jobs.record(&[(id, 1)]);
-                        }
-                    }
+            ChangedRecord::Job(id) => inner.catalog.take_in_job(id).await,
+            ChangedRecord::Company(id) => inner.catalog.take_in_company(id).await,
+            ChangedRecord::Key(id) => inner.access.take_in_key(id).await,
+            ChangedRecord::Webhook(id) => inner
+                .subscriptions
+                .take_in_webhook(&inner.access, id)
+                .await
+                .map(drop),
+        }
+    }
+}
+
+impl Catalog {
+    /// Brings a job from the store into the search index, or out of it (closed or deleted).
+    async fn take_in_job(self: &Arc<Self>, id: JobId) -> ServiceResult<()> {
+        let writes = self.ingest.lock().await;
+        let job = self.store.get_job(id).await?;
+        let closed = job.as_ref().is_some_and(|j| !j.is_active());
+        match job.filter(|j| j.is_active()) {
+            Some(job) => self.write_index().upsert(&job),
+            None => {
+                // An active job another replica closed. (Which jobs it stores
+                // closed from the start, this replica cannot tell from an update.)
+                if self.write_index().remove(id) && closed {
+                    self.shared.stats.closed_jobs.record(&[(id, 1)]);
                 }
-                self.compact_index_if_due(&writes).await;
-            }
-            ChangedRecord::Company(id) => {
-                let company = store.get_company(id).await?;
-                let mut companies = self
-                    .inner
-                    .catalog
-                    .companies
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner());
-                match company {
-                    Some(company) => companies.insert(id, Arc::new(company)),
-                    // Deleted by another replica.
-                    None => companies.remove(&id),
-                };
-            }
-            ChangedRecord::Key(id) => self.take_in_key(id).await?,
-            ChangedRecord::Webhook(id) => {
-                self.take_in_webhook(id).await?;
             }
         }
+        self.compact_index_if_due(&writes).await;
         Ok(())
     }
 
+    /// Brings a company from the store into memory, or drops it (deleted by another replica).
+    async fn take_in_company(&self, id: CompanyId) -> ServiceResult<()> {
+        let company = self.store.get_company(id).await?;
+        let mut companies = self.companies.write().unwrap_or_else(|e| e.into_inner());
+        match company {
+            Some(company) => companies.insert(id, Arc::new(company)),
+            None => companies.remove(&id),
+        };
+        Ok(())
+    }
+}
+
+impl Access {
     /// Brings a key's record from the store into this process's memory.
     async fn take_in_key(&self, id: KeyId) -> ServiceResult<()> {
-        if let Some(record) = self.inner.store.get_key(id).await? {
-            self.inner.access.keys.refresh(record);
+        if let Some(record) = self.store.get_key(id).await? {
+            self.keys.refresh(record);
         }
         Ok(())
     }
+}
 
+impl Subscriptions {
     /// Brings a subscription from the store into this process's memory (or drops it, gone
-    /// from the store), with its owner's key when that is not known here yet; returns it as
-    /// stored. The follower does this for every change; fan-out and delivery do it ahead of
-    /// the follower for a subscription registered on another replica moments ago, so the
+    /// from the store), with its owner's key when `access` does not know it yet; returns it
+    /// as stored. The follower does this for every change; fan-out and delivery do it ahead
+    /// of the follower for a subscription registered on another replica moments ago, so the
     /// jobs announced to it are sent at once rather than when the change feed brings it.
     pub(super) async fn take_in_webhook(
         &self,
+        access: &Access,
         id: WebhookId,
     ) -> ServiceResult<Option<Subscription>> {
-        let Some(stored) = self.inner.store.get_webhook(id).await? else {
+        let Some(stored) = self.store.get_webhook(id).await? else {
             self.write_webhooks().remove(&id);
             return Ok(None);
         };
-        let sub = secrets::open(stored, self.inner.config.secret_key.as_ref())?;
-        if self.inner.access.keys.find(sub.owner).is_none() {
-            self.take_in_key(sub.owner).await?;
+        let sub = secrets::open(stored, self.shared.config.secret_key.as_ref())?;
+        if access.keys.find(sub.owner).is_none() {
+            access.take_in_key(sub.owner).await?;
         }
         self.write_webhooks().insert(id, sub.clone());
         Ok(Some(sub))

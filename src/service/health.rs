@@ -64,7 +64,7 @@ impl JobListingsService {
     /// Probes the store with a small durable write (at most once a second; calls in between
     /// get the last result) and reports readiness and liveness (see the module notes).
     pub async fn health(&self) -> Health {
-        let grace = self.inner.config.write_failure_grace;
+        let grace = self.inner.shared.config.write_failure_grace;
         let state = &self.inner.health;
         let cached = state
             .last
@@ -97,10 +97,11 @@ impl JobListingsService {
         };
         let follower_behind = self
             .inner
+            .shared
             .stats
             .follower
             .lag()
-            .filter(|&lag| lag > self.inner.config.max_follower_lag);
+            .filter(|&lag| lag > self.inner.shared.config.max_follower_lag);
         let listener_stalled_since = state.listener.stalled_since();
         Health {
             ready: probe.failing.is_none() && follower_behind.is_none(),

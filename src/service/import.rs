@@ -62,7 +62,7 @@ impl JobListingsService {
     ) -> ServiceResult<ImportSummary> {
         let mut jobs: Vec<NewJob> = jobs.into_iter().map(Into::into).collect();
         {
-            let companies = self.read_companies();
+            let companies = self.inner.catalog.read_companies();
             for (position, job) in jobs.iter().enumerate() {
                 checked_company(job, &companies).map_err(|e| DomainError {
                     field: e.field,
@@ -125,7 +125,7 @@ impl JobListingsService {
 
         // As everywhere in the service, the index compacts only when told to: here once, at
         // the end.
-        let (to_index, indexer) = spawn_indexer(self.read_index().clone());
+        let (to_index, indexer) = spawn_indexer(self.inner.catalog.read_index().clone());
 
         let mut summary = ImportSummary::default();
         let mut written = 0;
@@ -146,7 +146,12 @@ impl JobListingsService {
             };
             // The previous batch may still be on its way to the store: no id is in both, so
             // this batch's stored state is already what it will be.
-            let (writes, outcomes, tally) = match self.prepare_job_writes(batch, now).await {
+            let (writes, outcomes, tally) = match self
+                .inner
+                .catalog
+                .prepare_job_writes(&self.inner.subscriptions, batch, now)
+                .await
+            {
                 Ok(prepared) => prepared,
                 Err(e) => {
                     failure = Some(e.into());
@@ -174,6 +179,8 @@ impl JobListingsService {
             writing = Some(tokio::spawn(async move {
                 let store = &service.inner.catalog.store;
                 service
+                    .inner
+                    .shared
                     .timed_write(StoreWrite::Jobs, store.write_jobs_deferred(&writes))
                     .await?;
                 Ok((writes.into_iter().map(|w| w.job).collect(), tally))
@@ -192,17 +199,21 @@ impl JobListingsService {
         drop(to_index);
 
         let store = &self.inner.catalog.store;
-        let flushed = self.timed_write(StoreWrite::Jobs, store.flush()).await;
+        let flushed = self
+            .inner
+            .shared
+            .timed_write(StoreWrite::Jobs, store.flush())
+            .await;
         let indexed = indexer.await.map_err(indexing_failed);
         let indexed = match indexed {
             Ok(indexed) => indexed,
             Err(e) => return Err(failure.unwrap_or(ServiceError::from(e).into())),
         };
-        let old = std::mem::replace(&mut *self.write_index(), indexed);
+        let old = std::mem::replace(&mut *self.inner.catalog.write_index(), indexed);
         tokio::task::spawn_blocking(move || drop(old));
         drop(writes_lock);
         if summary.announced > 0 {
-            self.wake_deliveries();
+            self.inner.subscriptions.wake_deliveries();
         }
         match (failure, flushed) {
             (Some(e), _) => Err(e),
@@ -301,7 +312,7 @@ impl JobListingsService {
         let (jobs, tally) = writing
             .await
             .map_err(|e| StoreError::backend("writing imported jobs", e))??;
-        self.count_written(&tally);
+        self.inner.catalog.count_written(&tally);
         *written += jobs.len();
         progress(*written);
         // The indexer only stops early by panicking, which `indexer.await` reports.

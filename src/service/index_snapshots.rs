@@ -12,7 +12,7 @@ use crate::query::JobIndex;
 use crate::store::{CatalogStore, IndexSnapshot, JobStore};
 
 use super::indexer::{indexing_failed, spawn_indexer};
-use super::{JobListingsService, ServiceResult};
+use super::{Catalog, ServiceResult};
 
 /// How the search index was made ready when the service started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,7 +186,7 @@ async fn ready_to_serve(mut index: JobIndex) -> ServiceResult<JobIndex> {
     Ok(index)
 }
 
-impl JobListingsService {
+impl Catalog {
     /// Saves the search index to the store, so the next start loads it instead of indexing
     /// every job again; [`JobListingsService::shutdown`] does this, and the service every
     /// [`ServiceConfig::index_snapshot_interval`]. Does nothing when the store's snapshot
@@ -195,14 +195,14 @@ impl JobListingsService {
     /// searches never wait.
     ///
     /// [`ServiceConfig::index_snapshot_interval`]: super::ServiceConfig::index_snapshot_interval
-    pub async fn save_index_snapshot(&self) -> ServiceResult<bool> {
-        let writes = self.inner.catalog.ingest.lock().await;
-        let Some(version) = self.inner.catalog.store.jobs_version().await? else {
+    pub(super) async fn save_index_snapshot(self: &Arc<Self>) -> ServiceResult<bool> {
+        let writes = self.ingest.lock().await;
+        let Some(version) = self.store.jobs_version().await? else {
             return Ok(false);
         };
-        let mut saved = self.inner.catalog.saved_snapshot.lock().await;
+        let mut saved = self.saved_snapshot.lock().await;
         if *saved == Some(version) {
-            self.inner
+            self.shared
                 .stats
                 .snapshot_current_at(std::time::Instant::now());
             return Ok(false);
@@ -221,14 +221,10 @@ impl JobListingsService {
             jobs_version: version,
             bytes,
         };
-        self.inner
-            .catalog
-            .store
-            .save_index_snapshot(snapshot)
-            .await?;
+        self.store.save_index_snapshot(snapshot).await?;
         *saved = Some(version);
         // It reflects every job as of the copy, made while job writes waited.
-        self.inner.stats.snapshot_current_at(started + copied);
+        self.shared.stats.snapshot_current_at(started + copied);
         tracing::info!(
             bytes = size,
             writes_waited = ?copied,
@@ -239,7 +235,7 @@ impl JobListingsService {
     }
 
     /// How the search index was made ready when the service started.
-    pub fn index_origin(&self) -> IndexOrigin {
-        self.inner.catalog.index_origin
+    pub(super) fn index_origin(&self) -> IndexOrigin {
+        self.index_origin
     }
 }

@@ -7,10 +7,9 @@ use tokio::sync::MutexGuard;
 
 use super::indexer::indexing_failed;
 use super::metrics::{JobsWritten, StoreWrite};
-use super::{JobListingsService, ServiceError, ServiceResult};
+use super::{Catalog, ServiceError, ServiceResult, Subscriptions};
 use crate::domain::{
     changed_at, ChangeKind, Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob,
-    SubscriptionStatus,
 };
 use crate::query::{JobIndex, PreparedJobs};
 use crate::store::{DecidedOn, JobWrite};
@@ -29,10 +28,10 @@ pub struct IngestOutcome {
     pub announced: bool,
 }
 
-impl JobListingsService {
+impl Catalog {
     /// Adds or updates companies. Their jobs' company names follow on the jobs' next ingest.
-    pub async fn upsert_companies(&self, companies: Vec<Company>) -> ServiceResult<()> {
-        let now = self.now();
+    pub(super) async fn upsert_companies(&self, companies: Vec<Company>) -> ServiceResult<()> {
+        let now = self.shared.now();
         let mut companies = companies;
         {
             let known = self.read_companies();
@@ -43,15 +42,11 @@ impl JobListingsService {
                     .map_or(now, |k| changed_at(k.updated_at, now));
             }
         }
-        let store = &self.inner.catalog.store;
-        self.timed_write(StoreWrite::Companies, store.put_companies(&companies))
+        let store = &self.store;
+        self.shared
+            .timed_write(StoreWrite::Companies, store.put_companies(&companies))
             .await?;
-        let mut cache = self
-            .inner
-            .catalog
-            .companies
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut cache = self.companies.write().unwrap_or_else(|e| e.into_inner());
         for c in companies {
             cache.insert(c.id, Arc::new(c));
         }
@@ -59,24 +54,28 @@ impl JobListingsService {
     }
 
     /// Adds or updates one company.
-    pub async fn upsert_company(&self, company: Company) -> ServiceResult<()> {
+    pub(super) async fn upsert_company(&self, company: Company) -> ServiceResult<()> {
         self.upsert_companies(vec![company]).await
     }
 
     /// Whether a company with this id is stored: for loaders that report what they created and
     /// what they updated. Not metered (an operator's call, not a customer's).
-    pub fn has_company(&self, id: CompanyId) -> bool {
+    pub(super) fn has_company(&self, id: CompanyId) -> bool {
         self.read_companies().contains_key(&id)
     }
 
     /// How many companies are stored. Not metered.
-    pub fn company_count(&self) -> usize {
+    pub(super) fn company_count(&self) -> usize {
         self.read_companies().len()
     }
 
     /// Adds or updates one job; see [`JobListingsService::upsert_jobs`].
-    pub async fn upsert_job(&self, job: impl Into<NewJob>) -> ServiceResult<IngestOutcome> {
-        let mut outcomes = self.upsert_jobs(vec![job]).await?;
+    pub(super) async fn upsert_job(
+        self: &Arc<Self>,
+        subscriptions: &Subscriptions,
+        job: impl Into<NewJob>,
+    ) -> ServiceResult<IngestOutcome> {
+        let mut outcomes = self.upsert_jobs(subscriptions, vec![job]).await?;
         outcomes
             .pop()
             .ok_or_else(|| ServiceError::InvalidInput(DomainError::new("jobs", "nothing ingested")))
@@ -87,11 +86,12 @@ impl JobListingsService {
     /// (when any subscription is active), one per job whatever the number of subscriptions:
     /// the delivery worker fans it out to the matching ones. All or nothing: one invalid job
     /// rejects the batch. A stored [`Job`] converts into the [`NewJob`] taken.
-    pub async fn upsert_jobs(
-        &self,
+    pub(super) async fn upsert_jobs(
+        self: &Arc<Self>,
+        subscriptions: &Subscriptions,
         jobs: Vec<impl Into<NewJob>>,
     ) -> ServiceResult<Vec<IngestOutcome>> {
-        self.upsert(jobs, true).await
+        self.upsert(subscriptions, jobs, true).await
     }
 
     /// Adds or updates jobs as [`JobListingsService::upsert_jobs`] does, searchable at once,
@@ -99,39 +99,49 @@ impl JobListingsService {
     /// returns: for streams of batches that pay for durability once, at the end, before they
     /// acknowledge anything. A crash before then may lose the latest batches, never part of
     /// one.
-    pub async fn upsert_jobs_deferred(
-        &self,
+    pub(super) async fn upsert_jobs_deferred(
+        self: &Arc<Self>,
+        subscriptions: &Subscriptions,
         jobs: Vec<impl Into<NewJob>>,
     ) -> ServiceResult<Vec<IngestOutcome>> {
-        self.upsert(jobs, false).await
+        self.upsert(subscriptions, jobs, false).await
     }
 
     /// Makes every job write so far durable.
-    pub async fn flush_jobs(&self) -> ServiceResult<()> {
-        let store = &self.inner.catalog.store;
-        Ok(self.timed_write(StoreWrite::Jobs, store.flush()).await?)
+    pub(super) async fn flush_jobs(&self) -> ServiceResult<()> {
+        let store = &self.store;
+        Ok(self
+            .shared
+            .timed_write(StoreWrite::Jobs, store.flush())
+            .await?)
     }
 
+    /// Writes jobs, durably or not; the jobs' events are announced to `subscriptions`.
     async fn upsert(
-        &self,
+        self: &Arc<Self>,
+        subscriptions: &Subscriptions,
         jobs: Vec<impl Into<NewJob>>,
         durable: bool,
     ) -> ServiceResult<Vec<IngestOutcome>> {
         let jobs: Vec<NewJob> = jobs.into_iter().map(Into::into).collect();
-        let _ingest = self.inner.catalog.ingest.lock().await;
-        let (writes, outcomes, tally) = self.prepare_job_writes(jobs, self.now()).await?;
+        let _ingest = self.ingest.lock().await;
+        let (writes, outcomes, tally) = self
+            .prepare_job_writes(subscriptions, jobs, self.shared.now())
+            .await?;
         // A batch's words are gathered while it is written: most of indexing it, done
         // before any lock on the index is taken.
         let prepared = (writes.len() >= PREPARE_FROM).then(|| {
             let jobs: Vec<Job> = writes.iter().map(|w| w.job.clone()).collect();
             tokio::task::spawn_blocking(move || prepare_in_parts(jobs))
         });
-        let store = &self.inner.catalog.store;
+        let store = &self.store;
         if durable {
-            self.timed_write(StoreWrite::Jobs, store.write_jobs(&writes))
+            self.shared
+                .timed_write(StoreWrite::Jobs, store.write_jobs(&writes))
                 .await?;
         } else {
-            self.timed_write(StoreWrite::Jobs, store.write_jobs_deferred(&writes))
+            self.shared
+                .timed_write(StoreWrite::Jobs, store.write_jobs_deferred(&writes))
                 .await?;
         }
         self.count_written(&tally);
@@ -152,7 +162,7 @@ impl JobListingsService {
         }
         self.compact_index_if_due(&_ingest).await;
         if writes.iter().any(|w| !w.events.is_empty()) {
-            self.wake_deliveries();
+            subscriptions.wake_deliveries();
         }
         Ok(outcomes)
     }
@@ -162,12 +172,11 @@ impl JobListingsService {
     /// counts; the caller holds the ingest lock.
     pub(super) async fn prepare_job_writes(
         &self,
+        subscriptions: &Subscriptions,
         jobs: Vec<NewJob>,
         now: DateTime<Utc>,
     ) -> ServiceResult<(Vec<JobWrite>, Vec<IngestOutcome>, WriteTally)> {
         let previous: HashMap<JobId, Arc<Job>> = self
-            .inner
-            .catalog
             .store
             .get_jobs(&jobs.iter().map(|j| j.id).collect::<Vec<_>>())
             .await?
@@ -184,7 +193,7 @@ impl JobListingsService {
             // shared with other replicas always gets the events: a subscription registered on
             // another one moments ago may not have reached this one's memory yet, and its
             // cursor already stands before this job.
-            let announcing = self.announced_kinds();
+            let announcing = subscriptions.announced_kinds();
             let mut seen = std::collections::HashSet::new();
             // Jobs twice in one batch: the second changes what the first left.
             let mut earlier: HashMap<JobId, Job> = HashMap::new();
@@ -235,38 +244,22 @@ impl JobListingsService {
         Ok((writes, outcomes, tally))
     }
 
-    /// The job events some subscription may be sent, which job writes log in the outbox: what
-    /// active subscriptions ask for, or every kind on a store shared with other replicas
-    /// (whose subscriptions this one may not know yet).
-    fn announced_kinds(&self) -> Vec<ChangeKind> {
-        if self.inner.store.change_feed().is_some() {
-            return ChangeKind::WEBHOOK.to_vec();
-        }
-        let mut kinds: Vec<ChangeKind> = self
-            .read_webhooks()
-            .values()
-            .filter(|s| s.status == SubscriptionStatus::Active)
-            .flat_map(|s| s.event_types.iter().copied())
-            .collect();
-        kinds.sort_unstable();
-        kinds.dedup();
-        kinds
-    }
-
     /// Counts jobs the store has taken; the caller holds the ingest lock.
     pub(super) fn count_written(&self, tally: &WriteTally) {
-        self.metrics().jobs_written(tally.written);
-        self.inner.stats.closed_jobs.record(&tally.closed_changes);
+        self.shared.metrics.jobs_written(tally.written);
+        self.shared.stats.closed_jobs.record(&tally.closed_changes);
     }
 
     /// Closes a job: it stays on record but is no longer searchable. A closed job is
     /// returned as it is, unchanged.
-    pub async fn close_job(&self, id: JobId) -> ServiceResult<Job> {
-        let _ingest = self.inner.catalog.ingest.lock().await;
+    pub(super) async fn close_job(
+        self: &Arc<Self>,
+        subscriptions: &Subscriptions,
+        id: JobId,
+    ) -> ServiceResult<Job> {
+        let _ingest = self.ingest.lock().await;
         let mut job = Arc::unwrap_or_clone(
-            self.inner
-                .catalog
-                .store
+            self.store
                 .get_job(id)
                 .await?
                 .ok_or(ServiceError::NotFound { resource: "job" })?,
@@ -277,9 +270,12 @@ impl JobListingsService {
         }
         let read_at = job.updated_at;
         job.status = JobStatus::Closed;
-        job.updated_at = changed_at(read_at, self.now());
-        let events = match self.announced_kinds().contains(&ChangeKind::Closed) {
-            true => vec![job_event(ChangeKind::Closed, self.now())],
+        job.updated_at = changed_at(read_at, self.shared.now());
+        let events = match subscriptions
+            .announced_kinds()
+            .contains(&ChangeKind::Closed)
+        {
+            true => vec![job_event(ChangeKind::Closed, self.shared.now())],
             false => Vec::new(),
         };
         let write = [JobWrite {
@@ -288,8 +284,9 @@ impl JobListingsService {
             change: Some(ChangeKind::Closed),
             decided_on: DecidedOn::Read(Some(read_at)),
         }];
-        let store = &self.inner.catalog.store;
-        self.timed_write(StoreWrite::Jobs, store.write_jobs(&write))
+        let store = &self.store;
+        self.shared
+            .timed_write(StoreWrite::Jobs, store.write_jobs(&write))
             .await?;
         let mut tally = WriteTally::default();
         tally.add(&job, Some(was_active), false);
@@ -303,13 +300,8 @@ impl JobListingsService {
     /// on a copy, off the async threads, while searches keep reading the current index; only
     /// the swap takes the write lock. Holding the ingest lock (`_writes`) keeps every other
     /// index writer out meanwhile, so no change can miss the copy.
-    pub(super) async fn compact_index_if_due(&self, _writes: &MutexGuard<'_, ()>) {
-        if self
-            .inner
-            .catalog
-            .compaction_deferrals
-            .load(Ordering::Acquire)
-            > 0
+    pub(super) async fn compact_index_if_due(self: &Arc<Self>, _writes: &MutexGuard<'_, ()>) {
+        if self.compaction_deferrals.load(Ordering::Acquire) > 0
             || !self.read_index().needs_compaction()
         {
             return;
@@ -331,13 +323,10 @@ impl JobListingsService {
     /// compact the index every few percent of growth when the jobs come in no particular
     /// order. Searches stay exact meanwhile; [`DeferredCompaction::finish`] compacts once at
     /// the end. ([`JobListingsService::import_jobs`] needs none: it compacts once itself.)
-    pub fn defer_index_compaction(&self) -> DeferredCompaction {
-        self.inner
-            .catalog
-            .compaction_deferrals
-            .fetch_add(1, Ordering::AcqRel);
+    pub(super) fn defer_index_compaction(self: &Arc<Self>) -> DeferredCompaction {
+        self.compaction_deferrals.fetch_add(1, Ordering::AcqRel);
         DeferredCompaction {
-            service: Some(self.clone()),
+            catalog: Some(self.clone()),
         }
     }
 }
@@ -392,31 +381,35 @@ pub(super) fn checked_company<'c>(
     })
 }
 
-/// Index compaction held off; see [`JobListingsService::defer_index_compaction`].
-#[derive(Debug)]
+/// Index compaction held off; see [`JobListingsService::defer_index_compaction`](super::JobListingsService::defer_index_compaction).
 #[must_use = "compaction resumes when this is finished or dropped"]
 pub struct DeferredCompaction {
     /// Taken when compaction resumes.
-    service: Option<JobListingsService>,
+    catalog: Option<Arc<Catalog>>,
+}
+
+/// Whether it still holds compaction off; the catalog itself is large.
+impl std::fmt::Debug for DeferredCompaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeferredCompaction")
+            .field("holding", &self.catalog.is_some())
+            .finish()
+    }
 }
 
 impl DeferredCompaction {
     /// Lets compaction resume and compacts now if it is due.
     pub async fn finish(mut self) {
-        if let Some(service) = self.resume() {
-            let writes = service.inner.catalog.ingest.lock().await;
-            service.compact_index_if_due(&writes).await;
+        if let Some(catalog) = self.resume() {
+            let writes = catalog.ingest.lock().await;
+            catalog.compact_index_if_due(&writes).await;
         }
     }
 
-    fn resume(&mut self) -> Option<JobListingsService> {
-        let service = self.service.take()?;
-        service
-            .inner
-            .catalog
-            .compaction_deferrals
-            .fetch_sub(1, Ordering::AcqRel);
-        Some(service)
+    fn resume(&mut self) -> Option<Arc<Catalog>> {
+        let catalog = self.catalog.take()?;
+        catalog.compaction_deferrals.fetch_sub(1, Ordering::AcqRel);
+        Some(catalog)
     }
 }
 
@@ -424,13 +417,13 @@ impl Drop for DeferredCompaction {
     /// Dropped unfinished (a load that failed or was abandoned midway): compaction resumes
     /// and, when a runtime is at hand, runs now rather than at the next write.
     fn drop(&mut self) {
-        let Some(service) = self.resume() else {
+        let Some(catalog) = self.resume() else {
             return;
         };
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                let writes = service.inner.catalog.ingest.lock().await;
-                service.compact_index_if_due(&writes).await;
+                let writes = catalog.ingest.lock().await;
+                catalog.compact_index_if_due(&writes).await;
             });
         }
     }

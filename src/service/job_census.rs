@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::{retry_delay, Inner, JobListingsService, ServiceResult};
+use super::{retry_delay, Catalog, ServiceResult};
 use crate::domain::JobId;
 
 /// Jobs read per batch: the ingest lock is held for one batch at a time, a few milliseconds.
@@ -58,17 +58,17 @@ impl ClosedJobs {
 
 /// Counts the stored closed jobs, a batch at a time, until done or stopped; a failed batch is
 /// read again after a pause.
-pub(super) async fn count_closed_jobs(inner: Weak<Inner>, mut stop: watch::Receiver<bool>) {
+pub(super) async fn count_closed_jobs(catalog: Weak<Catalog>, mut stop: watch::Receiver<bool>) {
     let mut failures = 0;
     loop {
         if *stop.borrow() {
             return;
         }
-        let Some(strong) = inner.upgrade() else {
+        let Some(catalog) = catalog.upgrade() else {
             return;
         };
         let started = std::time::Instant::now();
-        let step = JobListingsService { inner: strong }.census_step().await;
+        let step = catalog.census_step().await;
         let pause = match step {
             Ok(true) => return,
             // As long again as the batch took: the census, which only feeds a gauge, takes
@@ -89,13 +89,13 @@ pub(super) async fn count_closed_jobs(inner: Weak<Inner>, mut stop: watch::Recei
     }
 }
 
-impl JobListingsService {
+impl Catalog {
     /// Reads the next batch of the census under the ingest lock; `true` once every job is read.
     async fn census_step(&self) -> ServiceResult<bool> {
-        let _writes = self.inner.catalog.ingest.lock().await;
-        let closed_jobs = &self.inner.stats.closed_jobs;
+        let _writes = self.ingest.lock().await;
+        let closed_jobs = &self.shared.stats.closed_jobs;
         let after = closed_jobs.lock().through;
-        let batch = self.inner.catalog.store.scan_jobs(after, BATCH).await?;
+        let batch = self.store.scan_jobs(after, BATCH).await?;
         let closed = batch.iter().filter(|j| !j.is_active()).count();
         let mut census = closed_jobs.lock();
         census.closed += i64::try_from(closed).unwrap_or(i64::MAX);

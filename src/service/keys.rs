@@ -8,8 +8,7 @@ use super::metering::{period_at, period_start, Meter};
 use super::metrics::StoreWrite;
 use super::rate_limit::TokenBucket;
 use super::{
-    CallResult, Caller, JobListingsService, Metered, Metering, QuotaState, ServiceError,
-    ServiceResult,
+    Access, CallResult, Caller, Metered, Metering, QuotaState, ServiceError, ServiceResult,
 };
 use crate::domain::{
     after_leap_second, ApiKey, ApiKeyRecord, BillingStatus, DomainError, KeyHash, KeyId, Plan,
@@ -264,13 +263,13 @@ impl KeyRegistry {
     }
 }
 
-impl JobListingsService {
+impl Access {
     /// Issues a key. The key itself is returned only here; the service keeps its hash.
     ///
     /// A billing anchor after now is refused: the key's first calls would fall in no period
     /// that has begun.
-    pub async fn create_key(&self, new: NewKey) -> ServiceResult<(ApiKey, ApiKeyRecord)> {
-        let now = self.now();
+    pub(super) async fn create_key(&self, new: NewKey) -> ServiceResult<(ApiKey, ApiKeyRecord)> {
+        let now = self.shared.now();
         let anchor = new.billing_anchor.map(after_leap_second);
         if let Some(anchor) = anchor.filter(|&anchor| anchor > now) {
             return Err(DomainError::new(
@@ -297,19 +296,17 @@ impl JobListingsService {
             created_at: now,
             revoked_at: None,
         };
-        self.timed_write(StoreWrite::Keys, self.inner.access.store.put_key(&record))
+        self.shared
+            .timed_write(StoreWrite::Keys, self.store.put_key(&record))
             .await?;
-        self.inner
-            .access
-            .keys
-            .put(record.clone(), Carried::default());
+        self.keys.put(record.clone(), Carried::default());
         tracing::info!(key_id = %record.id, plan = %record.plan, "key issued");
         Ok((key, record))
     }
 
     /// Every issued key record, oldest first.
-    pub fn list_keys(&self) -> Vec<ApiKeyRecord> {
-        self.inner.access.keys.records()
+    pub(super) fn list_keys(&self) -> Vec<ApiKeyRecord> {
+        self.keys.records()
     }
 
     async fn update_key(
@@ -318,22 +315,21 @@ impl JobListingsService {
         change: impl FnOnce(&mut ApiKeyRecord),
     ) -> ServiceResult<ApiKeyRecord> {
         let entry = self
-            .inner
-            .access
             .keys
             .find(id)
             .ok_or(ServiceError::NotFound { resource: "key" })?;
         let mut record = entry.record.clone();
         change(&mut record);
-        self.timed_write(StoreWrite::Keys, self.inner.access.store.put_key(&record))
+        self.shared
+            .timed_write(StoreWrite::Keys, self.store.put_key(&record))
             .await?;
-        self.inner.access.keys.put(record.clone(), entry.carried());
+        self.keys.put(record.clone(), entry.carried());
         Ok(record)
     }
 
     /// Revokes a key for good.
-    pub async fn revoke_key(&self, id: KeyId) -> ServiceResult<ApiKeyRecord> {
-        let now = self.now();
+    pub(super) async fn revoke_key(&self, id: KeyId) -> ServiceResult<ApiKeyRecord> {
+        let now = self.shared.now();
         let record = self
             .update_key(id, |r| {
                 r.revoked_at.get_or_insert(now);
@@ -344,7 +340,7 @@ impl JobListingsService {
     }
 
     /// Sets a key's billing status (only `active` keys are accepted).
-    pub async fn set_billing_status(
+    pub(super) async fn set_billing_status(
         &self,
         id: KeyId,
         status: BillingStatus,
@@ -353,7 +349,7 @@ impl JobListingsService {
     }
 
     /// Moves a key to another plan; its usage in the current period is kept.
-    pub async fn set_plan(&self, id: KeyId, plan: Plan) -> ServiceResult<ApiKeyRecord> {
+    pub(super) async fn set_plan(&self, id: KeyId, plan: Plan) -> ServiceResult<ApiKeyRecord> {
         self.update_key(id, |r| r.plan = plan).await
     }
 
@@ -363,14 +359,12 @@ impl JobListingsService {
         &self,
         entry: &KeyEntry,
     ) -> ServiceResult<(UsageReport, QuotaState)> {
-        let quota = self.inner.config.quotas.of(entry.record.plan);
-        let (period, start, end) = period_at(entry.record.billing_anchor, self.now());
-        let used = match self.inner.config.metering {
+        let quota = self.shared.config.quotas.of(entry.record.plan);
+        let (period, start, end) = period_at(entry.record.billing_anchor, self.shared.now());
+        let used = match self.shared.config.metering {
             Metering::InMemory { .. } => entry.meter.used_in(period),
             Metering::InStore => {
                 let used = self
-                    .inner
-                    .access
                     .store
                     .get_usage(entry.record.id)
                     .await?

@@ -360,6 +360,7 @@ mod tests {
 
     fn access() -> Access {
         Access {
+            shared: crate::service::Shared::for_tests(),
             keys: Default::default(),
             store: Arc::new(crate::store::MemoryStore::new()),
         }

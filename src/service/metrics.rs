@@ -20,7 +20,7 @@ use prometheus_client::registry::Registry;
 
 use super::histogram::DurationHistogram;
 use super::stats::ServiceStats;
-use super::{Inner, JobListingsService};
+use super::{Inner, JobListingsService, Shared};
 
 /// A kind of store write, timed apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -403,7 +403,7 @@ impl Collector for ServiceCollector {
             return Ok(());
         };
         let service = JobListingsService { inner };
-        service.inner.metrics.encode(&mut encoder)?;
+        service.inner.shared.metrics.encode(&mut encoder)?;
         encode_listener(&service.listener_report(), &mut encoder)?;
         match service.stats() {
             Ok(stats) => encode_stats(&stats, &mut encoder),
@@ -423,12 +423,9 @@ impl JobListingsService {
             inner: Arc::downgrade(&self.inner),
         }));
     }
+}
 
-    /// The service's counters.
-    pub(crate) fn metrics(&self) -> &ServiceMetrics {
-        &self.inner.metrics
-    }
-
+impl Shared {
     /// Runs a store write and records how long it took, failed or not.
     pub(crate) async fn timed_write<T>(
         &self,
@@ -437,7 +434,7 @@ impl JobListingsService {
     ) -> T {
         let started = Instant::now();
         let written = write.await;
-        self.inner.metrics.store_writes[what as usize].observe(started.elapsed());
+        self.metrics.store_writes[what as usize].observe(started.elapsed());
         written
     }
 }

@@ -7,6 +7,14 @@
 //! stands; the service knows nothing of HTTP. A read answers its value with its [`Version`],
 //! and takes the versions the client holds ([`Held`]): one it holds is answered uncounted.
 //!
+//! Behind the facade are three parts, each with its own behaviour over its own narrow store
+//! ([`crate::store`]): the catalog (companies, jobs, the search index and its snapshots,
+//! ingest, the job change feed), access (keys, rate limits and the metering rule) and the
+//! subscriptions (webhooks, the outbox's fan-out and delivery, test pings). The facade builds
+//! them, starts their background tasks and hands each call to the part that owns it; a part
+//! that needs another for a call is given it (ingest is given the subscriptions it announces
+//! jobs to). A [`Caller`] holds the parts, not the service.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
@@ -27,9 +35,11 @@
 //! # Ok(()) }
 //! ```
 
+mod access;
 mod backup;
 mod bulk;
 mod caller;
+mod catalog;
 mod changes;
 mod clock;
 mod conditional;
@@ -58,10 +68,10 @@ mod reads;
 mod search_memo;
 mod secrets;
 mod stats;
+mod subscriptions;
 mod webhooks;
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -93,13 +103,12 @@ pub use secrets::SecretKey;
 pub use stats::{JobCounts, KeyCounts, ServiceStats, SubscriptionCounts};
 pub use webhooks::{NewWebhook, WebhookChange, WebhookCreation};
 
-use crate::domain::{Company, CompanyId, Subscription, WebhookId};
-use crate::query::JobIndex;
-use crate::store::{AccessStore, CatalogStore, CompanyStore, Store, StoreError, SubscriptionStore};
+use crate::store::{Store, StoreError};
 use crate::webhooks::Notifier;
+use access::Access;
+use catalog::Catalog;
 pub(crate) use histogram::DurationHistogram;
-use keys::KeyRegistry;
-use metrics::StoreWrite;
+use subscriptions::Subscriptions;
 
 /// The quota state after a call, for rate-limit headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,78 +151,57 @@ pub struct JobListingsService {
     inner: Arc<Inner>,
 }
 
-/// The service's state, by the part that owns it.
+/// The service's state: the parts, and what only the facade keeps.
 struct Inner {
     /// The whole store: the replica follower applies changes of every kind. Each part keeps
     /// the narrow store of its own records.
     store: Arc<dyn Store>,
-    clock: Arc<dyn Clock>,
-    config: ServiceConfig,
-    /// Companies and the search index over the active jobs (ingest, import, snapshots, the
-    /// replica follower).
-    catalog: Catalog,
+    /// What every part uses.
+    shared: Arc<Shared>,
+    /// Companies and the search index over the active jobs (ingest, import, snapshots).
+    catalog: Arc<Catalog>,
     /// Keys with their meters and rate-limit buckets (authentication, metering).
-    access: Access,
+    access: Arc<Access>,
     /// Webhook subscriptions and the delivery worker's means.
-    subscriptions: Subscriptions,
+    subscriptions: Arc<Subscriptions>,
     /// What the last write probes found.
     health: health::HealthState,
-    /// What the service counts as it works, for metrics.
-    metrics: metrics::ServiceMetrics,
-    /// The counts behind [`JobListingsService::stats`] that no part keeps on its own.
-    stats: stats::StatsState,
     /// The backup under way: one at a time.
     backups: backup::BackupPlace,
     /// Tells the background tasks to stop.
     stop: tokio::sync::watch::Sender<bool>,
 }
 
-/// The catalog's state.
-struct Catalog {
-    /// Where jobs, the job change feed, index snapshots and companies are kept.
-    store: Arc<dyn CatalogStore>,
-    index: RwLock<JobIndex>,
-    /// Counts the changes of `index`, so results read at one state are known stale after.
-    index_generation: search_memo::IndexGeneration,
-    /// Recent search results, valid while the index generation they were read at lasts.
-    search_memo: search_memo::SearchMemo,
-    /// The jobs version of the index snapshot the store holds, when this process loaded or
-    /// saved it: a shutdown with nothing written since has nothing to save.
-    saved_snapshot: tokio::sync::Mutex<Option<u64>>,
-    /// How the index was made ready at start-up.
-    index_origin: IndexOrigin,
-    companies: RwLock<HashMap<CompanyId, Arc<Company>>>,
-    /// Serialises ingest so "read previous state, write new state" is atomic per job.
-    ingest: tokio::sync::Mutex<()>,
-    /// How many [`DeferredCompaction`]s are open; the index is not compacted while any is.
-    compaction_deferrals: std::sync::atomic::AtomicUsize,
+/// What every part uses: the clock, the configuration and the counts kept for metrics.
+struct Shared {
+    clock: Arc<dyn Clock>,
+    config: ServiceConfig,
+    /// Whether the store is shared with other replicas (it has a change feed): then
+    /// subscriptions and keys may exist that this process does not know yet.
+    replicated: bool,
+    /// What the service counts as it works, for metrics.
+    metrics: metrics::ServiceMetrics,
+    /// The counts behind [`JobListingsService::stats`] that no part keeps on its own.
+    stats: stats::StatsState,
 }
 
-/// Access: the keys and where they and their usage are kept.
-struct Access {
-    keys: KeyRegistry,
-    store: Arc<dyn AccessStore>,
-}
+impl Shared {
+    /// The current instant by the service's clock.
+    fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
 
-/// The subscriptions' state.
-struct Subscriptions {
-    /// Where subscriptions, events and deliveries are kept.
-    store: Arc<dyn SubscriptionStore>,
-    webhooks: RwLock<HashMap<WebhookId, Subscription>>,
-    /// Serialises writes of one subscription (change, deletion, delivery status), so a
-    /// status update never resurrects a deleted subscription, and registrations of one key,
-    /// so two cannot both see room under its limit; other tenants' writes never wait.
-    writes: keyed_locks::KeyedLocks,
-    /// Sends webhook deliveries; without one, deliveries wait in the outbox.
-    notifier: Option<Arc<dyn Notifier>>,
-    /// Wakes the delivery worker when new deliveries are due.
-    wake: Arc<tokio::sync::Notify>,
-    /// Each subscription's allowance of test pings.
-    test_pings: std::sync::Mutex<HashMap<WebhookId, rate_limit::TokenBucket>>,
-    /// Whose turn it is among one key's subscriptions in fan-out.
-    fan_out_turn: std::sync::atomic::AtomicUsize,
-    /// Subscriptions found holding their window of pending deliveries, and when.
-    full: std::sync::Mutex<HashMap<WebhookId, std::time::Instant>>,
+    /// The default configuration on the system clock, for a part tested alone.
+    #[cfg(test)]
+    fn for_tests() -> Arc<Self> {
+        Arc::new(Self {
+            clock: Arc::new(SystemClock),
+            config: ServiceConfig::default(),
+            replicated: false,
+            metrics: Default::default(),
+            stats: Default::default(),
+        })
+    }
 }
 
 /// A summary: the state itself holds webhook secrets and is large.
@@ -221,10 +209,7 @@ impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JobListingsService")
             .field("store", &self.store)
-            .field(
-                "index",
-                &*self.catalog.index.read().unwrap_or_else(|e| e.into_inner()),
-            )
+            .field("index", &*self.catalog.read_index())
             .field("notifier", &self.subscriptions.notifier.is_some())
             .finish_non_exhaustive()
     }
@@ -278,66 +263,30 @@ impl ServiceBuilder {
             None => None,
         };
 
-        let companies = load_companies(store.as_ref()).await?;
-        let loaded = index_snapshots::load_index(store.as_ref()).await?;
-        let keys = KeyRegistry::load(store.as_ref()).await?;
-        let mut webhooks = HashMap::new();
-        for stored in store.scan_webhooks().await? {
-            let sub = secrets::open(stored, self.config.secret_key.as_ref())?;
-            webhooks.insert(sub.id, sub);
-        }
-        let stats = stats::StatsState::default();
-        // What each subscription holds pending is bounded by its window: no scan.
-        for id in webhooks.keys() {
-            let pending = store.pending_count(*id).await?;
-            stats.add_pending(i64::try_from(pending).unwrap_or(i64::MAX));
-        }
-        if loaded.origin == IndexOrigin::Snapshot {
-            stats.snapshot_current_at(std::time::Instant::now());
-        }
-        if self.config.secret_key.is_none() {
-            tracing::warn!("no secret key configured: webhook secrets will be stored in clear");
-        }
-
         let mut config = self.config;
         if feed_position.is_some() && matches!(config.metering, Metering::InMemory { .. }) {
             tracing::info!("the store is shared by replicas: calls are counted in the store");
             config.metering = Metering::InStore;
         }
-        let search_memo = search_memo::SearchMemo::new(config.search_memo_entries);
+        let shared = Arc::new(Shared {
+            clock,
+            config,
+            replicated: feed_position.is_some(),
+            metrics: Default::default(),
+            stats: Default::default(),
+        });
+        let catalog = Catalog::load(shared.clone(), store.clone()).await?;
+        let access = Access::load(shared.clone(), store.clone()).await?;
+        let subscriptions =
+            Subscriptions::load(shared.clone(), store.clone(), self.notifier).await?;
         let service = JobListingsService {
             inner: Arc::new(Inner {
-                store: store.clone(),
-                clock,
-                config,
-                catalog: Catalog {
-                    store: store.clone(),
-                    index: RwLock::new(loaded.index),
-                    index_generation: Default::default(),
-                    search_memo,
-                    index_origin: loaded.origin,
-                    saved_snapshot: tokio::sync::Mutex::new(loaded.saved_version),
-                    companies: RwLock::new(companies),
-                    ingest: tokio::sync::Mutex::new(()),
-                    compaction_deferrals: std::sync::atomic::AtomicUsize::new(0),
-                },
-                access: Access {
-                    keys,
-                    store: store.clone(),
-                },
-                subscriptions: Subscriptions {
-                    store,
-                    webhooks: RwLock::new(webhooks),
-                    writes: Default::default(),
-                    notifier: self.notifier,
-                    wake: Arc::new(tokio::sync::Notify::new()),
-                    test_pings: Default::default(),
-                    fan_out_turn: Default::default(),
-                    full: Default::default(),
-                },
+                store,
+                shared,
+                catalog: Arc::new(catalog),
+                access: Arc::new(access),
+                subscriptions: Arc::new(subscriptions),
                 health: Default::default(),
-                metrics: Default::default(),
-                stats,
                 backups: Default::default(),
                 stop: tokio::sync::watch::channel(false).0,
             }),
@@ -346,104 +295,96 @@ impl ServiceBuilder {
             service.spawn_background_tasks(feed_position);
         }
         tracing::info!(
-            active_jobs = service.read_index().len(),
-            companies = service.read_companies().len(),
+            active_jobs = service.inner.catalog.read_index().len(),
+            companies = service.inner.catalog.read_companies().len(),
             "service ready"
         );
         Ok(service)
     }
 }
 
-/// Every stored company, read 1,000 at a time.
-async fn load_companies(
-    store: &dyn CompanyStore,
-) -> ServiceResult<HashMap<CompanyId, Arc<Company>>> {
-    let mut companies = HashMap::new();
-    let mut after = None;
-    loop {
-        let batch = store.scan_companies(after, 1_000).await?;
-        let Some(last) = batch.last() else { break };
-        after = Some(last.id);
-        companies.extend(batch.into_iter().map(|c| (c.id, Arc::new(c))));
-    }
-    Ok(companies)
-}
-
 impl JobListingsService {
-    /// Starts the usage writer (in-memory metering), the index snapshot saver, the replica
-    /// follower (a shared store, from `feed_position`) and the delivery worker (with a
-    /// notifier). Each holds the service weakly and stops with [`JobListingsService::shutdown`].
+    /// Starts the closed-job census, the usage writer (in-memory metering), the index
+    /// snapshot saver, the pruners, the replica follower (a shared store, from
+    /// `feed_position`) and the delivery worker (with a notifier). Each holds its parts
+    /// weakly and stops with [`JobListingsService::shutdown`].
     fn spawn_background_tasks(&self, feed_position: Option<u64>) {
-        let weak = Arc::downgrade(&self.inner);
-        tokio::spawn(job_census::count_closed_jobs(
-            weak.clone(),
-            self.inner.stop.subscribe(),
-        ));
-        if let Metering::InMemory { flush_interval } = self.inner.config.metering {
+        let inner = &self.inner;
+        let config = &inner.shared.config;
+        let (catalog, access) = (
+            Arc::downgrade(&inner.catalog),
+            Arc::downgrade(&inner.access),
+        );
+        let subscriptions = Arc::downgrade(&inner.subscriptions);
+        let stop = || inner.stop.subscribe();
+        tokio::spawn(job_census::count_closed_jobs(catalog.clone(), stop()));
+        if let Metering::InMemory { flush_interval } = config.metering {
             tokio::spawn(every(
-                weak.clone(),
+                access.clone(),
                 flush_interval,
-                self.inner.stop.subscribe(),
+                stop(),
                 "writing usage counters",
-                |service| async move { service.flush_usage().await },
+                |access| async move { access.flush_usage().await },
             ));
         }
-        if let Some(interval) = self.inner.config.index_snapshot_interval {
+        if let Some(interval) = config.index_snapshot_interval {
             // Saved while jobs are written, so that a start after a crash loads a recent
             // snapshot and indexes only the jobs written after it.
             tokio::spawn(every(
-                weak.clone(),
+                catalog.clone(),
                 interval,
-                self.inner.stop.subscribe(),
+                stop(),
                 "saving the index snapshot",
-                |service| async move { service.save_index_snapshot().await },
+                |catalog| async move { catalog.save_index_snapshot().await },
             ));
         }
         if let Some(position) = feed_position {
             tokio::spawn(follower::follow(
-                weak.clone(),
-                self.inner.store.clone(),
+                Arc::downgrade(inner),
+                inner.store.clone(),
                 position,
-                self.inner.config.follow_poll_interval,
-                self.inner.stop.subscribe(),
+                config.follow_poll_interval,
+                stop(),
             ));
         }
         tokio::spawn(every(
-            weak.clone(),
-            self.inner.config.delivery.prune_interval,
-            self.inner.stop.subscribe(),
+            subscriptions.clone(),
+            config.delivery.prune_interval,
+            stop(),
             "pruning the outbox",
-            |service| async move { service.prune_outbox().await },
+            |subscriptions| async move { subscriptions.prune_outbox().await },
         ));
         tokio::spawn(every(
-            weak.clone(),
-            self.inner.config.delivery.prune_interval,
-            self.inner.stop.subscribe(),
+            catalog.clone(),
+            config.delivery.prune_interval,
+            stop(),
             "pruning the change feed",
-            |service| async move { service.prune_changes().await },
+            |catalog| async move { catalog.prune_changes().await },
         ));
-        if self.inner.subscriptions.notifier.is_some() {
+        if inner.subscriptions.notifier.is_some() {
             tokio::spawn(delivery::worker(
-                weak,
-                self.inner.stop.subscribe(),
-                self.inner.subscriptions.wake.clone(),
+                subscriptions,
+                access,
+                catalog,
+                stop(),
+                inner.subscriptions.wake.clone(),
             ));
         }
     }
 }
 
-/// Runs `work` on the service every `interval` until shutdown. A failure is logged and tried
+/// Runs `work` on a part every `interval` until shutdown. A failure is logged and tried
 /// again, backing off while failures repeat (a full disk fails every write until space is
 /// freed: retrying every 100 ms would fill the log instead), and back to `interval` after a
-/// success. Holds the service only while working, so a dropped service is not kept alive.
-async fn every<F, Fut, T>(
-    inner: std::sync::Weak<Inner>,
+/// success. Holds the part only while working, so a dropped service is not kept alive.
+async fn every<P, F, Fut, T>(
+    part: std::sync::Weak<P>,
     interval: std::time::Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
     what: &'static str,
     work: F,
 ) where
-    F: Fn(JobListingsService) -> Fut,
+    F: Fn(Arc<P>) -> Fut,
     Fut: std::future::Future<Output = ServiceResult<T>>,
 {
     let mut failures = 0u32;
@@ -452,10 +393,10 @@ async fn every<F, Fut, T>(
             _ = tokio::time::sleep(retry_delay(interval, failures)) => {}
             _ = stop.changed() => return,
         }
-        let Some(strong) = inner.upgrade() else {
+        let Some(strong) = part.upgrade() else {
             return;
         };
-        match work(JobListingsService { inner: strong }).await {
+        match work(strong).await {
             Ok(_) if failures > 0 => {
                 tracing::info!(failures, "{what} works again");
                 failures = 0;
@@ -488,28 +429,12 @@ impl JobListingsService {
 
     /// The configuration in force.
     pub fn config(&self) -> &ServiceConfig {
-        &self.inner.config
+        &self.inner.shared.config
     }
 
     /// Writes every changed usage counter to the store now.
     pub async fn flush_usage(&self) -> ServiceResult<()> {
-        let dirty = self.inner.access.keys.dirty_counters();
-        if dirty.is_empty() {
-            return Ok(());
-        }
-        let counters: Vec<_> = dirty.iter().map(|(_, c)| *c).collect();
-        let written = self
-            .timed_write(
-                StoreWrite::Usage,
-                self.inner.access.store.put_usage(&counters),
-            )
-            .await;
-        if let Err(e) = written {
-            // Not written: keep them marked so the next flush tries again.
-            dirty.iter().for_each(|(meter, _)| meter.mark_dirty());
-            return Err(e.into());
-        }
-        Ok(())
+        self.inner.access.flush_usage().await
     }
 
     /// Stops the background tasks, writes usage one last time and saves the search index
@@ -525,59 +450,7 @@ impl JobListingsService {
 
     /// The current instant by the service's clock.
     pub fn now(&self) -> DateTime<Utc> {
-        self.inner.clock.now()
-    }
-
-    /// Stores a subscription with its secret sealed (when a secret key is configured).
-    async fn store_webhook(&self, sub: &Subscription) -> ServiceResult<()> {
-        let stored = secrets::seal(sub, self.inner.config.secret_key.as_ref())?;
-        let store = &self.inner.subscriptions.store;
-        Ok(self
-            .timed_write(StoreWrite::Webhooks, store.put_webhook(&stored))
-            .await?)
-    }
-
-    /// A read guard on the search index. The lock is never held across an await, so a
-    /// poisoned lock only means a panic elsewhere; the index itself is still consistent.
-    fn read_index(&self) -> RwLockReadGuard<'_, JobIndex> {
-        self.inner
-            .catalog
-            .index
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A write guard on the search index. Taking it advances the index generation, so no
-    /// result read before it is served after it (`search_memo`).
-    fn write_index(&self) -> RwLockWriteGuard<'_, JobIndex> {
-        let catalog = &self.inner.catalog;
-        let guard = catalog.index.write().unwrap_or_else(|e| e.into_inner());
-        catalog.index_generation.advance();
-        guard
-    }
-
-    fn read_companies(&self) -> RwLockReadGuard<'_, HashMap<CompanyId, Arc<Company>>> {
-        self.inner
-            .catalog
-            .companies
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn read_webhooks(&self) -> RwLockReadGuard<'_, HashMap<WebhookId, Subscription>> {
-        self.inner
-            .subscriptions
-            .webhooks
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn write_webhooks(&self) -> RwLockWriteGuard<'_, HashMap<WebhookId, Subscription>> {
-        self.inner
-            .subscriptions
-            .webhooks
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
+        self.inner.shared.now()
     }
 }
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::webhooks::WebhookChange;
-use super::{JobListingsService, ServiceError, ServiceResult};
+use super::{Access, Catalog, ServiceError, ServiceResult, Subscriptions};
 use crate::domain::{
     ApiKeyRecord, Company, CompanyId, Job, JobId, KeyId, Subscription, SubscriptionStatus,
     UsageReport, WebhookId,
@@ -20,19 +20,17 @@ pub struct WebhookHealth {
     pub pending_deliveries: usize,
 }
 
-impl JobListingsService {
+impl Catalog {
     /// One stored job, active or closed, as stored.
-    pub async fn stored_job(&self, id: JobId) -> ServiceResult<Arc<Job>> {
-        self.inner
-            .catalog
-            .store
+    pub(super) async fn stored_job(&self, id: JobId) -> ServiceResult<Arc<Job>> {
+        self.store
             .get_job(id)
             .await?
             .ok_or(ServiceError::NotFound { resource: "job" })
     }
 
     /// One stored company.
-    pub fn stored_company(&self, id: CompanyId) -> ServiceResult<Arc<Company>> {
+    pub(super) fn stored_company(&self, id: CompanyId) -> ServiceResult<Arc<Company>> {
         self.read_companies()
             .get(&id)
             .cloned()
@@ -40,33 +38,33 @@ impl JobListingsService {
                 resource: "company",
             })
     }
+}
 
+impl Access {
     /// One issued key's record (never the key itself: only its hash is kept).
-    pub fn key_record(&self, id: KeyId) -> ServiceResult<ApiKeyRecord> {
-        self.inner
-            .access
-            .keys
+    pub(super) fn key_record(&self, id: KeyId) -> ServiceResult<ApiKeyRecord> {
+        self.keys
             .find(id)
             .map(|entry| entry.record.clone())
             .ok_or(ServiceError::NotFound { resource: "key" })
     }
 
     /// A key's usage in its current billing period, as its owner's `GET /usage` reports it.
-    pub async fn key_usage(&self, id: KeyId) -> ServiceResult<UsageReport> {
+    pub(super) async fn key_usage(&self, id: KeyId) -> ServiceResult<UsageReport> {
         let entry = self
-            .inner
-            .access
             .keys
             .find(id)
             .ok_or(ServiceError::NotFound { resource: "key" })?;
         Ok(self.usage_of(&entry).await?.0)
     }
+}
 
+impl Subscriptions {
     /// Every webhook subscription of every key, oldest first, with its pending deliveries.
-    pub async fn all_webhooks(&self) -> ServiceResult<Vec<WebhookHealth>> {
+    pub(super) async fn all_webhooks(&self) -> ServiceResult<Vec<WebhookHealth>> {
         let mut all: Vec<Subscription> = self.read_webhooks().values().cloned().collect();
         all.sort_by_key(|w| (w.created_at, w.id));
-        let store = &self.inner.subscriptions.store;
+        let store = &self.store;
         let mut health = Vec::with_capacity(all.len());
         for subscription in all {
             let pending_deliveries = store.pending_count(subscription.id).await?;
@@ -79,9 +77,9 @@ impl JobListingsService {
     }
 
     /// One subscription with its pending deliveries.
-    pub async fn webhook_health(&self, id: WebhookId) -> ServiceResult<WebhookHealth> {
+    pub(super) async fn webhook_health(&self, id: WebhookId) -> ServiceResult<WebhookHealth> {
         let subscription = self.any_webhook(id)?;
-        let pending_deliveries = self.inner.subscriptions.store.pending_count(id).await?;
+        let pending_deliveries = self.store.pending_count(id).await?;
         Ok(WebhookHealth {
             subscription,
             pending_deliveries,
@@ -91,19 +89,19 @@ impl JobListingsService {
     /// Enables or disables any key's subscription, as its owner's `PATCH` does: a disabled one
     /// is queued nothing and its pending deliveries fail; enabled again, its failure streak
     /// starts over.
-    pub async fn set_webhook_status(
+    pub(super) async fn set_webhook_status(
         &self,
         id: WebhookId,
         status: SubscriptionStatus,
     ) -> ServiceResult<WebhookHealth> {
         {
-            let _writer = self.inner.subscriptions.writes.lock(id.0).await;
+            let _writer = self.writes.lock(id.0).await;
             let mut sub = self.any_webhook(id)?;
             let change = WebhookChange {
                 status: Some(status),
                 ..WebhookChange::default()
             };
-            change.apply_to(&mut sub, self.now(), "disabled by the operator");
+            change.apply_to(&mut sub, self.shared.now(), "disabled by the operator");
             self.store_webhook(&sub).await?;
             self.write_webhooks().insert(sub.id, sub.clone());
             tracing::info!(webhook_id = %sub.id, status = ?sub.status, "webhook changed by the operator");

@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use super::conditional::Versioner;
-use super::{CallResult, Caller, Held, Read, ServiceError, ServiceResult, Version};
+use super::{CallResult, Caller, Catalog, Held, Read, ServiceError, ServiceResult, Version};
 use crate::domain::{page_of, Company, CompanyId, FundingStage, Job, JobId, Page, PerPage};
 use crate::query::{FacetCounts, JobFilter, JobIndex, JobQuery, ValueCount};
 
@@ -210,7 +210,7 @@ impl Caller {
     /// Searches active jobs. Counted as one call unless the client holds the page's version
     /// ([`Held`]).
     pub async fn search_jobs(&self, query: JobQuery, held: Held) -> CallResult<Read<JobPage>> {
-        self.read(&held, || self.find_jobs(query), JobPage::version)
+        self.read(&held, || self.catalog.find_jobs(query), JobPage::version)
             .await
     }
 
@@ -218,7 +218,7 @@ impl Caller {
     /// that kept its id learns that it closed, where searches only list active jobs. Counted
     /// as one call unless the client holds the answer's version ([`Held`]).
     pub async fn get_job(&self, id: JobId, held: Held) -> CallResult<Read<JobDetail>> {
-        self.read(&held, || self.find_job(id), JobDetail::version)
+        self.read(&held, || self.catalog.find_job(id), JobDetail::version)
             .await
     }
 
@@ -229,28 +229,36 @@ impl Caller {
         query: CompanyQuery,
         held: Held,
     ) -> CallResult<Read<CompanyPage>> {
-        self.read(&held, || self.find_companies(query), CompanyPage::version)
-            .await
+        self.read(
+            &held,
+            || self.catalog.find_companies(query),
+            CompanyPage::version,
+        )
+        .await
     }
 
     /// One company with its enrichment data and active jobs. Counted as one call unless the
     /// client holds the answer's version ([`Held`]).
     pub async fn get_company(&self, id: CompanyId, held: Held) -> CallResult<Read<CompanyDetail>> {
-        self.read(&held, || self.find_company(id), CompanyDetail::version)
-            .await
+        self.read(
+            &held,
+            || self.catalog.find_company(id),
+            CompanyDetail::version,
+        )
+        .await
     }
+}
 
-    async fn find_jobs(&self, query: JobQuery) -> ServiceResult<JobPage> {
-        let service = &self.service;
-        let catalog = &service.inner.catalog;
+impl Catalog {
+    pub(super) async fn find_jobs(&self, query: JobQuery) -> ServiceResult<JobPage> {
         let memoized = {
-            let index = service.read_index();
-            let generation = catalog.index_generation.current();
-            let kept = catalog.search_memo.get(&query, generation);
-            service.inner.metrics.search(kept.is_some());
+            let index = self.read_index();
+            let generation = self.index_generation.current();
+            let kept = self.search_memo.get(&query, generation);
+            self.shared.metrics.search(kept.is_some());
             match kept {
                 Some(memoized) => memoized,
-                None => catalog.search_memo.keep(
+                None => self.search_memo.keep(
                     &query,
                     generation,
                     index.search(&query),
@@ -258,7 +266,7 @@ impl Caller {
                 ),
             }
         };
-        let jobs = catalog.store.get_jobs(&memoized.found.ids).await?;
+        let jobs = self.store.get_jobs(&memoized.found.ids).await?;
         Ok(JobPage {
             jobs,
             total: memoized.found.total,
@@ -269,24 +277,20 @@ impl Caller {
         })
     }
 
-    async fn find_job(&self, id: JobId) -> ServiceResult<JobDetail> {
-        let service = &self.service;
-        let job = service
-            .inner
-            .catalog
+    pub(super) async fn find_job(&self, id: JobId) -> ServiceResult<JobDetail> {
+        let job = self
             .store
             .get_job(id)
             .await?
             .ok_or(ServiceError::NotFound { resource: "job" })?;
-        let company = service.read_companies().get(&job.company_id).cloned();
+        let company = self.read_companies().get(&job.company_id).cloned();
         Ok(JobDetail { job, company })
     }
 
-    async fn find_companies(&self, query: CompanyQuery) -> ServiceResult<CompanyPage> {
-        let service = &self.service;
+    pub(super) async fn find_companies(&self, query: CompanyQuery) -> ServiceResult<CompanyPage> {
         let counts: Vec<(CompanyId, u64)> =
-            service.read_index().companies_with_active_jobs().collect();
-        let companies = service.read_companies();
+            self.read_index().companies_with_active_jobs().collect();
+        let companies = self.read_companies();
         let warnings = match &query.funding_stage {
             Some(stage) if !companies.values().any(|c| c.funding_stage == *stage) => {
                 let known = stage_counts(companies.values().map(|c| &c.funding_stage));
@@ -330,9 +334,8 @@ impl Caller {
         })
     }
 
-    async fn find_company(&self, id: CompanyId) -> ServiceResult<CompanyDetail> {
-        let service = &self.service;
-        let company = service
+    pub(super) async fn find_company(&self, id: CompanyId) -> ServiceResult<CompanyDetail> {
+        let company = self
             .read_companies()
             .get(&id)
             .cloned()
@@ -343,10 +346,10 @@ impl Caller {
             company_id: Some(id),
             ..JobFilter::default()
         };
-        let found = service
+        let found = self
             .read_index()
             .search_top(&filter, CompanyDetail::MAX_JOBS);
-        let active_jobs = service.inner.catalog.store.get_jobs(&found.ids).await?;
+        let active_jobs = self.store.get_jobs(&found.ids).await?;
         Ok(CompanyDetail {
             company,
             active_jobs_total: found.total,

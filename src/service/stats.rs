@@ -12,7 +12,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::job_census::ClosedJobs;
-use super::{JobListingsService, ServiceResult};
+use super::{Access, JobListingsService, ServiceResult, Subscriptions};
 use crate::domain::{BillingStatus, Plan, SubscriptionStatus, WebhookId};
 
 /// The service's state in numbers; see [`JobListingsService::stats`].
@@ -140,21 +140,10 @@ impl JobListingsService {
     /// (loaded at start, kept by every write), never the store. Not metered. An error is
     /// reserved for a state that cannot be read; today every part of it is in memory.
     pub fn stats(&self) -> ServiceResult<ServiceStats> {
-        let state = &self.inner.stats;
+        let state = &self.inner.shared.stats;
         let (active, index_memory_bytes) = {
-            let index = self.read_index();
+            let index = self.inner.catalog.read_index();
             (index.len(), index.heap_bytes())
-        };
-        let subscriptions = {
-            let webhooks = self.read_webhooks();
-            let active = webhooks
-                .values()
-                .filter(|s| s.status == SubscriptionStatus::Active)
-                .count() as u64;
-            SubscriptionCounts {
-                active,
-                disabled: webhooks.len() as u64 - active,
-            }
         };
         let snapshot_age_seconds = state
             .snapshot_current_at
@@ -166,14 +155,29 @@ impl JobListingsService {
                 active,
                 closed: state.closed_jobs.count(),
             },
-            companies: self.read_companies().len() as u64,
-            keys: self.key_counts(),
-            subscriptions,
+            companies: self.inner.catalog.read_companies().len() as u64,
+            keys: self.inner.access.key_counts(),
+            subscriptions: self.inner.subscriptions.counts(),
             outbox_backlog: u64::try_from(state.pending_deliveries.load(Relaxed)).unwrap_or(0),
             index_memory_bytes,
             snapshot_age_seconds,
             follower_lag: state.follower.lag(),
         })
+    }
+}
+
+impl Subscriptions {
+    /// The subscriptions, active and disabled.
+    fn counts(&self) -> SubscriptionCounts {
+        let webhooks = self.read_webhooks();
+        let active = webhooks
+            .values()
+            .filter(|s| s.status == SubscriptionStatus::Active)
+            .count() as u64;
+        SubscriptionCounts {
+            active,
+            disabled: webhooks.len() as u64 - active,
+        }
     }
 
     /// Counts the pending deliveries again, subscription by subscription (each holds at most
@@ -183,22 +187,25 @@ impl JobListingsService {
         let ids: Vec<WebhookId> = self.read_webhooks().keys().copied().collect();
         let mut pending = 0usize;
         for id in ids {
-            pending += self.inner.subscriptions.store.pending_count(id).await?;
+            pending += self.store.pending_count(id).await?;
         }
-        self.inner
+        self.shared
             .stats
             .pending_deliveries
             .store(i64::try_from(pending).unwrap_or(i64::MAX), Relaxed);
         Ok(())
     }
+}
 
+impl Access {
+    /// The issued keys: active by plan, revoked, and those whose billing is not active.
     fn key_counts(&self) -> KeyCounts {
         let mut counts = KeyCounts {
             active_by_plan: Plan::ALL.iter().map(|p| (*p, 0)).collect(),
             revoked: 0,
             billing_inactive: 0,
         };
-        self.inner.access.keys.for_each_record(|record| {
+        self.keys.for_each_record(|record| {
             if record.revoked_at.is_some() {
                 counts.revoked += 1;
             } else if record.billing_status != BillingStatus::Active {

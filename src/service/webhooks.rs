@@ -1,9 +1,9 @@
 use chrono::{DateTime, Utc};
 
 use super::metrics::StoreWrite;
-use super::{CallResult, Caller, JobListingsService, Metered, ServiceError, ServiceResult};
+use super::{CallResult, Caller, Metered, ServiceError, ServiceResult, Subscriptions};
 use crate::domain::{
-    CallbackUrl, ChangeKind, Confidence, Delivery, DomainTag, IdempotencyKey, Seniority,
+    CallbackUrl, ChangeKind, Confidence, Delivery, DomainTag, IdempotencyKey, KeyId, Seniority,
     Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
 
@@ -46,7 +46,7 @@ impl NewWebhook {
     }
 }
 
-/// What [`JobListingsService::update_webhook`] changes in a subscription; a field left `None`
+/// What [`JobListingsService::update_webhook`](super::JobListingsService::update_webhook) changes in a subscription; a field left `None`
 /// stays as it is.
 #[derive(Clone, Debug, Default)]
 pub struct WebhookChange {
@@ -199,119 +199,33 @@ impl Caller {
         new: NewWebhook,
         idempotency_key: Option<IdempotencyKey>,
     ) -> CallResult<WebhookCreation> {
-        let service = &self.service;
-        let allowed = self.require_webhooks().and_then(|()| {
-            service
-                .inner
-                .config
-                .callback_policy
-                .check(&new.callback_url)?;
-            Ok(())
-        });
+        let subscriptions = &self.subscriptions;
+        let allowed = self
+            .require_webhooks()
+            .and_then(|()| subscriptions.check_callback(&new.callback_url));
         if let Err(e) = allowed {
             return Err(self.refused(e).await);
         }
-        self.metered(|| async move {
-            // Under the key's lock: two racing creations must not both see room, nor both
-            // miss a subscription registered with their idempotency key.
-            let _writer = service
-                .inner
-                .subscriptions
-                .writes
-                .lock(self.key_id().0)
-                .await;
-            let mut asked = Subscription {
-                id: WebhookId::new_random(),
-                owner: self.key_id(),
-                callback_url: new.callback_url,
-                domain_filters: new.domain_filters,
-                remote_only: new.remote_only,
-                seniority: new.seniority,
-                q: new.q,
-                company: new.company,
-                min_confidence: new.min_confidence,
-                event_types: event_types(new.event_types),
-                secret: WebhookSecret::generate(),
-                status: SubscriptionStatus::Active,
-                disabled_reason: None,
-                created_at: service.now(),
-                last_success_at: None,
-                last_failure_at: None,
-                last_failure_reason: None,
-                failing_since: None,
-                enabled_again_at: None,
-                idempotency_key,
-                idempotency_request: None,
-            };
-            asked.domain_filters = sorted_unique(asked.domain_filters);
-            asked.seniority = sorted_unique(asked.seniority);
-            if asked.idempotency_key.is_some() {
-                asked.idempotency_request = Some(request_digest(&asked));
-            }
-            if let Some(earlier) = service.registered_with_same_key(&asked)? {
-                return Ok(WebhookCreation {
-                    subscription: earlier,
-                    replayed: true,
-                });
-            }
-            let max = service.inner.config.max_webhooks_per_key;
-            let owned = service
-                .read_webhooks()
-                .values()
-                .filter(|w| w.owner == self.key_id())
-                .count();
-            if owned >= max {
-                return Err(ServiceError::LimitReached(format!(
-                    "a key may hold at most {max} webhook subscriptions; delete one first"
-                )));
-            }
-            service.store_webhook(&asked).await?;
-            service.write_webhooks().insert(asked.id, asked.clone());
-            tracing::info!(webhook_id = %asked.id, key_id = %self.key_id(), "webhook registered");
-            Ok(WebhookCreation {
-                subscription: asked,
-                replayed: false,
-            })
-        })
-        .await
+        self.metered(|| subscriptions.register(self.key_id(), new, idempotency_key))
+            .await
     }
 
     /// The caller's webhook subscriptions, oldest first.
     pub async fn list_webhooks(&self) -> CallResult<Vec<Subscription>> {
-        let service = &self.service;
-        self.metered(|| async move {
-            let mut own: Vec<Subscription> = service
-                .read_webhooks()
-                .values()
-                .filter(|w| w.owner == self.key_id())
-                .cloned()
-                .collect();
-            own.sort_by_key(|w| (w.created_at, w.id));
-            Ok(own)
-        })
-        .await
+        self.metered(|| async { Ok(self.subscriptions.owned_by(self.key_id())) })
+            .await
     }
 
     /// One of the caller's subscriptions; another key's is reported as not found.
     pub async fn get_webhook(&self, id: WebhookId) -> CallResult<Subscription> {
-        let service = &self.service;
-        self.metered(|| async move { service.own_webhook(self.key_id(), id) })
+        self.metered(|| async { self.subscriptions.own_webhook(self.key_id(), id) })
             .await
     }
 
     /// Recent deliveries of one of the caller's subscriptions, newest first.
     pub async fn webhook_deliveries(&self, id: WebhookId) -> CallResult<Vec<Delivery>> {
-        let service = &self.service;
-        self.metered(|| async move {
-            service.own_webhook(self.key_id(), id)?;
-            Ok(service
-                .inner
-                .subscriptions
-                .store
-                .deliveries_of(id, 100)
-                .await?)
-        })
-        .await
+        self.metered(|| self.subscriptions.deliveries_of(self.key_id(), id))
+            .await
     }
 
     /// Changes one of the caller's subscriptions (Agent Pro or higher): its callback URL, its
@@ -322,62 +236,158 @@ impl Caller {
         id: WebhookId,
         change: WebhookChange,
     ) -> CallResult<Subscription> {
-        let service = &self.service;
+        let subscriptions = &self.subscriptions;
         let allowed = self
             .require_webhooks()
             .and_then(|()| match &change.callback_url {
-                Some(url) => Ok(service.inner.config.callback_policy.check(url)?),
+                Some(url) => subscriptions.check_callback(url),
                 None => Ok(()),
             });
         if let Err(e) = allowed {
             return Err(self.refused(e).await);
         }
-        self.metered(|| async move {
-            let _writer = service.inner.subscriptions.writes.lock(id.0).await;
-            let mut sub = service.own_webhook(self.key_id(), id)?;
-            change.apply_to(&mut sub, service.now(), "disabled through the API");
-            service.store_webhook(&sub).await?;
-            service.write_webhooks().insert(sub.id, sub.clone());
-            tracing::info!(webhook_id = %sub.id, status = ?sub.status, "webhook changed");
-            Ok(sub)
-        })
-        .await
+        self.metered(|| subscriptions.change(self.key_id(), id, change))
+            .await
     }
 
     /// Deletes one of the caller's subscriptions; its pending deliveries are dropped.
     pub async fn delete_webhook(&self, id: WebhookId) -> CallResult<()> {
-        let service = &self.service;
-        self.metered(|| async move {
-            service.own_webhook(self.key_id(), id)?;
-            let _writer = service.inner.subscriptions.writes.lock(id.0).await;
-            let store = &service.inner.subscriptions.store;
-            // The deletion fails what it holds pending; counted before, as it is gone after.
-            let pending = store.pending_count(id).await?;
-            if service
-                .timed_write(StoreWrite::Webhooks, store.delete_webhook(id))
-                .await?
-            {
-                service
-                    .inner
-                    .stats
-                    .add_pending(-i64::try_from(pending).unwrap_or(0));
-            }
-            service.write_webhooks().remove(&id);
-            service
-                .inner
-                .subscriptions
-                .test_pings
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&id);
-            tracing::info!(webhook_id = %id, "webhook deleted");
-            Ok(())
-        })
-        .await
+        self.metered(|| self.subscriptions.delete(self.key_id(), id))
+            .await
     }
 }
 
-impl JobListingsService {
+impl Subscriptions {
+    /// Whether the service may send to `url` (its callback policy).
+    fn check_callback(&self, url: &CallbackUrl) -> ServiceResult<()> {
+        Ok(self.shared.config.callback_policy.check(url)?)
+    }
+
+    /// Registers `owner`'s subscription, or answers the one registered before under the
+    /// same idempotency key with the same fields.
+    async fn register(
+        &self,
+        owner: KeyId,
+        new: NewWebhook,
+        idempotency_key: Option<IdempotencyKey>,
+    ) -> ServiceResult<WebhookCreation> {
+        // Under the key's lock: two racing creations must not both see room, nor both
+        // miss a subscription registered with their idempotency key.
+        let _writer = self.writes.lock(owner.0).await;
+        let mut asked = Subscription {
+            id: WebhookId::new_random(),
+            owner,
+            callback_url: new.callback_url,
+            domain_filters: new.domain_filters,
+            remote_only: new.remote_only,
+            seniority: new.seniority,
+            q: new.q,
+            company: new.company,
+            min_confidence: new.min_confidence,
+            event_types: event_types(new.event_types),
+            secret: WebhookSecret::generate(),
+            status: SubscriptionStatus::Active,
+            disabled_reason: None,
+            created_at: self.shared.now(),
+            last_success_at: None,
+            last_failure_at: None,
+            last_failure_reason: None,
+            failing_since: None,
+            enabled_again_at: None,
+            idempotency_key,
+            idempotency_request: None,
+        };
+        asked.domain_filters = sorted_unique(asked.domain_filters);
+        asked.seniority = sorted_unique(asked.seniority);
+        if asked.idempotency_key.is_some() {
+            asked.idempotency_request = Some(request_digest(&asked));
+        }
+        if let Some(earlier) = self.registered_with_same_key(&asked)? {
+            return Ok(WebhookCreation {
+                subscription: earlier,
+                replayed: true,
+            });
+        }
+        let max = self.shared.config.max_webhooks_per_key;
+        let owned = self
+            .read_webhooks()
+            .values()
+            .filter(|w| w.owner == owner)
+            .count();
+        if owned >= max {
+            return Err(ServiceError::LimitReached(format!(
+                "a key may hold at most {max} webhook subscriptions; delete one first"
+            )));
+        }
+        self.store_webhook(&asked).await?;
+        self.write_webhooks().insert(asked.id, asked.clone());
+        tracing::info!(webhook_id = %asked.id, key_id = %owner, "webhook registered");
+        Ok(WebhookCreation {
+            subscription: asked,
+            replayed: false,
+        })
+    }
+
+    /// `owner`'s subscriptions, oldest first.
+    fn owned_by(&self, owner: KeyId) -> Vec<Subscription> {
+        let mut own: Vec<Subscription> = self
+            .read_webhooks()
+            .values()
+            .filter(|w| w.owner == owner)
+            .cloned()
+            .collect();
+        own.sort_by_key(|w| (w.created_at, w.id));
+        own
+    }
+
+    /// Recent deliveries of `owner`'s subscription `id`, newest first.
+    async fn deliveries_of(&self, owner: KeyId, id: WebhookId) -> ServiceResult<Vec<Delivery>> {
+        self.own_webhook(owner, id)?;
+        Ok(self.store.deliveries_of(id, 100).await?)
+    }
+
+    /// Applies `change` to `owner`'s subscription `id`.
+    async fn change(
+        &self,
+        owner: KeyId,
+        id: WebhookId,
+        change: WebhookChange,
+    ) -> ServiceResult<Subscription> {
+        let _writer = self.writes.lock(id.0).await;
+        let mut sub = self.own_webhook(owner, id)?;
+        change.apply_to(&mut sub, self.shared.now(), "disabled through the API");
+        self.store_webhook(&sub).await?;
+        self.write_webhooks().insert(sub.id, sub.clone());
+        tracing::info!(webhook_id = %sub.id, status = ?sub.status, "webhook changed");
+        Ok(sub)
+    }
+
+    /// Deletes `owner`'s subscription `id`; its pending deliveries are dropped.
+    async fn delete(&self, owner: KeyId, id: WebhookId) -> ServiceResult<()> {
+        self.own_webhook(owner, id)?;
+        let _writer = self.writes.lock(id.0).await;
+        // The deletion fails what it holds pending; counted before, as it is gone after.
+        let pending = self.store.pending_count(id).await?;
+        if self
+            .shared
+            .timed_write(StoreWrite::Webhooks, self.store.delete_webhook(id))
+            .await?
+        {
+            self.shared
+                .stats
+                .add_pending(-i64::try_from(pending).unwrap_or(0));
+        }
+        self.write_webhooks().remove(&id);
+        self.test_pings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+        tracing::info!(webhook_id = %id, "webhook deleted");
+        Ok(())
+    }
+}
+
+impl Subscriptions {
     /// The caller's subscription registered with `asked`'s idempotency key, if any, when it
     /// was asked for with the same fields: those of the first request, whatever a `PATCH`
     /// changed since.
@@ -410,11 +420,8 @@ impl JobListingsService {
         }
     }
 
-    pub(super) fn own_webhook(
-        &self,
-        owner: crate::domain::KeyId,
-        id: WebhookId,
-    ) -> ServiceResult<Subscription> {
+    /// `owner`'s subscription `id`; another key's is reported as not found.
+    pub(super) fn own_webhook(&self, owner: KeyId, id: WebhookId) -> ServiceResult<Subscription> {
         self.read_webhooks()
             .get(&id)
             .filter(|w| w.owner == owner)
