@@ -307,6 +307,66 @@ pub(crate) type WebhookList = ListEnvelope<Vec<Webhook>, NoFiltersMeta>;
 /// A page of the 100 most recent deliveries of a webhook, latest scheduled attempt first.
 pub(crate) type DeliveryList<'a> = ListEnvelope<Vec<&'a crate::domain::Delivery>, NoFiltersMeta>;
 
+/// One event of the change feed. The server writes its job from the render cache (held to
+/// this type's form by a test); the typed client reads it into the owned default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ChangeEvent")]
+#[non_exhaustive]
+pub struct ChangeEvent<J = crate::domain::Job> {
+    /// The event's place in the feed: `after` this cursor gives the events after it.
+    pub cursor: crate::domain::FeedCursor,
+    /// What happened: the job became active for the first time, changed (or was opened
+    /// again), closed, or was deleted by the operator.
+    #[serde(rename = "type")]
+    pub kind: crate::domain::ChangeKind,
+    /// When it happened (the job's `updated_at` as the event left it).
+    pub occurred_at: DateTime<Utc>,
+    /// The job it happened to.
+    pub job_id: crate::domain::JobId,
+    /// The job as the event left it; null for `job.deleted`, and for events of a job deleted
+    /// since. Last, so that the server can write it as rendered.
+    pub job: Option<J>,
+}
+
+/// A page of the change feed: `data` first, so that the server can write its events as
+/// rendered.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ChangePage")]
+#[non_exhaustive]
+pub struct ChangePage<J = crate::domain::Job, F = Value> {
+    /// The events, oldest first.
+    pub data: Vec<ChangeEvent<J>>,
+    /// Where to continue from (`after`): the last event read, or where the page started when
+    /// it read none.
+    pub next_cursor: crate::domain::FeedCursor,
+    /// Whether more events are waiting now: ask again at once rather than after a pause.
+    pub has_more: bool,
+    /// The next page's link.
+    pub links: ChangeLinks,
+    /// The filters as the server read them, and how long events are kept.
+    pub meta: ChangeMeta<F>,
+}
+
+/// The `links` of a [`ChangePage`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+#[non_exhaustive]
+pub struct ChangeLinks {
+    /// The next page: the same filters, after `next_cursor`.
+    pub next: String,
+}
+
+/// The `meta` of a [`ChangePage`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+#[non_exhaustive]
+pub struct ChangeMeta<F = Value> {
+    /// The filters as the server read them (`JobFilters`).
+    pub filters: F,
+    /// How many days the feed keeps events.
+    pub retention_days: u64,
+}
+
 /// Something about the request worth knowing that did not stop it: a filter value that
 /// nothing in the data holds (code `unknown_value`), in `meta.warnings`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -7,16 +7,15 @@
 //! [`Webhook`]s and [`WebhookCreated`] into the types the server writes them from.
 
 pub use crate::api::views::{
-    CompanyDetail, CompanyFacets, CompanySummary, FacetList, FacetValue, FiltersMeta, JobDetail,
-    JobFacets, Links, ListEnvelope, Pagination, RemoteCounts, WarningView as Warning, Webhook,
-    WebhookCreated,
+    ChangeEvent, ChangeLinks, ChangeMeta, ChangePage, CompanyDetail, CompanyFacets, CompanySummary,
+    FacetList, FacetValue, FiltersMeta, JobDetail, JobFacets, Links, ListEnvelope, Pagination,
+    RemoteCounts, WarningView as Warning, Webhook, WebhookCreated,
 };
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::domain::{ChangeKind, DomainTag, FeedCursor, Job, JobId, Seniority, SubscriptionStatus};
+use crate::domain::{ChangeKind, DomainTag, Job, Seniority, SubscriptionStatus};
 
 /// The `meta` of a list: how the server read the filters, facets when asked for, warnings.
 pub type ListMeta<F> = FiltersMeta<Value, F>;
@@ -100,51 +99,4 @@ pub struct WebhookPatch {
     /// Disable the subscription, or enable it again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<SubscriptionStatus>,
-}
-
-/// `ChangeEvent`: one event of the change feed.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct ChangeEvent {
-    /// The event's place in the feed: following from it gives the events after it.
-    pub cursor: FeedCursor,
-    /// What happened: `job.new`, `job.updated`, `job.closed` or `job.deleted`.
-    #[serde(rename = "type")]
-    pub kind: ChangeKind,
-    /// When it happened.
-    pub occurred_at: DateTime<Utc>,
-    /// The job it happened to.
-    pub job_id: JobId,
-    /// The job as the event left it; `None` for `job.deleted`, and once the job is deleted.
-    pub job: Option<Job>,
-}
-
-/// `ChangePage`: one page of `GET /changes`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct ChangePage {
-    /// The events, oldest first.
-    pub data: Vec<ChangeEvent>,
-    /// Where to continue from, on empty pages too.
-    pub next_cursor: FeedCursor,
-    /// Whether more events were waiting when the page was cut: ask again at once.
-    pub has_more: bool,
-    /// The next page's link: the same filters, after `next_cursor`.
-    pub links: ChangeLinks,
-    /// The filters as the server read them, and how long events are kept.
-    pub meta: ChangeMeta,
-}
-
-/// The `links` of a [`ChangePage`].
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct ChangeLinks {
-    /// The next page.
-    pub next: String,
-}
-
-/// The `meta` of a [`ChangePage`].
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct ChangeMeta {
-    /// The filters as the server understood them (`JobFilters`).
-    pub filters: Value,
-    /// How many days the feed keeps events.
-    pub retention_days: u64,
 }

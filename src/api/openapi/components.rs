@@ -16,9 +16,9 @@ use crate::api::admin::bodies as admin;
 use crate::api::admin::wire;
 use crate::api::error::Problem;
 use crate::api::error_code::ErrorCode;
-use crate::api::handlers::changes::{ChangeEventView, ChangePage};
 use crate::api::handlers::health::HealthView;
 use crate::api::handlers::{NewWebhookBody, WebhookPatchBody};
+use crate::api::views::{ChangeEvent, ChangePage};
 use crate::api::views::{
     CompanyDetail, CompanyFacets, CompanyList, CompanySummary, DeliveryList, FacetList, FacetValue,
     JobDetail, JobFacets, JobList, Links, Pagination, WarningView, Webhook, WebhookCreated,
@@ -318,8 +318,8 @@ pub(crate) fn public_schemas() -> Map<String, Value> {
     c.answer::<JobFacets>("JobFacets");
     c.answer::<CompanyFacets>("CompanyFacets");
     c.answer::<WarningView>("Warning");
-    c.answer::<ChangeEventView<'_>>("ChangeEvent");
-    c.answer::<ChangePage<'_>>("ChangePage");
+    c.answer::<ChangeEvent>("ChangeEvent");
+    c.answer::<ChangePage<crate::domain::Job, crate::query::JobFilter>>("ChangePage");
     c.finish()
 }
 
