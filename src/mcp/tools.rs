@@ -266,7 +266,10 @@ mod tests {
         assert_eq!(call.path, "/api/v1/jobs/a%2Fb%3Fc");
         let missing = rest_call(spec, JsonObject::new()).expect_err("no id");
         assert_eq!(
-            (missing.problem.code.as_str(), missing.problem.param.as_deref()),
+            (
+                missing.problem.code.as_str(),
+                missing.problem.param.as_deref()
+            ),
             ("invalid_parameter", Some("id"))
         );
     }

@@ -64,9 +64,11 @@ impl JobListingsService {
         {
             let companies = self.read_companies();
             for (position, job) in jobs.iter().enumerate() {
-                checked_company(job, &companies).map_err(|e| DomainError {
-                    field: e.field,
-                    reason: format!("job {position} (id {}): {}", job.id, e.reason),
+                checked_company(job, &companies).map_err(|e| {
+                    DomainError::new(
+                        e.field,
+                        format!("job {position} (id {}): {}", job.id, e.reason),
+                    )
                 })?;
             }
         }

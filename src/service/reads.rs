@@ -339,10 +339,7 @@ impl Caller {
             .ok_or(ServiceError::NotFound {
                 resource: "company",
             })?;
-        let filter = JobFilter {
-            company_id: Some(id),
-            ..JobFilter::default()
-        };
+        let filter = JobFilter::default().company_id(id);
         let found = service
             .read_index()
             .search_top(&filter, CompanyDetail::MAX_JOBS);

@@ -103,21 +103,14 @@ fn expected(jobs: &[Job], filter: &JobFilter, page: u32, per_page: u32) -> (u64,
 async fn assert_searches_exact(service: &JobListingsService, key: &ApiKey, jobs: &[Job]) {
     let filters = [
         JobFilter::default(),
-        JobFilter {
-            remote_only: true,
-            ..JobFilter::default()
-        }
-        .with_q("engineer"),
+        JobFilter::default().remote_only(true).with_q("engineer"),
         JobFilter::default().with_q("senior"),
     ];
     for filter in filters {
         for (page, per_page) in [(1, 20), (3, 50), (40, 25)] {
-            let query = JobQuery {
-                filter: filter.clone(),
-                page: Page::new(page).expect("page"),
-                per_page: PerPage::new(per_page).expect("per_page"),
-                facets: Vec::new(),
-            };
+            let query = JobQuery::new(filter.clone())
+                .page(Page::new(page).expect("page"))
+                .per_page(PerPage::new(per_page).expect("per_page"));
             let found = service
                 .search_jobs(key, query, Held::Nothing)
                 .await
@@ -300,12 +293,9 @@ async fn assert_word_finds_exactly(
     jobs: &[Job],
 ) {
     let filter = JobFilter::default().with_q(word);
-    let query = JobQuery {
-        filter: filter.clone(),
-        page: Page::new(1).expect("page"),
-        per_page: PerPage::new(50).expect("per_page"),
-        facets: Vec::new(),
-    };
+    let query = JobQuery::new(filter.clone())
+        .page(Page::new(1).expect("page"))
+        .per_page(PerPage::new(50).expect("per_page"));
     let found = service
         .search_jobs(key, query, Held::Nothing)
         .await
