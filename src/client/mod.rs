@@ -107,6 +107,7 @@ impl<T> Deref for Response<T> {
 /// is set, so the server answers a repeat with the first subscription; `POST
 /// /webhooks/{id}/test` is never retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
     /// Attempts in all, the first included (at least 1).
     pub max_attempts: u32,
@@ -875,6 +876,12 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let at = DateTime::parse_from_rfc2822(text).ok()?.with_timezone(&Utc);
     Some((at - Utc::now()).to_std().unwrap_or(Duration::ZERO))
 }
+
+setters!(RetryPolicy {
+    max_attempts: u32,
+    max_total_wait: Duration,
+    default_wait: Duration,
+});
 
 #[cfg(test)]
 mod tests {

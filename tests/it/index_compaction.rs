@@ -28,13 +28,7 @@ async fn open_service(dir: &Path) -> StoredService {
 
 /// [`open_service`], on a clock stopped where the test says when `clock` is given.
 async fn service_on_clock(dir: &Path, clock: Option<Arc<ManualClock>>) -> StoredService {
-    let config = ServiceConfig {
-        quotas: Quotas {
-            enterprise: 1 << 30,
-            ..Quotas::default()
-        },
-        ..ServiceConfig::default()
-    };
+    let config = ServiceConfig::default().quotas(Quotas::default().enterprise(1 << 30));
     let mut builder = TestApp::builder()
         .store(StoreKind::SledAt(dir.to_owned()))
         .config(config);
@@ -322,10 +316,10 @@ async fn open_when_free(dir: &Path) -> sled::Db {
 async fn saving_every(dir: &Path, interval_ms: u64) -> StoredService {
     TestApp::builder()
         .store(StoreKind::SledAt(dir.to_owned()))
-        .config(ServiceConfig {
-            index_snapshot_interval: Some(std::time::Duration::from_millis(interval_ms)),
-            ..ServiceConfig::default()
-        })
+        .config(
+            ServiceConfig::default()
+                .index_snapshot_interval(Some(std::time::Duration::from_millis(interval_ms))),
+        )
         .service()
         .await
 }

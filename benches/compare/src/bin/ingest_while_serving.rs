@@ -171,21 +171,13 @@ async fn main() -> Result<ExitCode> {
 
 /// Opens the sled folder and builds the service on it, as the `job-listings` binary does.
 async fn open_service(cli: &Cli) -> Result<JobListingsService> {
-    let sled = SledConfig {
-        cache_bytes: cli.cache_mb.saturating_mul(1024 * 1024),
-        ..SledConfig::new(&cli.data_dir)
-    };
+    let sled = SledConfig::new(&cli.data_dir).cache_bytes(cli.cache_mb.saturating_mul(1024 * 1024));
     let store = SledStore::open(&sled)
         .with_context(|| format!("opening the data folder {}", cli.data_dir.display()))?;
-    let config = ServiceConfig {
-        quotas: Quotas {
-            enterprise: cli.enterprise_quota,
-            ..Quotas::default()
-        },
-        rate_limits: None,
-        secret_key: Some(secret_key(&cli.data_dir.join("secret.key"))?),
-        ..ServiceConfig::default()
-    };
+    let config = ServiceConfig::default()
+        .quotas(Quotas::default().enterprise(cli.enterprise_quota))
+        .rate_limits(None)
+        .secret_key(Some(secret_key(&cli.data_dir.join("secret.key"))?));
     let started = Instant::now();
     let service = JobListingsService::builder()
         .store(Arc::new(store))

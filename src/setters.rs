@@ -1,0 +1,22 @@
+//! Setters for the settings structs, which are `#[non_exhaustive]` so that a new setting is
+//! not a breaking change: outside this crate they are built from their `Default` (or `new`)
+//! and these setters, never with a struct literal.
+
+/// Writes a consuming setter named after each listed field.
+macro_rules! setters {
+    ($ty:ty { $($field:ident: $fty:ty),* $(,)? }) => {
+        impl $ty {
+            $(
+                #[doc = concat!(
+                    "Sets [`", stringify!($field), "`](Self::", stringify!($field),
+                    "), whose documentation gives its default."
+                )]
+                #[must_use]
+                pub fn $field(mut self, $field: $fty) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
