@@ -216,6 +216,7 @@ impl JobListingsService {
 
 /// Why [`JobListingsService::import_sorted_jobs`] stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ImportError<E> {
     /// The batches' source failed.
     #[error("reading the jobs to import failed: {0}")]
