@@ -253,6 +253,7 @@ impl fmt::Debug for Client {
 
 /// The parameters of `GET /jobs`, built step by step; every one is optional.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct JobSearch {
     /// Words every job must contain (`q`).
     pub q: Option<String>,
@@ -401,6 +402,7 @@ pub enum ChangesFrom {
 
 /// The parameters of `GET /changes`.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ChangesRequest {
     /// Where to start (`after`).
     pub from: ChangesFrom,
@@ -410,6 +412,11 @@ pub struct ChangesRequest {
     /// facets).
     pub filter: JobSearch,
 }
+
+setters!(@some ChangesRequest {
+    limit: u16,
+});
+setters!(ChangesRequest { filter: JobSearch });
 
 impl ChangesRequest {
     /// Every event, from `from`.
@@ -437,6 +444,7 @@ impl ChangesRequest {
 
 /// The parameters of `GET /companies`.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct CompanySearch {
     /// Companies at this funding stage (`funding_stage`).
     pub funding_stage: Option<FundingStage>,
@@ -447,6 +455,13 @@ pub struct CompanySearch {
     /// Companies per page (`per_page`).
     pub per_page: Option<PerPage>,
 }
+
+setters!(@some CompanySearch {
+    funding_stage: FundingStage,
+    page: Page,
+    per_page: PerPage,
+});
+setters!(CompanySearch { facets: bool });
 
 impl CompanySearch {
     fn pairs(&self) -> Vec<(&'static str, String)> {

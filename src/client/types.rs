@@ -131,6 +131,7 @@ pub type CompanyList = ListPage<CompanySummary, CompanyFacets>;
 /// `NewWebhook`: the body of `POST /webhooks`. Fields left `None` take the server's
 /// defaults (all domains, any seniority, remote and on-site jobs).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct NewWebhook {
     /// Where deliveries go (https).
     pub callback_url: String,
@@ -158,6 +159,16 @@ pub struct NewWebhook {
     pub event_types: Option<Vec<ChangeKind>>,
 }
 
+setters!(@some NewWebhook {
+    domain_filters: Vec<DomainTag>,
+    remote_only: bool,
+    seniority: Vec<Seniority>,
+    q: String,
+    company: String,
+    min_confidence: f64,
+    event_types: Vec<ChangeKind>,
+});
+
 impl NewWebhook {
     /// A subscription to every new job, delivered to `callback_url`.
     pub fn new(callback_url: impl Into<String>) -> Self {
@@ -171,6 +182,7 @@ impl NewWebhook {
 /// `WebhookPatch`: the body of `PATCH /webhooks/{id}`. A field left `None` stays as it is;
 /// `Some(None)` sets a filter back to what creating leaves it at.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct WebhookPatch {
     /// A new callback URL.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,6 +212,18 @@ pub struct WebhookPatch {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<SubscriptionStatus>,
 }
+
+setters!(@some WebhookPatch {
+    callback_url: String,
+    domain_filters: Option<Vec<DomainTag>>,
+    remote_only: Option<bool>,
+    seniority: Option<Vec<Seniority>>,
+    q: Option<String>,
+    company: Option<String>,
+    min_confidence: Option<f64>,
+    event_types: Option<Vec<ChangeKind>>,
+    status: SubscriptionStatus,
+});
 
 /// `ChangeEvent`: one event of the change feed.
 #[derive(Clone, Debug, PartialEq, Deserialize)]

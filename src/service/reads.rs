@@ -103,6 +103,7 @@ pub struct JobDetail {
 
 /// Which companies to list.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct CompanyQuery {
     /// Only companies at this funding stage.
     pub funding_stage: Option<FundingStage>,
@@ -114,6 +115,15 @@ pub struct CompanyQuery {
     /// ([`CompanyPage::funding_stage_counts`]).
     pub funding_stage_facet: bool,
 }
+
+setters!(CompanyQuery {
+    page: Page,
+    per_page: PerPage,
+    funding_stage_facet: bool,
+});
+setters!(@some CompanyQuery {
+    funding_stage: FundingStage,
+});
 
 /// A company in a listing, with its number of active jobs.
 #[derive(Clone, Debug)]

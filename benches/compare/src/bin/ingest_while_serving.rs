@@ -114,11 +114,7 @@ async fn main() -> Result<ExitCode> {
     let templates = load_data(&service, cli.jobs).await?;
 
     let (key, _record) = service
-        .create_key(NewKey {
-            plan: Plan::Enterprise,
-            billing_anchor: None,
-            label: "ingest_while_serving".into(),
-        })
+        .create_key(NewKey::new(Plan::Enterprise).label("ingest_while_serving".into()))
         .await?;
 
     // Stop on a signal or when the duration is up; the writer and the server both watch it.
