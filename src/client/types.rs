@@ -19,6 +19,7 @@ use crate::domain::{
 
 /// `JobDetail`: a job with its company (`null` when the company is unknown).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
+#[non_exhaustive]
 pub struct JobDetail {
     /// The job's own fields.
     #[serde(flatten)]
@@ -29,6 +30,7 @@ pub struct JobDetail {
 
 /// `CompanyDetail`: a company with its newest active jobs.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
+#[non_exhaustive]
 pub struct CompanyDetail {
     /// The company's own fields.
     #[serde(flatten)]
@@ -42,6 +44,7 @@ pub struct CompanyDetail {
 
 /// `CompanySummary`: a company as company lists show it.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
+#[non_exhaustive]
 pub struct CompanySummary {
     /// The company's identifier.
     pub id: CompanyId,
@@ -59,6 +62,7 @@ pub struct CompanySummary {
 
 /// The `meta` of a list: how the server read the filters, facets when asked for, warnings.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
+#[non_exhaustive]
 pub struct ListMeta<F> {
     /// The filters as the server understood them (`JobFilters` for jobs, `{}` for webhook
     /// lists).
@@ -107,6 +111,7 @@ pub struct RemoteCounts {
 
 /// `JobFacets`: counts over every match of a search, one member per facet asked for.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
 pub struct JobFacets {
     /// Counts by domain tag.
     pub domain: Option<Vec<FacetValue>>,
@@ -118,6 +123,7 @@ pub struct JobFacets {
 
 /// `CompanyFacets`: counts over every listed company.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
 pub struct CompanyFacets {
     /// Counts by funding stage.
     pub funding_stage: Option<Vec<FacetValue>>,
@@ -227,6 +233,7 @@ setters!(@some WebhookPatch {
 
 /// `ChangeEvent`: one event of the change feed.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
+#[non_exhaustive]
 pub struct ChangeEvent {
     /// The event's place in the feed: following from it gives the events after it.
     pub cursor: FeedCursor,
@@ -243,6 +250,7 @@ pub struct ChangeEvent {
 
 /// `ChangePage`: one page of `GET /changes`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
+#[non_exhaustive]
 pub struct ChangePage {
     /// The events, oldest first.
     pub data: Vec<ChangeEvent>,
@@ -265,6 +273,7 @@ pub struct ChangeLinks {
 
 /// The `meta` of a [`ChangePage`].
 #[derive(Clone, Debug, PartialEq, Deserialize)]
+#[non_exhaustive]
 pub struct ChangeMeta {
     /// The filters as the server understood them (`JobFilters`).
     pub filters: Value,

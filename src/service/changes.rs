@@ -72,6 +72,7 @@ impl ChangesQuery {
 
 /// One event of the change feed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ChangeEvent {
     /// The event's place in the feed: following from it gives the events after it.
     pub cursor: FeedCursor,
@@ -88,6 +89,7 @@ pub struct ChangeEvent {
 
 /// One page of the change feed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ChangesPage {
     /// The events, oldest first.
     pub events: Vec<ChangeEvent>,

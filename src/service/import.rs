@@ -30,6 +30,7 @@ pub const IMPORT_BATCH: usize = 4_096;
 
 /// What an import did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImportSummary {
     /// Jobs that were not known before.
     pub created: usize,

@@ -77,6 +77,7 @@ fn unknown_job_values(index: &JobIndex, filter: &JobFilter) -> Vec<UnknownValue>
 
 /// One page of job search results ([`Caller::search_jobs`]).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct JobPage {
     /// The jobs on this page, newest first.
     pub jobs: Vec<Arc<Job>>,
@@ -94,6 +95,7 @@ pub struct JobPage {
 
 /// A job with its company's enrichment data ([`Caller::get_job`]).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct JobDetail {
     /// The job.
     pub job: Arc<Job>,
@@ -127,6 +129,7 @@ setters!(@some CompanyQuery {
 
 /// A company in a listing, with its number of active jobs.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CompanySummary {
     /// The company.
     pub company: Arc<Company>,
@@ -136,6 +139,7 @@ pub struct CompanySummary {
 
 /// One page of companies with active jobs, by name.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CompanyPage {
     /// The companies on this page.
     pub companies: Vec<CompanySummary>,
@@ -154,6 +158,7 @@ pub struct CompanyPage {
 
 /// A company with all its enrichment data and its active jobs.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CompanyDetail {
     /// The company.
     pub company: Arc<Company>,

@@ -188,6 +188,7 @@ fn sorted_unique<T: Ord>(mut labels: Vec<T>) -> Vec<T> {
 
 /// What [`Caller::create_webhook_idempotent`] did.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct WebhookCreation {
     /// The subscription, with its signing secret.
     pub subscription: Subscription,
