@@ -32,12 +32,9 @@ fn levels(list: &[&str]) -> Vec<Seniority> {
 }
 
 fn query(filter: JobFilter, page: u32) -> JobQuery {
-    JobQuery {
-        filter,
-        page: Page::new(page).unwrap_or_default(),
-        per_page: PerPage::default(),
-        facets: Vec::new(),
-    }
+    JobQuery::new(filter)
+        .page(Page::new(page).unwrap_or_default())
+        .per_page(PerPage::default())
 }
 
 fn classes() -> Vec<(&'static str, JobQuery)> {
@@ -47,24 +44,20 @@ fn classes() -> Vec<(&'static str, JobQuery)> {
         (
             "filter_only",
             query(
-                JobFilter {
-                    domains: tags(&["engineering", "ai"]),
-                    seniority: levels(&["senior", "staff"]),
-                    remote_only: true,
-                    ..JobFilter::default()
-                },
+                JobFilter::default()
+                    .domains(tags(&["engineering", "ai"]))
+                    .seniority(levels(&["senior", "staff"]))
+                    .remote_only(true),
                 1,
             ),
         ),
         (
             "filter_only_confidence_date",
             query(
-                JobFilter {
-                    domains: tags(&["data"]),
-                    min_confidence: conf,
-                    posted_after: Some(week_ago),
-                    ..JobFilter::default()
-                },
+                JobFilter::default()
+                    .domains(tags(&["data"]))
+                    .min_confidence(conf)
+                    .posted_after(week_ago),
                 1,
             ),
         ),
@@ -79,13 +72,11 @@ fn classes() -> Vec<(&'static str, JobQuery)> {
         (
             "text_and_filters",
             query(
-                JobFilter {
-                    remote_only: true,
-                    seniority: levels(&["senior"]),
-                    min_confidence: conf,
-                    ..JobFilter::default()
-                }
-                .with_q("python"),
+                JobFilter::default()
+                    .remote_only(true)
+                    .seniority(levels(&["senior"]))
+                    .min_confidence(conf)
+                    .with_q("python"),
                 1,
             ),
         ),
@@ -94,23 +85,11 @@ fn classes() -> Vec<(&'static str, JobQuery)> {
         ("deep_page_all", query(JobFilter::default(), 40)),
         (
             "first_page_filtered",
-            query(
-                JobFilter {
-                    domains: tags(&["engineering"]),
-                    ..JobFilter::default()
-                },
-                1,
-            ),
+            query(JobFilter::default().domains(tags(&["engineering"])), 1),
         ),
         (
             "deep_page_filtered",
-            query(
-                JobFilter {
-                    domains: tags(&["engineering"]),
-                    ..JobFilter::default()
-                },
-                60,
-            ),
+            query(JobFilter::default().domains(tags(&["engineering"])), 60),
         ),
     ]
 }

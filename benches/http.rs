@@ -33,13 +33,7 @@ fn http(c: &mut Criterion) {
     let (api, key) = rt.block_on(async {
         let store =
             SledStore::open(&SledConfig::new(dir.path())).unwrap_or_else(|e| panic!("sled: {e}"));
-        let config = ServiceConfig {
-            quotas: Quotas {
-                enterprise: 1 << 39,
-                ..Quotas::default()
-            },
-            ..ServiceConfig::default()
-        };
+        let config = ServiceConfig::default().quotas(Quotas::default().enterprise(1 << 39));
         let service = JobListingsService::builder()
             .store(Arc::new(store))
             .config(config)

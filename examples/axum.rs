@@ -48,11 +48,7 @@ async fn main() -> anyhow::Result<()> {
 
     // 3. A key. This is the only time the key itself exists; the service keeps its hash.
     let (key, _record) = service
-        .create_key(NewKey {
-            plan: Plan::Developer,
-            billing_anchor: None,
-            label: "axum example".into(),
-        })
+        .create_key(NewKey::new(Plan::Developer).label("axum example".into()))
         .await?;
 
     // 4. Your routes, and the API for everything else.

@@ -36,10 +36,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let store = SledStore::open(&SledConfig::new(folder.join("db")))?;
 
     // 2. The secret key, made on first start (the same file format as the server's).
-    let config = ServiceConfig {
-        secret_key: Some(SecretKey::load_or_create(&folder.join("secret.key"))?),
-        ..ServiceConfig::default()
-    };
+    let config = ServiceConfig::default()
+        .secret_key(Some(SecretKey::load_or_create(&folder.join("secret.key"))?));
 
     // 3. The service, sending deliveries to the addresses the same policy lets subscriptions
     //    name, and a key to call it with (only its hash is stored).

@@ -67,13 +67,11 @@ fn main() -> anyhow::Result<()> {
 
     // 3b. Tag filters plus free text: remote senior or staff engineering jobs mentioning rust.
     //     Tags are validated values; `with_q` splits text into words the same way the index does.
-    let engineering = JobFilter {
-        domains: vec![DomainTag::parse("engineering")?],
-        seniority: vec![Seniority::parse("senior")?, Seniority::parse("staff")?],
-        remote_only: true,
-        ..JobFilter::default()
-    }
-    .with_q("Rust");
+    let engineering = JobFilter::default()
+        .domains([DomainTag::parse("engineering")?])
+        .seniority([Seniority::parse("senior")?, Seniority::parse("staff")?])
+        .remote_only(true)
+        .with_q("Rust");
     run(
         &index,
         &by_id,
@@ -91,12 +89,10 @@ fn main() -> anyhow::Result<()> {
 
     // 3d. Confidence floor and a date cut-off: confident AI jobs from the last week of the data.
     let last_week = demo::reference_time() - Span::days(7);
-    let recent_ai = JobFilter {
-        domains: vec![DomainTag::parse("ai")?],
-        min_confidence: Some(Confidence::new(0.9)?),
-        posted_after: Some(last_week),
-        ..JobFilter::default()
-    };
+    let recent_ai = JobFilter::default()
+        .domains([DomainTag::parse("ai")?])
+        .min_confidence(Confidence::new(0.9)?)
+        .posted_after(last_week);
     run(
         &index,
         &by_id,
@@ -106,12 +102,9 @@ fn main() -> anyhow::Result<()> {
 
     // 3e. A deep page: page 300 of 50 skips 14,950 matches. Page and size are validated
     //     (pages from 1, 1 to 50 per page) before they ever reach the engine.
-    let deep = JobQuery {
-        filter: JobFilter::default(),
-        page: Page::new(300)?,
-        per_page: PerPage::new(50)?,
-        facets: Vec::new(),
-    };
+    let deep = JobQuery::new(JobFilter::default())
+        .page(Page::new(300)?)
+        .per_page(PerPage::new(50)?);
     run(
         &index,
         &by_id,
@@ -120,21 +113,19 @@ fn main() -> anyhow::Result<()> {
     );
 
     // 3f. Past the end: a page beyond the last match is empty but still reports the total.
-    let past_the_end = JobQuery {
-        filter: JobFilter::default().with_q("rust"),
-        page: Page::new(10_000)?,
-        per_page: PerPage::new(50)?,
-        facets: Vec::new(),
-    };
+    let past_the_end = JobQuery::new(JobFilter::default().with_q("rust"))
+        .page(Page::new(10_000)?)
+        .per_page(PerPage::new(50)?);
     run(&index, &by_id, "3f. q=rust, page 10,000", &past_the_end);
 
     // 3g. Facets: the same search also counts all its matches by domain, seniority and
     //     remote, from the bitmaps it already holds. The vocabularies are open, so this is
     //     how a client learns which labels the data uses.
-    let faceted = JobQuery {
-        facets: vec![Facet::Domain, Facet::Seniority, Facet::Remote],
-        ..JobQuery::new(JobFilter::default().with_q("rust"))
-    };
+    let faceted = JobQuery::new(JobFilter::default().with_q("rust")).facets([
+        Facet::Domain,
+        Facet::Seniority,
+        Facet::Remote,
+    ]);
     run(&index, &by_id, "3g. q=rust with facets", &faceted);
 
     // 4. Cross-check: `JobFilter::matches` decides for one job what the index decides for all.
@@ -155,7 +146,9 @@ fn main() -> anyhow::Result<()> {
 /// Runs one query, timing it, and prints the total and the first ids of the page.
 fn run(index: &JobIndex, by_id: &HashMap<JobId, &Job>, title: &str, query: &JobQuery) {
     let started = Instant::now();
-    let SearchResult { total, ids, facets } = index.search(query);
+    let SearchResult {
+        total, ids, facets, ..
+    } = index.search(query);
     let took = started.elapsed();
     println!(
         "\n{title}\n    {total} matches; page {} holds {} ids; searched in {}",

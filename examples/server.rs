@@ -29,10 +29,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 1. The store. The secret key seals webhook secrets at rest; keep it apart from backups
     //    of the data in production.
     let store = SledStore::open(&SledConfig::new("./data"))?;
-    let config = ServiceConfig {
-        secret_key: Some(SecretKey::load_or_create("./data/secret.key".as_ref())?),
-        ..ServiceConfig::default()
-    };
+    let config = ServiceConfig::default().secret_key(Some(SecretKey::load_or_create(
+        "./data/secret.key".as_ref(),
+    )?));
 
     // 2. The service, loaded from the store.
     let notifier = HttpNotifier::new(config.callback_policy, HttpNotifierConfig::default())?;

@@ -101,6 +101,9 @@
 //! # Ok(()) }
 //! ```
 
+#[macro_use]
+mod setters;
+
 pub mod api;
 #[cfg(feature = "client")]
 pub mod client;

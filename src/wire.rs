@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 
 /// An RFC 9457 problem details object: the body of every error answer of the API, and what
@@ -80,7 +79,8 @@ pub struct Quota {
 
 impl Quota {
     /// The quota an answer's headers state; `None` when they do not (a caller not known).
-    pub(crate) fn of(headers: &HeaderMap) -> Option<Self> {
+    #[cfg(any(feature = "client", feature = "mcp"))]
+    pub(crate) fn of(headers: &http::HeaderMap) -> Option<Self> {
         let number = |name: &str| -> Option<u64> { headers.get(name)?.to_str().ok()?.parse().ok() };
         Some(Self {
             limit: number("x-ratelimit-limit")?,

@@ -127,13 +127,13 @@ async fn crash_safety_child_process_entry_point() {
     };
     let service = match JobListingsService::builder()
         .store(Arc::new(store))
-        .config(ServiceConfig {
-            metering: Counting::from_name(&child_var("JL_CRASH_SAFETY_METERING")).metering(),
-            // Saved often, so most restarts load a snapshot that misses the last jobs and
-            // index those again; the active count checked after each restart covers them.
-            index_snapshot_interval: Some(Duration::from_millis(300)),
-            ..ServiceConfig::default()
-        })
+        .config(
+            ServiceConfig::default()
+                .metering(Counting::from_name(&child_var("JL_CRASH_SAFETY_METERING")).metering())
+                // Saved often, so most restarts load a snapshot that misses the last jobs and
+                // index those again; the active count checked after each restart covers them.
+                .index_snapshot_interval(Some(Duration::from_millis(300))),
+        )
         .build()
         .await
     {

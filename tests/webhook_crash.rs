@@ -152,31 +152,30 @@ async fn crash_child_process_entry_point() {
     let first: u64 = child_var("JL_CRASH_FIRST").parse().expect("a number");
     let child: u64 = child_var("JL_CRASH_CHILD_NO").parse().expect("a number");
 
-    let config = ServiceConfig {
-        callback_policy: CallbackPolicy::local_development(),
-        delivery: DeliveryConfig {
-            retry: RetryPolicy {
-                // Enough retries that a 500 never exhausts a delivery during the test.
-                delays: [20, 40, 80, 100, 100, 100, 100, 100, 100, 100, 100, 100]
-                    .into_iter()
-                    .map(Duration::from_millis)
-                    .collect(),
-                jitter: 0.1,
-                ..RetryPolicy::default()
-            },
-            poll_interval: Duration::from_millis(20),
-            ..DeliveryConfig::default()
-        },
-        ..ServiceConfig::default()
-    };
+    let config = ServiceConfig::default()
+        .callback_policy(CallbackPolicy::local_development())
+        .delivery(
+            DeliveryConfig::default()
+                .retry(
+                    RetryPolicy::default()
+                        // Enough retries that a 500 never exhausts a delivery during the test.
+                        .delays(
+                            [20, 40, 80, 100, 100, 100, 100, 100, 100, 100, 100, 100]
+                                .into_iter()
+                                .map(Duration::from_millis)
+                                .collect(),
+                        )
+                        .jitter(0.1),
+                )
+                .poll_interval(Duration::from_millis(20)),
+        );
     // The receiver answers within 40 ms: a request that takes longer was held up by the
     // machine, and must not time out and be sent again by the same process.
     let notifier = HttpNotifier::new(
         CallbackPolicy::local_development(),
-        HttpNotifierConfig {
-            connect_timeout: Duration::from_secs(1),
-            request_timeout: Duration::from_secs(10),
-        },
+        HttpNotifierConfig::default()
+            .connect_timeout(Duration::from_secs(1))
+            .request_timeout(Duration::from_secs(10)),
     )
     .expect("a notifier");
     let service = JobListingsService::builder()

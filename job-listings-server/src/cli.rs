@@ -334,67 +334,58 @@ impl ServeArgs {
     /// The HTTP layer's settings.
     pub(crate) fn api_config(&self, caches: &CacheSizes) -> ApiConfig {
         let budget_on = !self.no_rate_limits && self.unauthenticated_rate > 0.0;
-        ApiConfig {
-            render_cache_bytes: caches.render_mb.saturating_mul(1024 * 1024),
-            unauthenticated_rate: budget_on.then_some(RateLimit {
+        ApiConfig::default()
+            .render_cache_bytes(caches.render_mb.saturating_mul(1024 * 1024))
+            .unauthenticated_rate(budget_on.then_some(RateLimit {
                 per_second: self.unauthenticated_rate,
                 burst: self.unauthenticated_burst,
-            }),
-            access_log: self.access_log == Switch::On,
-            cors_origins: self.cors_origins.clone(),
-            ..ApiConfig::default()
-        }
+            }))
+            .access_log(self.access_log == Switch::On)
+            .cors_origins(self.cors_origins.clone())
     }
 
     /// The MCP endpoint's session limits.
     pub(crate) fn mcp_config(&self) -> McpConfig {
-        McpConfig {
-            max_sessions_per_key: self.mcp_sessions_per_key,
-            max_sessions: self.mcp_sessions,
-            idle_timeout: Duration::from_secs(self.mcp_idle_timeout),
-            max_streams_per_session: self.mcp_streams_per_session,
-            ..McpConfig::default()
-        }
+        McpConfig::default()
+            .max_sessions_per_key(self.mcp_sessions_per_key)
+            .max_sessions(self.mcp_sessions)
+            .idle_timeout(Duration::from_secs(self.mcp_idle_timeout))
+            .max_streams_per_session(self.mcp_streams_per_session)
     }
 
     /// The server's connection limits.
     pub(crate) fn server_config(&self) -> ServerConfig {
-        ServerConfig {
-            idle_timeout: Duration::from_secs(self.idle_timeout),
-            max_connections: self.max_connections,
-            max_connections_per_address: self.max_connections_per_address,
-            accept_stall_limit: Duration::from_secs(self.accept_stall_limit),
-            ..ServerConfig::default()
-        }
+        ServerConfig::default()
+            .idle_timeout(Duration::from_secs(self.idle_timeout))
+            .max_connections(self.max_connections)
+            .max_connections_per_address(self.max_connections_per_address)
+            .accept_stall_limit(Duration::from_secs(self.accept_stall_limit))
     }
 
     /// The admin listener's connection limits: few clients, all of them the operator's.
     pub(crate) fn admin_server_config(&self) -> ServerConfig {
-        ServerConfig {
-            max_connections: 256,
-            max_connections_per_address: 256,
-            ..self.server_config()
-        }
+        self.server_config()
+            .max_connections(256)
+            .max_connections_per_address(256)
     }
 
     pub(crate) fn service_config(&self) -> ServiceConfig {
         let defaults = Quotas::default();
-        let mut config = ServiceConfig {
-            quotas: Quotas {
-                developer: self.developer_quota.unwrap_or(defaults.developer),
-                agent_pro: self.agent_pro_quota.unwrap_or(defaults.agent_pro),
-                enterprise: self.enterprise_quota.unwrap_or(defaults.enterprise),
-            },
-            rate_limits: (!self.no_rate_limits).then(RateLimits::default),
-            write_failure_grace: Duration::from_secs(self.write_failure_grace),
-            metering: match self.metering {
+        let mut config = ServiceConfig::default()
+            .quotas(
+                Quotas::default()
+                    .developer(self.developer_quota.unwrap_or(defaults.developer))
+                    .agent_pro(self.agent_pro_quota.unwrap_or(defaults.agent_pro))
+                    .enterprise(self.enterprise_quota.unwrap_or(defaults.enterprise)),
+            )
+            .rate_limits((!self.no_rate_limits).then(RateLimits::default))
+            .write_failure_grace(Duration::from_secs(self.write_failure_grace))
+            .metering(match self.metering {
                 MeteringArg::InMemory => Metering::default(),
                 MeteringArg::InStore => Metering::InStore,
                 MeteringArg::Off => Metering::Off,
-            },
-            search_memo_entries: self.search_memo,
-            ..ServiceConfig::default()
-        };
+            })
+            .search_memo_entries(self.search_memo);
         if self.allow_local_webhooks {
             config.callback_policy = CallbackPolicy::local_development();
         }

@@ -26,11 +26,10 @@ pub(crate) async fn keys(keys: Keys<'_>, command: KeysCommand) -> Result<()> {
             label,
             anchor,
         } => {
-            let new = NewKey {
-                plan: plan.into(),
-                billing_anchor: anchor,
-                label,
-            };
+            let mut new = NewKey::new(plan.into()).label(label);
+            if let Some(anchor) = anchor {
+                new = new.billing_anchor(anchor);
+            }
             let (key, info) = keys.create(new).await?;
             // The key alone on the first line, so scripts can take it with `head -n1`.
             println!("{key}");

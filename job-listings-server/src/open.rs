@@ -65,21 +65,16 @@ pub(crate) async fn open_service(
 /// PostgreSQL when a database URL is given, else the sled folder.
 async fn open_store(args: &StoreArgs) -> Result<Arc<dyn Store>> {
     if let Some(url) = &args.database_url {
-        let config = PgConfig {
-            schema: args.database_schema.clone(),
-            ..PgConfig::new(url.clone())
-        };
+        let config = PgConfig::new(url.clone()).schema(args.database_schema.clone());
         let store = PgStore::open(&config)
             .await
             .with_context(|| format!("opening {}", describe_store(args)))?;
         return Ok(Arc::new(store));
     }
     let caches = CacheSizes::of(args, None);
-    let sled = SledConfig {
-        path: args.data_dir.clone(),
-        cache_bytes: caches.sled_mb.saturating_mul(1024 * 1024),
-        job_cache_bytes: caches.jobs_mb.saturating_mul(1024 * 1024),
-    };
+    let sled = SledConfig::new(&args.data_dir)
+        .cache_bytes(caches.sled_mb.saturating_mul(1024 * 1024))
+        .job_cache_bytes(caches.jobs_mb.saturating_mul(1024 * 1024));
     let store = SledStore::open(&sled).map_err(|e| explain_open_error(&args.data_dir, e))?;
     Ok(Arc::new(store))
 }

@@ -232,11 +232,7 @@ async fn seed_demo(service: &JobListingsService) -> Result<Vec<(Plan, ApiKey)>> 
     let mut keys = Vec::new();
     for plan in Plan::ALL {
         let (key, _record) = service
-            .create_key(NewKey {
-                plan,
-                billing_anchor: None,
-                label: "demo".into(),
-            })
+            .create_key(NewKey::new(plan).label("demo".into()))
             .await?;
         keys.push((plan, key));
     }

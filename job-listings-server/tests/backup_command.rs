@@ -27,10 +27,7 @@ async fn open(data: &Path) -> (Arc<dyn Store>, JobListingsService) {
     let key = SecretKey::load_or_create(&data.join("secret.key")).expect("the key file");
     let service = JobListingsService::builder()
         .store(store.clone())
-        .config(ServiceConfig {
-            secret_key: Some(key),
-            ..ServiceConfig::default()
-        })
+        .config(ServiceConfig::default().secret_key(Some(key)))
         .build()
         .await
         .expect("the service builds");

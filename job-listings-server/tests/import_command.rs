@@ -112,12 +112,9 @@ async fn every_line_is_imported_in_id_order_the_later_of_two_lines_wins_and_all_
     let search = |filter: JobFilter| {
         let (service, key) = (service.clone(), key.clone());
         async move {
-            let query = JobQuery {
-                filter,
-                page: Page::new(1).expect("page"),
-                per_page: PerPage::new(50).expect("per_page"),
-                facets: Vec::new(),
-            };
+            let query = JobQuery::new(filter)
+                .page(Page::new(1).expect("page"))
+                .per_page(PerPage::new(50).expect("per_page"));
             service
                 .search_jobs(&key, query, Held::Nothing)
                 .await

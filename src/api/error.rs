@@ -11,6 +11,7 @@ pub use crate::wire::Problem;
 
 /// Why a request failed at the HTTP layer, or below it.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ApiError {
     /// The service refused or failed.
     #[error(transparent)]

@@ -57,6 +57,7 @@ pub const METRICS_CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_t
 
 /// Settings of the HTTP layer.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ApiConfig {
     /// The largest request body accepted, in bytes; default 64 KiB.
     pub max_body_bytes: usize,
@@ -923,3 +924,13 @@ pub(crate) fn api_key(headers: &HeaderMap) -> Result<ApiKey, ApiError> {
     };
     ApiKey::parse(raw).map_err(ApiError::MalformedApiKey)
 }
+
+setters!(ApiConfig {
+    max_body_bytes: usize,
+    max_header_bytes: usize,
+    body_timeout: Duration,
+    render_cache_bytes: u64,
+    unauthenticated_rate: Option<RateLimit>,
+    access_log: bool,
+    cors_origins: Vec<CorsOrigin>,
+});

@@ -310,40 +310,44 @@ pub(crate) fn job_query(params: &Params) -> Result<JobQuery, ApiError> {
     })?;
     facets.sort();
     facets.dedup();
-    Ok(JobQuery {
-        filter,
-        page,
-        per_page,
-        facets,
-    })
+    Ok(JobQuery::new(filter)
+        .page(page)
+        .per_page(per_page)
+        .facets(facets))
 }
 
 /// The filters of `GET /jobs` (and of `GET /changes`).
 fn job_filter(params: &Params) -> Result<JobFilter, ApiError> {
-    let mut filter = JobFilter {
-        domains: params.list("domain", DomainTag::parse)?,
-        seniority: params.list("seniority", Seniority::parse)?,
-        remote_only: params.bool("remote_only")?.unwrap_or(false),
-        min_confidence: params
-            .one("min_confidence")
-            .map(Confidence::parse)
-            .transpose()?,
-        posted_after: params
-            .one("posted_after")
-            .map(|v| parse_instant("posted_after", v))
-            .transpose()?,
+    let mut domains = params.list("domain", DomainTag::parse)?;
+    domains.sort();
+    domains.dedup();
+    let mut seniority = params.list("seniority", Seniority::parse)?;
+    seniority.sort();
+    seniority.dedup();
+    let mut filter = JobFilter::default()
+        .domains(domains)
+        .seniority(seniority)
+        .remote_only(params.bool("remote_only")?.unwrap_or(false))
+        .min_confidence(
+            params
+                .one("min_confidence")
+                .map(Confidence::parse)
+                .transpose()?,
+        )
+        .posted_after(
+            params
+                .one("posted_after")
+                .map(|v| parse_instant("posted_after", v))
+                .transpose()?,
+        )
         // Given, it must be an id: `company_id=` is an error, as the OpenAPI document's
         // `uuid` format says, not a search over every company.
-        company_id: params
-            .one("company_id")
-            .map(|v| CompanyId::parse(v).map_err(|e| DomainError::new("company_id", e.reason)))
-            .transpose()?,
-        ..JobFilter::default()
-    };
-    filter.domains.sort();
-    filter.domains.dedup();
-    filter.seniority.sort();
-    filter.seniority.dedup();
+        .company_id(
+            params
+                .one("company_id")
+                .map(|v| CompanyId::parse(v).map_err(|e| DomainError::new("company_id", e.reason)))
+                .transpose()?,
+        );
     if let Some(q) = params.text("q")? {
         filter = filter.with_q(q);
     }

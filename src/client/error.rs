@@ -34,6 +34,7 @@ impl std::ops::Deref for ApiProblem {
 
 /// An error of a [`Client`](super::Client) call.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The API answered with an error (4xx or 5xx) and its problem document.
     #[error("{} {}: {}", .0.status.as_u16(), .0.code, .0.detail)]

@@ -107,6 +107,7 @@ impl<T> Deref for Response<T> {
 /// is set, so the server answers a repeat with the first subscription; `POST
 /// /webhooks/{id}/test` is never retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
     /// Attempts in all, the first included (at least 1).
     pub max_attempts: u32,
@@ -252,6 +253,7 @@ impl fmt::Debug for Client {
 
 /// The parameters of `GET /jobs`, built step by step; every one is optional.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct JobSearch {
     /// Words every job must contain (`q`).
     pub q: Option<String>,
@@ -400,6 +402,7 @@ pub enum ChangesFrom {
 
 /// The parameters of `GET /changes`.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ChangesRequest {
     /// Where to start (`after`).
     pub from: ChangesFrom,
@@ -409,6 +412,11 @@ pub struct ChangesRequest {
     /// facets).
     pub filter: JobSearch,
 }
+
+setters!(@some ChangesRequest {
+    limit: u16,
+});
+setters!(ChangesRequest { filter: JobSearch });
 
 impl ChangesRequest {
     /// Every event, from `from`.
@@ -436,6 +444,7 @@ impl ChangesRequest {
 
 /// The parameters of `GET /companies`.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct CompanySearch {
     /// Companies at this funding stage (`funding_stage`).
     pub funding_stage: Option<FundingStage>,
@@ -446,6 +455,13 @@ pub struct CompanySearch {
     /// Companies per page (`per_page`).
     pub per_page: Option<PerPage>,
 }
+
+setters!(@some CompanySearch {
+    funding_stage: FundingStage,
+    page: Page,
+    per_page: PerPage,
+});
+setters!(CompanySearch { facets: bool });
 
 impl CompanySearch {
     fn pairs(&self) -> Vec<(&'static str, String)> {
@@ -875,6 +891,12 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let at = DateTime::parse_from_rfc2822(text).ok()?.with_timezone(&Utc);
     Some((at - Utc::now()).to_std().unwrap_or(Duration::ZERO))
 }
+
+setters!(RetryPolicy {
+    max_attempts: u32,
+    max_total_wait: Duration,
+    default_wait: Duration,
+});
 
 #[cfg(test)]
 mod tests {

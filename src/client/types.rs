@@ -1,10 +1,11 @@
-//! The answers of the public API that the library's own types do not already read: each
-//! mirrors a schema of the OpenAPI document (`GET /api/v1/openapi.json`).
+//! The answers of the public API as the client reads them: the very types the server writes
+//! them from (`api::views`), read into their owned forms, and the bodies of the webhook
+//! calls.
 //!
-//! Jobs ([`Job`]), companies ([`Company`]), deliveries ([`Delivery`](crate::domain::Delivery)) and usage reports
+//! Jobs ([`Job`]), companies ([`Company`](crate::domain::Company)), deliveries
+//! ([`Delivery`](crate::domain::Delivery)) and usage reports
 //! ([`UsageReport`](crate::domain::UsageReport)) are read into the domain's types, whose
-//! fields the wire format shares; pages' [`Pagination`] and [`Links`], [`Warning`]s,
-//! [`Webhook`]s and [`WebhookCreated`] into the types the server writes them from.
+//! fields the wire format shares.
 
 pub use crate::api::views::{
     ChangeEvent, ChangeLinks, ChangeMeta, ChangePage, CompanyDetail, CompanyFacets, CompanySummary,
@@ -31,6 +32,7 @@ pub type CompanyList = ListPage<CompanySummary, CompanyFacets>;
 /// `NewWebhook`: the body of `POST /webhooks`. Fields left `None` take the server's
 /// defaults (all domains, any seniority, remote and on-site jobs).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct NewWebhook {
     /// Where deliveries go (https).
     pub callback_url: String,
@@ -58,6 +60,16 @@ pub struct NewWebhook {
     pub event_types: Option<Vec<ChangeKind>>,
 }
 
+setters!(@some NewWebhook {
+    domain_filters: Vec<DomainTag>,
+    remote_only: bool,
+    seniority: Vec<Seniority>,
+    q: String,
+    company: String,
+    min_confidence: f64,
+    event_types: Vec<ChangeKind>,
+});
+
 impl NewWebhook {
     /// A subscription to every new job, delivered to `callback_url`.
     pub fn new(callback_url: impl Into<String>) -> Self {
@@ -71,6 +83,7 @@ impl NewWebhook {
 /// `WebhookPatch`: the body of `PATCH /webhooks/{id}`. A field left `None` stays as it is;
 /// `Some(None)` sets a filter back to what creating leaves it at.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct WebhookPatch {
     /// A new callback URL.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,3 +113,15 @@ pub struct WebhookPatch {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<SubscriptionStatus>,
 }
+
+setters!(@some WebhookPatch {
+    callback_url: String,
+    domain_filters: Option<Vec<DomainTag>>,
+    remote_only: Option<bool>,
+    seniority: Option<Vec<Seniority>>,
+    q: Option<String>,
+    company: Option<String>,
+    min_confidence: Option<f64>,
+    event_types: Option<Vec<ChangeKind>>,
+    status: SubscriptionStatus,
+});

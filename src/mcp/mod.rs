@@ -86,6 +86,7 @@ pub type McpBody = BoxBody<Bytes, Infallible>;
 
 /// Settings of the MCP endpoint.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct McpConfig {
     /// Sessions one key may hold open at once; default 16. One more is answered 429
     /// `too_many_sessions` until one closes or expires.
@@ -500,6 +501,14 @@ where
         Box::pin(async move { Ok(mcp.handle(req).await) })
     }
 }
+
+setters!(McpConfig {
+    max_sessions_per_key: usize,
+    max_sessions: usize,
+    idle_timeout: Duration,
+    keep_alive: Duration,
+    max_streams_per_session: usize,
+});
 
 #[cfg(test)]
 mod tests {

@@ -54,6 +54,7 @@ pub fn bind(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
 
 /// Connection-level limits of the server.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// Time a client has to send a request's headers; an idle HTTP/1 keep-alive connection is
     /// closed after this too. Default 10 s.
@@ -476,6 +477,17 @@ fn connection_builders(config: &ServerConfig) -> (http1::Builder, http2::Builder
         .keep_alive_timeout(config.header_read_timeout);
     (http1, http2)
 }
+
+setters!(ServerConfig {
+    header_read_timeout: Duration,
+    idle_timeout: Duration,
+    max_header_bytes: usize,
+    max_headers: usize,
+    max_connections: usize,
+    max_connections_per_address: usize,
+    shutdown_grace: Duration,
+    accept_stall_limit: Duration,
+});
 
 #[cfg(test)]
 mod tests {

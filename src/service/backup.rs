@@ -30,6 +30,7 @@ const FORMAT: u32 = 1;
 
 /// What a backup holds, written last into it ([`BACKUP_MANIFEST`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct BackupManifest {
     /// The manifest's format; a build refuses a backup of a format it does not know.
     pub format: u32,

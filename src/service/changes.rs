@@ -26,6 +26,7 @@ pub enum FeedStart {
 
 /// A read of the change feed.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ChangesQuery {
     /// Where to start.
     pub start: FeedStart,
@@ -34,6 +35,12 @@ pub struct ChangesQuery {
     /// Only events whose job, as the event left it, matches; active or closed alike.
     pub filter: JobFilter,
 }
+
+setters!(ChangesQuery {
+    start: FeedStart,
+    limit: usize,
+    filter: JobFilter,
+});
 
 impl ChangesQuery {
     /// The most events one page holds.
@@ -65,6 +72,7 @@ impl ChangesQuery {
 
 /// One event of the change feed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ChangeEvent {
     /// The event's place in the feed: following from it gives the events after it.
     pub cursor: FeedCursor,
@@ -81,6 +89,7 @@ pub struct ChangeEvent {
 
 /// One page of the change feed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ChangesPage {
     /// The events, oldest first.
     pub events: Vec<ChangeEvent>,

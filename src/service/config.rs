@@ -6,6 +6,7 @@ use crate::webhooks::{CallbackPolicy, RetryPolicy};
 
 /// Monthly call quotas per plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Quotas {
     /// Developer plan; default 10,000.
     pub developer: u64,
@@ -39,6 +40,7 @@ impl Quotas {
 /// Where calls are counted against the monthly quota. Either way exactly the quota succeeds
 /// however many calls race, and a failed call is given back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Metering {
     /// Counted in memory with one atomic operation per call and written to the store every
     /// `flush_interval` and at shutdown. The fastest; a crash (kill -9, power loss) loses at
@@ -71,6 +73,7 @@ impl Default for Metering {
 
 /// Settings of a [`JobListingsService`](super::JobListingsService).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ServiceConfig {
     /// Monthly quotas per plan.
     pub quotas: Quotas,
@@ -131,6 +134,7 @@ pub struct ServiceConfig {
 
 /// How the webhook delivery worker runs.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct DeliveryConfig {
     /// When failed deliveries are retried.
     pub retry: RetryPolicy,
@@ -202,3 +206,39 @@ impl Default for ServiceConfig {
         }
     }
 }
+
+setters!(Quotas {
+    developer: u64,
+    agent_pro: u64,
+    enterprise: u64,
+});
+
+setters!(ServiceConfig {
+    quotas: Quotas,
+    max_webhooks_per_key: usize,
+    callback_policy: CallbackPolicy,
+    metering: Metering,
+    delivery: DeliveryConfig,
+    rate_limits: Option<RateLimits>,
+    secret_key: Option<SecretKey>,
+    follow_poll_interval: Duration,
+    index_snapshot_interval: Option<Duration>,
+    write_failure_grace: Duration,
+    max_follower_lag: u64,
+    change_retention: Duration,
+    search_memo_entries: usize,
+    backup_headroom_bytes: u64,
+});
+
+setters!(DeliveryConfig {
+    retry: RetryPolicy,
+    poll_interval: Duration,
+    max_in_flight: usize,
+    max_in_flight_per_subscription: usize,
+    max_in_flight_per_key: usize,
+    max_pending_per_subscription: usize,
+    retention: Duration,
+    prune_interval: Duration,
+    lease: Duration,
+    test_pings_per_minute: u32,
+});

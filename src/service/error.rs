@@ -9,6 +9,7 @@ use crate::store::StoreError;
 /// Why a service call failed. The first variants are the caller's doing; [`ServiceError::Store`]
 /// is ours. `api::error` alone turns these into HTTP answers.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ServiceError {
     /// A parameter or field was malformed or out of range.
     #[error(transparent)]

@@ -34,6 +34,7 @@ struct Probe {
 
 /// The service's health, as `GET /readyz` and `GET /livez` report it.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Health {
     /// The store takes writes: send traffic here.
     pub ready: bool,

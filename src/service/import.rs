@@ -30,6 +30,7 @@ pub const IMPORT_BATCH: usize = 4_096;
 
 /// What an import did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImportSummary {
     /// Jobs that were not known before.
     pub created: usize,
@@ -64,9 +65,11 @@ impl JobListingsService {
         {
             let companies = self.inner.catalog.read_companies();
             for (position, job) in jobs.iter().enumerate() {
-                checked_company(job, &companies).map_err(|e| DomainError {
-                    field: e.field,
-                    reason: format!("job {position} (id {}): {}", job.id, e.reason),
+                checked_company(job, &companies).map_err(|e| {
+                    DomainError::new(
+                        e.field,
+                        format!("job {position} (id {}): {}", job.id, e.reason),
+                    )
                 })?;
             }
         }
@@ -225,6 +228,7 @@ impl JobListingsService {
 
 /// Why [`JobListingsService::import_sorted_jobs`] stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ImportError<E> {
     /// The batches' source failed.
     #[error("reading the jobs to import failed: {0}")]

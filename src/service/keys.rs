@@ -18,6 +18,7 @@ use crate::store::{AccessStore, UsageCounter};
 
 /// What is needed to issue a key.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct NewKey {
     /// The plan bought.
     pub plan: Plan,
@@ -27,6 +28,11 @@ pub struct NewKey {
     /// A free-form label, such as the customer's e-mail.
     pub label: String,
 }
+
+setters!(NewKey { label: String });
+setters!(@some NewKey {
+    billing_anchor: DateTime<Utc>,
+});
 
 impl NewKey {
     /// A key for `plan`, anchored now, unlabelled.

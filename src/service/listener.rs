@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 
 /// The public listener's state, as its accept loop last reported it.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct ListenerReport {
     open: AtomicU64,
     kept: AtomicU64,

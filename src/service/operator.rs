@@ -13,6 +13,7 @@ use crate::domain::{
 
 /// A webhook subscription as the operator sees it: its state and what waits for it.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct WebhookHealth {
     /// The subscription.
     pub subscription: Subscription,

@@ -18,6 +18,7 @@ pub struct RateLimit {
 
 /// Rate limits per plan.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct RateLimits {
     /// Developer plan; default 10/s with bursts of 50.
     pub developer: RateLimit,
@@ -81,6 +82,12 @@ impl TokenBucket {
         }
     }
 }
+
+setters!(RateLimits {
+    developer: RateLimit,
+    agent_pro: RateLimit,
+    enterprise: RateLimit,
+});
 
 #[cfg(test)]
 mod tests {

@@ -77,6 +77,7 @@ fn unknown_job_values(index: &JobIndex, filter: &JobFilter) -> Vec<UnknownValue>
 
 /// One page of job search results ([`Caller::search_jobs`]).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct JobPage {
     /// The jobs on this page, newest first.
     pub jobs: Vec<Arc<Job>>,
@@ -94,6 +95,7 @@ pub struct JobPage {
 
 /// A job with its company's enrichment data ([`Caller::get_job`]).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct JobDetail {
     /// The job.
     pub job: Arc<Job>,
@@ -103,6 +105,7 @@ pub struct JobDetail {
 
 /// Which companies to list.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct CompanyQuery {
     /// Only companies at this funding stage.
     pub funding_stage: Option<FundingStage>,
@@ -115,8 +118,18 @@ pub struct CompanyQuery {
     pub funding_stage_facet: bool,
 }
 
+setters!(CompanyQuery {
+    page: Page,
+    per_page: PerPage,
+    funding_stage_facet: bool,
+});
+setters!(@some CompanyQuery {
+    funding_stage: FundingStage,
+});
+
 /// A company in a listing, with its number of active jobs.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CompanySummary {
     /// The company.
     pub company: Arc<Company>,
@@ -126,6 +139,7 @@ pub struct CompanySummary {
 
 /// One page of companies with active jobs, by name.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CompanyPage {
     /// The companies on this page.
     pub companies: Vec<CompanySummary>,
@@ -144,6 +158,7 @@ pub struct CompanyPage {
 
 /// A company with all its enrichment data and its active jobs.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CompanyDetail {
     /// The company.
     pub company: Arc<Company>,
@@ -342,10 +357,7 @@ impl Catalog {
             .ok_or(ServiceError::NotFound {
                 resource: "company",
             })?;
-        let filter = JobFilter {
-            company_id: Some(id),
-            ..JobFilter::default()
-        };
+        let filter = JobFilter::default().company_id(id);
         let found = self
             .read_index()
             .search_top(&filter, CompanyDetail::MAX_JOBS);

@@ -99,10 +99,7 @@ mod tests {
     use crate::query::JobFilter;
 
     fn found(total: u64) -> SearchResult {
-        SearchResult {
-            total,
-            ..SearchResult::default()
-        }
+        SearchResult::new(total, Vec::new())
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::domain::{BillingStatus, Plan, SubscriptionStatus, WebhookId};
 /// The service's state in numbers; see [`JobListingsService::stats`].
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[schemars(rename = "Stats")]
+#[non_exhaustive]
 pub struct ServiceStats {
     /// Stored jobs, active and closed.
     pub jobs: JobCounts,
@@ -44,6 +45,7 @@ pub struct ServiceStats {
 /// Stored jobs by status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[schemars(inline)]
+#[non_exhaustive]
 pub struct JobCounts {
     /// Searchable jobs: those in the search index.
     pub active: u64,
@@ -58,6 +60,7 @@ pub struct JobCounts {
 /// Issued API keys by whether they are accepted now.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[schemars(inline)]
+#[non_exhaustive]
 pub struct KeyCounts {
     /// Keys accepted now (not revoked, billing active), by plan; every plan is listed.
     pub active_by_plan: BTreeMap<Plan, u64>,
@@ -70,6 +73,7 @@ pub struct KeyCounts {
 /// Webhook subscriptions by status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[schemars(inline)]
+#[non_exhaustive]
 pub struct SubscriptionCounts {
     /// Subscriptions that are sent what matches them.
     pub active: u64,

@@ -10,6 +10,7 @@ use crate::domain::{
 /// What a caller asks for when registering a webhook. Besides the spec's `domain_filters` and
 /// `remote_only`, a subscription may carry the other `GET /jobs` filters as a saved search.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct NewWebhook {
     /// Where notifications are POSTed.
     pub callback_url: CallbackUrl,
@@ -30,6 +31,18 @@ pub struct NewWebhook {
     pub event_types: Vec<ChangeKind>,
 }
 
+setters!(NewWebhook {
+    domain_filters: Vec<DomainTag>,
+    remote_only: bool,
+    seniority: Vec<Seniority>,
+    event_types: Vec<ChangeKind>,
+});
+setters!(@some NewWebhook {
+    q: String,
+    company: String,
+    min_confidence: Confidence,
+});
+
 impl NewWebhook {
     /// A subscription to every new job, sent to `callback_url`.
     pub fn new(callback_url: CallbackUrl) -> Self {
@@ -49,6 +62,7 @@ impl NewWebhook {
 /// What [`JobListingsService::update_webhook`](super::JobListingsService::update_webhook) changes in a subscription; a field left `None`
 /// stays as it is.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct WebhookChange {
     /// A new callback URL.
     pub callback_url: Option<CallbackUrl>,
@@ -71,6 +85,18 @@ pub struct WebhookChange {
     /// deliveries fail.
     pub status: Option<SubscriptionStatus>,
 }
+
+setters!(@some WebhookChange {
+    callback_url: CallbackUrl,
+    domain_filters: Vec<DomainTag>,
+    remote_only: bool,
+    seniority: Vec<Seniority>,
+    event_types: Vec<ChangeKind>,
+    q: Option<String>,
+    company: Option<String>,
+    min_confidence: Option<Confidence>,
+    status: SubscriptionStatus,
+});
 
 impl WebhookChange {
     /// Applies the change as of `now`; `disabled_because` is kept as the reason of a change to
@@ -162,6 +188,7 @@ fn sorted_unique<T: Ord>(mut labels: Vec<T>) -> Vec<T> {
 
 /// What [`Caller::create_webhook_idempotent`] did.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct WebhookCreation {
     /// The subscription, with its signing secret.
     pub subscription: Subscription,

@@ -7,6 +7,7 @@ pub type BackendError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// except [`StoreError::Unsupported`], which is no failure (the service reports it as
 /// `ServiceError::Unsupported`).
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// Another process holds the database (sled is single-process: go through the running
     /// server's admin API, or stop it first).

@@ -11,11 +11,23 @@ use super::policy::{is_public_ip, CallbackPolicy};
 
 /// Timeouts of outbound webhook requests.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct HttpNotifierConfig {
     /// Time to connect; default 5 s.
     pub connect_timeout: Duration,
     /// Time for the whole request; default 15 s.
     pub request_timeout: Duration,
+}
+
+impl HttpNotifierConfig {
+    /// Timeouts to connect and for the whole request; `const`, for settings kept in a
+    /// constant.
+    pub const fn new(connect_timeout: Duration, request_timeout: Duration) -> Self {
+        Self {
+            connect_timeout,
+            request_timeout,
+        }
+    }
 }
 
 impl Default for HttpNotifierConfig {
@@ -190,6 +202,11 @@ fn describe(e: &reqwest::Error) -> String {
         format!("{kind}: {why}")
     }
 }
+
+setters!(HttpNotifierConfig {
+    connect_timeout: Duration,
+    request_timeout: Duration,
+});
 
 #[cfg(test)]
 mod tests {

@@ -44,13 +44,11 @@ pub fn test_event(sub: &Subscription, now: DateTime<Utc>) -> OutboxEvent {
 /// The search filter a subscription stands for: the same matcher decides for search and for
 /// webhooks.
 pub fn subscription_filter(sub: &Subscription) -> JobFilter {
-    let filter = JobFilter {
-        domains: sub.domain_filters.clone(),
-        seniority: sub.seniority.clone(),
-        remote_only: sub.remote_only,
-        min_confidence: sub.min_confidence,
-        ..JobFilter::default()
-    };
+    let filter = JobFilter::default()
+        .domains(sub.domain_filters.iter().cloned())
+        .seniority(sub.seniority.iter().cloned())
+        .remote_only(sub.remote_only)
+        .min_confidence(sub.min_confidence);
     let filter = match &sub.q {
         Some(q) => filter.with_q(q),
         None => filter,

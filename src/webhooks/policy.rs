@@ -9,6 +9,7 @@ use crate::domain::{CallbackUrl, DomainError};
 /// The default accepts only `https` URLs whose host is a public name or a public IP address.
 /// `allow_http` and `allow_private` exist for local development and tests on loopback.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CallbackPolicy {
     /// Accept plain `http` callbacks.
     pub allow_http: bool,
@@ -134,6 +135,11 @@ fn is_unreachable_protocol_assignment(ip: Ipv6Addr) -> bool {
         || (s[1] & 0xfff0) == 0x0030;
     !reachable
 }
+
+setters!(CallbackPolicy {
+    allow_http: bool,
+    allow_private: bool,
+});
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,7 @@ use rand::Rng;
 /// 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each delay varied by ±20 % so receivers coming back
 /// up are not hit by every sender at once. After the last attempt the delivery is failed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
     /// Delay before each retry; its length is the number of retries.
     pub delays: Vec<Duration>,
@@ -61,6 +62,13 @@ impl RetryPolicy {
         })
     }
 }
+
+setters!(RetryPolicy {
+    delays: Vec<Duration>,
+    jitter: f64,
+    max_retry_after: Duration,
+    disable_after: Duration,
+});
 
 #[cfg(test)]
 mod tests {

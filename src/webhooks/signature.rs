@@ -21,6 +21,7 @@ use thiserror::Error;
 
 /// Why a signature was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum SignatureError {
     /// The secret is not `whsec_` followed by base64.
     #[error("the secret is not a whsec_ base64 secret")]

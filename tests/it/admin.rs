@@ -388,14 +388,7 @@ async fn a_long_line_sent_a_byte_at_a_time_is_read_and_written() {
 async fn batches_cut_by_their_bytes_write_and_report_every_line() {
     let app = app().await;
     // Every line a batch of its own.
-    let admin = Admin::beside_with(
-        &app,
-        AdminConfig {
-            max_batch_bytes: 1,
-            ..AdminConfig::default()
-        },
-    )
-    .await;
+    let admin = Admin::beside_with(&app, AdminConfig::default().max_batch_bytes(1)).await;
     let mut lines: Vec<String> = (0..5)
         .map(|i| new_job(&app, &format!("Sliced Cooper {i}")).to_string())
         .collect();
@@ -411,14 +404,7 @@ async fn batches_cut_by_their_bytes_write_and_report_every_line() {
 #[tokio::test]
 async fn bulk_uploads_beyond_the_bound_are_refused_until_one_finishes() {
     let app = app().await;
-    let admin = Admin::beside_with(
-        &app,
-        AdminConfig {
-            max_bulk_uploads: 2,
-            ..AdminConfig::default()
-        },
-    )
-    .await;
+    let admin = Admin::beside_with(&app, AdminConfig::default().max_bulk_uploads(2)).await;
     let job_line = |role: &str| {
         let mut text = new_job(&app, role).to_string();
         text.push('\n');
@@ -778,10 +764,7 @@ async fn the_admin_listener_answers_no_origin_whatever_the_public_api_allows() {
     use job_listings::api::{ApiConfig, CorsOrigin};
     let app = TestApp::builder()
         .seed(Dataset::generate(11, 5, 20))
-        .api_config(ApiConfig {
-            cors_origins: vec![CorsOrigin::any()],
-            ..ApiConfig::default()
-        })
+        .api_config(ApiConfig::default().cors_origins(vec![CorsOrigin::any()]))
         .spawn()
         .await;
     let admin = Admin::beside(&app).await;

@@ -31,11 +31,9 @@ use crate::support::tap::{Tap, TappedStore};
 use crate::support::{eventually, Resp, StoreKind, StoredService, TestApp};
 
 fn config(secret: &SecretKey) -> ServiceConfig {
-    ServiceConfig {
-        secret_key: Some(secret.clone()),
-        callback_policy: CallbackPolicy::local_development(),
-        ..ServiceConfig::default()
-    }
+    ServiceConfig::default()
+        .secret_key(Some(secret.clone()))
+        .callback_policy(CallbackPolicy::local_development())
 }
 
 /// The service on a folder of the test's, with the key in `secret.key` beside the data (as
@@ -385,12 +383,12 @@ async fn a_backup_taken_while_jobs_and_calls_are_written_is_a_state_the_store_wa
     let app = TestApp::builder()
         .store(StoreKind::SledAt(data))
         .seed(Dataset::generate(5, 20, 2_000))
-        .config(ServiceConfig {
-            // Counted durably before each answer, so "acknowledged" is exact.
-            metering: Metering::InStore,
-            rate_limits: None,
-            ..config(&secret)
-        })
+        .config(
+            config(&secret)
+                // Counted durably before each answer, so "acknowledged" is exact.
+                .metering(Metering::InStore)
+                .rate_limits(None),
+        )
         .spawn()
         .await;
     // A subscription, so every new job logs its announcement with it.
@@ -639,11 +637,7 @@ async fn a_backup_target_that_is_no_new_or_empty_folder_outside_the_data_is_refu
 #[tokio::test]
 async fn a_backup_that_would_not_fit_on_its_disk_is_refused_before_anything_is_written() {
     // More headroom than any disk has: the free space is never enough.
-    let app = served(ServiceConfig {
-        backup_headroom_bytes: u64::MAX / 2,
-        ..ServiceConfig::default()
-    })
-    .await;
+    let app = served(ServiceConfig::default().backup_headroom_bytes(u64::MAX / 2)).await;
     let admin = Admin::beside(&app).await;
     let dir = tempfile::tempdir().expect("a temporary folder");
     let (missing, empty) = (dir.path().join("new"), dir.path().join("empty"));

@@ -62,11 +62,11 @@ async fn the_client_reads_every_job_and_company_endpoint_into_typed_values() {
     assert_eq!(company.id, first.company_id);
 
     let companies = c
-        .list_companies(&CompanySearch {
-            facets: true,
-            per_page: Some(PerPage::new(3).unwrap()),
-            ..CompanySearch::default()
-        })
+        .list_companies(
+            &CompanySearch::default()
+                .facets(true)
+                .per_page(PerPage::new(3).unwrap()),
+        )
         .await
         .expect("companies");
     assert_eq!(companies.data.len(), 3);
@@ -135,20 +135,15 @@ async fn the_client_manages_webhooks_from_creation_to_deletion() {
     assert_eq!(ids, vec![id, again.webhook.id]);
     assert_eq!(c.get_webhook(id).await.expect("read").value, list.data[0]);
 
-    let patch = WebhookPatch {
-        status: Some(SubscriptionStatus::Disabled),
-        domain_filters: Some(None),
-        ..WebhookPatch::default()
-    };
+    let patch = WebhookPatch::default()
+        .status(SubscriptionStatus::Disabled)
+        .domain_filters(None);
     let changed = c.update_webhook(id, &patch).await.expect("changed");
     assert_eq!(changed.status, SubscriptionStatus::Disabled);
     assert!(changed.domain_filters.is_empty());
     let disabled = c.test_webhook(id).await.expect_err("a disabled webhook");
     assert_eq!(disabled.code(), Some("webhook_disabled"));
-    let enable = WebhookPatch {
-        status: Some(SubscriptionStatus::Active),
-        ..WebhookPatch::default()
-    };
+    let enable = WebhookPatch::default().status(SubscriptionStatus::Active);
     c.update_webhook(id, &enable).await.expect("enabled");
 
     let ping = c.test_webhook(id).await.expect("a test delivery");
@@ -386,11 +381,9 @@ async fn the_client_follows_the_change_feed_from_a_cursor() {
     job.id = JobId(uuid::Uuid::new_v4());
     app.service.upsert_job(job.clone()).await.expect("ingested");
     app.service.close_job(job.id).await.expect("closed");
-    let request = ChangesRequest {
-        from: ChangesFrom::After(start.next_cursor),
-        limit: Some(10),
-        filter: JobSearch::new().domain(DomainTag::parse("design").unwrap()),
-    };
+    let request = ChangesRequest::from(ChangesFrom::After(start.next_cursor))
+        .limit(10)
+        .filter(JobSearch::new().domain(DomainTag::parse("design").unwrap()));
     let page = c.changes(&request).await.expect("the events");
     let kinds: Vec<(ChangeKind, JobId)> = page.data.iter().map(|e| (e.kind, e.job_id)).collect();
     assert_eq!(

@@ -122,10 +122,8 @@ async fn search_ids(
     service: &JobListingsService,
     key: &job_listings::domain::ApiKey,
 ) -> Vec<JobId> {
-    let query = JobQuery {
-        per_page: job_listings::domain::PerPage::new(50).expect("a page size"),
-        ..JobQuery::new(JobFilter::default())
-    };
+    let query = JobQuery::new(JobFilter::default())
+        .per_page(job_listings::domain::PerPage::new(50).expect("a page size"));
     let page = service
         .search_jobs(key, query, Held::Nothing)
         .await

@@ -46,15 +46,12 @@ async fn start() -> TestApp {
 async fn start_with(config: ServerConfig) -> TestApp {
     TestApp::builder()
         .seed(Dataset::generate(11, 5, 60))
-        .api_config(ApiConfig {
-            body_timeout: BODY_TIMEOUT,
-            ..ApiConfig::default()
-        })
-        .server_config(ServerConfig {
-            header_read_timeout: HEADER_TIMEOUT,
-            shutdown_grace: Duration::from_secs(1),
-            ..config
-        })
+        .api_config(ApiConfig::default().body_timeout(BODY_TIMEOUT))
+        .server_config(
+            config
+                .header_read_timeout(HEADER_TIMEOUT)
+                .shutdown_grace(Duration::from_secs(1)),
+        )
         .spawn()
         .await
 }
@@ -651,11 +648,7 @@ async fn more_than_100_header_fields_are_refused_with_431() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_configured_header_field_limit_is_kept() {
-    let app = start_with(ServerConfig {
-        max_headers: 20,
-        ..ServerConfig::default()
-    })
-    .await;
+    let app = start_with(ServerConfig::default().max_headers(20)).await;
     assert_header_field_limit(&app, 20).await;
 }
 
@@ -862,11 +855,7 @@ async fn a_newcomer_is_served<T>(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_http2_connection_that_answers_pings_gets_a_goaway_after_the_idle_timeout() {
     let idle_timeout = Duration::from_secs(1);
-    let app = start_with(ServerConfig {
-        idle_timeout,
-        ..ServerConfig::default()
-    })
-    .await;
+    let app = start_with(ServerConfig::default().idle_timeout(idle_timeout)).await;
     let held = hold_idle_h2(connect(&app).await).await;
     let end = held.await.expect("the idle client");
     eprintln!(
@@ -884,11 +873,11 @@ async fn an_idle_http2_connection_that_answers_pings_gets_a_goaway_after_the_idl
 /// The server of the full-slot tests: 8 connection slots, and an idle timeout longer than the
 /// tests, so that only shedding can free a slot.
 async fn start_with_8_slots() -> TestApp {
-    start_with(ServerConfig {
-        max_connections: 8,
-        idle_timeout: Duration::from_secs(600),
-        ..ServerConfig::default()
-    })
+    start_with(
+        ServerConfig::default()
+            .max_connections(8)
+            .idle_timeout(Duration::from_secs(600)),
+    )
     .await
 }
 
@@ -970,14 +959,14 @@ async fn keyless_requests_beyond_the_address_budget_get_429_while_keyed_ones_are
     const BURST: u32 = 5;
     let app = TestApp::builder()
         .seed(Dataset::generate(11, 5, 60))
-        .api_config(ApiConfig {
-            // A refill too slow to matter at the test's pace.
-            unauthenticated_rate: Some(RateLimit {
-                per_second: 0.01,
-                burst: BURST,
-            }),
-            ..ApiConfig::default()
-        })
+        .api_config(
+            ApiConfig::default()
+                // A refill too slow to matter at the test's pace.
+                .unauthenticated_rate(Some(RateLimit {
+                    per_second: 0.01,
+                    burst: BURST,
+                })),
+        )
         .spawn()
         .await;
     let options = |key: Option<&str>| {
@@ -1041,11 +1030,11 @@ async fn connect_from(app: &TestApp, source: [u8; 4]) -> TcpStream {
 async fn connections_from_one_address_beyond_its_cap_are_closed_while_others_are_served() {
     const CAP: usize = 4;
     const SOURCE: [u8; 4] = [127, 0, 0, 2];
-    let app = start_with(ServerConfig {
-        max_connections_per_address: CAP,
-        idle_timeout: Duration::from_secs(600),
-        ..ServerConfig::default()
-    })
+    let app = start_with(
+        ServerConfig::default()
+            .max_connections_per_address(CAP)
+            .idle_timeout(Duration::from_secs(600)),
+    )
     .await;
     let mut held = Vec::new();
     for _ in 0..CAP {
@@ -1108,11 +1097,7 @@ async fn rounds_of_silent_connections_over_the_cap_leave_the_count_at_zero_each_
     // round, and a keyed client served.
     const SLOTS: usize = 50;
     const ROUND: usize = 60;
-    let app = start_with(ServerConfig {
-        max_connections: SLOTS,
-        ..ServerConfig::default()
-    })
-    .await;
+    let app = start_with(ServerConfig::default().max_connections(SLOTS)).await;
     let report = app.service.listener_report();
     for round in 1..=10 {
         let mut silent = Vec::with_capacity(ROUND);
@@ -1157,18 +1142,18 @@ async fn rounds_of_silent_connections_over_the_cap_leave_the_count_at_zero_each_
 async fn a_listener_whose_every_slot_stays_busy_is_not_live_until_a_slot_frees() {
     let app = TestApp::builder()
         .seed(Dataset::generate(11, 5, 60))
-        .api_config(ApiConfig {
-            // Long enough that the unfinished bodies below keep their requests in flight.
-            body_timeout: Duration::from_secs(120),
-            ..ApiConfig::default()
-        })
-        .server_config(ServerConfig {
-            header_read_timeout: HEADER_TIMEOUT,
-            shutdown_grace: Duration::from_secs(1),
-            max_connections: 2,
-            accept_stall_limit: Duration::from_secs(1),
-            ..ServerConfig::default()
-        })
+        .api_config(
+            ApiConfig::default()
+                // Long enough that the unfinished bodies below keep their requests in flight.
+                .body_timeout(Duration::from_secs(120)),
+        )
+        .server_config(
+            ServerConfig::default()
+                .header_read_timeout(HEADER_TIMEOUT)
+                .shutdown_grace(Duration::from_secs(1))
+                .max_connections(2)
+                .accept_stall_limit(Duration::from_secs(1)),
+        )
         .spawn()
         .await;
     assert!(app.service.health().await.live);

@@ -28,13 +28,7 @@ async fn open_service(dir: &Path) -> StoredService {
 
 /// [`open_service`], on a clock stopped where the test says when `clock` is given.
 async fn service_on_clock(dir: &Path, clock: Option<Arc<ManualClock>>) -> StoredService {
-    let config = ServiceConfig {
-        quotas: Quotas {
-            enterprise: 1 << 30,
-            ..Quotas::default()
-        },
-        ..ServiceConfig::default()
-    };
+    let config = ServiceConfig::default().quotas(Quotas::default().enterprise(1 << 30));
     let mut builder = TestApp::builder()
         .store(StoreKind::SledAt(dir.to_owned()))
         .config(config);
@@ -103,21 +97,14 @@ fn expected(jobs: &[Job], filter: &JobFilter, page: u32, per_page: u32) -> (u64,
 async fn assert_searches_exact(service: &JobListingsService, key: &ApiKey, jobs: &[Job]) {
     let filters = [
         JobFilter::default(),
-        JobFilter {
-            remote_only: true,
-            ..JobFilter::default()
-        }
-        .with_q("engineer"),
+        JobFilter::default().remote_only(true).with_q("engineer"),
         JobFilter::default().with_q("senior"),
     ];
     for filter in filters {
         for (page, per_page) in [(1, 20), (3, 50), (40, 25)] {
-            let query = JobQuery {
-                filter: filter.clone(),
-                page: Page::new(page).expect("page"),
-                per_page: PerPage::new(per_page).expect("per_page"),
-                facets: Vec::new(),
-            };
+            let query = JobQuery::new(filter.clone())
+                .page(Page::new(page).expect("page"))
+                .per_page(PerPage::new(per_page).expect("per_page"));
             let found = service
                 .search_jobs(key, query, Held::Nothing)
                 .await
@@ -300,12 +287,9 @@ async fn assert_word_finds_exactly(
     jobs: &[Job],
 ) {
     let filter = JobFilter::default().with_q(word);
-    let query = JobQuery {
-        filter: filter.clone(),
-        page: Page::new(1).expect("page"),
-        per_page: PerPage::new(50).expect("per_page"),
-        facets: Vec::new(),
-    };
+    let query = JobQuery::new(filter.clone())
+        .page(Page::new(1).expect("page"))
+        .per_page(PerPage::new(50).expect("per_page"));
     let found = service
         .search_jobs(key, query, Held::Nothing)
         .await
@@ -332,10 +316,10 @@ async fn open_when_free(dir: &Path) -> sled::Db {
 async fn saving_every(dir: &Path, interval_ms: u64) -> StoredService {
     TestApp::builder()
         .store(StoreKind::SledAt(dir.to_owned()))
-        .config(ServiceConfig {
-            index_snapshot_interval: Some(std::time::Duration::from_millis(interval_ms)),
-            ..ServiceConfig::default()
-        })
+        .config(
+            ServiceConfig::default()
+                .index_snapshot_interval(Some(std::time::Duration::from_millis(interval_ms))),
+        )
         .service()
         .await
 }

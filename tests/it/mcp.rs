@@ -671,11 +671,7 @@ async fn mcp_without_a_valid_key_is_the_rest_401_before_any_session() {
 
 #[tokio::test]
 async fn sessions_are_bounded_per_key_and_in_all_and_belong_to_their_key() {
-    let mcp = McpConfig {
-        max_sessions_per_key: 2,
-        max_sessions: 3,
-        ..McpConfig::default()
-    };
+    let mcp = McpConfig::default().max_sessions_per_key(2).max_sessions(3);
     let app = spawn(ServiceConfig::default(), mcp).await;
     let (a, b) = (
         app.app.keys.developer.raw.clone(),
@@ -724,10 +720,7 @@ async fn sessions_are_bounded_per_key_and_in_all_and_belong_to_their_key() {
 
 #[tokio::test]
 async fn an_initialize_written_with_escapes_counts_against_the_bounds_too() {
-    let mcp = McpConfig {
-        max_sessions_per_key: 1,
-        ..McpConfig::default()
-    };
+    let mcp = McpConfig::default().max_sessions_per_key(1);
     let app = spawn(ServiceConfig::default(), mcp).await;
     let key = app.app.keys.developer.raw.clone();
     app.open_session(&key).await.expect("the key's one session");
@@ -752,11 +745,9 @@ async fn an_initialize_written_with_escapes_counts_against_the_bounds_too() {
 
 #[tokio::test]
 async fn an_idle_session_expires_and_frees_its_place() {
-    let mcp = McpConfig {
-        max_sessions_per_key: 1,
-        idle_timeout: Duration::ZERO,
-        ..McpConfig::default()
-    };
+    let mcp = McpConfig::default()
+        .max_sessions_per_key(1)
+        .idle_timeout(Duration::ZERO);
     let app = spawn(ServiceConfig::default(), mcp).await;
     let key = app.app.keys.developer.raw.clone();
     let first = app.open_session(&key).await.expect("opened");
@@ -785,10 +776,8 @@ const APP_ORIGIN: &str = "https://app.example.com";
 
 /// An app whose pages on [`APP_ORIGIN`] may call the API from a browser.
 async fn spawn_with_origin(config: ServiceConfig) -> McpApp {
-    let api = ApiConfig {
-        cors_origins: vec![CorsOrigin::parse(APP_ORIGIN).expect("an origin")],
-        ..ApiConfig::default()
-    };
+    let api =
+        ApiConfig::default().cors_origins(vec![CorsOrigin::parse(APP_ORIGIN).expect("an origin")]);
     spawn_with(config, api, McpConfig::default()).await
 }
 

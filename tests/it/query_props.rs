@@ -224,36 +224,32 @@ struct QuerySpec {
 
 impl QuerySpec {
     fn to_query(&self) -> JobQuery {
-        let mut filter = JobFilter {
-            domains: self
-                .tags
-                .iter()
-                .map(|t| DomainTag::parse(t).expect("a tag"))
-                .collect(),
-            seniority: self
-                .levels
-                .iter()
-                .map(|l| Seniority::parse(l).expect("a level"))
-                .collect(),
-            remote_only: self.remote_only,
-            min_confidence: self
-                .min_confidence
-                .map(|c| Confidence::new(c).expect("a confidence")),
-            posted_after: self.posted_after,
-            ..JobFilter::default()
-        };
+        let mut filter = JobFilter::default()
+            .domains(
+                self.tags
+                    .iter()
+                    .map(|t| DomainTag::parse(t).expect("a tag")),
+            )
+            .seniority(
+                self.levels
+                    .iter()
+                    .map(|l| Seniority::parse(l).expect("a level")),
+            )
+            .remote_only(self.remote_only)
+            .min_confidence(
+                self.min_confidence
+                    .map(|c| Confidence::new(c).expect("a confidence")),
+            )
+            .posted_after(self.posted_after);
         if let Some(q) = &self.q {
             filter = filter.with_q(q);
         }
         if let Some(c) = &self.company {
             filter = filter.with_company(c);
         }
-        JobQuery {
-            filter,
-            page: Page::new(self.page).expect("a page"),
-            per_page: PerPage::new(self.per_page).expect("a page size"),
-            facets: Vec::new(),
-        }
+        JobQuery::new(filter)
+            .page(Page::new(self.page).expect("a page"))
+            .per_page(PerPage::new(self.per_page).expect("a page size"))
     }
 }
 
@@ -424,18 +420,17 @@ impl Model {
             list
         };
         let remote = hits.iter().filter(|j| j.remote).count() as u64;
-        FacetCounts {
-            domain: Some(tally(&|j: &Job| {
+        FacetCounts::default()
+            .domain(tally(&|j: &Job| {
                 j.domains.iter().map(|d| d.as_str()).collect()
-            })),
-            seniority: Some(tally(&|j: &Job| {
+            }))
+            .seniority(tally(&|j: &Job| {
                 j.seniority.iter().map(|s| s.as_str()).collect()
-            })),
-            remote: Some(RemoteCounts {
+            }))
+            .remote(RemoteCounts {
                 remote,
                 on_site: hits.len() as u64 - remote,
-            }),
-        }
+            })
     }
 
     fn active(&self) -> impl Iterator<Item = &Job> {
@@ -465,22 +460,16 @@ fn check_query(index: &JobIndex, model: &Model, q: &QuerySpec, sample: usize) {
     assert!(got.facets.is_empty(), "no facets asked for {q:?}");
 
     // Facets are counted over all the matches, and asking for them changes nothing else.
-    let faceted = index.search(&JobQuery {
-        facets: vec![
-            Facet::Remote,
-            Facet::Domain,
-            Facet::Seniority,
-            Facet::Domain,
-        ],
-        ..query.clone()
-    });
+    let faceted = index.search(&query.clone().facets([
+        Facet::Remote,
+        Facet::Domain,
+        Facet::Seniority,
+        Facet::Domain,
+    ]));
     assert_eq!(faceted.total, got.total, "faceted total for {q:?}");
     assert_eq!(faceted.ids, got.ids, "faceted page for {q:?}");
     assert_eq!(faceted.facets, Model::facets(&hits), "facets for {q:?}");
-    let one = index.search(&JobQuery {
-        facets: vec![Facet::Seniority],
-        ..query.clone()
-    });
+    let one = index.search(&query.clone().facets([Facet::Seniority]));
     assert_eq!(one.facets.seniority, faceted.facets.seniority);
     assert!(one.facets.domain.is_none() && one.facets.remote.is_none());
 
@@ -925,14 +914,11 @@ fn small_index() -> (JobIndex, Vec<Job>) {
 
 /// Jobs posted after the first instant of `year`.
 fn posted_after_new_year(year: i32) -> JobFilter {
-    JobFilter {
-        posted_after: Some(
-            Utc.with_ymd_and_hms(year, 1, 1, 0, 0, 0)
-                .single()
-                .expect("t"),
-        ),
-        ..JobFilter::default()
-    }
+    JobFilter::default().posted_after(
+        Utc.with_ymd_and_hms(year, 1, 1, 0, 0, 0)
+            .single()
+            .expect("t"),
+    )
 }
 
 #[test]

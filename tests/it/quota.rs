@@ -40,14 +40,12 @@ const JOBS: usize = 40;
 const HOOK: &str = "https://hooks.example.com/quota";
 
 fn quotas(developer: u64, agent_pro: u64) -> ServiceConfig {
-    ServiceConfig {
-        quotas: Quotas {
-            developer,
-            agent_pro,
-            enterprise: 1_000_000,
-        },
-        ..ServiceConfig::default()
-    }
+    ServiceConfig::default().quotas(
+        Quotas::default()
+            .developer(developer)
+            .agent_pro(agent_pro)
+            .enterprise(1_000_000),
+    )
 }
 
 /// `GET /usage`, typed.
@@ -278,10 +276,7 @@ async fn one_key_600_concurrent_calls_counted_in_the_store_succeed_exactly_q_tim
 async fn one_key_600_concurrent_calls(metering: Metering) {
     const QUOTA: u64 = 200;
     const CALLS: usize = 600;
-    let config = ServiceConfig {
-        metering,
-        ..quotas(10_000, QUOTA)
-    };
+    let config = quotas(10_000, QUOTA).metering(metering);
     let app = Arc::new(start(config, None).await);
     let key = app.issue(Plan::AgentPro).await.raw;
     let paths = ok_paths(&app, true);
@@ -317,10 +312,7 @@ async fn one_key_600_concurrent_calls(metering: Metering) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_metering_off_calls_past_the_quota_succeed_and_usage_reads_zero() {
     const QUOTA: u64 = 5;
-    let config = ServiceConfig {
-        metering: Metering::Off,
-        ..quotas(10_000, QUOTA)
-    };
+    let config = quotas(10_000, QUOTA).metering(Metering::Off);
     let app = Arc::new(start(config, None).await);
     let key = app.issue(Plan::AgentPro).await.raw;
     let paths = ok_paths(&app, true);
@@ -352,10 +344,7 @@ async fn twenty_keys_hit_at_once(metering: Metering) {
     const QUOTA: u64 = 30;
     const KEYS: usize = 20;
     const PER_KEY: usize = 60;
-    let config = ServiceConfig {
-        metering,
-        ..quotas(QUOTA, 10_000)
-    };
+    let config = quotas(QUOTA, 10_000).metering(metering);
     let app = Arc::new(start(config, None).await);
     let mut keys = Vec::new();
     for _ in 0..KEYS {
@@ -963,12 +952,9 @@ async fn a_failed_call_that_read_the_old_period_is_not_counted_in_the_new_one() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_survives_a_graceful_restart_exactly() {
     // The periodic writer never runs during the test: what survives is the shutdown flush.
-    let config = ServiceConfig {
-        metering: Metering::InMemory {
-            flush_interval: Duration::from_secs(3_600),
-        },
-        ..quotas(5, 10_000)
-    };
+    let config = quotas(5, 10_000).metering(Metering::InMemory {
+        flush_interval: Duration::from_secs(3_600),
+    });
     let app = Arc::new(start(config, None).await);
     let full = app.issue(Plan::Developer).await.raw;
     let some = app.issue(Plan::Developer).await.raw;
@@ -1057,12 +1043,9 @@ async fn usage_survives_a_graceful_restart_exactly() {
 async fn the_periodic_writer_stores_counted_usage_without_a_shutdown() {
     let anchor = at(2026, 1, 31, 10, 0, 0);
     let clock = Arc::new(ManualClock::new(at(2026, 2, 10, 0, 0, 0)));
-    let config = ServiceConfig {
-        metering: Metering::InMemory {
-            flush_interval: Duration::from_millis(50),
-        },
-        ..quotas(100, 10_000)
-    };
+    let config = quotas(100, 10_000).metering(Metering::InMemory {
+        flush_interval: Duration::from_millis(50),
+    });
     let app = start(config, Some(clock)).await;
     let issued = app.issue_anchored(Plan::Developer, anchor).await;
     let (key, record) = (issued.raw, issued.id);
@@ -1095,10 +1078,7 @@ async fn the_periodic_writer_stores_counted_usage_without_a_shutdown() {
 async fn calls_counted_in_the_store_are_stored_before_they_are_answered() {
     let anchor = at(2026, 1, 31, 10, 0, 0);
     let clock = Arc::new(ManualClock::new(at(2026, 2, 10, 0, 0, 0)));
-    let config = ServiceConfig {
-        metering: Metering::InStore,
-        ..quotas(5, 10_000)
-    };
+    let config = quotas(5, 10_000).metering(Metering::InStore);
     let app = start(config, Some(clock)).await;
     let issued = app.issue_anchored(Plan::Developer, anchor).await;
     let (key, record) = (issued.raw, issued.id);
@@ -1136,12 +1116,9 @@ async fn an_old_periods_usage_is_not_carried_into_a_new_period_across_restarts()
     let anchor = at(2026, 1, 31, 10, 0, 0);
     let feb_end = at(2026, 2, 28, 10, 0, 0);
     let clock = Arc::new(ManualClock::new(at(2026, 2, 10, 0, 0, 0)));
-    let config = ServiceConfig {
-        metering: Metering::InMemory {
-            flush_interval: Duration::from_secs(3_600),
-        },
-        ..quotas(QUOTA, 10_000)
-    };
+    let config = quotas(QUOTA, 10_000).metering(Metering::InMemory {
+        flush_interval: Duration::from_secs(3_600),
+    });
     let app = start(config, Some(clock)).await;
     let key = app.issue_anchored(Plan::Developer, anchor).await.raw;
     // Written in the old period but only flushed after the clock has moved on.

@@ -153,28 +153,23 @@ impl Cluster {
         send_timeout: Option<Duration>,
         edit: impl FnOnce(&mut ServiceConfig),
     ) -> Replica {
-        let mut config = ServiceConfig {
-            quotas: Quotas {
-                developer: self.quota,
-                ..Quotas::default()
-            },
-            callback_policy: CallbackPolicy::local_development(),
-            secret_key: Some(SecretKey::from_bytes(self.secret)),
-            delivery: DeliveryConfig {
-                retry: RetryPolicy {
-                    delays: vec![Duration::from_millis(200); 5],
-                    jitter: 0.1,
-                    ..RetryPolicy::default()
-                },
-                poll_interval: Duration::from_millis(50),
-                lease: self.lease,
-                ..DeliveryConfig::default()
-            },
+        let mut config = ServiceConfig::default()
+            .quotas(Quotas::default().developer(self.quota))
+            .callback_policy(CallbackPolicy::local_development())
+            .secret_key(Some(SecretKey::from_bytes(self.secret)))
+            .delivery(
+                DeliveryConfig::default()
+                    .retry(
+                        RetryPolicy::default()
+                            .delays(vec![Duration::from_millis(200); 5])
+                            .jitter(0.1),
+                    )
+                    .poll_interval(Duration::from_millis(50))
+                    .lease(self.lease),
+            )
             // The catch-up read: short, so that a follower that applied the last change reads
             // again (and shows where it is) soon after, with no newer change to wake it.
-            follow_poll_interval: Duration::from_millis(50),
-            ..ServiceConfig::default()
-        };
+            .follow_poll_interval(Duration::from_millis(50));
         edit(&mut config);
         let follower = Arc::new(Follower::default());
         let pg: Arc<dyn Store> = Arc::new(
@@ -189,10 +184,9 @@ impl Cluster {
         if let Some(timeout) = send_timeout {
             let notifier = HttpNotifier::new(
                 CallbackPolicy::local_development(),
-                HttpNotifierConfig {
-                    connect_timeout: Duration::from_secs(1),
-                    request_timeout: timeout,
-                },
+                HttpNotifierConfig::default()
+                    .connect_timeout(Duration::from_secs(1))
+                    .request_timeout(timeout),
             )
             .expect("a notifier");
             builder = builder.notifier(Arc::new(notifier));

@@ -314,19 +314,11 @@ async fn scenario() -> Outcome {
     // 1. The service over sled, with the real notifier and a receiver on 127.0.0.1; the
     //    server stops within 2 s.
     let secret_key = SecretKey::generate();
-    let config = ServiceConfig {
-        quotas: Quotas {
-            developer: TINY_QUOTA,
-            ..Quotas::default()
-        },
-        callback_policy: CallbackPolicy::local_development(),
-        secret_key: Some(secret_key.clone()),
-        delivery: DeliveryConfig {
-            poll_interval: Duration::from_millis(20),
-            ..DeliveryConfig::default()
-        },
-        ..ServiceConfig::default()
-    };
+    let config = ServiceConfig::default()
+        .quotas(Quotas::default().developer(TINY_QUOTA))
+        .callback_policy(CallbackPolicy::local_development())
+        .secret_key(Some(secret_key.clone()))
+        .delivery(DeliveryConfig::default().poll_interval(Duration::from_millis(20)));
     let notifier = HttpNotifier::new(config.callback_policy, HttpNotifierConfig::default())
         .expect("the notifier");
     let config_debug = format!("{config:?}");
@@ -334,10 +326,7 @@ async fn scenario() -> Outcome {
     let app = TestApp::builder()
         .config(config)
         .notifier(Arc::new(notifier))
-        .server_config(ServerConfig {
-            shutdown_grace: Duration::from_secs(2),
-            ..ServerConfig::default()
-        })
+        .server_config(ServerConfig::default().shutdown_grace(Duration::from_secs(2)))
         .seed(data.clone())
         .spawn()
         .await;

@@ -45,24 +45,18 @@ use crate::support::{
 const DEADLINE: Duration = Duration::from_secs(10);
 
 /// Connect 1 s, whole request 500 ms: a receiver slower than that times out.
-const FAST_TIMEOUTS: HttpNotifierConfig = HttpNotifierConfig {
-    connect_timeout: Duration::from_secs(1),
-    request_timeout: Duration::from_millis(500),
-};
+const FAST_TIMEOUTS: HttpNotifierConfig =
+    HttpNotifierConfig::new(Duration::from_secs(1), Duration::from_millis(500));
 
 /// Connect 1 s, whole request 30 s: longer than any wait of a test, for tests in which a
 /// request the receiver holds must not time out however slowly the machine runs.
-const PATIENT_TIMEOUTS: HttpNotifierConfig = HttpNotifierConfig {
-    connect_timeout: Duration::from_secs(1),
-    request_timeout: Duration::from_secs(30),
-};
+const PATIENT_TIMEOUTS: HttpNotifierConfig =
+    HttpNotifierConfig::new(Duration::from_secs(1), Duration::from_secs(30));
 
 /// Connect 1 s, whole request 3 s: for ordering a timeout against another delivery, the
 /// timeout has to stand well clear of scheduling delays on a busy machine.
-const ORDERING_TIMEOUTS: HttpNotifierConfig = HttpNotifierConfig {
-    connect_timeout: Duration::from_secs(1),
-    request_timeout: Duration::from_secs(3),
-};
+const ORDERING_TIMEOUTS: HttpNotifierConfig =
+    HttpNotifierConfig::new(Duration::from_secs(1), Duration::from_secs(3));
 
 // ---------------------------------------------------------------------------------------------
 // Harness
@@ -74,19 +68,13 @@ fn ms(list: &[u64]) -> Vec<Duration> {
 
 /// Local-development policy, retries after the given milliseconds (±10 %), a 20 ms poll.
 fn config(delays_ms: &[u64]) -> ServiceConfig {
-    ServiceConfig {
-        callback_policy: CallbackPolicy::local_development(),
-        delivery: DeliveryConfig {
-            retry: RetryPolicy {
-                delays: ms(delays_ms),
-                jitter: 0.1,
-                ..RetryPolicy::default()
-            },
-            poll_interval: Duration::from_millis(20),
-            ..DeliveryConfig::default()
-        },
-        ..ServiceConfig::default()
-    }
+    ServiceConfig::default()
+        .callback_policy(CallbackPolicy::local_development())
+        .delivery(
+            DeliveryConfig::default()
+                .retry(RetryPolicy::default().delays(ms(delays_ms)).jitter(0.1))
+                .poll_interval(Duration::from_millis(20)),
+        )
 }
 
 /// A service on sled in a temporary folder with the real notifier, served over HTTP on
@@ -117,10 +105,7 @@ fn app_builder(config: ServiceConfig, store: StoreKind) -> TestAppBuilder {
     TestApp::builder()
         .store(store)
         .config(config)
-        .server_config(ServerConfig {
-            shutdown_grace: Duration::from_secs(1),
-            ..ServerConfig::default()
-        })
+        .server_config(ServerConfig::default().shutdown_grace(Duration::from_secs(1)))
         .seed(Dataset {
             companies,
             jobs: Vec::new(),
@@ -2127,10 +2112,9 @@ async fn ssrf_table_the_default_policy_refuses_every_private_target_before_conne
     let port = rx.addr.port();
     let strict = HttpNotifier::new(CallbackPolicy::default(), FAST_TIMEOUTS).expect("a notifier");
     let http_only = HttpNotifier::new(
-        CallbackPolicy {
-            allow_http: true,
-            allow_private: false,
-        },
+        CallbackPolicy::default()
+            .allow_http(true)
+            .allow_private(false),
         FAST_TIMEOUTS,
     )
     .expect("a notifier");

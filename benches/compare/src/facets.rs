@@ -28,10 +28,7 @@ fn median_p99(mut v: Vec<Duration>) -> (Duration, Duration) {
 pub fn compare(index: &JobIndex, mix: &[MixQuery], warmup: usize, rounds: usize) -> usize {
     let faceted: Vec<JobQuery> = mix
         .iter()
-        .map(|q| JobQuery {
-            facets: Facet::ALL.to_vec(),
-            ..q.query.clone()
-        })
+        .map(|q| q.query.clone().facets(Facet::ALL))
         .collect();
     let mut differ = 0;
     for (q, f) in mix.iter().zip(&faceted) {

@@ -257,16 +257,14 @@ impl Oracle {
             .filter(|j| q.filter.matches(j))
             .map(|j| j.id)
             .collect();
-        SearchResult {
-            facets: Default::default(),
-            total: hits.len() as u64,
-            ids: hits
-                .iter()
+        SearchResult::new(
+            hits.len() as u64,
+            hits.iter()
                 .skip(q.offset())
                 .take(q.per_page.get() as usize)
                 .copied()
                 .collect(),
-        }
+        )
     }
 }
 
@@ -618,21 +616,9 @@ mod tests {
             label: "q=rust".to_owned(),
         }];
         let id = |n: u128| JobId(uuid::Uuid::from_u128(n));
-        let a = SearchResult {
-            facets: Default::default(),
-            total: 2,
-            ids: vec![id(1), id(2)],
-        };
-        let swapped = SearchResult {
-            facets: Default::default(),
-            total: 2,
-            ids: vec![id(2), id(1)],
-        };
-        let fewer = SearchResult {
-            facets: Default::default(),
-            total: 1,
-            ids: vec![id(1)],
-        };
+        let a = SearchResult::new(2, vec![id(1), id(2)]);
+        let swapped = SearchResult::new(2, vec![id(2), id(1)]);
+        let fewer = SearchResult::new(1, vec![id(1)]);
         let same = Fixed("a", a.clone());
         assert_eq!(gate(&mix, &[&same, &Fixed("b", a)], None, false), 0);
         assert_eq!(gate(&mix, &[&same, &Fixed("b", swapped)], None, false), 1);

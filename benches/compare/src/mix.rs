@@ -101,12 +101,9 @@ impl Draft {
         }
         MixQuery {
             class,
-            query: JobQuery {
-                filter: self.filter,
-                page: Page::new(page).expect("page in range"),
-                per_page: PerPage::default(),
-                facets: Vec::new(),
-            },
+            query: JobQuery::new(self.filter)
+                .page(Page::new(page).expect("page in range"))
+                .per_page(PerPage::default()),
             label,
         }
     }

@@ -406,15 +406,14 @@ impl Engine for Tantivy {
                 .searcher
                 .search(&*q, &FirstByRank { want })
                 .expect("tantivy search");
-            return SearchResult {
-                facets: Default::default(),
+            return SearchResult::new(
                 total,
-                ids: ranks
+                ranks
                     .into_iter()
                     .skip(offset)
                     .map(|r| self.ids_by_rank[r as usize])
                     .collect(),
-            };
+            );
         }
         let top = TopDocs::with_limit(query.per_page.get() as usize)
             .and_offset(query.offset())
@@ -423,15 +422,13 @@ impl Engine for Tantivy {
             .searcher
             .search(&*q, &(Count, top))
             .expect("tantivy search");
-        SearchResult {
-            facets: Default::default(),
-            total: total as u64,
-            ids: page
-                .into_iter()
+        SearchResult::new(
+            total as u64,
+            page.into_iter()
                 .map(|(rank, _)| {
                     self.ids_by_rank[rank.expect("every document has a rank") as usize]
                 })
                 .collect(),
-        }
+        )
     }
 }

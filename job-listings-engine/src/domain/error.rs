@@ -1,8 +1,11 @@
 use thiserror::Error;
 
 /// Why a raw value could not become a domain value. Always the caller's fault.
+///
+/// It may gain fields; make one with [`DomainError::new`].
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{field}: {reason}")]
+#[non_exhaustive]
 pub struct DomainError {
     /// The field or parameter that was rejected.
     pub field: &'static str,

@@ -3,6 +3,7 @@
 
 /// A field a search can count its matches by ([`JobQuery::facets`](super::JobQuery::facets)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Facet {
     /// The jobs' domain tags: a job with two tags counts under each.
     Domain,
@@ -56,7 +57,10 @@ pub struct RemoteCounts {
 ///
 /// Lists hold only values with at least one match, by count descending and then by value, so
 /// the same result always lists the same way.
+///
+/// A new facet adds a field, so it is built from [`FacetCounts::default`] with the setters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct FacetCounts {
     /// Matches by domain tag.
     pub domain: Option<Vec<ValueCount>>,
@@ -67,6 +71,27 @@ pub struct FacetCounts {
 }
 
 impl FacetCounts {
+    /// Sets the counts by domain tag.
+    #[must_use]
+    pub fn domain(mut self, counts: impl Into<Option<Vec<ValueCount>>>) -> Self {
+        self.domain = counts.into();
+        self
+    }
+
+    /// Sets the counts by seniority level.
+    #[must_use]
+    pub fn seniority(mut self, counts: impl Into<Option<Vec<ValueCount>>>) -> Self {
+        self.seniority = counts.into();
+        self
+    }
+
+    /// Sets the counts by remote or not.
+    #[must_use]
+    pub fn remote(mut self, counts: impl Into<Option<RemoteCounts>>) -> Self {
+        self.remote = counts.into();
+        self
+    }
+
     /// Whether no facet was asked for.
     pub fn is_empty(&self) -> bool {
         self.domain.is_none() && self.seniority.is_none() && self.remote.is_none()

@@ -7,6 +7,21 @@ use crate::domain::{CompanyId, Confidence, DomainTag, Job, JobId, Page, PerPage,
 
 /// Which active jobs a search or a webhook subscription wants. Every field narrows the result;
 /// a list matches when any of its entries matches.
+///
+/// New conditions are added as fields, so it is built from [`JobFilter::default`] (which
+/// matches every active job) with the setters:
+///
+/// ```
+/// use job_listings_engine::domain::DomainTag;
+/// use job_listings_engine::query::JobFilter;
+///
+/// let filter = JobFilter::default()
+///     .remote_only(true)
+///     .domains([DomainTag::parse("engineering")?])
+///     .with_q("rust");
+/// assert_eq!(filter.q_words, ["rust"]);
+/// # Ok::<(), job_listings_engine::domain::DomainError>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(
     feature = "schema",
@@ -16,6 +31,7 @@ use crate::domain::{CompanyId, Confidence, DomainTag, Job, JobId, Page, PerPage,
         description = "The filters applied to a job search, after normalization."
     )
 )]
+#[non_exhaustive]
 pub struct JobFilter {
     /// Any of these domain tags (empty: any).
     pub domains: Vec<DomainTag>,
@@ -54,6 +70,7 @@ pub struct JobFilter {
 
 impl JobFilter {
     /// Sets the `q` words from free text (see [`search_terms`] for text without words).
+    #[must_use]
     pub fn with_q(mut self, text: &str) -> Self {
         self.q_words = search_terms(text);
         self
@@ -61,8 +78,67 @@ impl JobFilter {
 
     /// Sets the company-name words from free text (see [`search_terms`] for text without
     /// words).
+    #[must_use]
     pub fn with_company(mut self, text: &str) -> Self {
         self.company_words = search_terms(text);
+        self
+    }
+
+    /// Sets the domain tags, any of which a job must have (none: any).
+    #[must_use]
+    pub fn domains(mut self, domains: impl IntoIterator<Item = DomainTag>) -> Self {
+        self.domains = domains.into_iter().collect();
+        self
+    }
+
+    /// Sets the seniority levels, any of which a job must have (none: any).
+    #[must_use]
+    pub fn seniority(mut self, seniority: impl IntoIterator<Item = Seniority>) -> Self {
+        self.seniority = seniority.into_iter().collect();
+        self
+    }
+
+    /// Keeps only remote jobs when true.
+    #[must_use]
+    pub fn remote_only(mut self, remote_only: bool) -> Self {
+        self.remote_only = remote_only;
+        self
+    }
+
+    /// Sets the company-name words as the index keeps them (already lowercased and split);
+    /// [`JobFilter::with_company`] makes them from free text.
+    #[must_use]
+    pub fn company_words(mut self, words: impl IntoIterator<Item = String>) -> Self {
+        self.company_words = words.into_iter().collect();
+        self
+    }
+
+    /// Sets the `q` words as the index keeps them (already lowercased and split);
+    /// [`JobFilter::with_q`] makes them from free text.
+    #[must_use]
+    pub fn q_words(mut self, words: impl IntoIterator<Item = String>) -> Self {
+        self.q_words = words.into_iter().collect();
+        self
+    }
+
+    /// Sets the lowest confidence a job may have (`None`: any).
+    #[must_use]
+    pub fn min_confidence(mut self, min: impl Into<Option<Confidence>>) -> Self {
+        self.min_confidence = min.into();
+        self
+    }
+
+    /// Keeps only jobs posted strictly after this instant (`None`: any time).
+    #[must_use]
+    pub fn posted_after(mut self, after: impl Into<Option<DateTime<Utc>>>) -> Self {
+        self.posted_after = after.into();
+        self
+    }
+
+    /// Keeps only this company's jobs (`None`: any company's).
+    #[must_use]
+    pub fn company_id(mut self, company: impl Into<Option<CompanyId>>) -> Self {
+        self.company_id = company.into();
         self
     }
 
@@ -136,7 +212,22 @@ fn dedup(mut v: Vec<String>) -> Vec<String> {
 }
 
 /// A filter plus the page wanted.
+///
+/// New options are added as fields, so it is built with [`JobQuery::new`] and the setters:
+///
+/// ```
+/// use job_listings_engine::domain::{Page, PerPage};
+/// use job_listings_engine::query::{Facet, JobFilter, JobQuery};
+///
+/// let query = JobQuery::new(JobFilter::default().with_q("rust"))
+///     .page(Page::new(2)?)
+///     .per_page(PerPage::new(50)?)
+///     .facets([Facet::Domain]);
+/// assert_eq!(query.offset(), 50);
+/// # Ok::<(), job_listings_engine::domain::DomainError>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct JobQuery {
     /// Which jobs.
     pub filter: JobFilter,
@@ -150,12 +241,40 @@ pub struct JobQuery {
 }
 
 impl JobQuery {
-    /// The first page of the default size for a filter.
+    /// The first page of the default size for a filter, with no facets.
     pub fn new(filter: JobFilter) -> Self {
         Self {
             filter,
             ..Self::default()
         }
+    }
+
+    /// Sets the filter.
+    #[must_use]
+    pub fn filter(mut self, filter: JobFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// Sets the page wanted, from 1.
+    #[must_use]
+    pub fn page(mut self, page: Page) -> Self {
+        self.page = page;
+        self
+    }
+
+    /// Sets how many jobs a page holds.
+    #[must_use]
+    pub fn per_page(mut self, per_page: PerPage) -> Self {
+        self.per_page = per_page;
+        self
+    }
+
+    /// Sets the facets to count over all the matches.
+    #[must_use]
+    pub fn facets(mut self, facets: impl IntoIterator<Item = Facet>) -> Self {
+        self.facets = facets.into_iter().collect();
+        self
     }
 
     /// How many matches come before the requested page.
@@ -165,7 +284,11 @@ impl JobQuery {
 }
 
 /// The answer to a [`JobQuery`]: how many jobs match and the ids on the requested page, in order.
+///
+/// It may gain fields; another engine answering the same queries builds one with
+/// [`SearchResult::new`] and [`SearchResult::with_facets`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SearchResult {
     /// Matches in all.
     pub total: u64,
@@ -173,6 +296,24 @@ pub struct SearchResult {
     pub ids: Vec<JobId>,
     /// The counts of the facets the query asked for, over all the matches.
     pub facets: FacetCounts,
+}
+
+impl SearchResult {
+    /// A result of `total` matches with these ids on the page, and no facet counts.
+    pub fn new(total: u64, ids: Vec<JobId>) -> Self {
+        Self {
+            total,
+            ids,
+            facets: FacetCounts::default(),
+        }
+    }
+
+    /// Sets the facet counts.
+    #[must_use]
+    pub fn with_facets(mut self, facets: FacetCounts) -> Self {
+        self.facets = facets;
+        self
+    }
 }
 
 #[cfg(test)]

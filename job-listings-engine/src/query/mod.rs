@@ -19,7 +19,7 @@
 //!     job.remote = n != 2;
 //!     index.upsert(&job);
 //! }
-//! let query = JobQuery::new(JobFilter { remote_only: true, ..JobFilter::default() }.with_q("rust"));
+//! let query = JobQuery::new(JobFilter::default().remote_only(true).with_q("rust"));
 //! let result = index.search(&query);
 //! // Remote, and "rust" in the role or the post: the first two.
 //! assert_eq!(result.total, 2);

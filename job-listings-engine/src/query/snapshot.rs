@@ -26,6 +26,7 @@ const SNAPSHOT_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+words-2+comb
 
 /// Why saved bytes could not be loaded as an index; rebuild it from the jobs instead.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SnapshotError {
     /// Another version of this crate wrote it.
     #[error("the index snapshot was written by job-listings {found}, not {SNAPSHOT_VERSION}")]

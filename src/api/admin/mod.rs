@@ -53,6 +53,7 @@ const UPLOAD_RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// Settings of the admin API.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct AdminConfig {
     /// The largest body of a single-record call (a job, a company, a key), in bytes;
     /// default 1 MiB. Bulk uploads are streamed and have no total limit.
@@ -249,3 +250,12 @@ fn json_with_status(status: http::StatusCode, body: &impl serde::Serialize) -> R
     reply.status = status;
     reply
 }
+
+setters!(AdminConfig {
+    max_body_bytes: usize,
+    max_line_bytes: usize,
+    max_bulk_uploads: usize,
+    max_batch_bytes: usize,
+    body_idle_timeout: Duration,
+    max_reported_lines: usize,
+});

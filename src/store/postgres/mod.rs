@@ -30,6 +30,7 @@ fn pg_error(e: impl Into<super::BackendError>) -> StoreError {
 
 /// Where the PostgreSQL store lives.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct PgConfig {
     /// A connection URL such as `postgres://user@127.0.0.1:5432/jobs`.
     pub url: String,
@@ -585,3 +586,8 @@ impl JobWrite {
         Some(self)
     }
 }
+
+setters!(PgConfig {
+    schema: String,
+    pool_size: usize,
+});

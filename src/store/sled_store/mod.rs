@@ -30,6 +30,7 @@ use crate::domain::{
 
 /// How to open a [`SledStore`].
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct SledConfig {
     /// The database folder; created when missing.
     pub path: PathBuf,
@@ -616,3 +617,8 @@ impl Store for SledStore {
         .map_err(backend)?
     }
 }
+
+setters!(SledConfig {
+    cache_bytes: u64,
+    job_cache_bytes: u64,
+});

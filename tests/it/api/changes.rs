@@ -292,14 +292,11 @@ async fn a_cursor_older_than_the_retention_window_is_gone_with_links_to_start_ag
     let known = known();
     let app = TestApp::builder()
         .clock(clock.clone())
-        .config(ServiceConfig {
-            delivery: DeliveryConfig {
-                prune_interval: Duration::from_millis(50),
-                ..DeliveryConfig::default()
-            },
-            change_retention: Duration::from_secs(3_600),
-            ..ServiceConfig::default()
-        })
+        .config(
+            ServiceConfig::default()
+                .delivery(DeliveryConfig::default().prune_interval(Duration::from_millis(50)))
+                .change_retention(Duration::from_secs(3_600)),
+        )
         .seed(demo_dataset())
         .spawn()
         .await;

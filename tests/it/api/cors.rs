@@ -14,13 +14,14 @@ const APP: &str = "https://app.example.com";
 async fn with_origins(origins: &[&str]) -> TestApp {
     let known = known();
     TestApp::builder()
-        .api_config(ApiConfig {
-            cors_origins: origins
-                .iter()
-                .map(|o| CorsOrigin::parse(o).expect("an origin"))
-                .collect(),
-            ..ApiConfig::default()
-        })
+        .api_config(
+            ApiConfig::default().cors_origins(
+                origins
+                    .iter()
+                    .map(|o| CorsOrigin::parse(o).expect("an origin"))
+                    .collect(),
+            ),
+        )
         .seed(demo_dataset())
         .seed(job_listings::demo::Dataset {
             companies: known.companies(),

@@ -37,10 +37,7 @@ async fn on_disk(disk: Arc<Disk>, grace: Duration) -> (TestApp, tempfile::TempDi
     let sled = Arc::new(open_sled(dir.path()).await.expect("sled opens"));
     let app = TestApp::builder()
         .store(StoreKind::Given(Arc::new(TappedStore::new(sled, disk))))
-        .config(ServiceConfig {
-            write_failure_grace: grace,
-            ..ServiceConfig::default()
-        })
+        .config(ServiceConfig::default().write_failure_grace(grace))
         .spawn()
         .await;
     (app, dir)

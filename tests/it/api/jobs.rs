@@ -928,10 +928,7 @@ async fn a_search_asked_again_answers_every_write_made_since() {
     assert!(seen[2].1.contains(&staff) && !seen[3].1.contains(&staff));
 
     // Without kept results the same writes give the same answers.
-    let config = job_listings::service::ServiceConfig {
-        search_memo_entries: 0,
-        ..Default::default()
-    };
+    let config = job_listings::service::ServiceConfig::default().search_memo_entries(0);
     let fresh = super::spawn_app_with(config).await;
     let unkept = answers_across_writes(&fresh).await;
     let without_new = |s: &[(u64, Vec<String>)]| -> Vec<(u64, usize)> {

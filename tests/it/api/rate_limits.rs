@@ -118,13 +118,10 @@ async fn options_from(app: &TestApp, addr: Option<IpAddr>) -> http::Response<byt
 #[tokio::test]
 async fn requests_without_a_key_are_charged_to_the_client_address_their_frontend_names() {
     let app = TestApp::builder()
-        .api_config(ApiConfig {
-            unauthenticated_rate: Some(RateLimit {
-                per_second: 0.01,
-                burst: 2,
-            }),
-            ..ApiConfig::default()
-        })
+        .api_config(ApiConfig::default().unauthenticated_rate(Some(RateLimit {
+            per_second: 0.01,
+            burst: 2,
+        })))
         .build()
         .await;
     let first: IpAddr = "2001:db8::1".parse().expect("an address");

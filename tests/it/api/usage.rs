@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use job_listings::service::{Metering, ServiceConfig};
+use job_listings::service::Metering;
 use reqwest::StatusCode;
 use uuid::Uuid;
 
@@ -251,11 +251,7 @@ async fn usage_over_a_lowered_quota_reports_every_call_and_none_remaining() {
 #[tokio::test]
 async fn refusals_before_any_call_carry_the_quota_as_the_key_was_checked() {
     for metering in [Metering::default(), Metering::InStore] {
-        let app = spawn_app_with(ServiceConfig {
-            metering,
-            ..developer_quota(5)
-        })
-        .await;
+        let app = spawn_app_with(developer_quota(5).metering(metering)).await;
         let key = app.keys.developer.raw.clone();
         assert_eq!(
             app.get_as(&key, "/api/v1/jobs").await.status,

@@ -619,10 +619,9 @@ async fn post_webhooks_refuses_http_and_private_callbacks_by_default() {
 
 #[tokio::test]
 async fn post_webhooks_accepts_loopback_http_in_local_development() {
-    let app = spawn_app_with(ServiceConfig {
-        callback_policy: CallbackPolicy::local_development(),
-        ..ServiceConfig::default()
-    })
+    let app = spawn_app_with(
+        ServiceConfig::default().callback_policy(CallbackPolicy::local_development()),
+    )
     .await;
     let (_, r) = create(
         &app,
@@ -635,11 +634,7 @@ async fn post_webhooks_accepts_loopback_http_in_local_development() {
 
 #[tokio::test]
 async fn post_webhooks_returns_409_past_the_limit_per_key() {
-    let app = spawn_app_with(ServiceConfig {
-        max_webhooks_per_key: 2,
-        ..ServiceConfig::default()
-    })
-    .await;
+    let app = spawn_app_with(ServiceConfig::default().max_webhooks_per_key(2)).await;
     let key = &app.keys.agent_pro.raw;
     let (first, _) = create(&app, key, json!({ "callback_url": HOOK })).await;
     create(&app, key, json!({ "callback_url": HOOK })).await;

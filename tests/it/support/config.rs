@@ -4,23 +4,15 @@ use job_listings::service::{Quotas, RateLimit, RateLimits, ServiceConfig};
 
 /// The library's settings, but a Developer key's monthly quota is `quota` calls.
 pub fn developer_quota(quota: u64) -> ServiceConfig {
-    ServiceConfig {
-        quotas: Quotas {
-            developer: quota,
-            ..Quotas::default()
-        },
-        ..ServiceConfig::default()
-    }
+    ServiceConfig::default().quotas(Quotas::default().developer(quota))
 }
 
 /// The library's settings, but every key's rate is limited to `limit`.
 pub fn rate_limited(limit: RateLimit) -> ServiceConfig {
-    ServiceConfig {
-        rate_limits: Some(RateLimits {
-            developer: limit,
-            agent_pro: limit,
-            enterprise: limit,
-        }),
-        ..ServiceConfig::default()
-    }
+    ServiceConfig::default().rate_limits(Some(
+        RateLimits::default()
+            .developer(limit)
+            .agent_pro(limit)
+            .enterprise(limit),
+    ))
 }

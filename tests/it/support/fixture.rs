@@ -45,15 +45,16 @@ impl Fixture {
             let huge = 1_u64 << 50;
             let service = JobListingsService::builder()
                 .store(Arc::new(MemoryStore::new()))
-                .config(ServiceConfig {
-                    quotas: Quotas {
-                        developer: huge,
-                        agent_pro: huge,
-                        enterprise: huge,
-                    },
-                    rate_limits: None,
-                    ..ServiceConfig::default()
-                })
+                .config(
+                    ServiceConfig::default()
+                        .quotas(
+                            Quotas::default()
+                                .developer(huge)
+                                .agent_pro(huge)
+                                .enterprise(huge),
+                        )
+                        .rate_limits(None),
+                )
                 .build()
                 .await
                 .expect("the service");

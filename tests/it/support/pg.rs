@@ -46,11 +46,9 @@ impl TestSchema {
 
     /// A store configuration on this schema with `pool_size` connections.
     pub fn config(&self, pool_size: usize) -> PgConfig {
-        PgConfig {
-            pool_size,
-            schema: self.name.clone(),
-            ..PgConfig::new(self.url.clone())
-        }
+        PgConfig::new(self.url.clone())
+            .pool_size(pool_size)
+            .schema(self.name.clone())
     }
 }
 

@@ -9,10 +9,7 @@ use tokio::task::JoinHandle;
 
 /// The server settings of the tests: the library's, with a 5 s shutdown grace.
 pub fn server_config() -> ServerConfig {
-    ServerConfig {
-        shutdown_grace: Duration::from_secs(5),
-        ..ServerConfig::default()
-    }
+    ServerConfig::default().shutdown_grace(Duration::from_secs(5))
 }
 
 /// The real server, serving in a task until [`RunningServer::stop`] or until it is dropped

@@ -12,11 +12,9 @@ use job_listings::store::{SledConfig, SledStore, Store, StoreError};
 
 /// The sled configuration of the tests: small caches, the database in `path`.
 pub fn sled_config(path: &Path) -> SledConfig {
-    SledConfig {
-        path: path.to_owned(),
-        cache_bytes: 16 * 1024 * 1024,
-        job_cache_bytes: 4 * 1024 * 1024,
-    }
+    SledConfig::new(path)
+        .cache_bytes(16 * 1024 * 1024)
+        .job_cache_bytes(4 * 1024 * 1024)
 }
 
 /// Opens the sled database in `path`. Its previous owner may still be letting go of the lock

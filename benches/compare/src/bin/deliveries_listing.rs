@@ -67,10 +67,7 @@ async fn main() -> Result<()> {
             policy,
             HttpNotifierConfig::default(),
         )?))
-        .config(ServiceConfig {
-            callback_policy: policy,
-            ..ServiceConfig::default()
-        })
+        .config(ServiceConfig::default().callback_policy(policy))
         .build()
         .await?;
     let data = Dataset::generate(5, 300, 6_000);

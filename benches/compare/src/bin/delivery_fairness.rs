@@ -78,10 +78,7 @@ async fn main() -> Result<()> {
     let service = JobListingsService::builder()
         .store(Arc::new(store))
         .notifier(Arc::new(notifier))
-        .config(ServiceConfig {
-            callback_policy: policy,
-            ..ServiceConfig::default()
-        })
+        .config(ServiceConfig::default().callback_policy(policy))
         .build()
         .await?;
     let data = Dataset::generate(11, 200, cli.jobs * 2 + cli.flood + 1_000);

@@ -59,11 +59,11 @@ async fn main() -> Result<()> {
     let store = Arc::new(SledStore::open(&SledConfig::new(&cli.data_dir)).context("sled opens")?);
     let service = JobListingsService::builder()
         .store(store.clone())
-        .config(ServiceConfig {
-            max_webhooks_per_key: usize::MAX,
-            callback_policy: CallbackPolicy::local_development(),
-            ..ServiceConfig::default()
-        })
+        .config(
+            ServiceConfig::default()
+                .max_webhooks_per_key(usize::MAX)
+                .callback_policy(CallbackPolicy::local_development()),
+        )
         .build()
         .await?;
     let mut data = Dataset::generate(7, cli.companies, cli.jobs);

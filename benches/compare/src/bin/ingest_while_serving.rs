@@ -114,11 +114,7 @@ async fn main() -> Result<ExitCode> {
     let templates = load_data(&service, cli.jobs).await?;
 
     let (key, _record) = service
-        .create_key(NewKey {
-            plan: Plan::Enterprise,
-            billing_anchor: None,
-            label: "ingest_while_serving".into(),
-        })
+        .create_key(NewKey::new(Plan::Enterprise).label("ingest_while_serving".into()))
         .await?;
 
     // Stop on a signal or when the duration is up; the writer and the server both watch it.
@@ -171,21 +167,13 @@ async fn main() -> Result<ExitCode> {
 
 /// Opens the sled folder and builds the service on it, as the `job-listings` binary does.
 async fn open_service(cli: &Cli) -> Result<JobListingsService> {
-    let sled = SledConfig {
-        cache_bytes: cli.cache_mb.saturating_mul(1024 * 1024),
-        ..SledConfig::new(&cli.data_dir)
-    };
+    let sled = SledConfig::new(&cli.data_dir).cache_bytes(cli.cache_mb.saturating_mul(1024 * 1024));
     let store = SledStore::open(&sled)
         .with_context(|| format!("opening the data folder {}", cli.data_dir.display()))?;
-    let config = ServiceConfig {
-        quotas: Quotas {
-            enterprise: cli.enterprise_quota,
-            ..Quotas::default()
-        },
-        rate_limits: None,
-        secret_key: Some(secret_key(&cli.data_dir.join("secret.key"))?),
-        ..ServiceConfig::default()
-    };
+    let config = ServiceConfig::default()
+        .quotas(Quotas::default().enterprise(cli.enterprise_quota))
+        .rate_limits(None)
+        .secret_key(Some(secret_key(&cli.data_dir.join("secret.key"))?));
     let started = Instant::now();
     let service = JobListingsService::builder()
         .store(Arc::new(store))
