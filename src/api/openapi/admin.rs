@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::json;
 
-use super::spec::{Head, Header, In, Param, Response};
+use super::spec::{Head, Header, In, Param, Response, ACCEPT_ENCODING};
 use super::{text_of, ApiDoc};
 use crate::api::admin::{AdminOperation, ADMIN_ROUTES};
 
@@ -44,11 +44,7 @@ pub(crate) const HEADERS: &[Header] = &[
     Header { name: "WWW-Authenticate", description: "Authentication challenge: Bearer realm=\"job-listings\".", schema: || json!({"type": "string"}) },
     Header { name: "Allow", description: "The methods the path takes.", schema: || json!({"type": "string"}) },
     Header { name: "Retry-After", description: "Seconds to wait before trying again.", schema: || json!({"type": "integer", "minimum": 1}) },
-    Header {
-        name: "Accept-Encoding",
-        description: "With code unsupported_content_encoding: identity, the only content coding a body may have.",
-        schema: || json!({"type": "string"}),
-    },
+    ACCEPT_ENCODING,
 ];
 
 /// The answers that are not an operation's own: errors, and `304`.

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::json;
 
-use super::spec::{Head, Header, In, Param, Response};
+use super::spec::{Head, Header, In, Param, Response, ACCEPT_ENCODING};
 use super::{text_of, ApiDoc};
 use crate::api::endpoints::{Operation, ROUTES};
 
@@ -54,11 +54,7 @@ pub(crate) const HEADERS: &[Header] = &[
     Header { name: "Vary", description: "`accept-encoding`: the body's coding follows the request's `Accept-Encoding`. With CORS origins configured (not `*`), also `origin`.", schema: || json!({"type": "string"}) },
     Header { name: "Content-Encoding", description: "The body's content coding when compressed: `zstd`, `br` or `gzip`, as the request's `Accept-Encoding` and its quality values chose. Bodies under 1 KiB, `HEAD` answers, 304s and problem documents are sent as they are.", schema: || json!({"type": "string", "enum": ["zstd", "br", "gzip"]}) },
     Header { name: "Cache-Control", description: "`private, no-cache` on tagged answers: the client's own cache may keep them, to revalidate with `If-None-Match`.", schema: || json!({"type": "string"}) },
-    Header {
-        name: "Accept-Encoding",
-        description: "With code unsupported_content_encoding: identity, the only content coding a body may have.",
-        schema: || json!({"type": "string"}),
-    },
+    ACCEPT_ENCODING,
 ];
 
 /// The answers that are not an operation's own: errors, and `304`.

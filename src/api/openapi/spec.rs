@@ -201,6 +201,14 @@ pub(crate) struct Header {
     pub(crate) schema: fn() -> Value,
 }
 
+/// `Accept-Encoding` on a `415`: both APIs read bodies only as they are sent.
+pub(crate) const ACCEPT_ENCODING: Header = Header {
+    name: "Accept-Encoding",
+    description: "With code unsupported_content_encoding: identity, the only content coding a \
+                  body may have.",
+    schema: || serde_json::json!({"type": "string"}),
+};
+
 /// An answer operations share: an error by its status, or `304`.
 #[derive(Debug)]
 pub(crate) struct Response {
