@@ -485,14 +485,17 @@ async fn send(
     };
     let report = match target {
         Target::Local(service) => {
-            let mut import = service.import_lines(kind);
+            // The jobs are sent sorted by id, and nothing else writes to the data folder.
+            let mut import = service
+                .import_lines(kind)
+                .in_id_order(kind == RecordKind::Jobs);
             let mut text = Vec::new();
             for line in &reading.lines {
                 reading.read(line, &mut text)?;
                 import
                     .line(line.number, &text)
                     .await
-                    .with_context(|| stopped(&path, what, import.report()))?;
+                    .with_context(|| stopped(&path, what, import.written()))?;
                 if let Some(bar) = bar {
                     bar.inc(1);
                 }
@@ -531,8 +534,7 @@ async fn send(
 }
 
 /// What an import that stopped had written.
-fn stopped(path: &Path, what: &str, so_far: &BulkReport) -> String {
-    let written = so_far.created + so_far.updated;
+fn stopped(path: &Path, what: &str, written: usize) -> String {
     format!(
         "{}: the import of {what} stopped ({} had been written)",
         path.display(),

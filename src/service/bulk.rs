@@ -8,10 +8,12 @@
 //! report counts as written is durable and searchable.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::import::IMPORT_BATCH;
+use super::import::{ImportError, ImportSummary, IMPORT_BATCH};
 use super::ingest::{DeferredCompaction, IngestOutcome};
 use super::{JobListingsService, ServiceError, ServiceResult};
 use crate::domain::jsonl::parse_record;
@@ -128,6 +130,75 @@ pub struct LineImport {
     compaction: Option<DeferredCompaction>,
     /// The batch of jobs being written.
     writing: Option<tokio::task::JoinHandle<ServiceResult<Vec<IngestOutcome>>>>,
+    /// The lines come in ascending job id order: jobs go through the sorted import.
+    in_id_order: bool,
+    /// The sorted import under way.
+    sorted: Option<SortedLoad>,
+}
+
+/// Jobs handed to [`JobListingsService::import_sorted_jobs`] a batch at a time.
+struct SortedLoad {
+    batches: tokio::sync::mpsc::Sender<Vec<Job>>,
+    /// The jobs with the highest id seen, held back: the next lines may hold that id again,
+    /// and no id may be in two batches.
+    held_back: Vec<Job>,
+    /// Jobs written so far.
+    written: Arc<AtomicUsize>,
+    importing:
+        tokio::task::JoinHandle<Result<ImportSummary, ImportError<std::convert::Infallible>>>,
+}
+
+impl SortedLoad {
+    fn start(service: &JobListingsService) -> Self {
+        // One batch waits while one is read: the sorted import reads one ahead itself.
+        let (batches, mut arriving) = tokio::sync::mpsc::channel(1);
+        let written = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&written);
+        let service = service.clone();
+        let importing = tokio::spawn(async move {
+            let batches = std::iter::from_fn(move || arriving.blocking_recv().map(Ok));
+            service
+                .import_sorted_jobs(batches, move |n| count.store(n, Ordering::Relaxed))
+                .await
+        });
+        Self {
+            batches,
+            held_back: Vec::new(),
+            written,
+            importing,
+        }
+    }
+
+    /// Hands on `jobs` (sorted by id) and the jobs held back before them, holding back those
+    /// with the highest id; `false` once the import has stopped.
+    async fn send(&mut self, jobs: Vec<Job>) -> bool {
+        let mut batch = std::mem::take(&mut self.held_back);
+        batch.extend(jobs);
+        let Some(highest) = batch.last().map(|j| j.id) else {
+            return true;
+        };
+        self.held_back = batch.split_off(batch.partition_point(|j| j.id < highest));
+        batch.is_empty() || self.batches.send(batch).await.is_ok()
+    }
+
+    /// Hands on what is held back and waits for the import to end.
+    async fn finish(mut self) -> ServiceResult<ImportSummary> {
+        let rest = std::mem::take(&mut self.held_back);
+        if !rest.is_empty() {
+            // Should the import have stopped, its error says why.
+            let _ = self.batches.send(rest).await;
+        }
+        drop(self.batches);
+        match self
+            .importing
+            .await
+            .map_err(|e| StoreError::backend("importing jobs", e))?
+        {
+            Ok(summary) => Ok(summary),
+            Err(ImportError::Service(e)) => Err(e),
+            Err(ImportError::Source(never)) => match never {},
+        }
+    }
 }
 
 /// A batch's lines, each read into its record or what is wrong with it.
@@ -154,6 +225,8 @@ impl JobListingsService {
             written: false,
             compaction: None,
             writing: None,
+            in_id_order: false,
+            sorted: None,
         }
     }
 }
@@ -181,9 +254,28 @@ impl LineImport {
         self
     }
 
+    /// The lines come in ascending job id order, and nothing else writes jobs until the
+    /// import finishes (default: off), as in an offline load of a sorted file. The jobs are
+    /// then indexed on a copy of the index on a thread of their own, while the next batch is
+    /// read and written, and the copy replaces the live index at the end; other job writes
+    /// wait until then. A job whose id comes before one already written stops the import.
+    pub fn in_id_order(mut self, in_id_order: bool) -> Self {
+        self.in_id_order = in_id_order;
+        self
+    }
+
     /// What the import has done so far.
     pub fn report(&self) -> &BulkReport {
         &self.report
+    }
+
+    /// Records written so far.
+    pub fn written(&self) -> usize {
+        let sorted = self
+            .sorted
+            .as_ref()
+            .map_or(0, |load| load.written.load(Ordering::Relaxed));
+        self.report.created + self.report.updated + sorted
     }
 
     /// Adds line `number`, without its newline. A storage failure stops the import: the
@@ -233,6 +325,12 @@ impl LineImport {
             self.write(last).await?;
         }
         self.settle_writing().await?;
+        if let Some(load) = self.sorted.take() {
+            let summary = load.finish().await?;
+            self.report.created += summary.created;
+            self.report.updated += summary.updated;
+            *self.report.announced.get_or_insert(0) += summary.announced;
+        }
         if self.written {
             self.service.flush_jobs().await?;
             self.written = false;
@@ -325,6 +423,22 @@ impl LineImport {
         // In id order, the store fills its tree along rather than here and there.
         let mut jobs = jobs;
         jobs.sort_by_key(|j| j.id);
+        if self.in_id_order {
+            let load = self
+                .sorted
+                .get_or_insert_with(|| SortedLoad::start(&self.service));
+            if load.send(jobs).await {
+                return Ok(());
+            }
+            // The import stopped: its error says why.
+            let Some(load) = self.sorted.take() else {
+                return Ok(());
+            };
+            return Err(match load.finish().await {
+                Err(e) => e,
+                Ok(_) => StoreError::backend("importing jobs", "the import ended early").into(),
+            });
+        }
         self.written = true;
         if self.compaction.is_none() {
             self.compaction = Some(self.service.defer_index_compaction());
