@@ -135,7 +135,10 @@ impl Access {
             Metering::InStore => {
                 let counted = self
                     .shared
-                    .timed_write(StoreWrite::Usage, self.count_call(record.id, start, limit))
+                    .timed_write(
+                        StoreWrite::Usage,
+                        self.count_call(record.id, &entry.meter, start, limit),
+                    )
                     .await;
                 let counter = match counted {
                     Ok(Some(counter)) => counter,
@@ -147,7 +150,7 @@ impl Access {
                 };
                 entry.meter.observe(period, counter.calls_used);
                 (
-                    Reservation::in_store(self.store.clone(), counter),
+                    Reservation::in_store(self.store.clone(), entry.meter.clone(), counter),
                     counter.calls_used,
                 )
             }

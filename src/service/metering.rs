@@ -9,7 +9,10 @@
 //! with Q calls left exactly Q succeed however many race, and no lock is shared between keys.
 //! In the store, the same rule is applied to the key's [`UsageCounter`] with the store's
 //! compare-and-swap ([`UsageStore::swap_usage`]), so replicas sharing the store count exactly
-//! together; the store itself knows nothing of periods or quotas.
+//! together; the store itself knows nothing of periods or quotas. Within one process the calls
+//! of a key change its stored counter one at a time, from the counter the last one left: they
+//! never lose a swap to each other (a lost swap costs a read and another swap), and need no
+//! read before their swap. Only another replica's call makes one read again.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -101,23 +104,43 @@ fn uncounted(stored: Option<UsageCounter>, period_start: DateTime<Utc>) -> Optio
         })
 }
 
-/// Applies `change` to one key's counter in the store until a swap succeeds: a lost swap
-/// means another call changed the counter meanwhile, so the change is decided again on what
-/// that call left. Returns the counter written, or `None` (nothing written) when `change`
-/// declines.
+/// Applies `change` to one key's counter in the store until a swap succeeds, starting from
+/// the counter `meter` last saw there: a lost swap means another replica changed the counter
+/// meanwhile, so the change is decided again on what it left. Returns the counter written, or
+/// `None` (nothing written) when `change` declines on the counter as stored now.
 async fn change_in_store(
     store: &dyn UsageStore,
     key_id: KeyId,
+    meter: &Meter,
     change: impl Fn(Option<UsageCounter>) -> Option<UsageCounter>,
 ) -> StoreResult<Option<UsageCounter>> {
+    // Held across the store's round trips: the key's other calls here wait their turn
+    // rather than race this one and lose.
+    let mut seen = meter.in_store.lock().await;
+    let (mut stored, mut fresh) = match *seen {
+        Some(known) => (known, false),
+        None => (store.get_usage(key_id).await?, true),
+    };
+    // Until the store answers, what this process saw is unknown.
+    *seen = None;
     loop {
-        let stored = store.get_usage(key_id).await?;
-        let Some(next) = change(stored) else {
-            return Ok(None);
-        };
-        if store.swap_usage(stored, next).await? {
-            return Ok(Some(next));
+        match change(stored) {
+            Some(next) => {
+                if store.swap_usage(stored, next).await? {
+                    *seen = Some(Some(next));
+                    return Ok(Some(next));
+                }
+            }
+            // Declined on what the store holds: else on what it held, which may have
+            // changed since (a reset by the operator).
+            None if fresh => {
+                *seen = Some(stored);
+                return Ok(None);
+            }
+            None => {}
         }
+        stored = store.get_usage(key_id).await?;
+        fresh = true;
     }
 }
 
@@ -129,10 +152,11 @@ impl Access {
     pub(super) async fn count_call(
         &self,
         key_id: KeyId,
+        meter: &Meter,
         period_start: DateTime<Utc>,
         quota: u64,
     ) -> StoreResult<Option<UsageCounter>> {
-        change_in_store(self.store.as_ref(), key_id, |stored| {
+        change_in_store(self.store.as_ref(), key_id, meter, |stored| {
             counted(stored, key_id, period_start, quota)
         })
         .await
@@ -144,6 +168,9 @@ impl Access {
 pub(crate) struct Meter {
     state: AtomicU64,
     dirty: AtomicBool,
+    /// With in-store metering, the key's counter in the store as this process last read or
+    /// wrote it (`None` until known), behind the lock its changes here take in turn.
+    in_store: tokio::sync::Mutex<Option<Option<UsageCounter>>>,
 }
 
 impl Meter {
@@ -152,6 +179,7 @@ impl Meter {
         Self {
             state: AtomicU64::new(pack(period, used)),
             dirty: AtomicBool::new(false),
+            in_store: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -228,9 +256,10 @@ impl Meter {
 enum Counted {
     /// On a key's in-memory meter, in period number `period`.
     InMemory { meter: Arc<Meter>, period: u64 },
-    /// By the store, on this counter.
+    /// By the store, on this counter, of the key `meter` meters.
     InStore {
         store: Arc<dyn UsageStore>,
+        meter: Arc<Meter>,
         counter: UsageCounter,
     },
     /// Nowhere: metering is off.
@@ -239,8 +268,8 @@ enum Counted {
 
 /// Gives back a call the store counted. Should that fail, the call stays counted: a failure
 /// may overcount by one call, never undercount.
-async fn uncount(store: &dyn UsageStore, counter: UsageCounter) {
-    let given_back = change_in_store(store, counter.key_id, |stored| {
+async fn uncount(store: &dyn UsageStore, meter: &Meter, counter: UsageCounter) {
+    let given_back = change_in_store(store, counter.key_id, meter, |stored| {
         uncounted(stored, counter.period_start)
     });
     if let Err(e) = given_back.await {
@@ -264,9 +293,17 @@ impl Reservation {
         }
     }
 
-    pub(crate) fn in_store(store: Arc<dyn UsageStore>, counter: UsageCounter) -> Self {
+    pub(crate) fn in_store(
+        store: Arc<dyn UsageStore>,
+        meter: Arc<Meter>,
+        counter: UsageCounter,
+    ) -> Self {
         Self {
-            counted: Counted::InStore { store, counter },
+            counted: Counted::InStore {
+                store,
+                meter,
+                counter,
+            },
             committed: false,
         }
     }
@@ -284,7 +321,11 @@ impl Reservation {
         self.committed = true;
         match &self.counted {
             Counted::InMemory { meter, period } => meter.release(*period),
-            Counted::InStore { store, counter } => uncount(store.as_ref(), *counter).await,
+            Counted::InStore {
+                store,
+                meter,
+                counter,
+            } => uncount(store.as_ref(), meter, *counter).await,
             Counted::Nowhere => {}
         }
     }
@@ -305,12 +346,16 @@ impl Drop for Reservation {
         }
         match &self.counted {
             Counted::InMemory { meter, period } => meter.release(*period),
-            Counted::InStore { store, counter } => {
+            Counted::InStore {
+                store,
+                meter,
+                counter,
+            } => {
                 // The caller went away mid-call and Drop cannot wait: give the call back in
                 // the background.
-                let (store, counter) = (store.clone(), *counter);
+                let (store, meter, counter) = (store.clone(), meter.clone(), *counter);
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    runtime.spawn(async move { uncount(store.as_ref(), counter).await });
+                    runtime.spawn(async move { uncount(store.as_ref(), &meter, counter).await });
                 }
             }
             Counted::Nowhere => {}
