@@ -4,7 +4,8 @@
 use serde_json::json;
 
 use super::openapi::public as params;
-use super::openapi::{Answer, Content, Doc, RequestBody};
+use super::openapi::{params_of, Answer, Content, Doc, Param, RequestBody};
+use super::params::FILTER_PARAMS;
 use super::route_table::{Credential, Endpoint, Route, RouteTable, Verb};
 
 /// What an endpoint of the public API does; the router calls one handler for each, and the
@@ -106,13 +107,28 @@ pub(crate) const ROUTES: &[Route<Operation>] = &[
 /// The router over [`ROUTES`].
 pub(crate) static ENDPOINTS: RouteTable<Operation> = RouteTable::new(ROUTES);
 
+/// The parameters of `GET /api/v1/jobs`: the filters, then the facets and the page.
+const SEARCH_PARAMS: [&Param; FILTER_PARAMS.len() + 4] = params_of(
+    &FILTER_PARAMS,
+    &[
+        &params::JOB_FACETS,
+        &params::PAGE,
+        &params::PER_PAGE,
+        &params::IF_NONE_MATCH,
+    ],
+);
+
+/// The parameters of `GET /api/v1/changes`: where to start and how many, then the filters.
+const CHANGE_PARAMS: [&Param; FILTER_PARAMS.len() + 2] =
+    params_of(&[&params::AFTER, &params::LIMIT], &FILTER_PARAMS);
+
 /// `GET /api/v1/jobs`.
 pub(crate) const SEARCH_JOBS: Doc = Doc {
     id: "searchJobs",
     tag: "jobs",
     summary: "Search job listings",
     description: "Search active job listings with optional filters, paginated. Unknown query parameters are rejected with 400 (code unknown_parameter). Add `facets=domain,seniority,remote` for counts over all matches in `meta.facets`; a `domain` or `seniority` value no active job holds is answered with a warning in `meta.warnings` naming the known values.",
-    params: &[&params::DOMAIN, &params::SENIORITY, &params::REMOTE_ONLY, &params::COMPANY, &params::COMPANY_ID, &params::Q, &params::MIN_CONFIDENCE, &params::POSTED_AFTER, &params::JOB_FACETS, &params::PAGE, &params::PER_PAGE, &params::IF_NONE_MATCH],
+    params: &SEARCH_PARAMS,
     body: None,
     answers: &[Answer { status: 200, description: "A page of job listings.", content: Content::Schema("JobList") }],
     errors: &[304, 400, 401, 406, 408, 413, 414, 429, 431, 500],
@@ -284,7 +300,7 @@ pub(crate) const LIST_CHANGES: Doc = Doc {
     tag: "jobs",
     summary: "Follow changes to job listings",
     description: "The change feed: every job that became active (`job.new`), changed (`job.updated`), closed (`job.closed`) or was deleted by the operator (`job.deleted`), in commit order, each with an opaque `cursor` and the job as the event left it. Follow it by asking again with `after` set to the page's `next_cursor`: empty pages carry it too, so poll from there; `has_more` says more events are waiting now. The filters of `GET /jobs` apply to the job as of each event, closed or not; `job.deleted` events (whose job is gone) are in every feed. Events are kept 30 days (the deployment may say otherwise; `meta.retention_days`); an older cursor is answered 410 `cursor_expired` with links to start again from a search. Every replica of a deployment answers the same cursors. Each page is metered as one call.",
-    params: &[&params::AFTER, &params::LIMIT, &params::DOMAIN, &params::SENIORITY, &params::REMOTE_ONLY, &params::COMPANY, &params::COMPANY_ID, &params::Q, &params::MIN_CONFIDENCE, &params::FEED_POSTED_AFTER],
+    params: &CHANGE_PARAMS,
     body: None,
     answers: &[Answer { status: 200, description: "A page of the change feed.", content: Content::Schema("ChangePage") }],
     errors: &[400, 401, 406, 408, 410, 413, 414, 429, 431, 500],

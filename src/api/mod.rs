@@ -21,6 +21,7 @@ mod metrics;
 mod openapi;
 mod params;
 mod render;
+pub mod requests;
 mod route_table;
 mod routes;
 mod tower;
@@ -44,6 +45,8 @@ pub use error::{ApiError, Problem};
 pub use error_code::ErrorCode;
 pub use llms::LLMS_TXT;
 pub use openapi::openapi_json;
+#[cfg(feature = "client")]
+pub(crate) use params::filter_pairs;
 #[cfg(feature = "mcp")]
 pub(crate) use params::PAGE_PARAMS;
 pub use params::{CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS};

@@ -22,12 +22,14 @@
 //! use futures_util::TryStreamExt;
 //! use job_listings::client::{Client, JobSearch, RetryPolicy};
 //! use job_listings::domain::DomainTag;
+//! use job_listings::query::JobFilter;
 //!
 //! let client = Client::builder("http://127.0.0.1:8080")
 //!     .api_key("jl_live_...")
 //!     .retry(RetryPolicy::default())
 //!     .build()?;
-//! let search = JobSearch::new().q("rust").domain(DomainTag::parse("ai").unwrap()).remote_only(true);
+//! let ai = DomainTag::parse("ai").unwrap();
+//! let search = JobSearch::from(JobFilter::default().with_q("rust").domains([ai]).remote_only(true));
 //! let page = client.search_jobs(&search).await?;
 //! println!("{} jobs; {:?} calls left", page.pagination.total, page.quota.map(|q| q.remaining));
 //! let every_job: Vec<_> = client.search_all(&search).try_collect().await?;
@@ -45,7 +47,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use futures_util::Stream;
 use http::{HeaderMap, Method, StatusCode};
 use serde::de::DeserializeOwned;
@@ -60,12 +62,13 @@ pub use types::{
     WebhookPatch,
 };
 
+use crate::api::filter_pairs;
 use crate::api::ErrorCode;
 use crate::domain::{
-    CompanyId, Confidence, Delivery, DomainTag, FeedCursor, FundingStage, Job, JobId, Page,
-    PerPage, Seniority, UsageReport, WebhookId,
+    CompanyId, Delivery, FeedCursor, FundingStage, Job, JobId, Page, PerPage, UsageReport,
+    WebhookId,
 };
-use crate::query::Facet;
+use crate::query::{Facet, JobFilter};
 use crate::wire::Problem;
 
 pub use crate::wire::Quota;
@@ -251,26 +254,24 @@ impl fmt::Debug for Client {
     }
 }
 
-/// The parameters of `GET /jobs`, built step by step; every one is optional.
+/// The parameters of `GET /jobs`: a [`JobFilter`] (sent as the filter parameters that set
+/// it), the page and the facets; every one is optional.
+///
+/// ```
+/// use job_listings::client::JobSearch;
+/// use job_listings::domain::DomainTag;
+/// use job_listings::query::JobFilter;
+///
+/// let search = JobSearch::new()
+///     .filter(JobFilter::default().with_q("rust").remote_only(true))
+///     .per_page(job_listings::domain::PerPage::new(5).unwrap());
+/// # let _ = (search, DomainTag::parse("ai"));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct JobSearch {
-    /// Words every job must contain (`q`).
-    pub q: Option<String>,
-    /// Any of these domain tags (`domain`).
-    pub domains: Vec<DomainTag>,
-    /// Any of these levels (`seniority`).
-    pub seniority: Vec<Seniority>,
-    /// Remote jobs only (`remote_only=true`).
-    pub remote_only: bool,
-    /// The lowest confidence (`min_confidence`).
-    pub min_confidence: Option<Confidence>,
-    /// Posted strictly after (`posted_after`).
-    pub posted_after: Option<DateTime<Utc>>,
-    /// Words of the company name (`company`).
-    pub company: Option<String>,
-    /// One company's jobs (`company_id`).
-    pub company_id: Option<CompanyId>,
+    /// The filters (`q`, `domain`, `seniority`, `remote_only`, …).
+    pub filter: JobFilter,
     /// The page (`page`, from 1).
     pub page: Option<Page>,
     /// Jobs per page (`per_page`, 1 to 50).
@@ -279,61 +280,18 @@ pub struct JobSearch {
     pub facets: Vec<Facet>,
 }
 
+setters!(JobSearch { filter: JobFilter });
+setters!(@some JobSearch {
+    page: Page,
+    per_page: PerPage,
+});
+
 impl JobSearch {
     /// Every active job.
     pub fn new() -> Self {
         Self::default()
     }
-    /// Sets `q`.
-    pub fn q(mut self, q: impl Into<String>) -> Self {
-        self.q = Some(q.into());
-        self
-    }
-    /// Adds a domain tag.
-    pub fn domain(mut self, tag: DomainTag) -> Self {
-        self.domains.push(tag);
-        self
-    }
-    /// Adds a seniority level.
-    pub fn seniority(mut self, level: Seniority) -> Self {
-        self.seniority.push(level);
-        self
-    }
-    /// Sets `remote_only`.
-    pub fn remote_only(mut self, remote_only: bool) -> Self {
-        self.remote_only = remote_only;
-        self
-    }
-    /// Sets `min_confidence`.
-    pub fn min_confidence(mut self, confidence: Confidence) -> Self {
-        self.min_confidence = Some(confidence);
-        self
-    }
-    /// Sets `posted_after`.
-    pub fn posted_after(mut self, after: DateTime<Utc>) -> Self {
-        self.posted_after = Some(after);
-        self
-    }
-    /// Sets `company`.
-    pub fn company(mut self, words: impl Into<String>) -> Self {
-        self.company = Some(words.into());
-        self
-    }
-    /// Sets `company_id`.
-    pub fn company_id(mut self, id: CompanyId) -> Self {
-        self.company_id = Some(id);
-        self
-    }
-    /// Sets `page`.
-    pub fn page(mut self, page: Page) -> Self {
-        self.page = Some(page);
-        self
-    }
-    /// Sets `per_page`.
-    pub fn per_page(mut self, per_page: PerPage) -> Self {
-        self.per_page = Some(per_page);
-        self
-    }
+
     /// Adds a facet to count.
     pub fn facet(mut self, facet: Facet) -> Self {
         self.facets.push(facet);
@@ -341,7 +299,7 @@ impl JobSearch {
     }
 
     fn pairs(&self) -> Vec<(&'static str, String)> {
-        let mut out = self.filter_pairs();
+        let mut out = filter_pairs(&self.filter);
         paging(&mut out, self.page, self.per_page);
         if !self.facets.is_empty() {
             let names: Vec<&str> = self.facets.iter().map(|f| f.name()).collect();
@@ -349,42 +307,11 @@ impl JobSearch {
         }
         out
     }
+}
 
-    /// The filters alone, as `GET /jobs` and `GET /changes` take them.
-    fn filter_pairs(&self) -> Vec<(&'static str, String)> {
-        let mut out = Vec::new();
-        let join = |items: &mut dyn Iterator<Item = &str>| items.collect::<Vec<_>>().join(",");
-        if let Some(q) = &self.q {
-            out.push(("q", q.clone()));
-        }
-        if !self.domains.is_empty() {
-            out.push(("domain", join(&mut self.domains.iter().map(|d| d.as_str()))));
-        }
-        if !self.seniority.is_empty() {
-            out.push((
-                "seniority",
-                join(&mut self.seniority.iter().map(|s| s.as_str())),
-            ));
-        }
-        if self.remote_only {
-            out.push(("remote_only", "true".to_owned()));
-        }
-        if let Some(c) = self.min_confidence {
-            out.push(("min_confidence", c.get().to_string()));
-        }
-        if let Some(at) = self.posted_after {
-            out.push((
-                "posted_after",
-                at.to_rfc3339_opts(SecondsFormat::AutoSi, true),
-            ));
-        }
-        if let Some(company) = &self.company {
-            out.push(("company", company.clone()));
-        }
-        if let Some(id) = self.company_id {
-            out.push(("company_id", id.to_string()));
-        }
-        out
+impl From<JobFilter> for JobSearch {
+    fn from(filter: JobFilter) -> Self {
+        Self::new().filter(filter)
     }
 }
 
@@ -408,15 +335,14 @@ pub struct ChangesRequest {
     pub from: ChangesFrom,
     /// Most events on the page (`limit`, 1 to 500; the server's default is 100).
     pub limit: Option<u16>,
-    /// The filters, as a search's: only its filters are sent (not its page, page size or
-    /// facets).
-    pub filter: JobSearch,
+    /// The filters, as a search takes them.
+    pub filter: JobFilter,
 }
 
 setters!(@some ChangesRequest {
     limit: u16,
 });
-setters!(ChangesRequest { filter: JobSearch });
+setters!(ChangesRequest { filter: JobFilter });
 
 impl ChangesRequest {
     /// Every event, from `from`.
@@ -437,7 +363,7 @@ impl ChangesRequest {
         if let Some(limit) = self.limit {
             out.push(("limit", limit.to_string()));
         }
-        out.extend(self.filter.filter_pairs());
+        out.extend(filter_pairs(&self.filter));
         out
     }
 }
@@ -918,11 +844,14 @@ mod tests {
 
     #[test]
     fn a_search_is_sent_as_the_documented_parameters() {
+        let ai_and_data = ["ai", "data"].map(|d| crate::domain::DomainTag::parse(d).unwrap());
         let search = JobSearch::new()
-            .q("rust")
-            .domain(DomainTag::parse("ai").unwrap())
-            .domain(DomainTag::parse("data").unwrap())
-            .remote_only(true)
+            .filter(
+                JobFilter::default()
+                    .with_q("rust")
+                    .domains(ai_and_data)
+                    .remote_only(true),
+            )
             .facet(Facet::Domain)
             .facet(Facet::Remote)
             .per_page(PerPage::new(5).unwrap());
@@ -932,7 +861,7 @@ mod tests {
         let url = client.url("/api/v1/jobs", &search.pairs()).unwrap();
         assert_eq!(
             url.as_str(),
-            "http://127.0.0.1:1/api/v1/jobs?q=rust&domain=ai%2Cdata&remote_only=true&per_page=5&facets=domain%2Cremote"
+            "http://127.0.0.1:1/api/v1/jobs?domain=ai%2Cdata&remote_only=true&q=rust&per_page=5&facets=domain%2Cremote"
         );
     }
 }

@@ -17,7 +17,7 @@ use job_listings::domain::{
     ChangeKind, DeliveryStatus, DomainTag, FeedCursor, JobId, PerPage, Plan, SubscriptionStatus,
     WebhookId,
 };
-use job_listings::query::Facet;
+use job_listings::query::{Facet, JobFilter};
 use job_listings::service::{ManualClock, RateLimit, ServiceConfig};
 
 use crate::api::spawn_app_with;
@@ -82,7 +82,7 @@ async fn the_client_reads_every_job_and_company_endpoint_into_typed_values() {
     assert_eq!(detail.company.id, company.id);
     assert!(detail.active_jobs.iter().any(|j| j.id == first.id));
     let only_its_jobs = c
-        .search_jobs(&JobSearch::new().company_id(company.id))
+        .search_jobs(&JobFilter::default().company_id(company.id).into())
         .await
         .expect("its jobs");
     assert_eq!(only_its_jobs.pagination.total, detail.active_jobs_total);
@@ -105,10 +105,10 @@ async fn the_client_manages_webhooks_from_creation_to_deletion() {
     let app = spawn_app_with(ServiceConfig::default()).await;
     let c = client(&app, &app.keys.agent_pro.raw);
 
-    let mut new = NewWebhook::new(HOOK);
-    new.domain_filters = Some(vec![DomainTag::parse("ai").unwrap()]);
-    new.remote_only = Some(true);
-    new.event_types = Some(vec![ChangeKind::New, ChangeKind::Closed]);
+    let new = NewWebhook::new(HOOK)
+        .domain_filters([DomainTag::parse("ai").unwrap()])
+        .remote_only(true)
+        .event_types([ChangeKind::New, ChangeKind::Closed]);
     let created = c.create_webhook(&new).await.expect("created");
     assert_eq!(
         created.webhook.event_types,
@@ -346,7 +346,7 @@ async fn search_all_streams_every_page_of_a_search() {
     let app = spawn_app_with(ServiceConfig::default()).await;
     let c = client(&app, &app.keys.enterprise.raw);
     let search = JobSearch::new()
-        .domain(DomainTag::parse("engineering").unwrap())
+        .filter(JobFilter::default().domains([DomainTag::parse("engineering").unwrap()]))
         .per_page(PerPage::new(7).unwrap());
     let total = c.search_jobs(&search).await.unwrap().pagination.total;
     assert!(total > 7, "more than one page: {total}");
@@ -383,7 +383,7 @@ async fn the_client_follows_the_change_feed_from_a_cursor() {
     app.service.close_job(job.id).await.expect("closed");
     let request = ChangesRequest::from(ChangesFrom::After(start.next_cursor))
         .limit(10)
-        .filter(JobSearch::new().domain(DomainTag::parse("design").unwrap()));
+        .filter(JobFilter::default().domains([DomainTag::parse("design").unwrap()]));
     let page = c.changes(&request).await.expect("the events");
     let kinds: Vec<(ChangeKind, JobId)> = page.data.iter().map(|e| (e.kind, e.job_id)).collect();
     assert_eq!(

@@ -299,7 +299,8 @@ async fn read_tools_answer_what_rest_answers_for_the_same_calls() {
     let (status, rest) = app
         .rest(
             &key,
-            "/jobs?domain=engineering,ai&remote_only=true&per_page=5&facets=seniority",
+            // In the order MCP writes the arguments: that of the parameters.
+            "/jobs?domain=engineering,ai&remote_only=true&facets=seniority&per_page=5",
         )
         .await;
     assert_eq!(status, StatusCode::OK);

@@ -19,7 +19,7 @@ use self::lines::Lines;
 use super::AdminApi;
 use crate::api::error::ApiError;
 use crate::api::handlers::{refuse_compressed, Handled};
-use crate::api::params::Params;
+use crate::api::params::{takes, Params, Takes};
 use crate::api::routes::Failure;
 use crate::api::Reply;
 use crate::service::LineImport;
@@ -37,6 +37,9 @@ const NDJSON_TYPES: &[&str] = &[
 pub(super) use crate::service::RecordKind as Kind;
 
 /// Reads a bulk body as it arrives and writes its records a batch at a time.
+/// What the uploads take: `dry_run`.
+const UPLOAD_QUERY: Takes = takes!(super::endpoints::BULK_JOBS);
+
 pub(super) async fn upload<B>(
     admin: &AdminApi,
     parts: &http::request::Parts,
@@ -48,7 +51,7 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let dry_run = Params::parse(parts.uri.query(), &["dry_run"], &[])?
+    let dry_run = Params::parse(parts.uri.query(), &UPLOAD_QUERY)?
         .bool("dry_run")?
         .unwrap_or(false);
     check_media_type(&parts.headers)?;

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use http::Request;
 
 use super::Handled;
-use crate::api::params::{changes_query, Params, CHANGE_LISTS, CHANGE_PARAMS};
+use crate::api::params::{changes_query, Params, CHANGE_QUERY};
 use crate::api::render::{render, JobView};
 use crate::api::views::{self, ChangeLinks, ChangeMeta, ChangePage};
 use crate::api::{Api, Reply};
@@ -14,7 +14,7 @@ use crate::service::{Caller, ChangeEvent};
 
 /// One page of events after the cursor, oldest first, each with the job as the event left it.
 pub(crate) async fn list(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Handled {
-    let params = Params::parse(req.uri().query(), CHANGE_PARAMS, CHANGE_LISTS)?;
+    let params = Params::parse(req.uri().query(), &CHANGE_QUERY)?;
     let query = changes_query(&params)?;
     let filters = query.filter.clone();
     let page = caller.changes(query).await?;

@@ -5,7 +5,7 @@ use http::Request;
 
 use super::{fresh, kept_json, no_params, Handled};
 use crate::api::etag::Asked;
-use crate::api::params::{company_query, Params, COMPANY_PARAMS};
+use crate::api::params::{company_query, Params, COMPANY_QUERY};
 use crate::api::render::render;
 use crate::api::views::{
     value_counts_json, CompanyDetail, CompanyFacets, CompanyFilters, CompanySummary, FiltersMeta,
@@ -17,7 +17,7 @@ use crate::service::Caller;
 
 /// One page of companies with active jobs, by name.
 pub(crate) async fn list(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Handled {
-    let params = Params::parse(req.uri().query(), COMPANY_PARAMS, &[])?;
+    let params = Params::parse(req.uri().query(), &COMPANY_QUERY)?;
     let query = company_query(&params)?;
     let stage = query.funding_stage.as_ref().map(|s| s.as_str().to_owned());
     let asked = Asked::new("companies", req.uri().query());

@@ -5,7 +5,7 @@ use http::Request;
 
 use super::{fresh, kept_json, no_params, Handled};
 use crate::api::etag::Asked;
-use crate::api::params::{job_query, Params, JOB_LISTS, JOB_PARAMS};
+use crate::api::params::{job_query, Params, JOB_QUERY};
 use crate::api::views::{job_detail_json, job_facets_json, FiltersMeta, ListEnvelope};
 use crate::api::Api;
 use crate::domain::JobId;
@@ -13,7 +13,7 @@ use crate::service::Caller;
 
 /// One page of active jobs, in the list envelope; each job as the render cache has it.
 pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Handled {
-    let params = Params::parse(req.uri().query(), JOB_PARAMS, JOB_LISTS)?;
+    let params = Params::parse(req.uri().query(), &JOB_QUERY)?;
     let query = job_query(&params)?;
     let filters = query.filter.clone();
     let asked = Asked::new("jobs", req.uri().query());

@@ -10,7 +10,6 @@ pub(crate) mod jobs;
 pub(crate) mod usage;
 mod webhook_bodies;
 
-pub(crate) use webhook_bodies::{WebhookBody as NewWebhookBody, WebhookPatchBody};
 pub(crate) mod webhooks;
 
 use bytes::Bytes;
@@ -19,7 +18,7 @@ use serde::Deserialize;
 
 use super::error::ApiError;
 use super::etag::{Asked, ETag};
-use super::params::Params;
+use super::params::{Params, Takes};
 use super::routes::Failure;
 use super::Reply;
 use crate::domain::DomainError;
@@ -27,7 +26,7 @@ use crate::service::{Metered, QuotaState, Read};
 
 /// An endpoint that takes no query parameters.
 pub(super) fn no_params(req: &Request<Bytes>) -> Result<(), ApiError> {
-    Params::parse(req.uri().query(), &[], &[]).map(drop)
+    Params::parse(req.uri().query(), &Takes::NONE).map(drop)
 }
 
 /// An endpoint that takes no body: none, or an empty JSON object, as a client library that

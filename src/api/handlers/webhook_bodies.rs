@@ -3,151 +3,14 @@
 
 use bytes::Bytes;
 use http::Request;
-use schemars::JsonSchema;
-use serde::Deserialize;
 
 use super::json_object;
 use crate::api::error::ApiError;
-use crate::api::views::WebhookEventType;
+use crate::api::requests::{NewWebhook as WebhookBody, WebhookPatch as WebhookPatchBody};
 use crate::domain::{
     CallbackUrl, ChangeKind, Confidence, DomainError, DomainTag, IdempotencyKey, Seniority,
-    SubscriptionStatus,
 };
 use crate::service::{NewWebhook, WebhookChange};
-
-/// Request body for creating a webhook. Unknown fields are rejected with 400.
-///
-/// Read as it is sent, then validated field by field: the schema says what validation takes.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "NewWebhook")]
-pub(crate) struct WebhookBody {
-    /// HTTPS URL that will receive deliveries. Plain http and private/loopback addresses are
-    /// accepted only in local development mode.
-    // Left out or null is refused as "is required" by `webhook_body`.
-    #[schemars(required, with = "String", url, length(max = 2048))]
-    #[schemars(regex(pattern = "^[Hh][Tt][Tt][Pp][Ss]?://"))]
-    callback_url: Option<String>,
-    /// Domain tags to subscribe to; each 1-40 characters of letters, digits, '-', '_', '.',
-    /// '+'. Empty (the default) means all domains.
-    #[serde(default)]
-    #[schemars(with = "Option<Vec<Label>>", length(max = 50), extend("default" = []))]
-    domain_filters: Option<Vec<String>>,
-    /// Deliver only remote jobs.
-    #[serde(default)]
-    #[schemars(extend("default" = false))]
-    remote_only: Option<bool>,
-    /// Optional saved search: seniority levels (any of).
-    #[serde(default)]
-    #[schemars(with = "Option<Vec<Label>>", length(max = 50))]
-    seniority: Option<Vec<String>>,
-    /// Optional saved search: words that must all appear in role, company name or post text.
-    /// Control characters other than tabs and line breaks are refused.
-    #[serde(default)]
-    #[schemars(with = "Option<SearchText>")]
-    q: Option<String>,
-    /// Optional saved search: words that must all appear in the company name. Control
-    /// characters other than tabs and line breaks are refused.
-    #[serde(default)]
-    #[schemars(with = "Option<SearchText>")]
-    company: Option<String>,
-    /// Optional saved search: minimum classification confidence.
-    #[serde(default)]
-    #[schemars(range(min = 0, max = 1))]
-    min_confidence: Option<f64>,
-    /// The events to send: any of `job.new`, `job.updated` and `job.closed`. Left out, empty
-    /// or null: `["job.new"]` only, as before there was a choice. A `job.updated` or
-    /// `job.closed` delivery carries the job as it is when the event is sent, with the same
-    /// filters applied (a closed job for `job.closed`).
-    #[serde(default)]
-    #[schemars(with = "Option<Vec<WebhookEventType>>", length(max = 50))]
-    event_types: Option<Vec<String>>,
-}
-
-/// A label as a filter takes it: a domain tag or a seniority level.
-#[derive(JsonSchema)]
-#[schemars(inline)]
-#[allow(dead_code)] // A schema only: labels are read as strings, then parsed.
-struct Label(
-    #[schemars(length(min = 1, max = 40), regex(pattern = "^[A-Za-z0-9._+-]{1,40}$"))] String,
-);
-
-/// Saved-search text, checked as the `q` and `company` query parameters are.
-#[derive(JsonSchema)]
-#[schemars(inline)]
-#[allow(dead_code)] // A schema only: the text is read as a string, then checked.
-struct SearchText(
-    #[schemars(
-        length(max = 500),
-        regex(pattern = "^[^\\u0000-\\u0008\\u000E-\\u001F\\u007F-\\u0084\\u0086-\\u009F]*$")
-    )]
-    String,
-);
-
-/// Request body for changing a webhook: every field is optional, a field left out stays as
-/// it is, and null sets a filter back to what creating leaves it at (all domains, any
-/// seniority, no words, no lowest confidence, remote and on-site jobs). Unknown fields are
-/// rejected with 400.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "WebhookPatch")]
-pub(crate) struct WebhookPatchBody {
-    /// HTTPS URL that will receive deliveries. Plain http and private/loopback addresses are
-    /// accepted only in local development mode.
-    // Null is refused: a subscription always has a URL.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "String", url, length(max = 2048))]
-    #[schemars(regex(pattern = "^[Hh][Tt][Tt][Pp][Ss]?://"))]
-    callback_url: Option<Option<String>>,
-    /// Domain tags to subscribe to; each 1-40 characters of letters, digits, '-', '_', '.',
-    /// '+'. Empty means all domains.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "Option<Vec<Label>>", length(max = 50))]
-    domain_filters: Option<Option<Vec<String>>>,
-    /// Deliver only remote jobs.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "Option<bool>")]
-    remote_only: Option<Option<bool>>,
-    /// Optional saved search: seniority levels (any of).
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "Option<Vec<Label>>", length(max = 50))]
-    seniority: Option<Option<Vec<String>>>,
-    /// Optional saved search: words that must all appear in role, company name or post text.
-    /// Control characters other than tabs and line breaks are refused.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "Option<SearchText>")]
-    q: Option<Option<String>>,
-    /// Optional saved search: words that must all appear in the company name. Control
-    /// characters other than tabs and line breaks are refused.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "Option<SearchText>")]
-    company: Option<Option<String>>,
-    /// Optional saved search: minimum classification confidence.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "Option<f64>", range(min = 0, max = 1))]
-    min_confidence: Option<Option<f64>>,
-    /// The events to send: any of `job.new`, `job.updated` and `job.closed`. Empty or null:
-    /// `["job.new"]` only.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "Option<Vec<WebhookEventType>>", length(max = 50))]
-    event_types: Option<Option<Vec<String>>>,
-    /// `active` enables a disabled webhook again, with the same id and secret (its failure
-    /// streak starts over); `disabled` stops it: while disabled, new jobs are not queued for
-    /// it and its pending deliveries fail.
-    // Null is refused: a subscription is either.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "SubscriptionStatus")]
-    status: Option<Option<SubscriptionStatus>>,
-}
-
-/// A field that is present, `null` or not: serde reads a missing one as `None` by default.
-fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(d).map(Some)
-}
 
 pub(super) fn webhook_change(req: &Request<Bytes>) -> Result<WebhookChange, ApiError> {
     let body: WebhookPatchBody = json_object(
@@ -297,4 +160,66 @@ pub(super) fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError>
         min_confidence,
         event_types: labels("event_types", body.event_types, event_type)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::domain::SubscriptionStatus;
+
+    /// The names of a body type's fields, as its schema lists them.
+    fn fields_of<T: schemars::JsonSchema>() -> BTreeSet<String> {
+        let schema = schemars::schema_for!(T);
+        let properties = schema.get("properties").and_then(|p| p.as_object());
+        properties
+            .into_iter()
+            .flat_map(|p| p.keys().cloned())
+            .collect()
+    }
+
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_fields_named_in_errors_are_the_body_types_fields() {
+        assert_eq!(set(NEW_WEBHOOK_FIELDS), fields_of::<WebhookBody>());
+        assert_eq!(set(WEBHOOK_CHANGE_FIELDS), fields_of::<WebhookPatchBody>());
+    }
+
+    #[test]
+    fn a_body_the_client_writes_is_read_back_the_same() {
+        let new = WebhookBody::new("https://hooks.example.com/x")
+            .domain_filters([DomainTag::parse("ai").unwrap()])
+            .seniority([Seniority::parse("senior").unwrap()])
+            .remote_only(true)
+            .q("rust")
+            .company("acme")
+            .min_confidence(0.5)
+            .event_types([ChangeKind::New, ChangeKind::Closed]);
+        let text = serde_json::to_string(&new).unwrap();
+        assert_eq!(serde_json::from_str::<WebhookBody>(&text).unwrap(), new);
+
+        let patch = WebhookPatchBody::new()
+            .callback_url("https://hooks.example.com/y")
+            .domain_filters(None)
+            .q(Some("go".into()))
+            .status(SubscriptionStatus::Disabled);
+        let text = serde_json::to_string(&patch).unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            serde_json::json!({
+                "callback_url": "https://hooks.example.com/y",
+                "domain_filters": null,
+                "q": "go",
+                "status": "disabled"
+            })
+        );
+        assert_eq!(
+            serde_json::from_str::<WebhookPatchBody>(&text).unwrap(),
+            patch
+        );
+    }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::webhook_bodies::{idempotency_key, webhook_body, webhook_change};
 use super::{no_body, no_params, Handled};
 use crate::api::error::ApiError;
-use crate::api::params::{Params, PAGE_PARAMS};
+use crate::api::params::{Params, PAGE_QUERY};
 use crate::api::views::{ListEnvelope, NoFilters, NoFiltersMeta, Webhook, WebhookCreated};
 use crate::api::Reply;
 use crate::domain::{page_of, WebhookId};
@@ -46,7 +46,7 @@ pub(crate) async fn create(caller: &Caller, req: &Request<Bytes>) -> Handled {
 
 /// `GET /webhooks`: a page of the caller's subscriptions, oldest first.
 pub(crate) async fn list(caller: &Caller, req: &Request<Bytes>) -> Handled {
-    let params = Params::parse(req.uri().query(), PAGE_PARAMS, &[])?;
+    let params = Params::parse(req.uri().query(), &PAGE_QUERY)?;
     let list = caller.list_webhooks().await?;
     let views: Vec<Webhook> = list.iter().map(Webhook::of).collect();
     Ok(Reply::json(
@@ -85,7 +85,7 @@ pub(crate) async fn delete(caller: &Caller, id: &str, req: &Request<Bytes>) -> H
 /// `GET /webhooks/{id}/deliveries`: a page of the latest deliveries, latest scheduled attempt
 /// first.
 pub(crate) async fn deliveries(caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
-    let params = Params::parse(req.uri().query(), PAGE_PARAMS, &[])?;
+    let params = Params::parse(req.uri().query(), &PAGE_QUERY)?;
     let id = WebhookId::parse(id)?;
     let list = caller.webhook_deliveries(id).await?;
     let path = format!("/api/v1/webhooks/{id}/deliveries");

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::json;
 
-use super::spec::{Head, Header, In, Param, Response, ACCEPT_ENCODING};
+use super::spec::{Form, Head, Header, In, Param, Response, ACCEPT_ENCODING};
 use super::{text_of, ApiDoc};
 use crate::api::admin::{AdminOperation, ADMIN_ROUTES};
 
@@ -73,7 +73,7 @@ pub(crate) const ID: Param = Param {
     required: true,
     description: "Resource identifier (UUID; simple, braced and urn:uuid: forms are read too). A malformed id is a 400 invalid_parameter.",
     schema: || json!({"type": "string", "format": "uuid"}),
-    list: false,
+    form: Form::Plain,
     example: None,
     examples: &[],
 };
@@ -86,7 +86,7 @@ pub(crate) const DRY_RUN: Param = Param {
     required: false,
     description: "Check every line and write nothing: true or false in any case, or 1 or 0.",
     schema: || json!({"type": "boolean", "default": false}),
-    list: false,
+    form: Form::Plain,
     example: None,
     examples: &[],
 };

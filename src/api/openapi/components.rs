@@ -17,7 +17,7 @@ use crate::api::admin::wire;
 use crate::api::error::Problem;
 use crate::api::error_code::ErrorCode;
 use crate::api::handlers::health::HealthView;
-use crate::api::handlers::{NewWebhookBody, WebhookPatchBody};
+use crate::api::requests::{NewWebhook, WebhookPatch};
 use crate::api::views::{ChangeEvent, ChangePage};
 use crate::api::views::{
     CompanyDetail, CompanyFacets, CompanyList, CompanySummary, DeliveryList, FacetList, FacetValue,
@@ -303,8 +303,8 @@ pub(crate) fn public_schemas() -> Map<String, Value> {
         c.answer::<WebhookList>("WebhookList"),
         "A page of the webhooks belonging to the calling API key, oldest first.",
     );
-    c.request::<NewWebhookBody>("NewWebhook");
-    c.request::<WebhookPatchBody>("WebhookPatch");
+    c.request::<NewWebhook>("NewWebhook");
+    c.request::<WebhookPatch>("WebhookPatch");
     c.answer::<Delivery>("Delivery");
     describe(
         c.answer::<DeliveryList<'_>>("DeliveryList"),

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use super::route_table::{Credential, Route, Verb};
 pub use admin::admin_openapi_json;
 pub use public::openapi_json;
-pub(crate) use spec::{Answer, Content, Doc, RequestBody};
+pub(crate) use spec::{params_of, Answer, Content, Doc, Form, In, Param, RequestBody};
 use spec::{Head, Header, Response};
 
 /// Everything one API's document is made from.

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::json;
 
-use super::spec::{Head, Header, In, Param, Response, ACCEPT_ENCODING};
+use super::spec::{Form, Head, Header, In, Param, Response, ACCEPT_ENCODING};
 use super::{text_of, ApiDoc};
 use crate::api::endpoints::{Operation, ROUTES};
 
@@ -84,7 +84,7 @@ pub(crate) const PAGE: Param = Param {
     required: false,
     description: "Page number (1-based).",
     schema: || json!({"type": "integer", "minimum": 1, "maximum": 1000000, "default": 1}),
-    list: false,
+    form: Form::Plain,
     example: None,
     examples: &[],
 };
@@ -97,7 +97,7 @@ pub(crate) const PER_PAGE: Param = Param {
     required: false,
     description: "Items per page.",
     schema: || json!({"type": "integer", "minimum": 1, "maximum": 50, "default": 20}),
-    list: false,
+    form: Form::Plain,
     example: None,
     examples: &[],
 };
@@ -110,7 +110,7 @@ pub(crate) const ID: Param = Param {
     required: true,
     description: "Resource identifier (UUID). A malformed id yields 400.",
     schema: || json!({"type": "string", "format": "uuid"}),
-    list: false,
+    form: Form::Plain,
     example: None,
     examples: &[],
 };
@@ -123,112 +123,7 @@ pub(crate) const IF_NONE_MATCH: Param = Param {
     required: false,
     description: "Entity tags of copies the client holds (from `ETag`), comma-separated, or `*`. Compared weakly (a `W/` prefix is ignored) and in any coding. When one names the current answer, the answer is 304 Not Modified without a body, counted in neither the quota nor the usage. An item that is not an entity tag is ignored.",
     schema: || json!({"type": "string"}),
-    list: false,
-    example: None,
-    examples: &[],
-};
-
-/// `domain`, in the query.
-pub(crate) const DOMAIN: Param = Param {
-    component: None,
-    name: "domain",
-    at: In::Query,
-    required: false,
-    description: "Comma-separated domain tags (any matches), case-insensitive. The vocabulary is open; typical tags: engineering, ai, design, product, data, devops, security, marketing, sales, finance, operations, research. `facets=domain` lists the tags in use with their counts; a tag no active job has gives a warning in `meta.warnings`.",
-    schema: || json!({"type": "string", "pattern": "^( *[A-Za-z0-9._+-]{0,40} *)(,( *[A-Za-z0-9._+-]{0,40} *))*$"}),
-    list: true,
-    example: None,
-    examples: &[("one", "ai"), ("several", "ai,engineering")],
-};
-
-/// `seniority`, in the query.
-pub(crate) const SENIORITY: Param = Param {
-    component: None,
-    name: "seniority",
-    at: In::Query,
-    required: false,
-    description: "Comma-separated seniority levels (any matches), case-insensitive. The vocabulary is open; typical levels: intern, junior, mid, senior, staff, principal, lead, manager, director. `facets=seniority` lists the levels in use with their counts; a level no active job has gives a warning in `meta.warnings`.",
-    schema: || json!({"type": "string", "pattern": "^( *[A-Za-z0-9._+-]{0,40} *)(,( *[A-Za-z0-9._+-]{0,40} *))*$"}),
-    list: true,
-    example: None,
-    examples: &[("one", "senior"), ("several", "senior,staff")],
-};
-
-/// `remote_only`, in the query.
-pub(crate) const REMOTE_ONLY: Param = Param {
-    component: None,
-    name: "remote_only",
-    at: In::Query,
-    required: false,
-    description: "When true, only remote jobs. `true` or `false` in any case, or `1` or `0`.",
-    schema: || json!({"type": "boolean"}),
-    list: true,
-    example: None,
-    examples: &[],
-};
-
-/// `company`, in the query.
-pub(crate) const COMPANY: Param = Param {
-    component: None,
-    name: "company",
-    at: In::Query,
-    required: false,
-    description: "Text search on the company name. Control characters other than tabs and line breaks (such as %00) are refused.",
-    schema: || json!({"type": "string", "maxLength": 500, "pattern": "^[^\\u0000-\\u0008\\u000E-\\u001F\\u007F-\\u0084\\u0086-\\u009F]*$"}),
-    list: true,
-    example: None,
-    examples: &[],
-};
-
-/// `company_id`, in the query.
-pub(crate) const COMPANY_ID: Param = Param {
-    component: None,
-    name: "company_id",
-    at: In::Query,
-    required: false,
-    description:
-        "Only this company's jobs: all of them, paged (the company detail lists at most 100).",
-    schema: || json!({"type": "string", "format": "uuid"}),
-    list: true,
-    example: None,
-    examples: &[],
-};
-
-/// `q`, in the query.
-pub(crate) const Q: Param = Param {
-    component: None,
-    name: "q",
-    at: In::Query,
-    required: false,
-    description: "Free-text search. Control characters other than tabs and line breaks (such as %00) are refused.",
-    schema: || json!({"type": "string", "maxLength": 500, "pattern": "^[^\\u0000-\\u0008\\u000E-\\u001F\\u007F-\\u0084\\u0086-\\u009F]*$"}),
-    list: true,
-    example: None,
-    examples: &[],
-};
-
-/// `min_confidence`, in the query.
-pub(crate) const MIN_CONFIDENCE: Param = Param {
-    component: None,
-    name: "min_confidence",
-    at: In::Query,
-    required: false,
-    description: "Minimum extraction confidence between 0 and 1.",
-    schema: || json!({"type": "number", "minimum": 0, "maximum": 1}),
-    list: true,
-    example: None,
-    examples: &[],
-};
-
-/// `posted_after`, in the query.
-pub(crate) const POSTED_AFTER: Param = Param {
-    component: None,
-    name: "posted_after",
-    at: In::Query,
-    required: false,
-    description: "Only jobs posted after this instant: an RFC 3339 date-time (an offset may also be written without its colon, +0200; send + as %2B; a second written :60 is the next minute's start) or a YYYY-MM-DD date (its midnight UTC).",
-    schema: || json!({"type": "string", "anyOf": [{"format": "date-time"}, {"format": "date"}]}),
-    list: true,
+    form: Form::Plain,
     example: None,
     examples: &[],
 };
@@ -241,7 +136,7 @@ pub(crate) const JOB_FACETS: Param = Param {
     required: false,
     description: "Comma-separated facets to count over all the matches (not only this page), answered in `meta.facets`: any of `domain`, `seniority`, `remote`. The counts list every value the matches hold, so they are also how to discover the labels in use. Names are case-insensitive; another name is answered 400 `invalid_parameter` naming the facets there are. Counted as part of the one call.",
     schema: || json!({"type": "string", "pattern": "^ *(?:[Dd][Oo][Mm][Aa][Ii][Nn]|[Ss][Ee][Nn][Ii][Oo][Rr][Ii][Tt][Yy]|[Rr][Ee][Mm][Oo][Tt][Ee])? *(, *(?:[Dd][Oo][Mm][Aa][Ii][Nn]|[Ss][Ee][Nn][Ii][Oo][Rr][Ii][Tt][Yy]|[Rr][Ee][Mm][Oo][Tt][Ee])? *)*$"}),
-    list: true,
+    form: Form::List,
     example: Some("domain,seniority,remote"),
     examples: &[],
 };
@@ -254,7 +149,7 @@ pub(crate) const FUNDING_STAGE: Param = Param {
     required: false,
     description: "Filter by funding stage. Case-insensitive; spaces and hyphens count as underscores (\"Series A\" = series_a). Empty means no filter. The vocabulary is open; typical stages: pre_seed, seed, series_a, series_b, series_c, series_d, growth, public, bootstrapped. `facets=funding_stage` lists the stages in use with their counts; a stage no company has gives a warning in `meta.warnings`.",
     schema: || json!({"type": "string", "pattern": "^[A-Za-z0-9 _-]{0,40}$"}),
-    list: true,
+    form: Form::Exploded,
     example: Some("series_a"),
     examples: &[],
 };
@@ -267,7 +162,7 @@ pub(crate) const COMPANY_FACETS: Param = Param {
     required: false,
     description: "`funding_stage` (any case) to count the listed companies (all pages) by funding stage, answered in `meta.facets`; another name is answered 400 `invalid_parameter`. Counted as part of the one call.",
     schema: || json!({"type": "string", "pattern": "^ *(?:[Ff][Uu][Nn][Dd][Ii][Nn][Gg]_[Ss][Tt][Aa][Gg][Ee])? *(, *(?:[Ff][Uu][Nn][Dd][Ii][Nn][Gg]_[Ss][Tt][Aa][Gg][Ee])? *)*$"}),
-    list: true,
+    form: Form::Exploded,
     example: Some("funding_stage"),
     examples: &[],
 };
@@ -280,7 +175,7 @@ pub(crate) const IDEMPOTENCY_KEY: Param = Param {
     required: false,
     description: "A key of your choosing, unique per request you mean to make once (a UUID is a good choice): 1 to 255 visible ASCII characters without spaces.",
     schema: || json!({"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"}),
-    list: false,
+    form: Form::Plain,
     example: None,
     examples: &[],
 };
@@ -293,7 +188,7 @@ pub(crate) const AFTER: Param = Param {
     required: false,
     description: "Where to continue from: the `next_cursor` of the previous page (or an event's `cursor`), as given. Left out, the feed starts at the oldest event it still holds; `now` starts at the newest, giving an empty page whose `next_cursor` is where to follow from (take it before a full `GET /jobs` sync, then follow from it). A cursor the feed cannot go on from is answered 410 `cursor_expired`: one older than the retention window, or one after the newest event (the data was restored from an older backup, or the cursor is another deployment's).",
     schema: || json!({"type": "string", "pattern": "^(now|A[Q-Za-f][A-Za-z0-9_-]{10})$"}),
-    list: true,
+    form: Form::Exploded,
     example: None,
     examples: &[("start_now", "now")],
 };
@@ -306,20 +201,7 @@ pub(crate) const LIMIT: Param = Param {
     required: false,
     description: "Most events on the page, 1 to 500; default 100. A page may hold fewer while `has_more` is true: one request reads at most 4,096 events, and at most 2 MiB of their jobs' text for `q` or `company`, to find matches for its filters.",
     schema: || json!({"type": "integer", "minimum": 1, "maximum": 500, "default": 100}),
-    list: true,
-    example: None,
-    examples: &[],
-};
-
-/// `posted_after`, in the query.
-pub(crate) const FEED_POSTED_AFTER: Param = Param {
-    component: None,
-    name: "posted_after",
-    at: In::Query,
-    required: false,
-    description: "Only events whose job was posted after this instant (as in `GET /jobs`).",
-    schema: || json!({"type": "string", "anyOf": [{"format": "date-time"}, {"format": "date"}]}),
-    list: true,
+    form: Form::Exploded,
     example: None,
     examples: &[],
 };

@@ -19,6 +19,56 @@ pub(crate) struct Doc {
     pub(crate) errors: &'static [u16],
 }
 
+impl Doc {
+    /// How many of its parameters are in the query, or of those only the lists.
+    pub(crate) const fn query_count(&self, lists_only: bool) -> usize {
+        let (mut i, mut n) = (0, 0);
+        while i < self.params.len() {
+            n += self.params[i].in_query(lists_only) as usize;
+            i += 1;
+        }
+        n
+    }
+
+    /// The names of its parameters in the query, or of those only the lists, in order; `N`
+    /// is their [`Doc::query_count`].
+    pub(crate) const fn query_names<const N: usize>(&self, lists_only: bool) -> [&'static str; N] {
+        let mut names = [""; N];
+        let (mut i, mut n) = (0, 0);
+        while i < self.params.len() {
+            if self.params[i].in_query(lists_only) {
+                names[n] = self.params[i].name;
+                n += 1;
+            }
+            i += 1;
+        }
+        assert!(n == N, "N must be the number of query parameters");
+        names
+    }
+}
+
+/// `N` parameters: those of `first`, then those of `then`.
+pub(crate) const fn params_of<const N: usize>(
+    first: &[&'static Param],
+    then: &[&'static Param],
+) -> [&'static Param; N] {
+    assert!(
+        first.len() + then.len() == N,
+        "N must be the number of parameters"
+    );
+    let mut all = [first[0]; N];
+    let mut i = 0;
+    while i < N {
+        all[i] = if i < first.len() {
+            first[i]
+        } else {
+            then[i - first.len()]
+        };
+        i += 1;
+    }
+    all
+}
+
 /// Where a parameter is sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum In {
@@ -37,6 +87,17 @@ impl In {
     }
 }
 
+/// How a parameter is written in a query string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// No style said.
+    Plain,
+    /// Said to be `style: form`, `explode: true`: once, as `name=value`.
+    Exploded,
+    /// A comma list that may also be repeated (`name=a,b&name=c`), said as `Exploded`.
+    List,
+}
+
 /// A parameter, declared once for every operation that takes it.
 #[derive(Debug)]
 pub(crate) struct Param {
@@ -47,14 +108,19 @@ pub(crate) struct Param {
     pub(crate) required: bool,
     pub(crate) description: &'static str,
     pub(crate) schema: fn() -> Value,
-    /// A comma list that may also be repeated (`style: form`, `explode: true`).
-    pub(crate) list: bool,
+    /// How it is written in a query string.
+    pub(crate) form: Form,
     pub(crate) example: Option<&'static str>,
     /// Named examples: name and value.
     pub(crate) examples: &'static [(&'static str, &'static str)],
 }
 
 impl Param {
+    /// It is in the query, and a list if `lists_only`.
+    const fn in_query(&self, lists_only: bool) -> bool {
+        matches!(self.at, In::Query) && (!lists_only || matches!(self.form, Form::List))
+    }
+
     /// The parameter object.
     pub(crate) fn object(&self) -> Value {
         let mut object = serde_json::Map::new();
@@ -62,7 +128,7 @@ impl Param {
         object.insert("in".into(), self.at.as_str().into());
         object.insert("required".into(), self.required.into());
         object.insert("description".into(), self.description.into());
-        if self.list {
+        if self.form != Form::Plain {
             object.insert("style".into(), "form".into());
             object.insert("explode".into(), true.into());
         }

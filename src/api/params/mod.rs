@@ -4,10 +4,8 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::error::ApiError;
-use crate::domain::{
-    after_leap_second, DomainError, FeedCursor, FundingStage, Page, PerPage,
-};
 use crate::api::endpoints::{LIST_CHANGES, LIST_COMPANIES, LIST_WEBHOOKS, SEARCH_JOBS};
+use crate::domain::{after_leap_second, DomainError, FeedCursor, FundingStage, Page, PerPage};
 use crate::query::{Facet, JobQuery};
 use crate::service::{ChangesQuery, CompanyQuery, FeedStart};
 
@@ -16,8 +14,6 @@ mod filters;
 #[cfg(feature = "client")]
 pub(crate) use filters::filter_pairs;
 pub(crate) use filters::FILTER_PARAMS;
-
-
 
 /// The names of the query parameters an endpoint declares, or of its list parameters only.
 macro_rules! query_names {
@@ -106,7 +102,10 @@ impl Params {
     /// Decodes a query string; refuses parameters an endpoint does not take, and repeated
     /// ones that are not lists.
     pub(crate) fn parse(query: Option<&str>, takes: &Takes) -> Result<Self, ApiError> {
-        let Takes { all: allowed, lists } = *takes;
+        let Takes {
+            all: allowed,
+            lists,
+        } = *takes;
         let mut pairs: Vec<(String, String)> = Vec::new();
         for piece in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (name, value) = piece.split_once('=').unwrap_or((piece, ""));

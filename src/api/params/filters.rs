@@ -1,0 +1,307 @@
+//! The filters of job searches, each declared once: its parameter (name, description,
+//! schema), how a query string's value of it sets a [`JobFilter`], and how a filter's setting
+//! is written back as that value. `GET /jobs` and `GET /changes` read their filters through
+//! this table, the OpenAPI document and the MCP tools list them from it, and the typed client
+//! sends a [`JobFilter`] with it; a test holds reading to be the inverse of writing.
+
+use chrono::SecondsFormat;
+use serde_json::json;
+
+use super::{parse_instant, Params};
+use crate::api::error::ApiError;
+use crate::api::openapi::{Form, In, Param};
+use crate::domain::{CompanyId, Confidence, DomainError, DomainTag, Seniority};
+use crate::query::JobFilter;
+
+/// A filter parameter of job searches.
+pub(crate) struct FilterParam {
+    /// Its declaration in the OpenAPI document.
+    pub(crate) param: Param,
+    /// Sets the filter from the query's value of it, if given.
+    read: fn(&Params, JobFilter) -> Result<JobFilter, ApiError>,
+    /// The filter's setting as the parameter's value, if it is set.
+    #[cfg_attr(not(any(feature = "client", test)), allow(dead_code))]
+    write: fn(&JobFilter) -> Option<String>,
+}
+
+/// Every filter of `GET /jobs` and `GET /changes`, in the order the document lists them.
+pub(crate) const FILTERS: &[FilterParam] = &[
+    FilterParam {
+        param: Param {
+        component: None,
+        name: "domain",
+        at: In::Query,
+        required: false,
+        description: "Comma-separated domain tags (any matches), case-insensitive. The vocabulary is open; typical tags: engineering, ai, design, product, data, devops, security, marketing, sales, finance, operations, research. `facets=domain` lists the tags in use with their counts; a tag no active job has gives a warning in `meta.warnings`.",
+        schema: || json!({"type": "string", "pattern": "^( *[A-Za-z0-9._+-]{0,40} *)(,( *[A-Za-z0-9._+-]{0,40} *))*$"}),
+        form: Form::List,
+        example: None,
+        examples: &[("one", "ai"), ("several", "ai,engineering")],
+    },
+        read: |params, filter| {
+            let mut domains = params.list("domain", DomainTag::parse)?;
+            domains.sort();
+            domains.dedup();
+            Ok(filter.domains(domains))
+        },
+        write: |filter| list(filter.domains.iter().map(DomainTag::as_str)),
+    },
+    FilterParam {
+        param: Param {
+        component: None,
+        name: "seniority",
+        at: In::Query,
+        required: false,
+        description: "Comma-separated seniority levels (any matches), case-insensitive. The vocabulary is open; typical levels: intern, junior, mid, senior, staff, principal, lead, manager, director. `facets=seniority` lists the levels in use with their counts; a level no active job has gives a warning in `meta.warnings`.",
+        schema: || json!({"type": "string", "pattern": "^( *[A-Za-z0-9._+-]{0,40} *)(,( *[A-Za-z0-9._+-]{0,40} *))*$"}),
+        form: Form::List,
+        example: None,
+        examples: &[("one", "senior"), ("several", "senior,staff")],
+    },
+        read: |params, filter| {
+            let mut levels = params.list("seniority", Seniority::parse)?;
+            levels.sort();
+            levels.dedup();
+            Ok(filter.seniority(levels))
+        },
+        write: |filter| list(filter.seniority.iter().map(Seniority::as_str)),
+    },
+    FilterParam {
+        param: Param {
+        component: None,
+        name: "remote_only",
+        at: In::Query,
+        required: false,
+        description: "When true, only remote jobs. `true` or `false` in any case, or `1` or `0`.",
+        schema: || json!({"type": "boolean"}),
+        form: Form::Exploded,
+        example: None,
+        examples: &[],
+    },
+        read: |params, filter| Ok(filter.remote_only(params.bool("remote_only")?.unwrap_or(false))),
+        write: |filter| filter.remote_only.then(|| "true".to_owned()),
+    },
+    FilterParam {
+        param: Param {
+        component: None,
+        name: "company",
+        at: In::Query,
+        required: false,
+        description: "Text search on the company name. Control characters other than tabs and line breaks (such as %00) are refused.",
+        schema: || json!({"type": "string", "maxLength": 500, "pattern": "^[^\\u0000-\\u0008\\u000E-\\u001F\\u007F-\\u0084\\u0086-\\u009F]*$"}),
+        form: Form::Exploded,
+        example: None,
+        examples: &[],
+    },
+        read: |params, filter| {
+            Ok(match params.text("company")? {
+                Some(text) => filter.with_company(text),
+                None => filter,
+            })
+        },
+        write: |filter| words(&filter.company_words),
+    },
+    FilterParam {
+        param: Param {
+        component: None,
+        name: "company_id",
+        at: In::Query,
+        required: false,
+        description:
+            "Only this company's jobs: all of them, paged (the company detail lists at most 100).",
+        schema: || json!({"type": "string", "format": "uuid"}),
+        form: Form::Exploded,
+        example: None,
+        examples: &[],
+    },
+        read: |params, filter| {
+            // Given, it must be an id: `company_id=` is an error, as the schema's `uuid`
+            // format says, not a search over every company.
+            let id = params
+                .one("company_id")
+                .map(|v| CompanyId::parse(v).map_err(|e| DomainError::new("company_id", e.reason)))
+                .transpose()?;
+            Ok(filter.company_id(id))
+        },
+        write: |filter| filter.company_id.map(|id| id.to_string()),
+    },
+    FilterParam {
+        param: Param {
+        component: None,
+        name: "q",
+        at: In::Query,
+        required: false,
+        description: "Free-text search. Control characters other than tabs and line breaks (such as %00) are refused.",
+        schema: || json!({"type": "string", "maxLength": 500, "pattern": "^[^\\u0000-\\u0008\\u000E-\\u001F\\u007F-\\u0084\\u0086-\\u009F]*$"}),
+        form: Form::Exploded,
+        example: None,
+        examples: &[],
+    },
+        read: |params, filter| {
+            Ok(match params.text("q")? {
+                Some(text) => filter.with_q(text),
+                None => filter,
+            })
+        },
+        write: |filter| words(&filter.q_words),
+    },
+    FilterParam {
+        param: Param {
+        component: None,
+        name: "min_confidence",
+        at: In::Query,
+        required: false,
+        description: "Minimum extraction confidence between 0 and 1.",
+        schema: || json!({"type": "number", "minimum": 0, "maximum": 1}),
+        form: Form::Exploded,
+        example: None,
+        examples: &[],
+    },
+        read: |params, filter| {
+            let min = params.one("min_confidence").map(Confidence::parse).transpose()?;
+            Ok(filter.min_confidence(min))
+        },
+        write: |filter| filter.min_confidence.map(|c| c.get().to_string()),
+    },
+    FilterParam {
+        param: Param {
+        component: None,
+        name: "posted_after",
+        at: In::Query,
+        required: false,
+        description: "Only jobs posted after this instant: an RFC 3339 date-time (an offset may also be written without its colon, +0200; send + as %2B; a second written :60 is the next minute's start) or a YYYY-MM-DD date (its midnight UTC).",
+        schema: || json!({"type": "string", "anyOf": [{"format": "date-time"}, {"format": "date"}]}),
+        form: Form::Exploded,
+        example: None,
+        examples: &[],
+    },
+        read: |params, filter| {
+            let after = params
+                .one("posted_after")
+                .map(|v| parse_instant("posted_after", v))
+                .transpose()?;
+            Ok(filter.posted_after(after))
+        },
+        write: |filter| {
+            filter
+                .posted_after
+                .map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
+        },
+    },
+];
+
+/// The filters' parameters, for the endpoints' declarations.
+pub(crate) const FILTER_PARAMS: [&Param; FILTERS.len()] = {
+    let mut params = [&FILTERS[0].param; FILTERS.len()];
+    let mut i = 0;
+    while i < FILTERS.len() {
+        params[i] = &FILTERS[i].param;
+        i += 1;
+    }
+    params
+};
+
+/// The filter a query string's parameters set.
+pub(crate) fn read_filter(params: &Params) -> Result<JobFilter, ApiError> {
+    FILTERS
+        .iter()
+        .try_fold(JobFilter::default(), |filter, f| (f.read)(params, filter))
+}
+
+/// The parameters that set `filter`, with their values, in the order of [`FILTERS`]: what
+/// [`read_filter`] reads back into `filter`.
+#[cfg_attr(not(any(feature = "client", test)), allow(dead_code))]
+pub(crate) fn filter_pairs(filter: &JobFilter) -> Vec<(&'static str, String)> {
+    FILTERS
+        .iter()
+        .filter_map(|f| (f.write)(filter).map(|value| (f.param.name, value)))
+        .collect()
+}
+
+#[cfg_attr(not(any(feature = "client", test)), allow(dead_code))]
+/// A list's entries as a comma list, if there are any.
+fn list<'a>(entries: impl Iterator<Item = &'a str>) -> Option<String> {
+    let joined = entries.collect::<Vec<_>>().join(",");
+    (!joined.is_empty()).then_some(joined)
+}
+
+#[cfg_attr(not(any(feature = "client", test)), allow(dead_code))]
+/// Search words as text that reads back into the same words, if there are any.
+fn words(words: &[String]) -> Option<String> {
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, Utc};
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::api::params::JOB_QUERY;
+
+    /// A filter as the parser leaves one: lists sorted without repeats, words normalized.
+    fn filter() -> impl Strategy<Value = JobFilter> {
+        let labels = || proptest::collection::btree_set("[a-z0-9][a-z0-9._+-]{0,12}", 0..4);
+        let text = || proptest::option::of("[ -~]{0,40}|[a-zé ü!]{0,20}");
+        (
+            (labels(), labels(), any::<bool>(), text(), text()),
+            (
+                proptest::option::of(any::<u128>()),
+                proptest::option::of(0.0..=1.0f64),
+                // Instants RFC 3339 writes: the years 0000 to 9999.
+                proptest::option::of(-62_167_219_200i64..253_402_300_799),
+                0..1_000_000_000u32,
+            ),
+        )
+            .prop_map(
+                |((domains, levels, remote, q, company), (id, min, at, nanos))| {
+                    let mut filter = JobFilter::default()
+                        .domains(domains.iter().filter_map(|d| DomainTag::parse(d).ok()))
+                        .seniority(levels.iter().filter_map(|s| Seniority::parse(s).ok()))
+                        .remote_only(remote)
+                        .company_id(id.and_then(|id| {
+                            CompanyId::parse(&uuid::Uuid::from_u128(id).to_string()).ok()
+                        }))
+                        .min_confidence(min.and_then(|m| Confidence::new(m).ok()))
+                        .posted_after(at.and_then(|s| DateTime::<Utc>::from_timestamp(s, nanos)));
+                    filter.domains.sort();
+                    filter.domains.dedup();
+                    filter.seniority.sort();
+                    filter.seniority.dedup();
+                    if let Some(q) = q.filter(|q| !q.trim().is_empty()) {
+                        filter = filter.with_q(&q);
+                    }
+                    if let Some(company) = company.filter(|c| !c.trim().is_empty()) {
+                        filter = filter.with_company(&company);
+                    }
+                    filter
+                },
+            )
+    }
+
+    proptest! {
+        /// What the typed client sends for a filter is read back as that filter: writing is
+        /// the inverse of reading, for every filter the table declares.
+        #[test]
+        fn a_filter_written_as_parameters_reads_back_the_same(filter in filter()) {
+            let query = url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(filter_pairs(&filter))
+                .finish();
+            let params = Params::parse(Some(&query), &JOB_QUERY).map_err(|e| {
+                TestCaseError::fail(format!("{query}: {e:?}"))
+            })?;
+            let read = read_filter(&params).map_err(|e| {
+                TestCaseError::fail(format!("{query}: {e:?}"))
+            })?;
+            prop_assert_eq!(read, filter, "{}", query);
+        }
+    }
+
+    #[test]
+    fn every_filter_is_a_query_parameter_of_the_search_and_of_the_feed() {
+        for f in FILTERS {
+            assert!(crate::api::JOB_PARAMS.contains(&f.param.name));
+            assert!(crate::api::CHANGE_PARAMS.contains(&f.param.name));
+        }
+    }
+}
