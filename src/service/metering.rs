@@ -124,12 +124,15 @@ async fn change_in_store(
     // Until the store answers, what this process saw is unknown.
     *seen = None;
     loop {
-        match change(stored) {
-            Some(next) => {
-                if store.swap_usage(stored, next).await? {
-                    *seen = Some(Some(next));
-                    return Ok(Some(next));
-                }
+        let next = change(stored);
+        let swapped = match next {
+            Some(next) => store.swap_usage(stored, next).await?,
+            None => false,
+        };
+        match next {
+            Some(next) if swapped => {
+                *seen = Some(Some(next));
+                return Ok(Some(next));
             }
             // Declined on what the store holds: else on what it held, which may have
             // changed since (a reset by the operator).
@@ -137,7 +140,7 @@ async fn change_in_store(
                 *seen = Some(stored);
                 return Ok(None);
             }
-            None => {}
+            _ => {}
         }
         stored = store.get_usage(key_id).await?;
         fresh = true;
@@ -422,21 +425,35 @@ mod tests {
 
     #[tokio::test]
     async fn the_store_counts_up_to_the_quota_and_starts_over_in_a_new_period() {
-        let (access, key) = (access(), key_id(1));
+        let (access, key, meter) = (access(), key_id(1), Meter::default());
         let (t0, next) = (at(2026, 11, 1), at(2026, 12, 1));
         for n in 1..=3 {
-            let c = access.count_call(key, t0, 3).await.expect("counted");
+            let c = access
+                .count_call(key, &meter, t0, 3)
+                .await
+                .expect("counted");
             assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((n, t0)));
         }
-        assert_eq!(access.count_call(key, t0, 3).await.expect("read"), None);
+        let refused = access.count_call(key, &meter, t0, 3).await.expect("read");
+        assert_eq!(refused, None);
         assert_eq!(used(&access, key).await, Some((3, t0)));
-        let c = access.count_call(key, next, 3).await.expect("counted");
+        let c = access
+            .count_call(key, &meter, next, 3)
+            .await
+            .expect("counted");
         assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((1, next)));
         // A caller whose clock is still in the old period counts in the newer one.
-        let c = access.count_call(key, t0, 3).await.expect("counted");
+        let c = access
+            .count_call(key, &meter, t0, 3)
+            .await
+            .expect("counted");
         assert_eq!(c.map(|c| (c.calls_used, c.period_start)), Some((2, next)));
+        let other = Meter::default();
         assert_eq!(
-            access.count_call(key_id(2), t0, 0).await.expect("read"),
+            access
+                .count_call(key_id(2), &other, t0, 0)
+                .await
+                .expect("read"),
             None
         );
         assert_eq!(
@@ -446,26 +463,72 @@ mod tests {
         );
     }
 
+    /// Each meter stands for a process counting one key in a shared store: a meter that
+    /// last saw an old counter loses its swap and reads again, and a refusal is decided on
+    /// the counter as stored, even when the meter saw it used up (the operator reset it).
+    #[tokio::test]
+    async fn processes_counting_one_key_in_the_store_count_together() {
+        let (access, key, t0) = (access(), key_id(3), at(2026, 11, 1));
+        let (here, there) = (Meter::default(), Meter::default());
+        let mut expected = 0;
+        for step in 0..40u64 {
+            let meter = if step % 3 == 0 { &there } else { &here };
+            let c = access
+                .count_call(key, meter, t0, 25)
+                .await
+                .expect("counted");
+            if expected < 25 {
+                expected += 1;
+                assert_eq!(c.map(|c| c.calls_used), Some(expected), "step {step}");
+            } else {
+                assert_eq!(c, None, "step {step}");
+            }
+            assert_eq!(
+                used(&access, key).await,
+                Some((expected, t0)),
+                "step {step}"
+            );
+        }
+        let stored = access.store.get_usage(key).await.expect("read");
+        let reset = UsageCounter {
+            key_id: key,
+            period_start: t0,
+            calls_used: 0,
+        };
+        assert!(access.store.swap_usage(stored, reset).await.expect("reset"));
+        let c = access
+            .count_call(key, &here, t0, 25)
+            .await
+            .expect("counted");
+        assert_eq!(c.map(|c| c.calls_used), Some(1), "counted after the reset");
+    }
+
     #[tokio::test]
     async fn a_call_given_back_to_the_store_leaves_its_own_period_only() {
-        let (access, key) = (access(), key_id(1));
+        let (access, key, meter) = (access(), key_id(1), Meter::default());
         let (t0, next) = (at(2026, 11, 1), at(2026, 12, 1));
         let counter = |period_start| UsageCounter {
             key_id: key,
             period_start,
             calls_used: 1,
         };
-        uncount(access.store.as_ref(), counter(t0)).await;
+        uncount(access.store.as_ref(), &meter, counter(t0)).await;
         assert_eq!(used(&access, key).await, None, "nothing to give back");
         for _ in 0..2 {
-            access.count_call(key, t0, 5).await.expect("counted");
+            access
+                .count_call(key, &meter, t0, 5)
+                .await
+                .expect("counted");
         }
         for _ in 0..3 {
-            uncount(access.store.as_ref(), counter(t0)).await;
+            uncount(access.store.as_ref(), &meter, counter(t0)).await;
         }
         assert_eq!(used(&access, key).await, Some((0, t0)), "never below zero");
-        access.count_call(key, next, 5).await.expect("counted");
-        uncount(access.store.as_ref(), counter(t0)).await;
+        access
+            .count_call(key, &meter, next, 5)
+            .await
+            .expect("counted");
+        uncount(access.store.as_ref(), &meter, counter(t0)).await;
         assert_eq!(
             used(&access, key).await,
             Some((1, next)),
@@ -473,13 +536,15 @@ mod tests {
         );
     }
 
+    /// Calls of one key from three processes (three meters) sharing the store.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn concurrent_calls_counted_in_the_store_succeed_exactly_quota_times() {
         let (access, key) = (Arc::new(access()), key_id(1));
         let t0 = at(2026, 11, 1);
-        let calls = (0..60).map(|_| {
-            let access = access.clone();
-            tokio::spawn(async move { access.count_call(key, t0, 25).await })
+        let meters: Vec<Arc<Meter>> = (0..3).map(|_| Arc::default()).collect();
+        let calls = (0..60).map(|n| {
+            let (access, meter) = (access.clone(), meters[n % 3].clone());
+            tokio::spawn(async move { access.count_call(key, &meter, t0, 25).await })
         });
         let mut handed: Vec<u64> = Vec::new();
         for call in calls {
