@@ -3,7 +3,8 @@
 //!
 //! It speaks HTTP to the documented API (`GET /api/v1/openapi.json`) and knows nothing of the
 //! server's internals: requests are built from the library's query and domain types
-//! ([`JobSearch`] of [`DomainTag`]s, [`Seniority`] levels, a [`Confidence`]…), answers are
+//! ([`JobSearch`] of a [`JobFilter`] of [`DomainTag`](crate::domain::DomainTag)s,
+//! [`Seniority`](crate::domain::Seniority) levels…), answers are
 //! read into its domain types ([`Job`], [`Company`](crate::domain::Company),
 //! [`UsageReport`], [`Delivery`]) or the views of [`types`], and error answers become a
 //! [`ClientError::Api`] with the problem document's `code`, `detail`, `param` and
