@@ -15,7 +15,7 @@ use job_listings::domain::{CallbackUrl, CompanyId, JobStatus};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::service::{
     Held, ImportError, IndexOrigin, JobListingsService, ManualClock, NewKey, NewWebhook, Quotas,
-    ServiceConfig,
+    RecordKind, ServiceConfig,
 };
 
 use crate::support::store::open_sled;
@@ -544,4 +544,49 @@ async fn a_sorted_import_that_stops_keeps_the_batches_before_stored_and_searchab
         .await
         .expect("a batch imports again");
     assert_eq!((summary.created, summary.updated), (0, 1_000));
+}
+
+/// The command's import of a sorted file: lines in id order through the one import routine,
+/// with an id repeated on both sides of a batch's end. Every job is written once, the later
+/// line of an id wins, and the searches answer exactly what is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_in_id_order_are_imported_whole_with_the_later_line_of_an_id_winning() {
+    let data = Dataset::generate(29, 20, 10_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (service, key) = subscribed(dir.path(), &data, chrono::Utc::now()).await;
+    let mut jobs = data.jobs.clone();
+    jobs.sort_by_key(|j| j.id);
+    // Lines 4,094 to 4,099 (around the end of the first batch of 4,096) each come twice, the
+    // second time with another role.
+    let mut lines = Vec::new();
+    for (n, job) in jobs.iter().enumerate() {
+        lines.push(serde_json::to_vec(job).expect("a line"));
+        if (4_093..4_099).contains(&n) {
+            let mut again = job.clone();
+            again.role = format!("{} (reposted)", job.role);
+            lines.push(serde_json::to_vec(&again).expect("a line"));
+        }
+    }
+    let mut import = service.import_lines(RecordKind::Jobs).in_id_order(true);
+    for (n, line) in lines.iter().enumerate() {
+        import.line(n + 1, line).await.expect("a line taken");
+    }
+    let report = import.finish().await.expect("imported");
+    assert_eq!(report.records, 10_006);
+    assert_eq!(
+        (report.created, report.updated, report.refused),
+        (10_000, 6, 0)
+    );
+    let ids: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
+    let stored = service.store.get_jobs(&ids).await.expect("read");
+    assert_eq!(stored.len(), 10_000);
+    for (n, job) in jobs.iter().enumerate() {
+        let kept = stored.iter().find(|s| s.id == job.id).expect("stored");
+        assert_eq!(
+            kept.role.ends_with("(reposted)"),
+            (4_093..4_099).contains(&n),
+            "job {n}"
+        );
+    }
+    assert_searches_exact(&service, &key, &active_of(stored)).await;
 }
