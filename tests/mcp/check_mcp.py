@@ -141,7 +141,8 @@ async def check_tools(session, base, dev_key, pro_key, label, pro_session=None):
         "search_jobs",
         {"domain": ["engineering", "ai"], "remote_only": True, "per_page": 5, "facets": ["domain"]},
     )
-    status, page = rest(base, dev_key, "/jobs?domain=engineering,ai&remote_only=true&per_page=5&facets=domain")
+    # In the order MCP writes the arguments: that of the parameters.
+    status, page = rest(base, dev_key, "/jobs?domain=engineering,ai&remote_only=true&facets=domain&per_page=5")
     check(not is_error(search) and status == 200, f"{label}: search_jobs answers")
     got = structured(search)
     check(
