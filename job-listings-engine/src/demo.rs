@@ -14,8 +14,8 @@ use rand_chacha::ChaCha8Rng;
 use uuid::Uuid;
 
 use crate::domain::{
-    Company, CompanyId, Confidence, DomainTag, Enrichment, FundingStage, Job, JobId, JobStatus,
-    SalaryRange, Seniority,
+    Company, CompanyId, Confidence, Country, DomainTag, Enrichment, FundingStage, Job, JobId,
+    JobStatus, Place, RemoteRegion, SalaryRange, Seniority,
 };
 
 /// Every domain tag the demo data uses.
@@ -224,19 +224,134 @@ const NAME_PARTS_B: &[&str] = &[
     "Foundry",
     "Capital",
 ];
-const CITIES: &[&str] = &[
-    "San Francisco, CA",
-    "New York, NY",
-    "London, UK",
-    "Berlin, Germany",
-    "Paris, France",
-    "Toronto, Canada",
-    "Austin, TX",
-    "Seattle, WA",
-    "Amsterdam, Netherlands",
-    "Zürich, Switzerland",
-    "Singapore",
-    "Bangalore, India",
+/// A city demo jobs are in.
+struct City {
+    /// The location as posted.
+    location: &'static str,
+    country: &'static str,
+    region: Option<&'static str>,
+    name: &'static str,
+    lat: f64,
+    lon: f64,
+    /// The currency pay there is in.
+    currency: &'static str,
+}
+
+/// Where demo jobs are.
+const CITIES: &[City] = &[
+    City {
+        location: "San Francisco, CA",
+        country: "US",
+        region: Some("California"),
+        name: "San Francisco",
+        lat: 37.7749,
+        lon: -122.4194,
+        currency: "USD",
+    },
+    City {
+        location: "New York, NY",
+        country: "US",
+        region: Some("New York"),
+        name: "New York",
+        lat: 40.7128,
+        lon: -74.006,
+        currency: "USD",
+    },
+    City {
+        location: "London, UK",
+        country: "GB",
+        region: Some("England"),
+        name: "London",
+        lat: 51.5074,
+        lon: -0.1278,
+        currency: "GBP",
+    },
+    City {
+        location: "Berlin, Germany",
+        country: "DE",
+        region: Some("Berlin"),
+        name: "Berlin",
+        lat: 52.52,
+        lon: 13.405,
+        currency: "EUR",
+    },
+    City {
+        location: "Paris, France",
+        country: "FR",
+        region: Some("Île-de-France"),
+        name: "Paris",
+        lat: 48.8566,
+        lon: 2.3522,
+        currency: "EUR",
+    },
+    City {
+        location: "Toronto, Canada",
+        country: "CA",
+        region: Some("Ontario"),
+        name: "Toronto",
+        lat: 43.6532,
+        lon: -79.3832,
+        currency: "CAD",
+    },
+    City {
+        location: "Austin, TX",
+        country: "US",
+        region: Some("Texas"),
+        name: "Austin",
+        lat: 30.2672,
+        lon: -97.7431,
+        currency: "USD",
+    },
+    City {
+        location: "Seattle, WA",
+        country: "US",
+        region: Some("Washington"),
+        name: "Seattle",
+        lat: 47.6062,
+        lon: -122.3321,
+        currency: "USD",
+    },
+    City {
+        location: "Amsterdam, Netherlands",
+        country: "NL",
+        region: Some("North Holland"),
+        name: "Amsterdam",
+        lat: 52.3676,
+        lon: 4.9041,
+        currency: "EUR",
+    },
+    City {
+        location: "Zürich, Switzerland",
+        country: "CH",
+        region: Some("Zürich"),
+        name: "Zürich",
+        lat: 47.3769,
+        lon: 8.5417,
+        currency: "CHF",
+    },
+    City {
+        location: "Singapore",
+        country: "SG",
+        region: None,
+        name: "Singapore",
+        lat: 1.3521,
+        lon: 103.8198,
+        currency: "SGD",
+    },
+    City {
+        location: "Bangalore, India",
+        country: "IN",
+        region: Some("Karnataka"),
+        name: "Bengaluru",
+        lat: 12.9716,
+        lon: 77.5946,
+        currency: "INR",
+    },
+];
+
+/// Countries remote demo jobs take applicants from.
+const REMOTE_COUNTRIES: &[&str] = &[
+    "US", "CA", "GB", "DE", "FR", "NL", "ES", "PL", "PT", "IN", "BR", "SG",
 ];
 const INVESTORS: &[&str] = &[
     "Sequoia",
@@ -350,7 +465,7 @@ fn company(rng: &mut ChaCha8Rng, i: usize, reference: DateTime<Utc>) -> Company 
         enrichment: Enrichment {
             headcount: Some(rng.gen_range(3..5_000)),
             founded_year: Some(rng.gen_range(1995..=2025)),
-            headquarters: Some(CITIES[rng.gen_range(0..CITIES.len())].to_owned()),
+            headquarters: Some(CITIES[rng.gen_range(0..CITIES.len())].location.to_owned()),
             investors: INVESTORS
                 .choose_multiple(rng, investor_count)
                 .map(|s| (*s).to_owned())
@@ -427,6 +542,49 @@ fn job(
         }
     });
     let id = JobId(uuid_from(rng));
+    let location = (!remote || rng.gen_bool(0.5)).then(|| &CITIES[rng.gen_range(0..CITIES.len())]);
+    // Drawn from the id's bits, not the generator: the jobs drawn before places were
+    // added stay as they were.
+    let bits = id.0.as_u128();
+    let place = location.map(|city| {
+        let country = Country::parse(city.country);
+        let mut place = Place::new(country.unwrap_or_else(|_| unreachable!("a listed country")));
+        place.region = city.region.map(str::to_owned);
+        place.city = Some(city.name.to_owned());
+        (place.lat, place.lon) = (Some(city.lat), Some(city.lon));
+        place
+    });
+    let remote_regions = if !remote {
+        Vec::new()
+    } else if bits % 5 < 2 {
+        vec![RemoteRegion::Worldwide]
+    } else {
+        let mut regions: Vec<RemoteRegion> = (0..1 + (bits >> 8) % 3)
+            .filter_map(|i| {
+                let code = REMOTE_COUNTRIES
+                    [((bits >> (12 + 4 * i)) % REMOTE_COUNTRIES.len() as u128) as usize];
+                Country::parse(code).ok().map(RemoteRegion::Country)
+            })
+            .collect();
+        regions.sort();
+        regions.dedup();
+        regions
+    };
+    // Pay in the place's currency, now and then by the month or the hour.
+    let salary = salary.map(|yearly| {
+        let currency = location.map_or("USD", |c| c.currency);
+        let (period, per_year) = match (bits >> 24) % 8 {
+            0 => ("month", 12),
+            1 => ("hour", 2_080),
+            _ => ("year", 1),
+        };
+        SalaryRange {
+            min: yearly.min.map(|m| m / per_year),
+            max: yearly.max.map(|m| m / per_year),
+            currency: currency.to_owned(),
+            period: period.to_owned(),
+        }
+    });
     Job {
         id,
         role,
@@ -442,8 +600,7 @@ fn job(
             .filter_map(|s| Seniority::parse(s).ok())
             .collect(),
         remote,
-        location: (!remote || rng.gen_bool(0.5))
-            .then(|| CITIES[rng.gen_range(0..CITIES.len())].to_owned()),
+        location: location.map(|c| c.location.to_owned()),
         source_url: format!("https://{}/careers/{}", company.domain, id.0.simple()),
         salary,
         posted_at,
@@ -457,6 +614,8 @@ fn job(
         activated_at: None,
         first_seen_at: posted_at,
         updated_at: posted_at,
+        places: place.into_iter().collect(),
+        remote_regions,
     }
 }
 

@@ -15,7 +15,10 @@ use serde::Serialize;
 
 use super::encoding::Coding;
 use super::etag::ETag;
-use crate::domain::{Company, CompanyId, DomainTag, Job, JobId, JobStatus, SalaryRange, Seniority};
+use crate::domain::{
+    Company, CompanyId, DomainTag, Job, JobId, JobStatus, Place, RemoteRegion, SalaryRange,
+    Seniority,
+};
 
 /// A job as the API sends it.
 #[derive(Serialize)]
@@ -29,6 +32,8 @@ pub(crate) struct JobView<'a> {
     seniority: &'a [Seniority],
     remote: bool,
     location: Option<&'a str>,
+    places: &'a [Place],
+    remote_regions: &'a [RemoteRegion],
     source_url: &'a str,
     salary: Option<SalaryView<'a>>,
     posted_at: DateTime<Utc>,
@@ -80,6 +85,8 @@ impl<'a> From<&'a Job> for JobView<'a> {
             seniority: &job.seniority,
             remote: job.remote,
             location: job.location.as_deref(),
+            places: &job.places,
+            remote_regions: &job.remote_regions,
             source_url: &job.source_url,
             salary: job.salary.as_ref().map(SalaryView::from),
             posted_at: job.posted_at,

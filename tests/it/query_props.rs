@@ -12,10 +12,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use job_listings::domain::{
-    CompanyId, Confidence, DomainTag, Job, JobId, JobStatus, Page, PerPage, Seniority,
+    CompanyId, Confidence, Country, Currency, DomainTag, Job, JobId, JobStatus, Page, PerPage,
+    Place, RemoteRegion, SalaryRange, Seniority,
 };
 use job_listings::query::{
-    words, Facet, FacetCounts, JobFilter, JobIndex, JobQuery, RemoteCounts, ValueCount,
+    words, Facet, FacetCounts, JobFilter, JobIndex, JobQuery, Near, RemoteCounts, ValueCount,
 };
 use proptest::prelude::*;
 use uuid::Uuid;
@@ -109,6 +110,24 @@ const CONFIDENCES: &[f64] = &[
     0.999_999_999_999_999_9,
 ];
 const COMPANIES: u64 = 4;
+/// Places jobs are at: a country and maybe coordinates, some on either side of the
+/// antimeridian and near a pole.
+const PLACES: &[(&str, Option<(f64, f64)>)] = &[
+    ("DE", Some((52.52, 13.405))),
+    ("DE", Some((48.137, 11.575))),
+    ("FR", Some((48.8566, 2.3522))),
+    ("FR", None),
+    ("US", Some((40.7128, -74.006))),
+    ("FJ", Some((-17.7, 179.9))),
+    ("FJ", Some((-17.7, -179.95))),
+    ("NO", Some((89.9, 10.0))),
+    ("BR", None),
+];
+const REGIONS: &[&str] = &["DE", "FR", "US", "worldwide"];
+const CURRENCIES: &[&str] = &["EUR", "USD", "eur"];
+const PERIODS: &[&str] = &["year", "month", "hour", "day", "week", "Year", "decade"];
+const AMOUNTS: &[u64] = &[0, 40, 1_000, 4_000, 50_000, 80_000, 120_000];
+const RADII: &[f64] = &[1.0, 50.0, 300.0, 700.0, 1_000.0];
 /// posted_at is `base + slot` hours: few slots, many ties.
 const SLOTS: i64 = 12;
 
@@ -155,6 +174,40 @@ struct JobSpec {
     slot: i64,
     confidence: f64,
     closed: bool,
+    /// Places, remote regions and pay, chosen by its bits (see `geo_of`).
+    geo: u64,
+}
+
+/// The `n`th entry of a table, wrapping.
+fn pick<T: Copy>(table: &[T], n: u64) -> T {
+    table[(n % table.len() as u64) as usize]
+}
+
+/// The places, remote regions and pay the bits of `geo` choose.
+fn geo_of(geo: u64) -> (Vec<Place>, Vec<RemoteRegion>, Option<SalaryRange>) {
+    let places = (0..geo % 3)
+        .map(|i| {
+            let (country, point) = pick(PLACES, geo >> (4 + 4 * i));
+            let mut place = Place::new(Country::parse(country).expect("a country"));
+            place.lat = point.map(|p| p.0);
+            place.lon = point.map(|p| p.1);
+            place
+        })
+        .collect();
+    let regions = (0..(geo >> 16) % 3)
+        .map(|i| RemoteRegion::parse(pick(REGIONS, geo >> (20 + 2 * i))).expect("a region"))
+        .collect();
+    let salary = (!(geo >> 28).is_multiple_of(4)).then(|| {
+        let min = pick(AMOUNTS, geo >> 32);
+        let max = (!(geo >> 36).is_multiple_of(3)).then(|| min + pick(AMOUNTS, geo >> 40));
+        SalaryRange {
+            min: (!(geo >> 44).is_multiple_of(4)).then_some(min),
+            max,
+            currency: pick(CURRENCIES, geo >> 48).to_owned(),
+            period: pick(PERIODS, geo >> 52).to_owned(),
+        }
+    });
+    (places, regions, salary)
 }
 
 fn company_name(company: u64) -> String {
@@ -171,6 +224,7 @@ fn company_name(company: u64) -> String {
 fn build(spec: &JobSpec) -> Job {
     let role = join(&spec.role);
     let posted_at = base_time() + Duration::hours(spec.slot);
+    let (places, remote_regions, salary) = geo_of(spec.geo);
     Job {
         id: job_id(spec.n),
         role: if role.trim().is_empty() {
@@ -194,7 +248,7 @@ fn build(spec: &JobSpec) -> Job {
         remote: spec.remote,
         location: None,
         source_url: format!("https://example.com/{}", spec.n),
-        salary: None,
+        salary,
         posted_at,
         confidence: Confidence::new(spec.confidence).expect("a confidence"),
         status: if spec.closed {
@@ -205,7 +259,17 @@ fn build(spec: &JobSpec) -> Job {
         activated_at: None,
         first_seen_at: posted_at,
         updated_at: posted_at,
+        places,
+        remote_regions,
     }
+}
+
+/// The haversine distance in km on a sphere of the mean Earth radius, as API.md gives it.
+fn great_circle_km(a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (p1, p2) = (a.0.to_radians(), b.0.to_radians());
+    let (dp, dl) = ((b.0 - a.0).to_radians(), (b.1 - a.1).to_radians());
+    let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
+    2.0 * 6_371.008_8 * h.sqrt().min(1.0).asin()
 }
 
 /// A search as the oracle sees it: raw strings, as a client would type them.
@@ -218,8 +282,37 @@ struct QuerySpec {
     q: Option<String>,
     min_confidence: Option<f64>,
     posted_after: Option<DateTime<Utc>>,
+    /// Where and what pay, chosen by its bits (see `QuerySpec::wherever`); 0 asks neither.
+    geo: u64,
     page: u32,
     per_page: u32,
+}
+
+/// The conditions of places and pay a query's `geo` bits choose.
+struct GeoAsked {
+    countries: Vec<&'static str>,
+    near: Option<((f64, f64), f64)>,
+    remote_from: Option<&'static str>,
+    min_salary: Option<(u64, &'static str)>,
+}
+
+impl QuerySpec {
+    fn wherever(&self) -> GeoAsked {
+        let g = self.geo;
+        let with_point = |n: u64| {
+            let points: Vec<(f64, f64)> = PLACES.iter().filter_map(|p| p.1).collect();
+            pick(&points, n)
+        };
+        GeoAsked {
+            countries: (0..g % 3)
+                .map(|i| pick(PLACES, g >> (2 + 3 * i)).0)
+                .collect(),
+            near: ((g >> 10) % 4 == 1).then(|| (with_point(g >> 12), pick(RADII, g >> 16))),
+            remote_from: ((g >> 20) % 4 == 1).then(|| pick(&["DE", "FR", "US", "BR"], g >> 22)),
+            min_salary: ((g >> 26) % 4 == 1)
+                .then(|| (pick(AMOUNTS, g >> 28) * 10, pick(CURRENCIES, g >> 32))),
+        }
+    }
 }
 
 impl QuerySpec {
@@ -241,6 +334,25 @@ impl QuerySpec {
                     .map(|c| Confidence::new(c).expect("a confidence")),
             )
             .posted_after(self.posted_after);
+        let geo = self.wherever();
+        filter = filter
+            .countries(
+                geo.countries
+                    .iter()
+                    .map(|c| Country::parse(c).expect("a country")),
+            )
+            .near(
+                geo.near
+                    .map(|((lat, lon), r)| Near::new(lat, lon, r).expect("a circle")),
+            )
+            .remote_from(
+                geo.remote_from
+                    .map(|c| Country::parse(c).expect("a country")),
+            )
+            .min_salary(
+                geo.min_salary
+                    .map(|(floor, c)| (floor, Currency::parse(c).expect("a currency"))),
+            );
         if let Some(q) = &self.q {
             filter = filter.with_q(q);
         }
@@ -381,6 +493,52 @@ impl Model {
         }
         if let Some(t) = q.posted_after {
             if job.posted_at <= t {
+                return false;
+            }
+        }
+        let geo = q.wherever();
+        if !geo.countries.is_empty()
+            && !job
+                .places
+                .iter()
+                .any(|p| geo.countries.contains(&p.country.as_str()))
+        {
+            return false;
+        }
+        if let Some((centre, radius)) = geo.near {
+            let near = job.places.iter().any(|p| match (p.lat, p.lon) {
+                (Some(lat), Some(lon)) => great_circle_km(centre, (lat, lon)) <= radius,
+                _ => false,
+            });
+            if !near {
+                return false;
+            }
+        }
+        if let Some(home) = geo.remote_from {
+            let open = job
+                .remote_regions
+                .iter()
+                .any(|r| matches!(r.as_str(), "worldwide") || r.as_str() == home);
+            if !job.remote || !open {
+                return false;
+            }
+        }
+        if let Some((floor, currency)) = geo.min_salary {
+            let yearly = job.salary.as_ref().and_then(|s| {
+                if !s.currency.eq_ignore_ascii_case(currency) {
+                    return None;
+                }
+                let times = match s.period.to_lowercase().as_str() {
+                    "hour" => 2_080,
+                    "day" => 260,
+                    "week" => 52,
+                    "month" => 12,
+                    "year" => 1,
+                    _ => return None,
+                };
+                s.max.or(s.min)?.checked_mul(times)
+            });
+            if yearly.is_none_or(|y| y < floor) {
                 return false;
             }
         }
@@ -566,9 +724,22 @@ fn job_spec(ids: u64) -> impl Strategy<Value = JobSpec> {
         0..SLOTS,
         confidence(),
         prop::bool::weighted(0.15),
+        any::<u64>(),
     )
         .prop_map(
-            |(n, role, company, description, tags, levels, remote, slot, confidence, closed)| {
+            |(
+                n,
+                role,
+                company,
+                description,
+                tags,
+                levels,
+                remote,
+                slot,
+                confidence,
+                closed,
+                geo,
+            )| {
                 JobSpec {
                     n,
                     role,
@@ -580,6 +751,7 @@ fn job_spec(ids: u64) -> impl Strategy<Value = JobSpec> {
                     slot,
                     confidence,
                     closed,
+                    geo,
                 }
             },
         )
@@ -637,6 +809,7 @@ fn query_spec() -> impl Strategy<Value = QuerySpec> {
         prop::option::weighted(0.3, posted_after()),
         1u32..=5,
         1u32..=10,
+        any::<u64>(),
     )
         .prop_map(
             |(
@@ -649,6 +822,7 @@ fn query_spec() -> impl Strategy<Value = QuerySpec> {
                 posted_after,
                 page,
                 per_page,
+                geo,
             )| {
                 let case = |v: Vec<&str>, upper: bool| -> Vec<String> {
                     v.into_iter()
@@ -669,6 +843,7 @@ fn query_spec() -> impl Strategy<Value = QuerySpec> {
                     q,
                     min_confidence,
                     posted_after,
+                    geo,
                     page,
                     per_page,
                 }
@@ -805,6 +980,7 @@ impl Rng {
             slot: self.below(SLOTS as u64 * 4) as i64,
             confidence,
             closed: false,
+            geo: self.next(),
         }
     }
 
@@ -832,6 +1008,8 @@ impl Rng {
                 .then(|| CONFIDENCES[self.below(CONFIDENCES.len() as u64) as usize]),
             posted_after: (!broad && self.chance(30))
                 .then(|| base_time() + Duration::hours(self.below(SLOTS as u64 * 4) as i64)),
+            // No condition of places or pay in a broad query (`geo` 0).
+            geo: if broad { 0 } else { self.next() },
             page,
             per_page,
         }

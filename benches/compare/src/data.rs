@@ -574,6 +574,8 @@ impl Generator {
             }
         });
         Job {
+            places: Vec::new(),
+            remote_regions: Vec::new(),
             id,
             role,
             company_id: *company_id,

@@ -1,7 +1,10 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{timestamp, Company, CompanyId, DomainError, DomainTag, JobId, Seniority};
+use super::place::check_places;
+use super::{
+    timestamp, Company, CompanyId, DomainError, DomainTag, JobId, Place, RemoteRegion, Seniority,
+};
 
 const RANGE: &str = "must be a number from 0 to 1, such as 0.8";
 
@@ -107,6 +110,23 @@ fn default_salary_period() -> String {
     "year".to_owned()
 }
 
+impl SalaryRange {
+    /// The yearly upper bound: `max`, else `min`, times the periods in a year (hour 2,080,
+    /// day 260, week 52, month 12, year 1; `period` in any case). `None` without an amount,
+    /// for another period, or beyond `u64`.
+    pub fn yearly_max(&self) -> Option<u64> {
+        let per_year: u64 = match self.period.to_ascii_lowercase().as_str() {
+            "hour" => 2_080,
+            "day" => 260,
+            "week" => 52,
+            "month" => 12,
+            "year" => 1,
+            _ => return None,
+        };
+        self.max.or(self.min)?.checked_mul(per_year)
+    }
+}
+
 /// A job listing, active or closed, as the API sends it and as an import line or
 /// `PUT /admin/v1/jobs/{id}` takes it back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -166,6 +186,16 @@ pub struct Job {
     /// When the listing last changed (set by the service on ingest).
     #[serde(default = "Utc::now", deserialize_with = "timestamp::deserialize")]
     pub updated_at: DateTime<Utc>,
+    /// Where the job is: countries, and cities with coordinates where known; at most 20.
+    /// Beside the free-text `location`. Last but one: stored records of earlier versions
+    /// end before it.
+    #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = 20)))]
+    pub places: Vec<Place>,
+    /// Where remote applicants may live: countries, or `worldwide`; at most 60.
+    #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = 60)))]
+    pub remote_regions: Vec<RemoteRegion>,
 }
 
 impl Job {
@@ -229,6 +259,8 @@ impl Job {
             activated_at: None,
             first_seen_at: posted_at,
             updated_at: posted_at,
+            places: Vec::new(),
+            remote_regions: Vec::new(),
         }
     }
 
@@ -264,6 +296,8 @@ impl Job {
             domains: self.domains.len(),
             seniority: self.seniority.len(),
             posted_at: self.posted_at,
+            places: &self.places,
+            remote_regions: &self.remote_regions,
         }
         .check()
     }
@@ -279,6 +313,8 @@ pub(super) struct Posting<'a> {
     pub(super) domains: usize,
     pub(super) seniority: usize,
     pub(super) posted_at: DateTime<Utc>,
+    pub(super) places: &'a [Place],
+    pub(super) remote_regions: &'a [RemoteRegion],
 }
 
 impl Posting<'_> {
@@ -325,7 +361,7 @@ impl Posting<'_> {
                 }
             }
         }
-        Ok(())
+        check_places(self.places, self.remote_regions)
     }
 }
 

@@ -9,6 +9,7 @@ mod ids;
 mod job;
 mod new_job;
 mod paging;
+mod place;
 mod tags;
 mod timestamp;
 
@@ -18,6 +19,10 @@ pub use ids::{CompanyId, DeliveryId, EventId, JobId, KeyId, WebhookId};
 pub use job::{Confidence, Job, JobStatus, SalaryRange};
 pub use new_job::NewJob;
 pub use paging::{page_of, Page, PerPage};
+pub use place::{
+    distance_km, Country, Currency, Place, RemoteRegion, EARTH_RADIUS_KM, MAX_PLACES,
+    MAX_REMOTE_REGIONS,
+};
 pub use tags::{DomainTag, Seniority};
 
 /// Helpers the library's own values share with these; not for embedders.

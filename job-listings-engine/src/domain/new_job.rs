@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::job::Posting;
 use super::{
-    timestamp, CompanyId, Confidence, DomainError, DomainTag, Job, JobId, JobStatus, SalaryRange,
-    Seniority,
+    timestamp, CompanyId, Confidence, DomainError, DomainTag, Job, JobId, JobStatus, Place,
+    RemoteRegion, SalaryRange, Seniority,
 };
 
 /// A job as a source posts it, which is what an importer or an embedder gives ingest
@@ -51,6 +51,12 @@ pub struct NewJob {
     /// Active (the default) or closed.
     #[serde(default)]
     pub status: JobStatus,
+    /// Where the job is: countries, and cities with coordinates where known.
+    #[serde(default)]
+    pub places: Vec<Place>,
+    /// Where remote applicants may live: countries, or `worldwide`.
+    #[serde(default)]
+    pub remote_regions: Vec<RemoteRegion>,
 }
 
 impl NewJob {
@@ -65,6 +71,8 @@ impl NewJob {
             domains: self.domains.len(),
             seniority: self.seniority.len(),
             posted_at: self.posted_at,
+            places: &self.places,
+            remote_regions: &self.remote_regions,
         }
         .check()
     }
@@ -101,6 +109,8 @@ impl NewJob {
             activated_at,
             first_seen_at,
             updated_at,
+            places: self.places,
+            remote_regions: self.remote_regions,
         }
     }
 }
@@ -122,6 +132,8 @@ impl From<Job> for NewJob {
             posted_at: job.posted_at,
             confidence: job.confidence,
             status: job.status,
+            places: job.places,
+            remote_regions: job.remote_regions,
         }
     }
 }

@@ -69,6 +69,7 @@ impl JobIndex {
             companies: remap_all(&self.companies, &renumber),
             confidence,
             combos,
+            places: self.places.remapped(&renumber, |b| remap(b, &renumber)),
             auto_compact: self.auto_compact,
         }
     }

@@ -3,7 +3,10 @@ use serde::Serialize;
 
 use super::facets::{Facet, FacetCounts};
 use super::text::{has_all_words, words};
-use crate::domain::{CompanyId, Confidence, DomainTag, Job, JobId, Page, PerPage, Seniority};
+use crate::domain::{
+    distance_km, CompanyId, Confidence, Country, Currency, DomainTag, Job, JobId, Page, PerPage,
+    RemoteRegion, Seniority,
+};
 
 /// Which active jobs a search or a webhook subscription wants. Every field narrows the result;
 /// a list matches when any of its entries matches.
@@ -66,6 +69,80 @@ pub struct JobFilter {
     /// Only this company's jobs (`GET /jobs?company_id=`, and the company detail view).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub company_id: Option<CompanyId>,
+    /// A place in any of these countries (empty: anywhere).
+    #[serde(rename = "country")]
+    pub countries: Vec<Country>,
+    /// A place with coordinates within this circle.
+    pub near: Option<Near>,
+    /// Remote jobs whose applicants may live in this country: their remote regions hold it
+    /// or `worldwide`.
+    pub remote_from: Option<Country>,
+    /// Paid at least this much a year, in [`JobFilter::salary_currency`]: the pay's `max`,
+    /// else its `min`, times the periods in a year (see [`SalaryRange::yearly_max`]). Jobs
+    /// without pay, or paid in another currency, do not match. Set with
+    /// [`JobFilter::min_salary`], which sets both.
+    ///
+    /// [`SalaryRange::yearly_max`]: crate::domain::SalaryRange::yearly_max
+    pub min_salary: Option<u64>,
+    /// Paid in this currency, with an amount a year can be worked out from; the currency
+    /// of [`JobFilter::min_salary`], which needs it.
+    pub salary_currency: Option<Currency>,
+}
+
+/// A circle on the Earth: a place within `radius_km` kilometres (great-circle distance) of a
+/// point.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Near {
+    /// Latitude of the centre in degrees, -90 to 90.
+    pub lat: f64,
+    /// Longitude of the centre in degrees, -180 to 180.
+    pub lon: f64,
+    /// The radius in kilometres, 1 to 1,000.
+    pub radius_km: f64,
+}
+
+impl Near {
+    /// The radius `near` takes when none is given.
+    pub const DEFAULT_RADIUS_KM: f64 = 50.0;
+
+    /// A circle, when the centre is on the Earth and the radius from 1 to 1,000 km.
+    pub fn new(lat: f64, lon: f64, radius_km: f64) -> Result<Self, crate::domain::DomainError> {
+        use crate::domain::DomainError;
+        let on_earth = lat.is_finite()
+            && lon.is_finite()
+            && (-90.0..=90.0).contains(&lat)
+            && (-180.0..=180.0).contains(&lon);
+        if !on_earth {
+            return Err(DomainError::new(
+                "near",
+                "must be a latitude from -90 to 90 and a longitude from -180 to 180, as LAT,LON such as 52.52,13.40",
+            ));
+        }
+        if !(radius_km.is_finite() && (1.0..=1_000.0).contains(&radius_km)) {
+            return Err(DomainError::new(
+                "radius_km",
+                "must be a number of kilometres from 1 to 1000",
+            ));
+        }
+        // Adding zero keeps -0.0 from being echoed with its sign.
+        Ok(Self {
+            lat: lat + 0.0,
+            lon: lon + 0.0,
+            radius_km,
+        })
+    }
+}
+
+// `new` admits only finite numbers, without -0.0: equal circles have equal bits.
+impl Eq for Near {}
+
+impl std::hash::Hash for Near {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for v in [self.lat, self.lon, self.radius_km] {
+            v.to_bits().hash(state);
+        }
+    }
 }
 
 impl JobFilter {
@@ -135,6 +212,46 @@ impl JobFilter {
         self
     }
 
+    /// Sets the countries, any of which a job must have a place in (none: anywhere).
+    #[must_use]
+    pub fn countries(mut self, countries: impl IntoIterator<Item = Country>) -> Self {
+        self.countries = countries.into_iter().collect();
+        self
+    }
+
+    /// Keeps only jobs with a place in this circle (`None`: anywhere).
+    #[must_use]
+    pub fn near(mut self, near: impl Into<Option<Near>>) -> Self {
+        self.near = near.into();
+        self
+    }
+
+    /// Keeps only remote jobs open to applicants living in this country (`None`: no such
+    /// condition).
+    #[must_use]
+    pub fn remote_from(mut self, country: impl Into<Option<Country>>) -> Self {
+        self.remote_from = country.into();
+        self
+    }
+
+    /// Keeps only jobs paid at least `yearly` a year in `currency` (`None`: any pay, or
+    /// none).
+    #[must_use]
+    pub fn min_salary(mut self, floor: Option<(u64, Currency)>) -> Self {
+        self.min_salary = floor.map(|(yearly, _)| yearly);
+        self.salary_currency = floor.map(|(_, currency)| currency);
+        self
+    }
+
+    /// Keeps only jobs paid in `currency`, any amount (`None`: any pay, or none); clears
+    /// [`JobFilter::min_salary`].
+    #[must_use]
+    pub fn salary_currency(mut self, currency: Option<Currency>) -> Self {
+        self.min_salary = None;
+        self.salary_currency = currency;
+        self
+    }
+
     /// Keeps only this company's jobs (`None`: any company's).
     #[must_use]
     pub fn company_id(mut self, company: impl Into<Option<CompanyId>>) -> Self {
@@ -171,6 +288,43 @@ impl JobFilter {
         }
         if self.posted_after.is_some_and(|t| job.posted_at <= t) {
             return false;
+        }
+        if !self.countries.is_empty()
+            && !job
+                .places
+                .iter()
+                .any(|p| self.countries.contains(&p.country))
+        {
+            return false;
+        }
+        if let Some(near) = self.near {
+            let within = |p: (f64, f64)| distance_km((near.lat, near.lon), p) <= near.radius_km;
+            if !job
+                .places
+                .iter()
+                .filter_map(|p| p.coordinates())
+                .any(within)
+            {
+                return false;
+            }
+        }
+        if let Some(country) = self.remote_from {
+            let open = |r: &RemoteRegion| {
+                *r == RemoteRegion::Worldwide || *r == RemoteRegion::Country(country)
+            };
+            if !job.remote || !job.remote_regions.iter().any(open) {
+                return false;
+            }
+        }
+        if let Some(currency) = self.salary_currency {
+            let floor = self.min_salary.unwrap_or(0);
+            let paid = job.salary.as_ref().is_some_and(|s| {
+                s.currency.eq_ignore_ascii_case(currency.as_str())
+                    && s.yearly_max().is_some_and(|yearly| yearly >= floor)
+            });
+            if !paid {
+                return false;
+            }
         }
         if !self.company_words.is_empty()
             && !has_all_words(&self.company_words, &[&job.company_name])

@@ -2,7 +2,9 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::{CompanyId, DomainTag, Job, JobId, JobStatus, Seniority};
+use crate::domain::{
+    CompanyId, DomainTag, Job, JobId, JobStatus, Place, RemoteRegion, SalaryRange, Seniority,
+};
 
 /// The fields of a job that indexing it reads, borrowed from wherever the job is held.
 pub(crate) struct IndexedFields<'a> {
@@ -17,6 +19,9 @@ pub(crate) struct IndexedFields<'a> {
     pub(crate) company_name: &'a str,
     pub(crate) role: &'a str,
     pub(crate) description: &'a str,
+    pub(crate) places: &'a [Place],
+    pub(crate) remote_regions: &'a [RemoteRegion],
+    pub(crate) salary: Option<&'a SalaryRange>,
 }
 
 /// A job the index can read.
@@ -38,6 +43,9 @@ impl IndexedJob for Job {
             company_name: &self.company_name,
             role: &self.role,
             description: &self.description,
+            places: &self.places,
+            remote_regions: &self.remote_regions,
+            salary: self.salary.as_ref(),
         }
     }
 }

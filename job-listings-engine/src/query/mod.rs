@@ -38,6 +38,7 @@ mod filter;
 mod ids;
 mod index;
 mod indexed;
+mod places;
 mod snapshot;
 mod terms;
 mod text;
@@ -50,7 +51,7 @@ mod reference_words;
 
 pub use bulk::PreparedJobs;
 pub use facets::{Facet, FacetCounts, RemoteCounts, ValueCount};
-pub use filter::{search_terms, JobFilter, JobQuery, SearchResult};
+pub use filter::{search_terms, JobFilter, JobQuery, Near, SearchResult};
 pub use index::JobIndex;
 pub use snapshot::SnapshotError;
 pub use text::words;

@@ -16,13 +16,14 @@ use super::confidence::ConfidenceBitmaps;
 use super::ids::DocsById;
 use super::index::facets::Combos;
 use super::index::{JobIndex, Slot};
+use super::places::PlaceIndex;
 use crate::domain::CompanyId;
 
 /// The version a snapshot is written with and must have to load: the crate's, that of its
 /// rule for splitting words, which changes when the rule does (`words-2` composes text
 /// before splitting it), and that of its layout (`combos-1` adds each document's facet
 /// combination), whether or not a release follows.
-const SNAPSHOT_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+words-2+combos-1");
+const SNAPSHOT_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+words-2+combos-1+places-1");
 
 /// Why saved bytes could not be loaded as an index; rebuild it from the jobs instead.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +65,7 @@ struct SnapshotRef<'a> {
     companies: &'a HashMap<CompanyId, Docs>,
     confidence: &'a ConfidenceBitmaps,
     combos: &'a Combos,
+    places: &'a PlaceIndex,
 }
 
 /// The same, owned, as it is read back.
@@ -92,6 +94,7 @@ struct Snapshot {
     companies: HashMap<CompanyId, Docs>,
     confidence: ConfidenceBitmaps,
     combos: Combos,
+    places: PlaceIndex,
 }
 
 /// Just the version, read first so that another version's layout is never decoded.
@@ -119,6 +122,7 @@ impl JobIndex {
             companies: &self.companies,
             confidence: &self.confidence,
             combos: &self.combos,
+            places: &self.places,
         };
         // Into room for about all of it from the start: grown by doubling, the buffer was
         // copied again and again, each time into fresh pages. Serializing into a Vec fails
@@ -160,6 +164,7 @@ impl JobIndex {
             .all(|b| max_doc(b) <= docs);
         if s.confidences.len() != docs
             || !s.combos.fits(docs)
+            || !s.places.fits(docs)
             || !bitmaps_fit
             || s.ordered.iter().any(|&d| d as usize >= docs)
             || !s.ordered.is_sorted()
@@ -199,6 +204,7 @@ impl JobIndex {
             companies: s.companies,
             confidence: s.confidence,
             combos: s.combos,
+            places: s.places,
             auto_compact: true,
         })
     }

@@ -5,6 +5,8 @@ use std::borrow::Cow;
 use super::bitmap::{self, Docs};
 use super::filter::JobFilter;
 use super::index::JobIndex;
+use super::places::{Circle, Label};
+use crate::domain::RemoteRegion;
 
 /// A bitmap a match must be in: one, or any of several (a list filter such as
 /// `domain=a,b`).
@@ -51,6 +53,35 @@ impl JobIndex {
                     .seniority
                     .iter()
                     .map(|s| self.seniority.get(s.as_str())),
+            )?);
+        }
+        if !filter.countries.is_empty() {
+            terms.push(any_of(
+                filter
+                    .countries
+                    .iter()
+                    .map(|c| self.places.posting(&Label::Country(*c))),
+            )?);
+        }
+        if let Some(country) = filter.remote_from {
+            let open = [RemoteRegion::Country(country), RemoteRegion::Worldwide];
+            terms.push(any_of(
+                open.iter()
+                    .map(|r| self.places.posting(&Label::RemoteFrom(*r))),
+            )?);
+        }
+        if let Some(currency) = filter.salary_currency {
+            let paid_in = Label::Currency(currency.as_str().into());
+            terms.push(Term::One(self.places.posting(&paid_in)?));
+        }
+        if let Some(near) = filter.near {
+            let circle = Circle {
+                lat: near.lat,
+                lon: near.lon,
+                radius_km: near.radius_km,
+            };
+            terms.push(any_of(
+                self.places.cells_near(circle).into_iter().map(Some),
             )?);
         }
         terms.sort_by_cached_key(Term::size);

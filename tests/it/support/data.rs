@@ -132,6 +132,8 @@ pub fn job(
     status: JobStatus,
 ) -> Job {
     Job {
+        places: Vec::new(),
+        remote_regions: Vec::new(),
         id,
         role: role.to_owned(),
         company_id: company.id,

@@ -42,6 +42,7 @@ impl JobIndex {
                     self.confidences[d as usize]
                 });
         }
+        self.keep_exact(&mut matching, filter);
         if let Some(after) = filter.posted_after.map(nanos_clamped) {
             let docs = matching.to_mut();
             // Numbered documents are cut by range; the out-of-order ones are read one by one.

@@ -10,6 +10,7 @@ use super::confidence::ConfidenceBitmaps;
 use super::filter::{JobFilter, JobQuery, SearchResult};
 use super::ids::DocsById;
 use super::indexed::IndexedJob;
+use super::places::PlaceIndex;
 use super::terms::Term;
 use super::text::for_each_word;
 use crate::domain::{CompanyId, DomainTag, Job, JobId, Seniority};
@@ -80,6 +81,8 @@ pub struct JobIndex {
     pub(super) confidence: ConfidenceBitmaps,
     /// Each document's combination of facet values, for counting few matches.
     pub(super) combos: facets::Combos,
+    /// Places, remote regions and pay.
+    pub(super) places: PlaceIndex,
     pub(super) auto_compact: bool,
 }
 
@@ -104,6 +107,7 @@ impl Default for JobIndex {
             companies: HashMap::default(),
             confidence: ConfidenceBitmaps::default(),
             combos: facets::Combos::default(),
+            places: PlaceIndex::default(),
             auto_compact: true,
         }
     }
@@ -174,6 +178,7 @@ impl JobIndex {
             + postings(&self.company_words, |k| k.len())
             + postings(&self.companies, |_| 0)
             + self.combos.heap_bytes()
+            + self.places.heap_bytes()
     }
 
     /// Whether [`JobIndex::upsert`] and [`JobIndex::remove`] compact the index themselves when
@@ -279,6 +284,8 @@ impl JobIndex {
         );
         push_per_doc(&mut self.combos.of_doc, combo);
         self.companies.entry(job.company_id).or_default().add(doc);
+        self.places
+            .insert(doc, job.places, job.remote, job.remote_regions, job.salary);
         Some(doc)
     }
 

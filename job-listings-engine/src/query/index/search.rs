@@ -31,7 +31,8 @@ impl JobIndex {
         let Some(terms) = self.terms(filter) else {
             return SearchResult::default();
         };
-        if filter.min_confidence.is_none() && filter.posted_after.is_none() {
+        if filter.min_confidence.is_none() && filter.posted_after.is_none() && !checks_each(filter)
+        {
             if let Some(found) = self.page_in_place(&terms, offset, want) {
                 return found;
             }
@@ -43,6 +44,7 @@ impl JobIndex {
                     self.confidences[d as usize]
                 });
         }
+        self.keep_exact(&mut matching, filter);
         let after = filter.posted_after.map(nanos_clamped);
         if self.unordered.is_empty() {
             if let Some(after) = after {
@@ -378,5 +380,33 @@ impl<I: Iterator<Item = u32>> ReadAsNeeded<I> {
     fn from(self, index: usize) -> impl Iterator<Item = u32> {
         let read = self.read.into_iter().skip(index);
         read.chain(self.rest)
+    }
+}
+
+/// Whether a filter asks what only each document's own values answer: its pay, or the
+/// distance of its places.
+fn checks_each(filter: &JobFilter) -> bool {
+    filter.near.is_some() || (filter.min_salary.is_some() && filter.salary_currency.is_some())
+}
+
+impl JobIndex {
+    /// Keeps the documents whose pay and places pass the filter's checks that postings only
+    /// narrow down: the yearly pay's floor, and the circle of `near`.
+    pub(super) fn keep_exact(&self, matching: &mut std::borrow::Cow<'_, Docs>, filter: &JobFilter) {
+        if !checks_each(filter) {
+            return;
+        }
+        let floor = filter.salary_currency.and(filter.min_salary);
+        let circle = filter.near.map(|n| crate::query::places::Circle {
+            lat: n.lat,
+            lon: n.lon,
+            radius_km: n.radius_km,
+        });
+        let mut kept = matching.to_vec();
+        kept.retain(|&d| {
+            floor.is_none_or(|f| self.places.pays_at_least(d, f))
+                && circle.is_none_or(|c| self.places.is_within(d, c))
+        });
+        *matching.to_mut() = bitmap::from_sorted(&kept);
     }
 }
