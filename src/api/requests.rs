@@ -6,7 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::api::views::WebhookEventType;
-use crate::domain::{ChangeKind, DomainTag, Seniority, SubscriptionStatus};
+use crate::domain::{ChangeKind, Country, Currency, DomainTag, Seniority, SubscriptionStatus};
+use crate::query::Near;
 
 /// Request body for creating a webhook. Unknown fields are rejected with 400.
 ///
@@ -52,6 +53,32 @@ pub struct NewWebhook {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 1))]
     pub min_confidence: Option<f64>,
+    /// Saved search: ISO 3166-1 alpha-2 country codes, any case; a place in any of them (as
+    /// `GET /jobs`'s `country`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<CountryCode>>", length(max = 50))]
+    pub country: Option<Vec<String>>,
+    /// Saved search: `LAT,LON` in degrees; a place within `radius_km` of it (as `GET /jobs`'s
+    /// `near`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<NearText>")]
+    pub near: Option<String>,
+    /// Saved search: the radius of `near` in km, 1 to 1000 (default 50); only with `near`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub radius_km: Option<f64>,
+    /// Saved search: an ISO 3166-1 alpha-2 country code; remote jobs open to applicants living
+    /// there (as `GET /jobs`'s `remote_from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<CountryCode>")]
+    pub remote_from: Option<String>,
+    /// Saved search: the lowest yearly pay, in `salary_currency` (required with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_salary: Option<u64>,
+    /// Saved search: the ISO 4217 currency of `min_salary` (required with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<CurrencyCode>")]
+    pub salary_currency: Option<String>,
     /// The events to send: any of `job.new`, `job.updated` and `job.closed`. Left out, empty
     /// or null: `["job.new"]` only, as before there was a choice. A `job.updated` or
     /// `job.closed` delivery carries the job as it is when the event is sent, with the same
@@ -109,6 +136,36 @@ impl NewWebhook {
     #[must_use]
     pub fn min_confidence(mut self, min: f64) -> Self {
         self.min_confidence = Some(min);
+        self
+    }
+
+    /// Sets the countries a delivered job has a place in (any of them).
+    #[must_use]
+    pub fn country(mut self, countries: impl IntoIterator<Item = Country>) -> Self {
+        self.country = Some(labels(countries, |c| c.as_str()));
+        self
+    }
+
+    /// Sets the circle a delivered job has a place in.
+    #[must_use]
+    pub fn near(mut self, near: Near) -> Self {
+        self.near = Some(format!("{},{}", near.lat, near.lon));
+        self.radius_km = Some(near.radius_km);
+        self
+    }
+
+    /// Sets the country remote applicants live in.
+    #[must_use]
+    pub fn remote_from(mut self, country: Country) -> Self {
+        self.remote_from = Some(country.as_str().to_owned());
+        self
+    }
+
+    /// Sets the lowest yearly pay, in `currency`.
+    #[must_use]
+    pub fn min_salary(mut self, yearly: u64, currency: Currency) -> Self {
+        self.min_salary = Some(yearly);
+        self.salary_currency = Some(currency.as_str().to_owned());
         self
     }
 
@@ -193,6 +250,57 @@ pub struct WebhookPatch {
     )]
     #[schemars(with = "Option<f64>", range(min = 0, max = 1))]
     pub min_confidence: Option<Option<f64>>,
+    /// Saved search: ISO 3166-1 alpha-2 country codes, any case; a place in any of them (as
+    /// `GET /jobs`'s `country`).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<Vec<CountryCode>>", length(max = 50))]
+    pub country: Option<Option<Vec<String>>>,
+    /// Saved search: `LAT,LON` in degrees; a place within `radius_km` of it (as `GET /jobs`'s
+    /// `near`).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<NearText>")]
+    pub near: Option<Option<String>>,
+    /// Saved search: the radius of `near` in km, 1 to 1000 (default 50); only with `near`.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<f64>", range(min = 1, max = 1000))]
+    pub radius_km: Option<Option<f64>>,
+    /// Saved search: an ISO 3166-1 alpha-2 country code; remote jobs open to applicants living
+    /// there (as `GET /jobs`'s `remote_from`).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<CountryCode>")]
+    pub remote_from: Option<Option<String>>,
+    /// Saved search: the lowest yearly pay, in `salary_currency` (required with it).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<u64>")]
+    pub min_salary: Option<Option<u64>>,
+    /// Saved search: the ISO 4217 currency of `min_salary` (required with it).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<CurrencyCode>")]
+    pub salary_currency: Option<Option<String>>,
     /// The events to send: any of `job.new`, `job.updated` and `job.closed`. Empty or null:
     /// `["job.new"]` only.
     #[serde(
@@ -277,6 +385,36 @@ impl WebhookPatch {
         self
     }
 
+    /// Sets new countries; `None` is anywhere again.
+    #[must_use]
+    pub fn country(mut self, countries: Option<Vec<Country>>) -> Self {
+        self.country = Some(countries.map(|c| labels(c, |c| c.as_str())));
+        self
+    }
+
+    /// Sets a new circle; `None` removes it.
+    #[must_use]
+    pub fn near(mut self, near: Option<Near>) -> Self {
+        self.near = Some(near.map(|n| format!("{},{}", n.lat, n.lon)));
+        self.radius_km = Some(near.map(|n| n.radius_km));
+        self
+    }
+
+    /// Sets a new country remote applicants live in; `None` removes it.
+    #[must_use]
+    pub fn remote_from(mut self, country: Option<Country>) -> Self {
+        self.remote_from = Some(country.map(|c| c.as_str().to_owned()));
+        self
+    }
+
+    /// Sets a new lowest yearly pay and its currency; `None` removes them.
+    #[must_use]
+    pub fn min_salary(mut self, floor: Option<(u64, Currency)>) -> Self {
+        self.min_salary = Some(floor.map(|(yearly, _)| yearly));
+        self.salary_currency = Some(floor.map(|(_, c)| c.as_str().to_owned()));
+        self
+    }
+
     /// Disables the subscription, or enables it again.
     #[must_use]
     pub fn status(mut self, status: SubscriptionStatus) -> Self {
@@ -296,6 +434,26 @@ fn labels<T>(items: impl IntoIterator<Item = T>, name: impl Fn(&T) -> &str) -> V
 #[allow(dead_code)] // A schema only: labels are read as strings, then parsed.
 struct Label(
     #[schemars(length(min = 1, max = 40), regex(pattern = "^[A-Za-z0-9._+-]{1,40}$"))] String,
+);
+
+/// A country as a saved search takes it: an ISO 3166-1 alpha-2 code, any case.
+#[derive(JsonSchema)]
+#[schemars(inline)]
+#[allow(dead_code)] // A schema only: the code is read as a string, then checked.
+struct CountryCode(#[schemars(regex(pattern = "^ *[A-Za-z]{2} *$"))] String);
+
+/// A currency as a saved search takes it: an ISO 4217 code, any case.
+#[derive(JsonSchema)]
+#[schemars(inline)]
+#[allow(dead_code)] // A schema only: the code is read as a string, then checked.
+struct CurrencyCode(#[schemars(regex(pattern = "^ *[A-Za-z]{3} *$"))] String);
+
+/// A `near` centre as a saved search takes it: `LAT,LON` in degrees.
+#[derive(JsonSchema)]
+#[schemars(inline)]
+#[allow(dead_code)] // A schema only: the text is read as a string, then checked.
+struct NearText(
+    #[schemars(regex(pattern = "^ *-?[0-9]+(\\.[0-9]+)? *, *-?[0-9]+(\\.[0-9]+)? *$"))] String,
 );
 
 /// Saved-search text, checked as the `q` and `company` query parameters are.

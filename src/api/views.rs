@@ -123,6 +123,10 @@ pub struct Webhook {
     /// Saved search: minimum classification confidence.
     #[schemars(range(min = 0, max = 1))]
     pub min_confidence: Option<f64>,
+    /// Saved search: `country`, `near`, `remote_from`, `min_salary` and `salary_currency`, as
+    /// `GET /jobs` reads them.
+    #[serde(flatten)]
+    pub places: crate::domain::PlacesAndPay,
     /// The events sent to this webhook: `job.new` (a job active for the first time),
     /// `job.updated` (an active job changed, or a closed one opened again) and `job.closed`
     /// (an active job closed); `["job.new"]` unless it asked for more.
@@ -169,6 +173,7 @@ impl Webhook {
             q: s.q.clone(),
             company: s.company.clone(),
             min_confidence: s.min_confidence.map(|c| c.get()),
+            places: s.places.clone(),
             event_types: s.event_types.clone(),
             status: s.status,
             disabled_reason: s.disabled_reason.clone(),

@@ -16,5 +16,5 @@ pub use key::{ApiKey, ApiKeyRecord, BillingStatus, KeyHash};
 pub use plan::{Plan, UsageReport};
 pub use webhook::{
     CallbackUrl, Delivery, DeliveryAttempt, DeliveryStatus, IdempotencyKey, JobEvent, LoggedEvent,
-    OutboxEvent, Subscription, SubscriptionStatus, WebhookSecret,
+    OutboxEvent, PlacesAndPay, Subscription, SubscriptionStatus, WebhookSecret,
 };

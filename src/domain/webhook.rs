@@ -8,9 +8,39 @@ use url::Url;
 
 use super::truncate;
 use super::{
-    ChangeKind, Confidence, DeliveryId, DomainError, DomainTag, EventId, JobId, KeyId, Seniority,
-    WebhookId,
+    ChangeKind, Confidence, Country, Currency, DeliveryId, DomainError, DomainTag, EventId, JobId,
+    KeyId, Seniority, WebhookId,
 };
+use crate::query::Near;
+
+/// The conditions of places and pay a saved search may hold, as `GET /jobs` takes them:
+/// `country`, `near` (with its radius), `remote_from`, and `min_salary` with
+/// `salary_currency` (both or neither). Every field is empty by default: no condition.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlacesAndPay {
+    /// A place in any of these countries (empty: anywhere).
+    #[serde(default)]
+    pub country: Vec<Country>,
+    /// A place with coordinates within this circle.
+    #[serde(default)]
+    pub near: Option<Near>,
+    /// Remote jobs whose remote regions hold this country or `worldwide`.
+    #[serde(default)]
+    pub remote_from: Option<Country>,
+    /// Paid at least this much a year in `salary_currency`.
+    #[serde(default)]
+    pub min_salary: Option<u64>,
+    /// The currency of `min_salary`.
+    #[serde(default)]
+    pub salary_currency: Option<Currency>,
+}
+
+impl PlacesAndPay {
+    /// Whether it holds no condition.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
 
 /// A callback URL: absolute `http` or `https`, with a host, no credentials, no fragment.
 ///
@@ -239,6 +269,9 @@ pub struct Subscription {
     /// Saved search: confidence at least this.
     #[serde(default)]
     pub min_confidence: Option<Confidence>,
+    /// Saved search: places and pay.
+    #[serde(flatten)]
+    pub places: PlacesAndPay,
     /// The events sent to it: any of `job.new`, `job.updated` and `job.closed`, sorted and
     /// without repeats; `job.new` only unless it opted into more (and for subscriptions made
     /// before there was a choice).

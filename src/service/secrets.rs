@@ -180,6 +180,7 @@ mod tests {
 
     fn sub() -> Option<Subscription> {
         Some(Subscription {
+            places: Default::default(),
             id: WebhookId::new_random(),
             owner: KeyId::new_random(),
             callback_url: CallbackUrl::parse("https://hooks.example.com/x").ok()?,

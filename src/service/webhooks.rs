@@ -3,9 +3,10 @@ use chrono::{DateTime, Utc};
 use super::metrics::StoreWrite;
 use super::{CallResult, Caller, Metered, ServiceError, ServiceResult, Subscriptions};
 use crate::domain::{
-    CallbackUrl, ChangeKind, Confidence, Delivery, DomainTag, IdempotencyKey, KeyId, Seniority,
-    Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
+    CallbackUrl, ChangeKind, Confidence, Country, Currency, Delivery, DomainTag, IdempotencyKey,
+    KeyId, PlacesAndPay, Seniority, Subscription, SubscriptionStatus, WebhookId, WebhookSecret,
 };
+use crate::query::Near;
 
 /// What a caller asks for when registering a webhook. Besides the spec's `domain_filters` and
 /// `remote_only`, a subscription may carry the other `GET /jobs` filters as a saved search.
@@ -26,12 +27,15 @@ pub struct NewWebhook {
     pub company: Option<String>,
     /// Confidence at least this.
     pub min_confidence: Option<Confidence>,
+    /// Places and pay, as `GET /jobs` takes them.
+    pub places: PlacesAndPay,
     /// The events to send (see [`Subscription::event_types`]); empty is the default,
     /// `job.new` only.
     pub event_types: Vec<ChangeKind>,
 }
 
 setters!(NewWebhook {
+    places: PlacesAndPay,
     domain_filters: Vec<DomainTag>,
     remote_only: bool,
     seniority: Vec<Seniority>,
@@ -54,6 +58,7 @@ impl NewWebhook {
             q: None,
             company: None,
             min_confidence: None,
+            places: PlacesAndPay::default(),
             event_types: Vec::new(),
         }
     }
@@ -80,6 +85,14 @@ pub struct WebhookChange {
     pub company: Option<Option<String>>,
     /// A new lowest confidence; `Some(None)` clears it.
     pub min_confidence: Option<Option<Confidence>>,
+    /// New countries (empty: anywhere).
+    pub country: Option<Vec<Country>>,
+    /// A new circle; `Some(None)` clears it.
+    pub near: Option<Option<Near>>,
+    /// A new country remote applicants live in; `Some(None)` clears it.
+    pub remote_from: Option<Option<Country>>,
+    /// A new currency, with or without a yearly pay floor in it; `Some(None)` clears both.
+    pub min_salary: Option<Option<(Option<u64>, Currency)>>,
     /// `Active` enables a disabled subscription again (its failure streak starts over);
     /// `Disabled` stops it: meanwhile new jobs are not queued for it and its pending
     /// deliveries fail.
@@ -95,6 +108,10 @@ setters!(@some WebhookChange {
     q: Option<String>,
     company: Option<String>,
     min_confidence: Option<Confidence>,
+    country: Vec<Country>,
+    near: Option<Near>,
+    remote_from: Option<Country>,
+    min_salary: Option<(Option<u64>, Currency)>,
     status: SubscriptionStatus,
 });
 
@@ -131,6 +148,19 @@ impl WebhookChange {
         if let Some(min_confidence) = self.min_confidence {
             sub.min_confidence = min_confidence;
         }
+        if let Some(countries) = self.country {
+            sub.places.country = sorted_unique(countries);
+        }
+        if let Some(near) = self.near {
+            sub.places.near = near;
+        }
+        if let Some(country) = self.remote_from {
+            sub.places.remote_from = country;
+        }
+        if let Some(floor) = self.min_salary {
+            sub.places.min_salary = floor.and_then(|(amount, _)| amount);
+            sub.places.salary_currency = floor.map(|(_, currency)| currency);
+        }
         match self.status {
             Some(SubscriptionStatus::Active) if sub.status != SubscriptionStatus::Active => {
                 sub.status = SubscriptionStatus::Active;
@@ -166,6 +196,10 @@ fn request_digest(sub: &Subscription) -> String {
     let asked = match sub.event_types == ChangeKind::webhook_default() {
         true => asked,
         false => serde_json::json!([asked, sub.event_types]),
+    };
+    let asked = match sub.places.is_empty() {
+        true => asked,
+        false => serde_json::json!([asked, sub.places]),
     };
     base64::engine::general_purpose::STANDARD.encode(Sha256::digest(asked.to_string().as_bytes()))
 }
@@ -311,6 +345,10 @@ impl Subscriptions {
             q: new.q,
             company: new.company,
             min_confidence: new.min_confidence,
+            places: PlacesAndPay {
+                country: sorted_unique(new.places.country),
+                ..new.places
+            },
             event_types: event_types(new.event_types),
             secret: WebhookSecret::generate(),
             status: SubscriptionStatus::Active,

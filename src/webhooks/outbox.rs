@@ -48,7 +48,14 @@ pub fn subscription_filter(sub: &Subscription) -> JobFilter {
         .domains(sub.domain_filters.iter().cloned())
         .seniority(sub.seniority.iter().cloned())
         .remote_only(sub.remote_only)
-        .min_confidence(sub.min_confidence);
+        .min_confidence(sub.min_confidence)
+        .countries(sub.places.country.iter().copied())
+        .near(sub.places.near)
+        .remote_from(sub.places.remote_from);
+    let filter = match (sub.places.min_salary, sub.places.salary_currency) {
+        (Some(amount), Some(currency)) => filter.min_salary(Some((amount, currency))),
+        (_, currency) => filter.salary_currency(currency),
+    };
     let filter = match &sub.q {
         Some(q) => filter.with_q(q),
         None => filter,

@@ -52,6 +52,8 @@ fn company(n: u64) -> Company {
 
 fn job(n: u64) -> Job {
     Job {
+        places: Vec::new(),
+        remote_regions: Vec::new(),
         id: JobId(uuid(n)),
         role: format!("Role {n}"),
         company_id: CompanyId(uuid(1)),
@@ -94,6 +96,7 @@ fn key_record(n: u64, plan: Plan) -> ApiKeyRecord {
 
 fn webhook(n: u64) -> Subscription {
     Subscription {
+        places: Default::default(),
         id: WebhookId(uuid(n)),
         owner: KeyId(uuid(1)),
         callback_url: CallbackUrl::parse("https://hooks.example.com/x").expect("a URL"),

@@ -6,9 +6,11 @@ use http::Request;
 
 use super::json_object;
 use crate::api::error::ApiError;
+use crate::api::params::{read_near, salary_floor};
 use crate::api::requests::{NewWebhook as WebhookBody, WebhookPatch as WebhookPatchBody};
 use crate::domain::{
-    CallbackUrl, ChangeKind, Confidence, DomainError, DomainTag, IdempotencyKey, Seniority,
+    CallbackUrl, ChangeKind, Confidence, Country, DomainError, DomainTag, IdempotencyKey,
+    PlacesAndPay, Seniority,
 };
 use crate::service::{NewWebhook, WebhookChange};
 
@@ -54,7 +56,59 @@ pub(super) fn webhook_change(req: &Request<Bytes>) -> Result<WebhookChange, ApiE
             .event_types
             .map(|kinds| labels("event_types", kinds, event_type))
             .transpose()?,
+        country: body
+            .country
+            .map(|c| labels("country", c, Country::parse_code))
+            .transpose()?,
+        near: match (body.near, body.radius_km.flatten()) {
+            (Some(Some(centre)), radius) => Some(Some(read_near(&centre, radius)?)),
+            (_, Some(_)) => return Err(radius_without_near().into()),
+            (Some(None), None) => Some(None),
+            (None, None) => None,
+        },
+        remote_from: body
+            .remote_from
+            .map(|c| c.as_deref().map(remote_from).transpose())
+            .transpose()?,
+        min_salary: match (body.min_salary, body.salary_currency) {
+            (None, None) => None,
+            (Some(None) | None, Some(None) | None) => Some(None),
+            (amount, currency) => Some(salary_floor(
+                amount.flatten(),
+                currency.flatten().as_deref(),
+            )?),
+        },
         status,
+    })
+}
+
+/// The `radius_km` of a body that has no `near`.
+fn radius_without_near() -> DomainError {
+    DomainError::new(
+        "radius_km",
+        "needs near=LAT,LON, the centre it is measured from",
+    )
+}
+
+/// A `remote_from` body field.
+fn remote_from(raw: &str) -> Result<Country, DomainError> {
+    Country::parse_code(raw).map_err(|e| DomainError::new("remote_from", e.reason))
+}
+
+/// The places and pay of a `POST /webhooks` body.
+fn places_of(body: &WebhookBody) -> Result<PlacesAndPay, DomainError> {
+    let near = match (&body.near, body.radius_km) {
+        (Some(centre), radius) => Some(read_near(centre, radius)?),
+        (None, Some(_)) => return Err(radius_without_near()),
+        (None, None) => None,
+    };
+    let floor = salary_floor(body.min_salary, body.salary_currency.as_deref())?;
+    Ok(PlacesAndPay {
+        country: labels("country", body.country.clone(), Country::parse_code)?,
+        near,
+        remote_from: body.remote_from.as_deref().map(remote_from).transpose()?,
+        min_salary: floor.and_then(|(amount, _)| amount),
+        salary_currency: floor.map(|(_, currency)| currency),
     })
 }
 
@@ -127,6 +181,12 @@ const WEBHOOK_CHANGE_FIELDS: &[&str] = &[
     "q",
     "company",
     "min_confidence",
+    "country",
+    "near",
+    "radius_km",
+    "remote_from",
+    "min_salary",
+    "salary_currency",
     "event_types",
     "status",
 ];
@@ -138,7 +198,7 @@ const NEW_WEBHOOK_FIELDS: &[&str] = match WEBHOOK_CHANGE_FIELDS.split_last() {
 };
 
 /// The filters a subscription takes, for body errors.
-const FILTER_FIELDS: &str = "domain_filters and seniority (arrays of strings), remote_only (boolean), q and company (strings), min_confidence (number), event_types (array of job.new, job.updated, job.closed)";
+const FILTER_FIELDS: &str = "domain_filters, seniority and country (arrays of strings), remote_only (boolean), q, company, near (\"LAT,LON\"), remote_from and salary_currency (strings), min_confidence, radius_km and min_salary (numbers), event_types (array of job.new, job.updated, job.closed)";
 
 pub(super) fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError> {
     let body: WebhookBody = json_object(
@@ -148,8 +208,10 @@ pub(super) fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError>
     )?;
     let raw_url = body
         .callback_url
+        .clone()
         .ok_or_else(|| DomainError::new("callback_url", "is required"))?;
     let min_confidence = body.min_confidence.map(confidence).transpose()?;
+    let places = places_of(&body)?;
     Ok(NewWebhook {
         callback_url: CallbackUrl::parse(&raw_url)?,
         domain_filters: labels("domain_filters", body.domain_filters, DomainTag::parse)?,
@@ -158,6 +220,7 @@ pub(super) fn webhook_body(req: &Request<Bytes>) -> Result<NewWebhook, ApiError>
         q: search_text("q", body.q)?,
         company: search_text("company", body.company)?,
         min_confidence,
+        places,
         event_types: labels("event_types", body.event_types, event_type)?,
     })
 }
@@ -198,9 +261,19 @@ mod tests {
             .q("rust")
             .company("acme")
             .min_confidence(0.5)
+            .country([Country::parse("de").unwrap()])
+            .near(crate::query::Near::new(52.52, 13.405, 80.0).unwrap())
+            .remote_from(Country::parse("FR").unwrap())
+            .min_salary(60_000, crate::domain::Currency::parse("EUR").unwrap())
             .event_types([ChangeKind::New, ChangeKind::Closed]);
         let text = serde_json::to_string(&new).unwrap();
         assert_eq!(serde_json::from_str::<WebhookBody>(&text).unwrap(), new);
+        let places = places_of(&new).unwrap();
+        assert_eq!(
+            places.near.map(|n| (n.lat, n.lon, n.radius_km)),
+            Some((52.52, 13.405, 80.0))
+        );
+        assert_eq!(places.min_salary, Some(60_000));
 
         let patch = WebhookPatchBody::new()
             .callback_url("https://hooks.example.com/y")

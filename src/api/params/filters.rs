@@ -10,8 +10,8 @@ use serde_json::json;
 use super::{parse_instant, Params};
 use crate::api::error::ApiError;
 use crate::api::openapi::{Form, In, Param};
-use crate::domain::{CompanyId, Confidence, DomainError, DomainTag, Seniority};
-use crate::query::JobFilter;
+use crate::domain::{CompanyId, Confidence, Country, Currency, DomainError, DomainTag, Seniority};
+use crate::query::{JobFilter, Near};
 
 /// A filter parameter of job searches.
 pub(crate) struct FilterParam {
@@ -188,6 +188,147 @@ pub(crate) const FILTERS: &[FilterParam] = &[
                 .map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
         },
     },
+    FilterParam {
+        param: Param {
+            component: None,
+            name: "country",
+            at: In::Query,
+            required: false,
+            description: "Comma-separated ISO 3166-1 alpha-2 country codes (any matches), case-insensitive: jobs with a place (`places`) in one of them.",
+            schema: || json!({"type": "string", "pattern": "^( *([A-Za-z]{2})? *)(,( *([A-Za-z]{2})? *))*$"}),
+            form: Form::List,
+            example: None,
+            examples: &[("one", "DE"), ("several", "DE,FR")],
+        },
+        read: |params, filter| {
+            let mut countries = params.list("country", |c| {
+                Country::parse_code(c).map_err(|e| DomainError::new("country", e.reason))
+            })?;
+            countries.sort();
+            countries.dedup();
+            Ok(filter.countries(countries))
+        },
+        write: |filter| list(filter.countries.iter().map(Country::as_str)),
+    },
+    FilterParam {
+        param: Param {
+            component: None,
+            name: "near",
+            at: In::Query,
+            required: false,
+            description: "LAT,LON in degrees, such as 52.52,13.40: jobs with a place whose coordinates lie within `radius_km` of it (great-circle distance on a sphere of radius 6,371.0088 km).",
+            schema: || json!({"type": "string", "pattern": "^( *[-+]?(90(\\.0+)?|[1-8]?[0-9](\\.[0-9]+)?) *, *[-+]?(180(\\.0+)?|(1[0-7][0-9]|[1-9]?[0-9])(\\.[0-9]+)?) *)?$"}),
+            form: Form::Exploded,
+            example: Some("52.52,13.40"),
+            examples: &[],
+        },
+        read: |params, filter| {
+            let Some(raw) = params.filter("near") else {
+                if params.one("radius_km").is_some() {
+                    return Err(DomainError::new(
+                        "radius_km",
+                        "needs near=LAT,LON, the centre it is measured from",
+                    )
+                    .into());
+                }
+                return Ok(filter);
+            };
+            let radius = params
+                .one("radius_km")
+                .map(|r| {
+                    r.trim().parse().map_err(|_| {
+                        DomainError::new("radius_km", "must be a number of kilometres from 1 to 1000")
+                    })
+                })
+                .transpose()?;
+            Ok(filter.near(read_near(raw, radius)?))
+        },
+        write: |filter| filter.near.map(|n| format!("{},{}", n.lat, n.lon)),
+    },
+    FilterParam {
+        param: Param {
+            component: None,
+            name: "radius_km",
+            at: In::Query,
+            required: false,
+            description: "The radius of `near` in kilometres, 1 to 1000; default 50. Only with `near`.",
+            schema: || json!({"type": "number", "minimum": 1, "maximum": 1000, "default": 50}),
+            form: Form::Exploded,
+            example: None,
+            examples: &[],
+        },
+        // Read with `near`.
+        read: |_, filter| Ok(filter),
+        write: |filter| filter.near.map(|n| n.radius_km.to_string()),
+    },
+    FilterParam {
+        param: Param {
+            component: None,
+            name: "remote_from",
+            at: In::Query,
+            required: false,
+            description: "An ISO 3166-1 alpha-2 country code: remote jobs whose `remote_regions` hold it or `worldwide` (a remote job that names no region does not match).",
+            schema: || json!({"type": "string", "pattern": "^( *[A-Za-z]{2} *)?$"}),
+            form: Form::Exploded,
+            example: Some("DE"),
+            examples: &[],
+        },
+        read: |params, filter| {
+            let country = params
+                .filter("remote_from")
+                .map(|c| Country::parse_code(c).map_err(|e| DomainError::new("remote_from", e.reason)))
+                .transpose()?;
+            Ok(filter.remote_from(country))
+        },
+        write: |filter| filter.remote_from.map(|c| c.as_str().to_owned()),
+    },
+    FilterParam {
+        param: Param {
+            component: None,
+            name: "min_salary",
+            at: In::Query,
+            required: false,
+            description: "Jobs paid in `salary_currency` (required with it) whose yearly upper bound is at least this: the salary's `max`, else its `min`, times 2,080 for `hour`, 260 for `day`, 52 for `week`, 12 for `month`, 1 for `year`. Jobs without a salary, or paid in another currency, do not match (no exchange rates).",
+            schema: || json!({"type": "integer", "minimum": 0}),
+            form: Form::Exploded,
+            example: Some("80000"),
+            examples: &[],
+        },
+        read: |params, filter| {
+            // Given, it must be a number: `min_salary=` is a 400, as for every number.
+            let amount = params.one("min_salary");
+            let currency = params.filter("salary_currency");
+            let amount = amount
+                .map(|a| {
+                    a.trim().parse::<u64>().map_err(|_| {
+                        DomainError::new("min_salary", "must be a whole number of at least 0, such as 80000")
+                    })
+                })
+                .transpose()?;
+            Ok(match salary_floor(amount, currency)? {
+                Some((Some(amount), currency)) => filter.min_salary(Some((amount, currency))),
+                Some((None, currency)) => filter.salary_currency(Some(currency)),
+                None => filter,
+            })
+        },
+        write: |filter| filter.salary_currency.and(filter.min_salary).map(|a| a.to_string()),
+    },
+    FilterParam {
+        param: Param {
+            component: None,
+            name: "salary_currency",
+            at: In::Query,
+            required: false,
+            description: "An ISO 4217 currency code, any case, such as EUR: jobs paid in it, with an amount a year can be worked out from (see `min_salary`, which needs it).",
+            schema: || json!({"type": "string", "pattern": "^( *[A-Za-z]{3} *)?$"}),
+            form: Form::Exploded,
+            example: Some("EUR"),
+            examples: &[],
+        },
+        // Read with `min_salary`.
+        read: |_, filter| Ok(filter),
+        write: |filter| filter.salary_currency.map(|c| c.as_str().to_owned()),
+    },
 ];
 
 /// The filters' parameters, for the endpoints' declarations.
@@ -200,6 +341,37 @@ pub(crate) const FILTER_PARAMS: [&Param; FILTERS.len()] = {
     }
     params
 };
+
+/// A `near` centre as `LAT,LON` in degrees, with a radius in km (`None`: the default), as
+/// queries and saved searches take it.
+pub(crate) fn read_near(raw: &str, radius_km: Option<f64>) -> Result<Near, DomainError> {
+    let centre = raw
+        .split_once(',')
+        .and_then(|(lat, lon)| Some((lat.trim().parse().ok()?, lon.trim().parse().ok()?)));
+    let Some((lat, lon)) = centre else {
+        return Err(DomainError::new(
+            "near",
+            "must be LAT,LON in degrees, such as 52.52,13.40",
+        ));
+    };
+    Near::new(lat, lon, radius_km.unwrap_or(Near::DEFAULT_RADIUS_KM))
+}
+
+/// A currency, and maybe a yearly pay floor in it (which needs the currency), as queries and
+/// saved searches take them.
+pub(crate) fn salary_floor(
+    amount: Option<u64>,
+    currency: Option<&str>,
+) -> Result<Option<(Option<u64>, Currency)>, DomainError> {
+    match (amount, currency) {
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(DomainError::new(
+            "salary_currency",
+            "is required with min_salary: an ISO 4217 code such as EUR",
+        )),
+        (amount, Some(currency)) => Ok(Some((amount, Currency::parse(currency)?))),
+    }
+}
 
 /// The filter a query string's parameters set.
 pub(crate) fn read_filter(params: &Params) -> Result<JobFilter, ApiError> {
@@ -243,6 +415,8 @@ mod tests {
     fn filter() -> impl Strategy<Value = JobFilter> {
         let labels = || proptest::collection::btree_set("[a-z0-9][a-z0-9._+-]{0,12}", 0..4);
         let text = || proptest::option::of("[ -~]{0,40}|[a-zé ü!]{0,20}");
+        let countries = ["DE", "FR", "US", "BR", "JP", "NZ", "FJ"];
+        let country = move || proptest::sample::select(countries.to_vec());
         (
             (labels(), labels(), any::<bool>(), text(), text()),
             (
@@ -252,10 +426,17 @@ mod tests {
                 proptest::option::of(-62_167_219_200i64..253_402_300_799),
                 0..1_000_000_000u32,
             ),
+            (
+                proptest::collection::btree_set(country(), 0..3),
+                proptest::option::of((-90.0..=90.0f64, -180.0..=180.0f64, 1.0..=1_000.0f64)),
+                proptest::option::of(country()),
+                proptest::option::of((proptest::option::of(any::<u64>()), "[A-Za-z]{3}")),
+            ),
         )
             .prop_map(
-                |((domains, levels, remote, q, company), (id, min, at, nanos))| {
-                    let mut filter = JobFilter::default()
+                |((domains, levels, remote, q, company), (id, min, at, nanos), places)| {
+                    let (countries, near, remote_from, pay) = places;
+                    let filter = JobFilter::default()
                         .domains(domains.iter().filter_map(|d| DomainTag::parse(d).ok()))
                         .seniority(levels.iter().filter_map(|s| Seniority::parse(s).ok()))
                         .remote_only(remote)
@@ -263,7 +444,17 @@ mod tests {
                             CompanyId::parse(&uuid::Uuid::from_u128(id).to_string()).ok()
                         }))
                         .min_confidence(min.and_then(|m| Confidence::new(m).ok()))
-                        .posted_after(at.and_then(|s| DateTime::<Utc>::from_timestamp(s, nanos)));
+                        .posted_after(at.and_then(|s| DateTime::<Utc>::from_timestamp(s, nanos)))
+                        .countries(countries.iter().filter_map(|c| Country::parse(c).ok()))
+                        .near(near.and_then(|(lat, lon, r)| Near::new(lat, lon, r).ok()))
+                        .remote_from(remote_from.and_then(|c| Country::parse(c).ok()));
+                    let mut filter = match pay {
+                        Some((Some(amount), c)) => {
+                            filter.min_salary(Currency::parse(&c).ok().map(|c| (amount, c)))
+                        }
+                        Some((None, c)) => filter.salary_currency(Currency::parse(&c).ok()),
+                        None => filter,
+                    };
                     filter.domains.sort();
                     filter.domains.dedup();
                     filter.seniority.sort();

@@ -13,7 +13,7 @@ mod filters;
 
 #[cfg(feature = "client")]
 pub(crate) use filters::filter_pairs;
-pub(crate) use filters::FILTER_PARAMS;
+pub(crate) use filters::{read_near, salary_floor, FILTER_PARAMS};
 
 /// The names of the query parameters an endpoint declares, or of its list parameters only.
 macro_rules! query_names {

@@ -42,6 +42,18 @@ get_jobs_refuses! {
     get_jobs_returns_400_for_an_unknown_parameter_even_when_empty: "limit=" => "unknown_parameter", "limit";
     get_jobs_returns_400_when_q_is_not_utf8_once_decoded: "q=caf%E9" => "invalid_parameter", "q";
     get_jobs_returns_400_when_a_company_is_not_utf8_once_decoded: "domain=ai&company=%FF%FE" => "invalid_parameter", "company";
+    get_jobs_returns_400_when_a_country_is_not_two_letters: "country=DE,D1" => "invalid_parameter", "country";
+    get_jobs_returns_400_when_a_country_has_three_letters: "country=DEU" => "invalid_parameter", "country";
+    get_jobs_returns_400_when_near_is_not_two_numbers: "near=berlin" => "invalid_parameter", "near";
+    get_jobs_returns_400_when_near_is_off_the_earth: "near=91,13" => "invalid_parameter", "near";
+    get_jobs_returns_400_when_radius_km_is_0: "near=52.5,13.4&radius_km=0" => "invalid_parameter", "radius_km";
+    get_jobs_returns_400_when_radius_km_is_over_1000: "near=52.5,13.4&radius_km=1001" => "invalid_parameter", "radius_km";
+    get_jobs_returns_400_when_radius_km_comes_without_near: "radius_km=10" => "invalid_parameter", "radius_km";
+    get_jobs_returns_400_when_remote_from_is_not_a_country: "remote_from=worldwide" => "invalid_parameter", "remote_from";
+    get_jobs_returns_400_when_min_salary_comes_without_a_currency: "min_salary=50000" => "invalid_parameter", "salary_currency";
+    get_jobs_returns_400_when_min_salary_is_negative: "min_salary=-5&salary_currency=EUR" => "invalid_parameter", "min_salary";
+    get_jobs_returns_400_when_min_salary_is_empty: "min_salary=&salary_currency=EUR" => "invalid_parameter", "min_salary";
+    get_jobs_returns_400_when_a_currency_is_not_three_letters: "min_salary=5&salary_currency=EURO" => "invalid_parameter", "salary_currency";
 }
 
 #[tokio::test]
@@ -55,7 +67,7 @@ async fn get_jobs_unknown_parameter_problem_lists_the_allowed_parameters() {
         .iter()
         .map(|a| a.as_str().expect("a parameter name"))
         .collect();
-    assert_eq!(allowed.len(), 11, "{allowed:?}");
+    assert_eq!(allowed, job_listings::api::JOB_PARAMS, "{allowed:?}");
     for p in [
         "domain",
         "seniority",
@@ -67,6 +79,12 @@ async fn get_jobs_unknown_parameter_problem_lists_the_allowed_parameters() {
         "posted_after",
         "page",
         "per_page",
+        "country",
+        "near",
+        "radius_km",
+        "remote_from",
+        "min_salary",
+        "salary_currency",
     ] {
         assert!(allowed.contains(&p), "{p} in {allowed:?}");
     }

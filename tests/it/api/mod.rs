@@ -16,6 +16,7 @@ mod llms;
 mod methods;
 mod metrics;
 mod openapi;
+mod places;
 mod rate_limits;
 mod restart;
 mod usage;

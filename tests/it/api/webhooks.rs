@@ -1090,3 +1090,125 @@ async fn test_pings_are_limited_per_subscription_and_refused_ones_are_not_counte
         "the refused ping was not counted, the accepted one was"
     );
 }
+
+/// A job of [`new_job`]'s, placed in Berlin, remote from France, paid 5,000 EUR a month.
+fn berlin_job() -> Job {
+    use job_listings::domain::{Country, Place, RemoteRegion, SalaryRange};
+    let mut job = new_job(&["ai"], true);
+    let mut berlin = Place::new(Country::parse("DE").expect("a country"));
+    (berlin.lat, berlin.lon) = (Some(52.52), Some(13.405));
+    job.places = vec![berlin];
+    job.remote_regions = vec![RemoteRegion::parse("FR").expect("a region")];
+    job.salary = Some(SalaryRange {
+        min: Some(4_000),
+        max: Some(5_000),
+        currency: "EUR".to_owned(),
+        period: "month".to_owned(),
+    });
+    job
+}
+
+#[tokio::test]
+async fn a_webhooks_places_and_pay_decide_which_new_jobs_it_is_sent() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    // Each saved search and whether the Berlin job (60,000 EUR a year) is one of its jobs.
+    let searches = [
+        (json!({"country": ["de", "FR"]}), true),
+        (json!({"country": ["FR"]}), false),
+        (json!({"near": "48.8566,2.3522", "radius_km": 900}), true),
+        (json!({"near": "48.8566,2.3522", "radius_km": 800}), false),
+        (json!({"remote_from": "fr"}), true),
+        (json!({"remote_from": "DE"}), false),
+        (json!({"min_salary": 60000, "salary_currency": "eur"}), true),
+        (
+            json!({"min_salary": 60001, "salary_currency": "EUR"}),
+            false,
+        ),
+        (json!({"min_salary": 1, "salary_currency": "USD"}), false),
+    ];
+    let mut hooks = Vec::new();
+    for (search, wanted) in &searches {
+        let mut body = search.clone();
+        body["callback_url"] = json!(HOOK);
+        let (hook, created) = create(&app, key, body).await;
+        // Echoed as read: codes in upper case and sorted, the circle with its radius.
+        let upper = |v: &Value| json!(v.as_str().expect("a code").to_uppercase());
+        for (field, value) in search.as_object().expect("fields") {
+            let echoed = &created.body[field.as_str()];
+            match field.as_str() {
+                "country" => {
+                    let mut codes: Vec<Value> =
+                        value.as_array().expect("codes").iter().map(upper).collect();
+                    codes.sort_by_key(|c| c.to_string());
+                    assert_eq!(echoed, &json!(codes));
+                }
+                "near" => assert!(echoed["lat"].is_number() && echoed["lon"].is_number()),
+                "radius_km" => {
+                    assert_eq!(created.body["near"]["radius_km"].as_f64(), value.as_f64())
+                }
+                "remote_from" | "salary_currency" => assert_eq!(echoed, &upper(value)),
+                _ => assert_eq!(echoed, value),
+            }
+        }
+        hooks.push((hook, *wanted));
+    }
+    let outcome = app
+        .service
+        .upsert_job(berlin_job())
+        .await
+        .expect("ingested");
+    assert!(outcome.created);
+    for ((hook, wanted), (search, _)) in hooks.iter().zip(&searches) {
+        let queued = app.pending_deliveries(hook).await.len();
+        assert_eq!(queued, usize::from(*wanted), "{search}");
+    }
+}
+
+#[tokio::test]
+async fn a_webhooks_places_and_pay_change_and_clear_with_patch() {
+    let app = spawn_app().await;
+    let key = &app.keys.agent_pro.raw;
+    let body = json!({"callback_url": HOOK, "country": ["DE"], "min_salary": 50000, "salary_currency": "EUR"});
+    let (hook, _) = create(&app, key, body).await;
+    let patched = patch(
+        &app,
+        key,
+        &hook,
+        r#"{"country": null, "near": "52.5,13.4", "remote_from": "NL"}"#,
+    )
+    .await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.text);
+    assert_eq!(patched.body["country"], json!([]));
+    assert_eq!(
+        patched.body["near"],
+        json!({"lat": 52.5, "lon": 13.4, "radius_km": 50.0})
+    );
+    assert_eq!(patched.body["remote_from"], "NL");
+    assert_eq!(patched.body["min_salary"], 50000);
+    let cleared = patch(
+        &app,
+        key,
+        &hook,
+        r#"{"min_salary": null, "salary_currency": null, "near": null}"#,
+    )
+    .await;
+    assert_eq!(cleared.status, StatusCode::OK, "{}", cleared.text);
+    assert_eq!(cleared.body["min_salary"], Value::Null);
+    assert_eq!(cleared.body["salary_currency"], Value::Null);
+    assert_eq!(cleared.body["near"], Value::Null);
+    for (bad, param) in [
+        (json!({"country": ["D1"]}), "country"),
+        (json!({"near": "north"}), "near"),
+        (json!({"radius_km": 10}), "radius_km"),
+        (json!({"remote_from": "worldwide"}), "remote_from"),
+        (json!({"min_salary": 5}), "salary_currency"),
+    ] {
+        let r = patch(&app, key, &hook, &bad.to_string()).await;
+        r.assert_problem(400, "invalid_parameter", Some(param));
+        let mut created = bad.clone();
+        created["callback_url"] = json!(HOOK);
+        let r = app.post_webhook(key, &created).await;
+        r.assert_problem(400, "invalid_parameter", Some(param));
+    }
+}

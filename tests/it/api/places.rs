@@ -1,0 +1,170 @@
+//! Where and how much: `country`, `near` with `radius_km`, `remote_from` and `min_salary` with
+//! `salary_currency`, checked against the rules of API.md worked out here on the app's own
+//! data (the demo jobs carry places, remote regions and pay in several currencies and
+//! periods), through every page, and in the change feed.
+
+use job_listings::domain::{Job, JobStatus};
+
+use super::spawn_app;
+use crate::support::TestApp;
+
+/// The haversine distance in km on a sphere of the mean Earth radius.
+fn km(a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (p1, p2) = (a.0.to_radians(), b.0.to_radians());
+    let (dp, dl) = ((b.0 - a.0).to_radians(), (b.1 - a.1).to_radians());
+    let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
+    2.0 * 6_371.008_8 * h.sqrt().min(1.0).asin()
+}
+
+/// The yearly upper bound of a job's pay in `currency`, as API.md defines it.
+fn yearly_in(job: &Job, currency: &str) -> Option<u64> {
+    let s = job.salary.as_ref()?;
+    if !s.currency.eq_ignore_ascii_case(currency) {
+        return None;
+    }
+    let times = match s.period.to_lowercase().as_str() {
+        "hour" => 2_080,
+        "day" => 260,
+        "week" => 52,
+        "month" => 12,
+        "year" => 1,
+        _ => return None,
+    };
+    s.max.or(s.min)?.checked_mul(times)
+}
+
+/// Which jobs a query should answer.
+type Rule = Box<dyn Fn(&Job) -> bool>;
+
+/// Every id `GET /jobs` answers for `query`, page after page, and the total it gives.
+async fn every_id(app: &TestApp, query: &str) -> (Vec<String>, u64) {
+    let mut found = Vec::new();
+    let mut total = 0;
+    for page in 1.. {
+        let r = app
+            .get_jobs(&format!("{query}&per_page=50&page={page}"))
+            .await;
+        assert_eq!(r.status, 200, "{query}: {}", r.text);
+        total = r.body["pagination"]["total"].as_u64().expect("a total");
+        let ids = r.ids();
+        let done = ids.len() < 50;
+        found.extend(ids);
+        if done {
+            break;
+        }
+    }
+    (found, total)
+}
+
+/// The active jobs `keep` holds, in result order (newest first, ties by id), as ids.
+fn expected(app: &TestApp, keep: impl Fn(&Job) -> bool) -> Vec<String> {
+    let mut jobs: Vec<&Job> = app
+        .dataset
+        .jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Active && keep(j))
+        .collect();
+    jobs.sort_by_key(|j| (std::cmp::Reverse(j.posted_at), j.id));
+    jobs.iter().map(|j| j.id.to_string()).collect()
+}
+
+#[tokio::test]
+async fn each_filter_of_places_and_pay_answers_exactly_its_jobs() {
+    let app = spawn_app().await;
+    let berlin = (52.52, 13.405);
+    let cases: Vec<(&str, Rule)> = vec![
+        (
+            "country=de,FR",
+            Box::new(|j: &Job| {
+                j.places
+                    .iter()
+                    .any(|p| ["DE", "FR"].contains(&p.country.as_str()))
+            }),
+        ),
+        (
+            // Paris is 878 km from Berlin, Amsterdam 577, Zürich 669, London 932.
+            "near=52.52,13.405&radius_km=700",
+            Box::new(move |j: &Job| {
+                j.places
+                    .iter()
+                    .filter_map(|p| p.lat.zip(p.lon))
+                    .any(|p| km(berlin, p) <= 700.0)
+            }),
+        ),
+        (
+            "near=52.52,13.405",
+            Box::new(move |j: &Job| {
+                j.places
+                    .iter()
+                    .filter_map(|p| p.lat.zip(p.lon))
+                    .any(|p| km(berlin, p) <= 50.0)
+            }),
+        ),
+        (
+            "remote_from=de",
+            Box::new(|j: &Job| {
+                j.remote
+                    && j.remote_regions
+                        .iter()
+                        .any(|r| ["DE", "worldwide"].contains(&r.as_str()))
+            }),
+        ),
+        (
+            "min_salary=150000&salary_currency=usd",
+            Box::new(|j: &Job| yearly_in(j, "USD").is_some_and(|y| y >= 150_000)),
+        ),
+        (
+            // A currency alone: paid in it, any amount a year can be worked out from.
+            "salary_currency=gbp",
+            Box::new(|j: &Job| yearly_in(j, "GBP").is_some()),
+        ),
+        (
+            "min_salary=90000&salary_currency=EUR&remote_from=FR",
+            Box::new(|j: &Job| {
+                yearly_in(j, "EUR").is_some_and(|y| y >= 90_000)
+                    && j.remote
+                    && j.remote_regions
+                        .iter()
+                        .any(|r| ["FR", "worldwide"].contains(&r.as_str()))
+            }),
+        ),
+    ];
+    for (query, keep) in cases {
+        let want = expected(&app, keep);
+        assert!(!want.is_empty(), "{query}: the demo data holds matches");
+        let (got, total) = every_id(&app, query).await;
+        assert_eq!(total, want.len() as u64, "{query}");
+        assert_eq!(got, want, "{query}");
+    }
+}
+
+#[tokio::test]
+async fn the_filters_are_echoed_as_read() {
+    let app = spawn_app().await;
+    let r = app
+        .get_jobs("country=fr,de&near=48.85,2.35&radius_km=20&remote_from=nl&min_salary=1000&salary_currency=eur")
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let filters = &r.body["meta"]["filters"];
+    assert_eq!(filters["country"], serde_json::json!(["DE", "FR"]));
+    assert_eq!(
+        filters["near"],
+        serde_json::json!({"lat": 48.85, "lon": 2.35, "radius_km": 20.0})
+    );
+    assert_eq!(filters["remote_from"], "NL");
+    assert_eq!(filters["min_salary"], 1000);
+    assert_eq!(filters["salary_currency"], "EUR");
+}
+
+#[tokio::test]
+async fn the_change_feed_takes_the_same_filters() {
+    let app = spawn_app().await;
+    let r = app.get("/api/v1/changes?limit=500&country=DE").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let events = r.body["data"].as_array().expect("events");
+    assert!(!events.is_empty());
+    for e in events {
+        let places = e["job"]["places"].as_array().expect("places");
+        assert!(places.iter().any(|p| p["country"] == "DE"), "{}", e["job"]);
+    }
+}
