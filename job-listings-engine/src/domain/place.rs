@@ -75,7 +75,7 @@ impl Serialize for Country {
 }
 
 /// Read by form only: a record's codes are checked against ISO's when it is validated
-/// ([`check_places`]), and a saved search may hold any well-formed code.
+/// (`Job::validate`), and a saved search may hold any well-formed code.
 impl<'de> Deserialize<'de> for Country {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = std::borrow::Cow::<str>::deserialize(d)?;
