@@ -21,6 +21,7 @@ use job_listings::query::{
 use proptest::prelude::*;
 use uuid::Uuid;
 
+use crate::support::pay_and_place::{great_circle_km, yearly_in};
 use crate::support::scaled;
 use crate::support::words::words as oracle_words;
 
@@ -262,14 +263,6 @@ fn build(spec: &JobSpec) -> Job {
         places,
         remote_regions,
     }
-}
-
-/// The haversine distance in km on a sphere of the mean Earth radius, as API.md gives it.
-fn great_circle_km(a: (f64, f64), b: (f64, f64)) -> f64 {
-    let (p1, p2) = (a.0.to_radians(), b.0.to_radians());
-    let (dp, dl) = ((b.0 - a.0).to_radians(), (b.1 - a.1).to_radians());
-    let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    2.0 * 6_371.008_8 * h.sqrt().min(1.0).asin()
 }
 
 /// A search as the oracle sees it: raw strings, as a client would type them.
@@ -524,20 +517,7 @@ impl Model {
             }
         }
         if let Some((floor, currency)) = geo.min_salary {
-            let yearly = job.salary.as_ref().and_then(|s| {
-                if !s.currency.eq_ignore_ascii_case(currency) {
-                    return None;
-                }
-                let times = match s.period.to_lowercase().as_str() {
-                    "hour" => 2_080,
-                    "day" => 260,
-                    "week" => 52,
-                    "month" => 12,
-                    "year" => 1,
-                    _ => return None,
-                };
-                s.max.or(s.min)?.checked_mul(times)
-            });
+            let yearly = yearly_in(job.salary.as_ref(), currency);
             if yearly.is_none_or(|y| y < floor) {
                 return false;
             }

@@ -6,32 +6,8 @@
 use job_listings::domain::{Job, JobStatus};
 
 use super::spawn_app;
+use crate::support::pay_and_place::{great_circle_km as km, yearly_in};
 use crate::support::TestApp;
-
-/// The haversine distance in km on a sphere of the mean Earth radius.
-fn km(a: (f64, f64), b: (f64, f64)) -> f64 {
-    let (p1, p2) = (a.0.to_radians(), b.0.to_radians());
-    let (dp, dl) = ((b.0 - a.0).to_radians(), (b.1 - a.1).to_radians());
-    let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    2.0 * 6_371.008_8 * h.sqrt().min(1.0).asin()
-}
-
-/// The yearly upper bound of a job's pay in `currency`, as API.md defines it.
-fn yearly_in(job: &Job, currency: &str) -> Option<u64> {
-    let s = job.salary.as_ref()?;
-    if !s.currency.eq_ignore_ascii_case(currency) {
-        return None;
-    }
-    let times = match s.period.to_lowercase().as_str() {
-        "hour" => 2_080,
-        "day" => 260,
-        "week" => 52,
-        "month" => 12,
-        "year" => 1,
-        _ => return None,
-    };
-    s.max.or(s.min)?.checked_mul(times)
-}
 
 /// Which jobs a query should answer.
 type Rule = Box<dyn Fn(&Job) -> bool>;
@@ -111,17 +87,17 @@ async fn each_filter_of_places_and_pay_answers_exactly_its_jobs() {
         ),
         (
             "min_salary=150000&salary_currency=usd",
-            Box::new(|j: &Job| yearly_in(j, "USD").is_some_and(|y| y >= 150_000)),
+            Box::new(|j: &Job| yearly_in(j.salary.as_ref(), "USD").is_some_and(|y| y >= 150_000)),
         ),
         (
             // A currency alone: paid in it, any amount a year can be worked out from.
             "salary_currency=gbp",
-            Box::new(|j: &Job| yearly_in(j, "GBP").is_some()),
+            Box::new(|j: &Job| yearly_in(j.salary.as_ref(), "GBP").is_some()),
         ),
         (
             "min_salary=90000&salary_currency=EUR&remote_from=FR",
             Box::new(|j: &Job| {
-                yearly_in(j, "EUR").is_some_and(|y| y >= 90_000)
+                yearly_in(j.salary.as_ref(), "EUR").is_some_and(|y| y >= 90_000)
                     && j.remote
                     && j.remote_regions
                         .iter()

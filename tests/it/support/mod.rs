@@ -38,6 +38,7 @@ pub mod fixture;
 pub mod h2_peer;
 pub mod metrics;
 pub mod openapi;
+pub mod pay_and_place;
 pub mod pg;
 pub mod receiver;
 pub mod server;
