@@ -67,7 +67,8 @@ pub const JOB_PARAMS: &[&str] = JOB_QUERY.all;
 pub const COMPANY_PARAMS: &[&str] = COMPANY_QUERY.all;
 
 /// The query parameters of the lists that only page (`GET /webhooks`,
-/// `GET /webhooks/{id}/deliveries`).
+/// `GET /webhooks/{id}/deliveries`), for the MCP tools that list them.
+#[cfg(feature = "mcp")]
 pub const PAGE_PARAMS: &[&str] = PAGE_QUERY.all;
 
 /// The query parameters `GET /changes` takes: a cursor, a page size and the filters of
