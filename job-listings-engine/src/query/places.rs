@@ -11,17 +11,17 @@ use serde::{Deserialize, Serialize};
 use rustc_hash::FxHashMap as HashMap;
 
 use super::bitmap::Docs;
-use crate::domain::{distance_km, Country, RemoteRegion, SalaryRange, EARTH_RADIUS_KM};
+use crate::domain::{distance_km, Country, Currency, RemoteRegion, SalaryRange, EARTH_RADIUS_KM};
 
 /// What a posting of the place index is for.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) enum Label {
     /// Jobs with a place in this country.
     Country(Country),
     /// Remote jobs whose applicants may live there.
     RemoteFrom(RemoteRegion),
-    /// Jobs paid in this currency (upper case) with a yearly amount.
-    Currency(Box<str>),
+    /// Jobs paid in this currency with a yearly amount.
+    Currency(Currency),
     /// Jobs with a place in this cell: the whole degrees of latitude and longitude below it.
     Cell(i16, i16),
 }
@@ -79,9 +79,15 @@ impl PlaceIndex {
                 add(Label::RemoteFrom(*region));
             }
         }
-        let pay = salary.and_then(|s| Some((s.currency.to_ascii_uppercase(), s.yearly_max()?)));
+        // A search names a currency by three letters: pay in anything else no search finds.
+        let pay = salary.and_then(|s| {
+            let currency = Currency::parse(&s.currency)
+                .ok()
+                .filter(|_| s.currency.len() == 3)?;
+            Some((currency, s.yearly_max()?))
+        });
         if let Some((currency, yearly)) = pay {
-            add(Label::Currency(currency.into()));
+            add(Label::Currency(currency));
             self.yearly_pay.insert(doc, yearly);
         }
         let points: Box<[(f64, f64)]> = places.iter().filter_map(|p| p.coordinates()).collect();
@@ -107,7 +113,7 @@ impl PlaceIndex {
             postings: self
                 .postings
                 .iter()
-                .map(|(label, docs)| (label.clone(), remap(docs)))
+                .map(|(label, docs)| (*label, remap(docs)))
                 .filter(|(_, docs)| !docs.is_empty())
                 .collect(),
             yearly_pay: self

@@ -71,8 +71,7 @@ impl JobIndex {
             )?);
         }
         if let Some(currency) = filter.salary_currency {
-            let paid_in = Label::Currency(currency.as_str().into());
-            terms.push(Term::One(self.places.posting(&paid_in)?));
+            terms.push(Term::One(self.places.posting(&Label::Currency(currency))?));
         }
         if let Some(near) = filter.near {
             let circle = Circle {
