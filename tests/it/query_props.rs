@@ -1,7 +1,8 @@
 //! Property tests of `job_listings::query::JobIndex` against a brute-force oracle written here:
 //! plain loops over the job structs with the documented rules (words are read by the tests' own
 //! tokenizer, `support::words`, from the documented rule; every other rule is re-implemented),
-//! newest `posted_at` first with ties by id ascending. The oracle also checks
+//! newest `posted_at` first with ties by id ascending, or by BM25 scores it computes from the
+//! documented formula (docs/api.md, "Relevance") with ties the same way. The oracle also checks
 //! `JobFilter::matches`, the matcher webhooks use. The generated text mixes ASCII with what
 //! Unicode text brings: decomposed letters, lone combining marks, emoji and their ZWJ
 //! sequences, variation selectors, keycaps, capital sigmas, CJK and Thai. A table written by
@@ -16,7 +17,7 @@ use job_listings::domain::{
     Place, RemoteRegion, SalaryRange, Seniority,
 };
 use job_listings::query::{
-    words, Facet, FacetCounts, JobFilter, JobIndex, JobQuery, Near, RemoteCounts, ValueCount,
+    words, Facet, FacetCounts, JobFilter, JobIndex, JobQuery, Near, RemoteCounts, Sort, ValueCount,
 };
 use proptest::prelude::*;
 use uuid::Uuid;
@@ -277,6 +278,8 @@ struct QuerySpec {
     posted_after: Option<DateTime<Utc>>,
     /// Where and what pay, chosen by its bits (see `QuerySpec::wherever`); 0 asks neither.
     geo: u64,
+    /// `sort=relevance`.
+    relevance: bool,
     page: u32,
     per_page: u32,
 }
@@ -352,7 +355,13 @@ impl QuerySpec {
         if let Some(c) = &self.company {
             filter = filter.with_company(c);
         }
+        let sort = if self.relevance {
+            Sort::Relevance
+        } else {
+            Sort::PostedAt
+        };
         JobQuery::new(filter)
+            .sort(sort)
             .page(Page::new(self.page).expect("a page"))
             .per_page(PerPage::new(self.per_page).expect("a page size"))
     }
@@ -363,6 +372,11 @@ struct Entry {
     job: Job,
     text: HashSet<String>,
     company: HashSet<String>,
+    /// How often each word counts for BM25: the role's words twice, the company name's and
+    /// the post's once.
+    counts: HashMap<String, u32>,
+    /// How many words count for BM25.
+    length: u32,
 }
 
 /// The model: what the index should hold, and the oracle over it.
@@ -435,17 +449,24 @@ impl Model {
             .entry(job.company_name.clone())
             .or_insert_with(|| oracle_words(&job.company_name));
         let company: HashSet<String> = company_words.iter().cloned().collect();
-        let text = oracle_words(&job.role)
+        let counted: Vec<(String, u32)> = oracle_words(&job.role)
             .into_iter()
-            .chain(oracle_words(&job.description))
-            .chain(company.iter().cloned())
+            .map(|w| (w, 2))
+            .chain(company_words.iter().map(|w| (w.clone(), 1)))
+            .chain(oracle_words(&job.description).into_iter().map(|w| (w, 1)))
             .collect();
+        let mut counts: HashMap<String, u32> = HashMap::new();
+        for (word, weight) in &counted {
+            *counts.entry(word.clone()).or_default() += weight;
+        }
         self.jobs.insert(
             job.id,
             Entry {
                 job: job.clone(),
-                text,
+                text: counts.keys().cloned().collect(),
                 company,
+                length: counted.iter().map(|(_, weight)| weight).sum(),
+                counts,
             },
         );
     }
@@ -527,14 +548,51 @@ impl Model {
 
     /// Every match, in result order.
     fn hits(&self, asked: &Asked) -> Vec<&Job> {
-        let mut hits: Vec<&Job> = self
+        let mut hits: Vec<&Entry> = self
             .jobs
             .values()
             .filter(|e| Self::matches(e, asked))
-            .map(|e| &e.job)
             .collect();
-        hits.sort_by_key(|j| (Reverse(j.posted_at), j.id));
-        hits
+        hits.sort_by_key(|e| (Reverse(e.job.posted_at), e.job.id));
+        if let (true, Wanted::Words(q)) = (asked.spec.relevance, &asked.q) {
+            let bm25 = self.bm25(q);
+            let scores: HashMap<JobId, f64> = hits.iter().map(|e| (e.job.id, bm25(e))).collect();
+            // Stable: equal scores keep result order.
+            hits.sort_by(|a, b| scores[&b.job.id].total_cmp(&scores[&a.job.id]));
+        }
+        hits.into_iter().map(|e| &e.job).collect()
+    }
+
+    /// The BM25 score of a job for the words of `q`, from the formula: over the distinct
+    /// words (in the order the engine sums them, sorted: sums in another order may differ
+    /// in the last bit), idf · tf·(k1 + 1) / (tf + k1·(1 − b + b·dl/avgdl)), with
+    /// idf = ln(1 + (N − n + 0.5)/(n + 0.5)) over the N active jobs, n of them holding it.
+    fn bm25<'q>(&self, q: &'q [String]) -> impl Fn(&Entry) -> f64 + 'q {
+        let (k1, b) = (1.2, 0.75);
+        let active: Vec<&Entry> = self
+            .jobs
+            .values()
+            .filter(|e| e.job.status == JobStatus::Active)
+            .collect();
+        let n_docs = active.len() as f64;
+        let avgdl = active.iter().map(|e| f64::from(e.length)).sum::<f64>() / n_docs;
+        let distinct: BTreeSet<&String> = q.iter().collect();
+        let idfs: Vec<(&String, f64)> = distinct
+            .into_iter()
+            .map(|word| {
+                let n = active.iter().filter(|e| e.text.contains(word)).count() as f64;
+                (word, (1.0 + (n_docs - n + 0.5) / (n + 0.5)).ln())
+            })
+            .collect();
+        move |e: &Entry| {
+            let norm = k1 * (1.0 - b + b * f64::from(e.length) / avgdl);
+            idfs.iter()
+                .map(|(word, idf)| {
+                    let tf = f64::from(e.counts.get(*word).copied().unwrap_or(0));
+                    idf * tf * (k1 + 1.0) / (tf + norm)
+                })
+                .sum()
+        }
     }
 
     /// The facet counts of the matches, counted job by job: each distinct value of a job
@@ -611,11 +669,21 @@ fn check_query(index: &JobIndex, model: &Model, q: &QuerySpec, sample: usize) {
     assert_eq!(one.facets.seniority, faceted.facets.seniority);
     assert!(one.facets.domain.is_none() && one.facets.remote.is_none());
 
+    // `search_top` answers newest first, whatever the query's order.
+    let newest_first = QuerySpec {
+        relevance: false,
+        ..q.clone()
+    };
+    let newest_first: Vec<JobId> = model
+        .hits(&Asked::new(&newest_first))
+        .iter()
+        .map(|j| j.id)
+        .collect();
     let top = index.search_top(&query.filter, from + q.per_page as usize);
     assert_eq!(top.total, all.len() as u64);
     assert_eq!(
         top.ids,
-        all[..all.len().min(from + q.per_page as usize)],
+        newest_first[..all.len().min(from + q.per_page as usize)],
         "top for {q:?}"
     );
 
@@ -790,6 +858,7 @@ fn query_spec() -> impl Strategy<Value = QuerySpec> {
         1u32..=5,
         1u32..=10,
         any::<u64>(),
+        prop::bool::weighted(0.4),
     )
         .prop_map(
             |(
@@ -803,6 +872,7 @@ fn query_spec() -> impl Strategy<Value = QuerySpec> {
                 page,
                 per_page,
                 geo,
+                relevance,
             )| {
                 let case = |v: Vec<&str>, upper: bool| -> Vec<String> {
                     v.into_iter()
@@ -824,6 +894,7 @@ fn query_spec() -> impl Strategy<Value = QuerySpec> {
                     min_confidence,
                     posted_after,
                     geo,
+                    relevance,
                     page,
                     per_page,
                 }
@@ -990,6 +1061,7 @@ impl Rng {
                 .then(|| base_time() + Duration::hours(self.below(SLOTS as u64 * 4) as i64)),
             // No condition of places or pay in a broad query (`geo` 0).
             geo: if broad { 0 } else { self.next() },
+            relevance: self.chance(40),
             page,
             per_page,
         }

@@ -278,6 +278,40 @@ pub(super) mod portable {
         }
     }
 
+    /// A map whose values are lists of sets.
+    pub(in crate::query) mod map_of_lists {
+        use super::*;
+
+        struct OutList<'a>(&'a [Docs]);
+
+        impl Serialize for OutList<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.iter().map(Out))
+            }
+        }
+
+        pub(in crate::query) fn serialize<K: Serialize, S: Serializer>(
+            map: &HashMap<K, Vec<Docs>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            s.collect_map(map.iter().map(|(k, list)| (k, OutList(list))))
+        }
+
+        pub(in crate::query) fn deserialize<'de, K, D>(
+            d: D,
+        ) -> Result<HashMap<K, Vec<Docs>>, D::Error>
+        where
+            K: Deserialize<'de> + Eq + Hash,
+            D: Deserializer<'de>,
+        {
+            let map: HashMap<K, Vec<In>> = Deserialize::deserialize(d)?;
+            Ok(map
+                .into_iter()
+                .map(|(k, list)| (k, list.into_iter().map(|set| set.0).collect()))
+                .collect())
+        }
+    }
+
     pub(in crate::query) mod map {
         use super::*;
 

@@ -16,6 +16,7 @@ use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap as HashMap};
 
 use super::bitmap::Docs;
+use super::bm25::{Field, Planes, WordCounts};
 use super::index::{for_each_job_word, JobIndex};
 use super::indexed::IndexedJob;
 use crate::domain::Job;
@@ -29,29 +30,35 @@ const PART_JOBS: usize = 8_192;
 const GATHER_APART_FROM: usize = 512;
 
 /// Each word of a part of the jobs, with the positions in the part of the active jobs it
-/// occurs in, ascending.
+/// occurs in, ascending, and how many words each job has (0 for one that is not active).
 #[derive(Default)]
 struct PartWords {
     text: WordPositions,
     company_words: WordPositions,
+    lengths: Vec<u32>,
 }
 
 impl PartWords {
     fn gather(part: &[impl IndexedJob]) -> Self {
         let mut gathered = Self::default();
         let (text, company_words) = (&mut gathered.text, &mut gathered.company_words);
+        gathered.lengths.reserve_exact(part.len());
         for (position, job) in part.iter().enumerate() {
             // Only active jobs are given a document.
             if !job.fields().active {
+                gathered.lengths.push(0);
                 continue;
             }
             let position = position as u32;
-            for_each_job_word(job, |word, of_company| {
-                if of_company {
-                    company_words.add(word, position);
+            let mut length = 0u32;
+            for_each_job_word(job, |word, field| {
+                if field == Field::CompanyName {
+                    company_words.add(word, position, 1);
                 }
-                text.add(word, position);
+                length = length.saturating_add(field.weight());
+                text.add(word, position, field.weight());
             });
+            gathered.lengths.push(length);
         }
         gathered
     }
@@ -59,8 +66,8 @@ impl PartWords {
     /// Adds the words to the index's posting lists, each position turned into the document
     /// its job was given (`docs`, ascending where present).
     fn add_to(self, index: &mut JobIndex, docs: &[Option<u32>]) {
-        extend_postings(&mut index.text, self.text, docs);
-        extend_postings(&mut index.company_words, self.company_words, docs);
+        extend_postings(&mut index.text, self.text, docs, Some(&mut index.counts));
+        extend_postings(&mut index.company_words, self.company_words, docs, None);
     }
 }
 
@@ -68,8 +75,9 @@ impl PartWords {
 /// job, which is most of gathering.
 ///
 /// Each probe that reached into the heap waited on memory: for the word to compare and for
-/// the last position (a word repeated within a job is kept once). So an entry also holds its
-/// word's length and first eight bytes, which settle most comparisons, and its last position.
+/// the last position (a word repeated within a job is kept once, and counted). So an entry
+/// also holds its word's length and first eight bytes, which settle most comparisons, and
+/// its last position with the count there.
 #[derive(Default)]
 struct WordPositions {
     words: HashTable<WordEntry>,
@@ -80,8 +88,12 @@ struct WordEntry {
     head: u64,
     len: usize,
     last: u32,
+    /// How many times the word counts at `last` so far.
+    count: u32,
     word: Box<str>,
     positions: Vec<u32>,
+    /// The positions before `last` where the word counts more than once, with the counts.
+    repeated: Vec<(u32, u32)>,
 }
 
 impl WordEntry {
@@ -105,24 +117,33 @@ fn head_of(word: &str) -> u64 {
 }
 
 impl WordPositions {
-    fn add(&mut self, word: &str, position: u32) {
+    /// Adds an occurrence of `word` at `position` that counts `weight` times.
+    fn add(&mut self, word: &str, position: u32, weight: u32) {
         let Self { words, hasher } = self;
         let hash = hasher.hash_one(word);
         let head = head_of(word);
         match words.find_mut(hash, |entry| entry.is(word, head)) {
             // A word seen again in the same job.
-            Some(entry) if entry.last == position => {}
+            Some(entry) if entry.last == position => {
+                entry.count = entry.count.saturating_add(weight);
+            }
             Some(entry) => {
+                if entry.count > 1 {
+                    entry.repeated.push((entry.last, entry.count));
+                }
                 entry.positions.push(position);
                 entry.last = position;
+                entry.count = weight;
             }
             None => {
                 let entry = WordEntry {
                     head,
                     len: word.len(),
                     last: position,
+                    count: weight,
                     word: word.into(),
                     positions: vec![position],
+                    repeated: Vec::new(),
                 };
                 words.insert_unique(hash, entry, |e| hasher.hash_one(&*e.word));
             }
@@ -130,20 +151,42 @@ impl WordPositions {
     }
 }
 
+/// Adds the words' positions, as documents, to `postings`, and the counts above one to
+/// `counts` where given.
 fn extend_postings(
     postings: &mut HashMap<Box<str>, Docs>,
     words: WordPositions,
     docs: &[Option<u32>],
+    mut counts: Option<&mut WordCounts>,
 ) {
     let mut numbered = Vec::new();
+    let mut repeated_docs = Vec::new();
+    let mut planes = Planes::default();
     for WordEntry {
-        word, positions, ..
+        word,
+        positions,
+        mut repeated,
+        last,
+        count,
+        ..
     } in words.words
     {
         numbered.clear();
         numbered.extend(positions.iter().filter_map(|&p| docs[p as usize]));
         if numbered.is_empty() {
             continue;
+        }
+        if let Some(counts) = counts.as_deref_mut() {
+            if count > 1 {
+                repeated.push((last, count));
+            }
+            repeated_docs.clear();
+            repeated_docs.extend(
+                repeated
+                    .iter()
+                    .filter_map(|&(p, count)| Some((docs[p as usize]?, count))),
+            );
+            counts.add_repeats(&word, &repeated_docs, &mut planes);
         }
         // Every document of the part was numbered after every one already indexed, so they
         // append to the last container.
@@ -284,12 +327,23 @@ impl JobIndex {
         self.confidences.shrink_to_fit();
         self.combos.of_doc.shrink_to_fit();
         self.ordered.shrink_to_fit();
+        self.counts.lengths.shrink_to_fit();
+    }
+
+    /// Adds or replaces one job, as a part of its own, without compacting.
+    pub(super) fn insert_one(&mut self, job: &Job) {
+        let words = PartWords::gather(std::slice::from_ref(job));
+        self.add_part(std::slice::from_ref(job), words);
     }
 
     /// Numbers a part's documents in order, then adds its words under those numbers.
     fn add_part(&mut self, jobs: &[impl IndexedJob], words: PartWords) {
         self.make_room_for(jobs.len());
-        let docs: Vec<Option<u32>> = jobs.iter().map(|job| self.insert_attributes(job)).collect();
+        let docs: Vec<Option<u32>> = jobs
+            .iter()
+            .zip(&words.lengths)
+            .map(|(job, &length)| self.insert_attributes(job, length))
+            .collect();
         words.add_to(self, &docs);
     }
 
@@ -308,6 +362,7 @@ impl JobIndex {
             for_room(&mut self.confidences, jobs, room);
             for_room(&mut self.combos.of_doc, jobs, room);
             for_room(&mut self.ordered, jobs, room);
+            for_room(&mut self.counts.lengths, jobs, room);
         }
     }
 }
@@ -348,11 +403,11 @@ mod tests {
         words.extend((0..4_000).map(|n| format!("abcdefgh{n:04}")));
         let mut table = WordPositions::default();
         for (position, word) in words.iter().enumerate() {
-            table.add(word, position as u32);
-            table.add(word, position as u32);
+            table.add(word, position as u32, 1);
+            table.add(word, position as u32, 1);
         }
-        table.add("ab", 20);
-        table.add("internationalization", 21);
+        table.add("ab", 20, 1);
+        table.add("internationalization", 21, 1);
         let mut found: Vec<(String, Vec<u32>)> = table
             .words
             .into_iter()

@@ -53,7 +53,6 @@ impl JobIndex {
             slots,
             confidences,
             by_id,
-            live,
             dead: Docs::new(),
             stepped_over: Docs::new(),
             unordered: Docs::new(),
@@ -70,6 +69,10 @@ impl JobIndex {
             confidence,
             combos,
             places: self.places.remapped(&renumber, |b| remap(b, &renumber)),
+            counts: self
+                .counts
+                .remapped(order.iter().rev().copied(), &live, |b| remap(b, &renumber)),
+            live,
             auto_compact: self.auto_compact,
         }
     }

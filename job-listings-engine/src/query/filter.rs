@@ -392,6 +392,43 @@ pub struct JobQuery {
     /// The facets to count over all the matches (empty: none, and no cost). Each counts once
     /// however often it is listed.
     pub facets: Vec<Facet>,
+    /// The order of the matches.
+    pub sort: Sort,
+}
+
+/// The order a search answers in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Sort {
+    /// Newest `posted_at` first, ties by id ascending.
+    #[default]
+    PostedAt,
+    /// Highest BM25 score for the filter's `q` words first, ties newest first and then by
+    /// id. A document's words are its role's twice, its company name's and its post's;
+    /// k1 = 1.2, b = 0.75, and the inverse document frequency is
+    /// ln(1 + (N − n + 0.5)/(n + 0.5)) over the N active jobs, n of which hold the word.
+    /// Without `q` words every score is 0: newest first.
+    Relevance,
+}
+
+impl Sort {
+    /// Reads `posted_at` or `relevance`.
+    pub fn parse(s: &str) -> Option<Sort> {
+        match s {
+            "posted_at" => Some(Sort::PostedAt),
+            "relevance" => Some(Sort::Relevance),
+            _ => None,
+        }
+    }
+
+    /// The name [`Sort::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sort::PostedAt => "posted_at",
+            Sort::Relevance => "relevance",
+        }
+    }
 }
 
 impl JobQuery {
@@ -431,6 +468,13 @@ impl JobQuery {
         self
     }
 
+    /// Sets the order.
+    #[must_use]
+    pub fn sort(mut self, sort: Sort) -> Self {
+        self.sort = sort;
+        self
+    }
+
     /// How many matches come before the requested page.
     pub fn offset(&self) -> usize {
         (self.page.get() as usize - 1) * self.per_page.get() as usize
@@ -446,7 +490,7 @@ impl JobQuery {
 pub struct SearchResult {
     /// Matches in all.
     pub total: u64,
-    /// The page's job ids, newest first, ties by id ascending.
+    /// The page's job ids, in the query's [`Sort`] order.
     pub ids: Vec<JobId>,
     /// The counts of the facets the query asked for, over all the matches.
     pub facets: FacetCounts,

@@ -30,6 +30,7 @@
 //! webhook outbox uses it to pick the subscriptions a new job goes to.
 
 mod bitmap;
+mod bm25;
 mod bulk;
 mod compact;
 mod confidence;
@@ -51,7 +52,7 @@ mod reference_words;
 
 pub use bulk::PreparedJobs;
 pub use facets::{Facet, FacetCounts, RemoteCounts, ValueCount};
-pub use filter::{search_terms, JobFilter, JobQuery, Near, SearchResult};
+pub use filter::{search_terms, JobFilter, JobQuery, Near, SearchResult, Sort};
 pub use index::JobIndex;
 pub use snapshot::SnapshotError;
 pub use text::words;

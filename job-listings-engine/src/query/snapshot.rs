@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::bitmap::{portable, Docs};
+use super::bm25::WordCounts;
 use super::confidence::ConfidenceBitmaps;
 use super::ids::DocsById;
 use super::index::facets::Combos;
@@ -23,7 +24,10 @@ use crate::domain::CompanyId;
 /// rule for splitting words, which changes when the rule does (`words-2` composes text
 /// before splitting it), and that of its layout (`combos-1` adds each document's facet
 /// combination), whether or not a release follows.
-const SNAPSHOT_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+words-2+combos-1+places-1");
+const SNAPSHOT_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "+words-2+combos-1+places-1+counts-1"
+);
 
 /// Why saved bytes could not be loaded as an index; rebuild it from the jobs instead.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +70,7 @@ struct SnapshotRef<'a> {
     confidence: &'a ConfidenceBitmaps,
     combos: &'a Combos,
     places: &'a PlaceIndex,
+    counts: &'a WordCounts,
 }
 
 /// The same, owned, as it is read back.
@@ -95,6 +100,7 @@ struct Snapshot {
     confidence: ConfidenceBitmaps,
     combos: Combos,
     places: PlaceIndex,
+    counts: WordCounts,
 }
 
 /// Just the version, read first so that another version's layout is never decoded.
@@ -123,6 +129,7 @@ impl JobIndex {
             confidence: &self.confidence,
             combos: &self.combos,
             places: &self.places,
+            counts: &self.counts,
         };
         // Into room for about all of it from the start: grown by doubling, the buffer was
         // copied again and again, each time into fresh pages. Serializing into a Vec fails
@@ -165,6 +172,7 @@ impl JobIndex {
         if s.confidences.len() != docs
             || !s.combos.fits(docs)
             || !s.places.fits(docs)
+            || !s.counts.fits(docs)
             || !bitmaps_fit
             || s.ordered.iter().any(|&d| d as usize >= docs)
             || !s.ordered.is_sorted()
@@ -185,6 +193,8 @@ impl JobIndex {
             .iter()
             .map(|d| (s.slots[d as usize].rank(), d))
             .collect();
+        let mut counts = s.counts;
+        counts.derive(&s.live);
         Ok(JobIndex {
             slots: s.slots,
             confidences: s.confidences,
@@ -205,6 +215,7 @@ impl JobIndex {
             confidence: s.confidence,
             combos: s.combos,
             places: s.places,
+            counts,
             auto_compact: true,
         })
     }

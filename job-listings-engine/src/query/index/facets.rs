@@ -57,7 +57,7 @@ impl JobIndex {
     }
 
     /// The counts of `facets` among `matching`, live documents only.
-    fn facet_counts(&self, matching: &Docs, facets: &[Facet]) -> FacetCounts {
+    pub(super) fn facet_counts(&self, matching: &Docs, facets: &[Facet]) -> FacetCounts {
         let everything = matching.cardinality() == self.live.cardinality();
         let postings = facets
             .iter()

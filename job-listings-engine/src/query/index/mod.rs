@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::bitmap::{self, below_top, descending, Docs};
+use super::bm25::{Field, WordCounts};
 use super::confidence::ConfidenceBitmaps;
 use super::filter::{JobFilter, JobQuery, SearchResult};
 use super::ids::DocsById;
@@ -16,6 +17,7 @@ use super::text::for_each_word;
 use crate::domain::{CompanyId, DomainTag, Job, JobId, Seniority};
 
 pub(in crate::query) mod facets;
+mod relevance;
 mod search;
 
 /// The attributes of one indexed job that are read per document rather than by bitmap.
@@ -83,6 +85,8 @@ pub struct JobIndex {
     pub(super) combos: facets::Combos,
     /// Places, remote regions and pay.
     pub(super) places: PlaceIndex,
+    /// Term frequencies and document lengths, for relevance order.
+    pub(super) counts: WordCounts,
     pub(super) auto_compact: bool,
 }
 
@@ -108,6 +112,7 @@ impl Default for JobIndex {
             confidence: ConfidenceBitmaps::default(),
             combos: facets::Combos::default(),
             places: PlaceIndex::default(),
+            counts: WordCounts::default(),
             auto_compact: true,
         }
     }
@@ -179,6 +184,7 @@ impl JobIndex {
             + postings(&self.companies, |_| 0)
             + self.combos.heap_bytes()
             + self.places.heap_bytes()
+            + self.counts.heap_bytes()
     }
 
     /// Whether [`JobIndex::upsert`] and [`JobIndex::remove`] compact the index themselves when
@@ -214,26 +220,14 @@ impl JobIndex {
 
     /// Adds or replaces a job. A job that is not active is removed instead.
     pub fn upsert(&mut self, job: &Job) {
-        self.insert(job);
+        self.insert_one(job);
         self.compact_if_due();
     }
 
-    /// Adds or replaces a job without compacting.
-    fn insert(&mut self, job: &Job) {
-        if let Some(doc) = self.insert_attributes(job) {
-            let (text, company_words) = (&mut self.text, &mut self.company_words);
-            for_each_job_word(job, |word, of_company| {
-                if of_company {
-                    add_posting(company_words, word, doc);
-                }
-                add_posting(text, word, doc);
-            });
-        }
-    }
-
-    /// Adds or replaces a job, all but its words (which go into `text` and `company_words`
-    /// under the number returned). `None` when the job is not active: it is only removed.
-    pub(super) fn insert_attributes(&mut self, job: &impl IndexedJob) -> Option<u32> {
+    /// Adds or replaces a job of `length` words, all but its words (which go into `text`,
+    /// `company_words` and `counts` under the number returned). `None` when the job is not
+    /// active: it is only removed.
+    pub(super) fn insert_attributes(&mut self, job: &impl IndexedJob, length: u32) -> Option<u32> {
         let job = job.fields();
         self.forget(job.id);
         if !job.active {
@@ -253,6 +247,7 @@ impl JobIndex {
             .is_none_or(|&last| slot.rank() < self.slots[last as usize].rank());
         push_per_doc(&mut self.slots, slot);
         push_per_doc(&mut self.confidences, job.confidence);
+        self.counts.push_length(doc, length);
         if in_order {
             push_per_doc(&mut self.ordered, doc);
         } else {
@@ -318,6 +313,7 @@ impl JobIndex {
             return false;
         };
         self.live.remove(doc);
+        self.counts.forget(doc);
         self.dead.add(doc);
         self.stepped_over.add(doc);
         if self.unordered.remove_checked(doc) {
@@ -367,7 +363,7 @@ impl<'a> Extend<&'a Job> for JobIndex {
 /// and the first job added after it would otherwise reserve room for as many again (at a
 /// million jobs, 36 bytes a job that may never be used). One reallocation per sixteenth of
 /// the index added is still rare.
-fn push_per_doc<T>(docs: &mut Vec<T>, value: T) {
+pub(in crate::query) fn push_per_doc<T>(docs: &mut Vec<T>, value: T) {
     if docs.len() == docs.capacity() {
         let len = docs.len();
         docs.reserve_exact(if len < 1 << 16 { len.max(64) } else { len / 16 });
@@ -385,14 +381,17 @@ fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
     })
 }
 
-/// Calls `f` with every searchable word of a job, and whether it is a word of the company's
-/// name (searchable by `company` as well as by `q`).
-pub(super) fn for_each_job_word(job: &impl IndexedJob, mut f: impl FnMut(&str, bool)) {
+/// Calls `f` with every searchable word of a job and the field it was found in (a word of
+/// the company's name is searchable by `company` as well as by `q`).
+pub(super) fn for_each_job_word(job: &impl IndexedJob, mut f: impl FnMut(&str, Field)) {
     let job = job.fields();
     let mut buf = String::new();
-    for_each_word(job.company_name, &mut buf, |w| f(w, true));
-    for text in [job.role, job.description] {
-        for_each_word(text, &mut buf, |w| f(w, false));
+    for (text, field) in [
+        (job.company_name, Field::CompanyName),
+        (job.role, Field::Role),
+        (job.description, Field::Post),
+    ] {
+        for_each_word(text, &mut buf, |w| f(w, field));
     }
 }
 

@@ -3,11 +3,15 @@
 
 use super::*;
 use crate::query::facets::FacetCounts;
+use crate::query::Sort;
 
 impl JobIndex {
     /// Answers a query: the number of matches, the requested page of ids and the facet
     /// counts it asks for.
     pub fn search(&self, query: &JobQuery) -> SearchResult {
+        if query.sort == Sort::Relevance && !query.filter.q_words.is_empty() {
+            return self.search_by_relevance(query);
+        }
         if !query.facets.is_empty() {
             return self.search_faceted(query);
         }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::demo::Dataset;
 use crate::domain::JobStatus;
+use crate::query::Sort;
 
 /// The first `in_order` jobs loaded and compacted, the rest upserted one by one after,
 /// so that they are kept out of order.
@@ -70,6 +71,7 @@ fn every_page_is_in_result_order_when_many_jobs_came_out_of_order() {
                     page: Page::new(page).expect("page in range"),
                     per_page: PerPage::new(per_page).expect("per page in range"),
                     facets: Vec::new(),
+                    sort: Sort::PostedAt,
                 };
                 let from = ((page - 1) * per_page) as usize;
                 let to = (from + per_page as usize).min(expected.len());
