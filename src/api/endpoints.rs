@@ -107,10 +107,14 @@ pub(crate) const ROUTES: &[Route<Operation>] = &[
 /// The router over [`ROUTES`].
 pub(crate) static ENDPOINTS: RouteTable<Operation> = RouteTable::new(ROUTES);
 
-/// The parameters of `GET /api/v1/jobs`: the filters, then the facets and the page.
-const SEARCH_PARAMS: [&Param; FILTER_PARAMS.len() + 4] = params_of(
+/// The parameters of `GET /api/v1/jobs`: the filters, then the order, the answer's shape, the
+/// facets and the page.
+const SEARCH_PARAMS: [&Param; FILTER_PARAMS.len() + 7] = params_of(
     &FILTER_PARAMS,
     &[
+        &params::SORT,
+        &params::HIGHLIGHT,
+        &params::FIELDS,
         &params::JOB_FACETS,
         &params::PAGE,
         &params::PER_PAGE,

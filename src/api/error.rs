@@ -27,6 +27,16 @@ pub enum ApiError {
         /// The parameters the endpoint takes.
         allowed: &'static [&'static str],
     },
+    /// A value that is not one of the few a parameter takes.
+    #[error("{param} does not take {value}")]
+    NotOneOf {
+        /// The parameter.
+        param: &'static str,
+        /// The value given, cut to 64 characters.
+        value: String,
+        /// The values it takes.
+        allowed: &'static [&'static str],
+    },
     /// The request body is not the JSON the endpoint takes.
     #[error("invalid body: {0}")]
     InvalidBody(String),
@@ -148,6 +158,19 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// `value` of `param`, which takes only `allowed`.
+    pub(crate) fn not_one_of(
+        param: &'static str,
+        value: &str,
+        allowed: &'static [&'static str],
+    ) -> Self {
+        Self::NotOneOf {
+            param,
+            value: value.chars().take(64).collect(),
+            allowed,
+        }
+    }
+
     /// A query parameter or body field named `name` that the endpoint does not take; the
     /// name is cut to 64 characters, as the client may have sent any amount of it.
     pub(crate) fn unknown_parameter(name: &str, allowed: &'static [&'static str]) -> Self {
@@ -263,6 +286,22 @@ impl ApiError {
                 )
                 .param(param.clone());
                 a.allowed = (!allowed.is_empty()).then_some(*allowed);
+                a
+            }
+            ApiError::NotOneOf {
+                param,
+                value,
+                allowed,
+            } => {
+                let mut a = Answer::new(
+                    ErrorCode::InvalidParameter,
+                    format!(
+                        "`{param}` takes any of: {}; `{value}` is not one",
+                        allowed.join(", ")
+                    ),
+                )
+                .param(*param);
+                a.allowed = Some(*allowed);
                 a
             }
             ApiError::InvalidBody(why) => Answer::new(ErrorCode::InvalidBody, why.clone()),

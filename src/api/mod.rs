@@ -16,6 +16,7 @@ mod error;
 mod error_code;
 mod etag;
 mod handlers;
+mod job_shape;
 mod llms;
 mod metrics;
 mod openapi;

@@ -20,6 +20,30 @@ use crate::domain::{
     Seniority,
 };
 
+/// The fields of [`JobView`], in the order it sends them: what `fields=` may name (a test
+/// holds the two together).
+pub(crate) const JOB_FIELDS: &[&str] = &[
+    "id",
+    "role",
+    "company_id",
+    "company_name",
+    "description",
+    "domains",
+    "seniority",
+    "remote",
+    "location",
+    "places",
+    "remote_regions",
+    "source_url",
+    "salary",
+    "posted_at",
+    "confidence",
+    "status",
+    "activated_at",
+    "first_seen_at",
+    "updated_at",
+];
+
 /// A job as the API sends it.
 #[derive(Serialize)]
 pub(crate) struct JobView<'a> {
@@ -272,6 +296,26 @@ mod tests {
         let rendered: serde_json::Value =
             serde_json::from_slice(&RenderCache::new(0).job(&job)).unwrap();
         assert_eq!(rendered, serde_json::to_value(&job).unwrap());
+    }
+
+    #[test]
+    fn the_fields_a_search_may_name_are_those_a_job_renders_in_order() {
+        let job = Dataset::generate(2, 3, 4).jobs.remove(0);
+        let rendered = RenderCache::new(0).job(&job);
+        let text = std::str::from_utf8(&rendered).unwrap();
+        let mut at = 0;
+        for name in JOB_FIELDS {
+            let key = format!("\"{name}\":");
+            let found = text[at..].find(&key).map(|i| at + i);
+            assert!(
+                found.is_some(),
+                "{name} is not rendered after the fields before it"
+            );
+            at = found.unwrap_or(at);
+        }
+        let rendered: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text).unwrap();
+        assert_eq!(rendered.len(), JOB_FIELDS.len());
     }
 
     #[test]

@@ -299,8 +299,54 @@ pub(crate) struct CompanyFilters {
 
 /// A page of job search results: the list the search handler writes around its rendered
 /// jobs (`ListEnvelope::to_json_around`), as a type.
-pub(crate) type JobList<'a> =
-    ListEnvelope<Vec<JobView<'a>>, FiltersMeta<crate::query::JobFilter, JobFacets>>;
+pub(crate) type JobList =
+    ListEnvelope<Vec<JobHit>, FiltersMeta<crate::query::JobFilter, JobFacets>>;
+
+/// A job of a search page: every field of a job, or with `fields` only those named and `id`;
+/// with `highlight=true` also `match`. The typed client reads pages asked in a shape into it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct JobHit {
+    /// The job's id, always sent.
+    pub id: crate::domain::JobId,
+    /// Why it matched, with `highlight=true`.
+    #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<crate::query::Match>,
+    /// The job's other fields sent, by name, as in [`Job`](crate::domain::Job).
+    #[serde(flatten)]
+    pub fields: serde_json::Map<String, Value>,
+}
+
+#[cfg(feature = "client")]
+impl JobHit {
+    /// The whole job, when every field was sent (no `fields`).
+    pub fn job(&self) -> Result<crate::domain::Job, serde_json::Error> {
+        let mut fields = self.fields.clone();
+        fields.insert("id".into(), serde_json::to_value(self.id)?);
+        serde_json::from_value(Value::Object(fields))
+    }
+}
+
+/// A job's schema, with only `id` required (`fields` may leave out the others) and `match`.
+impl JsonSchema for JobHit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "JobHit".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = crate::domain::Job::json_schema(generator);
+        let matched = generator.subschema_for::<crate::query::Match>();
+        schema.insert("required".into(), serde_json::json!(["id"]));
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            properties.insert("match".into(), matched.to_value());
+        }
+        schema.insert(
+            "description".into(),
+            "A job of a search page: every field of a job unless `fields` names some (`id` always comes), and with `highlight=true` why it matched (`match`).".into(),
+        );
+        schema
+    }
+}
 
 /// A page of companies.
 pub(crate) type CompanyList =

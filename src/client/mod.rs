@@ -59,8 +59,8 @@ pub use admin::AdminClient;
 pub use error::{ApiProblem, ClientError, Result};
 pub use types::{
     ChangeEvent, ChangeLinks, ChangeMeta, ChangePage, CompanyDetail, CompanyFacets, CompanyList,
-    CompanySummary, JobDetail, JobFacets, JobList, ListPage, NewWebhook, Webhook, WebhookCreated,
-    WebhookPatch,
+    CompanySummary, HitList, JobDetail, JobFacets, JobHit, JobList, ListPage, NewWebhook, Webhook,
+    WebhookCreated, WebhookPatch,
 };
 
 use crate::api::filter_pairs;
@@ -69,7 +69,7 @@ use crate::domain::{
     CompanyId, Delivery, FeedCursor, FundingStage, Job, JobId, Page, PerPage, UsageReport,
     WebhookId,
 };
-use crate::query::{Facet, JobFilter};
+use crate::query::{Facet, JobFilter, Sort};
 use crate::wire::Problem;
 
 pub use crate::wire::Quota;
@@ -279,9 +279,14 @@ pub struct JobSearch {
     pub per_page: Option<PerPage>,
     /// The facets to count (`facets`).
     pub facets: Vec<Facet>,
+    /// The order (`sort`): newest first by default, or by relevance to the filter's `q`.
+    pub sort: Sort,
 }
 
-setters!(JobSearch { filter: JobFilter });
+setters!(JobSearch {
+    filter: JobFilter,
+    sort: Sort,
+});
 setters!(@some JobSearch {
     page: Page,
     per_page: PerPage,
@@ -306,7 +311,49 @@ impl JobSearch {
             let names: Vec<&str> = self.facets.iter().map(|f| f.name()).collect();
             out.push(("facets", names.join(",")));
         }
+        if self.sort != Sort::default() {
+            out.push(("sort", self.sort.as_str().to_owned()));
+        }
         out
+    }
+}
+
+/// How the jobs of a search page are written ([`Client::search_hits`]): only some fields
+/// (`fields`; `id` always comes), and why each matched (`highlight`).
+///
+/// ```
+/// use job_listings::client::Shape;
+///
+/// let shape = Shape::default().fields(["role", "company_name"]).highlight(true);
+/// # let _ = shape;
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Shape {
+    /// The top-level job fields to send (`fields`); empty sends every one.
+    pub fields: Vec<String>,
+    /// Whether each job comes with `match` (`highlight=true`): the words of `q` it holds
+    /// and a snippet of its post.
+    pub highlight: bool,
+}
+
+setters!(Shape { highlight: bool });
+
+impl Shape {
+    /// Sets [`fields`](Self::fields).
+    #[must_use]
+    pub fn fields<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.fields = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    fn pairs(&self, out: &mut Vec<(&'static str, String)>) {
+        if !self.fields.is_empty() {
+            out.push(("fields", self.fields.join(",")));
+        }
+        if self.highlight {
+            out.push(("highlight", "true".to_owned()));
+        }
     }
 }
 
@@ -479,6 +526,19 @@ impl Client {
     /// `GET /jobs`: one page of a search.
     pub async fn search_jobs(&self, search: &JobSearch) -> Result<Response<JobList>> {
         let url = self.url("/api/v1/jobs", &search.pairs())?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
+    /// One page of a search with its jobs in a [`Shape`]: fewer fields, and why each matched.
+    /// One metered call.
+    pub async fn search_hits(
+        &self,
+        search: &JobSearch,
+        shape: &Shape,
+    ) -> Result<Response<HitList>> {
+        let mut pairs = search.pairs();
+        shape.pairs(&mut pairs);
+        let url = self.url("/api/v1/jobs", &pairs)?;
         self.json(Call::new(Method::GET, url)).await
     }
 

@@ -10,8 +10,8 @@
 pub use crate::api::requests::{NewWebhook, WebhookPatch};
 pub use crate::api::views::{
     ChangeEvent, ChangeLinks, ChangeMeta, ChangePage, CompanyDetail, CompanyFacets, CompanySummary,
-    FacetList, FacetValue, FiltersMeta, JobDetail, JobFacets, Links, ListEnvelope, Pagination,
-    RemoteCounts, WarningView as Warning, Webhook, WebhookCreated,
+    FacetList, FacetValue, FiltersMeta, JobDetail, JobFacets, JobHit, Links, ListEnvelope,
+    Pagination, RemoteCounts, WarningView as Warning, Webhook, WebhookCreated,
 };
 
 use serde_json::Value;
@@ -26,5 +26,7 @@ pub type ListPage<T, F = Value> = ListEnvelope<Vec<T>, ListMeta<F>>;
 
 /// A page of `GET /jobs`.
 pub type JobList = ListPage<Job, JobFacets>;
+/// A page of `GET /jobs` asked for in a [`Shape`](super::Shape): `fields`, `highlight`.
+pub type HitList = ListPage<JobHit, JobFacets>;
 /// A page of `GET /companies`.
 pub type CompanyList = ListPage<CompanySummary, CompanyFacets>;

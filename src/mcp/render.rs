@@ -42,8 +42,13 @@ fn day(value: &Value) -> String {
     t.get(..10).map_or(t.clone(), str::to_owned)
 }
 
-/// `Role at Company (remote · Berlin), posted 2026-11-20, id …`.
+/// `Role at Company (remote · Berlin), posted 2026-11-20, id …`; a job asked for with
+/// `fields` has only some of these, and its line only those.
 fn job_line(out: &mut String, job: &Value) -> std::fmt::Result {
+    let whole = job.get("role").is_some() && job.get("posted_at").is_some();
+    if !whole {
+        return partial_job_line(out, job);
+    }
     let mut place = Vec::new();
     if job["remote"].as_bool() == Some(true) {
         place.push("remote".to_owned());
@@ -63,6 +68,41 @@ fn job_line(out: &mut String, job: &Value) -> std::fmt::Result {
         text(&job["company_name"]),
         day(&job["posted_at"]),
         text(&job["id"]),
+    )
+}
+
+/// The fields a job was asked for with, `name: value`, `id` last as in a whole job's line.
+fn partial_job_line(out: &mut String, job: &Value) -> std::fmt::Result {
+    let Some(fields) = job.as_object() else {
+        return write!(out, "{job}");
+    };
+    let shown: Vec<String> = fields
+        .iter()
+        .filter(|(name, _)| *name != "id" && *name != "match")
+        .map(|(name, value)| format!("{name}: {}", text(value)))
+        .collect();
+    if !shown.is_empty() {
+        write!(out, "{}, ", shown.join("; "))?;
+    }
+    write!(out, "id {}", text(&job["id"]))
+}
+
+/// `Matched rust, engineer: …**Rust**…` under a job asked for with `highlight`.
+fn match_line(out: &mut String, job: &Value) -> std::fmt::Result {
+    let Some(matched) = job.get("match") else {
+        return Ok(());
+    };
+    let terms: Vec<String> = matched["terms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(text)
+        .collect();
+    write!(
+        out,
+        "\n   Matched {}: {}",
+        terms.join(", "),
+        text(&matched["snippet"])
     )
 }
 
@@ -147,6 +187,7 @@ fn jobs_page(out: &mut String, value: &Value) -> std::fmt::Result {
     for (i, job) in value["data"].as_array().into_iter().flatten().enumerate() {
         write!(out, "{}. ", i + 1)?;
         job_line(out, job)?;
+        match_line(out, job)?;
         out.push('\n');
     }
     Ok(())

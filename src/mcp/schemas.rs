@@ -63,7 +63,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
             against the monthly quota.",
         method: Method::GET,
         path: "/api/v1/jobs",
-        lists: &["domain", "seniority", "facets"],
+        lists: &["domain", "seniority", "facets", "fields"],
         params: JOB_PARAMS,
         read_only: true,
         plan: Plan::Developer,

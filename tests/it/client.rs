@@ -10,14 +10,14 @@ use futures::TryStreamExt;
 use http::StatusCode;
 use job_listings::client::{
     ChangesFrom, ChangesRequest, Client, ClientError, CompanySearch, JobSearch, NewWebhook, Paging,
-    RetryPolicy, WebhookPatch,
+    RetryPolicy, Shape, WebhookPatch,
 };
 use job_listings::demo::Dataset;
 use job_listings::domain::{
     ChangeKind, DeliveryStatus, DomainTag, FeedCursor, JobId, PerPage, Plan, SubscriptionStatus,
     WebhookId,
 };
-use job_listings::query::{Facet, JobFilter};
+use job_listings::query::{Facet, JobFilter, Sort};
 use job_listings::service::{ManualClock, RateLimit, ServiceConfig};
 
 use crate::api::spawn_app_with;
@@ -98,6 +98,47 @@ async fn the_client_reads_every_job_and_company_endpoint_into_typed_values() {
     let doc = Client::builder(app.base()).build().unwrap().openapi().await;
     let doc = doc.expect("the OpenAPI document needs no key");
     assert_eq!(doc["openapi"].as_str().map(|v| &v[..2]), Some("3."));
+}
+
+#[tokio::test]
+async fn the_client_asks_for_relevance_fewer_fields_and_highlights() {
+    let app = spawn_app_with(ServiceConfig::default()).await;
+    let c = client(&app, &app.keys.developer.raw);
+    let search = JobSearch::from(JobFilter::default().with_q("senior engineer"))
+        .sort(Sort::Relevance)
+        .per_page(PerPage::new(10).unwrap());
+    let whole = c.search_jobs(&search).await.expect("a search");
+    assert!(whole.pagination.total > 10);
+    let rest = app
+        .get_jobs("q=senior+engineer&sort=relevance&per_page=10")
+        .await;
+    assert_eq!(whole.data.len(), 10);
+    let rest_ids = rest.ids();
+    let ids: Vec<String> = whole.data.iter().map(|j| j.id.to_string()).collect();
+    assert_eq!(ids, rest_ids, "the client asks for relevance order");
+
+    let shape = Shape::default().fields(["role", "salary"]).highlight(true);
+    let hits = c
+        .search_hits(&search, &shape)
+        .await
+        .expect("a shaped search");
+    assert_eq!(hits.pagination, whole.pagination);
+    for (hit, job) in hits.data.iter().zip(&whole.data) {
+        assert_eq!(hit.id, job.id);
+        let names: Vec<&String> = hit.fields.keys().collect();
+        assert_eq!(names, ["role", "salary"]);
+        assert_eq!(hit.fields["role"], job.role.as_str());
+        let matched = hit.matched.as_ref().expect("a match");
+        // In the order the client sends `q`: the filter's words, which it keeps sorted.
+        assert_eq!(matched.terms, ["engineer", "senior"]);
+        assert!(job.description.contains(&matched.snippet.replace("**", "")));
+    }
+    // Without `fields` a hit holds the whole job.
+    let full = c
+        .search_hits(&search, &Shape::default().highlight(true))
+        .await
+        .expect("a highlighted search");
+    assert_eq!(full.data[0].job().expect("every field"), whole.data[0]);
 }
 
 #[tokio::test]

@@ -342,6 +342,49 @@ async fn read_tools_answer_what_rest_answers_for_the_same_calls() {
     client.cancel().await.expect("closed");
 }
 
+/// `search_jobs` takes `sort`, `fields` (a list) and `highlight` as `GET /jobs` does, and its
+/// text shows only the fields asked for, with why each job matched.
+#[tokio::test]
+async fn search_jobs_answers_best_first_with_fewer_fields_and_matches() {
+    let app = spawn_default().await;
+    let key = app.app.keys.developer.raw.clone();
+    let client = app.connect(&key).await;
+    let search = call(
+        &client,
+        "search_jobs",
+        json!({"q": "senior engineer", "sort": "relevance", "highlight": true,
+            "fields": ["role", "company_name"], "per_page": 20}),
+    )
+    .await;
+    let (status, rest) = app
+        .rest(
+            &key,
+            "/jobs?q=senior+engineer&sort=relevance&highlight=true&fields=role,company_name&per_page=20",
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(structured(&search), &rest);
+    let first = &rest["data"][0];
+    let names: std::collections::BTreeSet<&str> = first
+        .as_object()
+        .expect("a job")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["company_name", "id", "match", "role"].into());
+    let shown = text(&search);
+    assert!(
+        shown.contains(first["role"].as_str().expect("a role")),
+        "{shown}"
+    );
+    assert!(shown.contains("Matched senior, engineer"), "{shown}");
+    assert!(
+        !shown.contains("posted -"),
+        "no placeholder for fields not asked: {shown}"
+    );
+    client.cancel().await.expect("closed");
+}
+
 /// `follow_changes` is `GET /changes`: a cursor from `after: "now"`, then the events after
 /// it, each with its job, as REST answers them.
 #[tokio::test]

@@ -22,6 +22,7 @@ use job_listings::query::{
 use proptest::prelude::*;
 use uuid::Uuid;
 
+use crate::support::bm25::{Bm25, Counted};
 use crate::support::pay_and_place::{great_circle_km, yearly_in};
 use crate::support::scaled;
 use crate::support::words::words as oracle_words;
@@ -372,11 +373,8 @@ struct Entry {
     job: Job,
     text: HashSet<String>,
     company: HashSet<String>,
-    /// How often each word counts for BM25: the role's words twice, the company name's and
-    /// the post's once.
-    counts: HashMap<String, u32>,
-    /// How many words count for BM25.
-    length: u32,
+    /// How often each word counts for BM25.
+    counted: Counted,
 }
 
 /// The model: what the index should hold, and the oracle over it.
@@ -449,24 +447,14 @@ impl Model {
             .entry(job.company_name.clone())
             .or_insert_with(|| oracle_words(&job.company_name));
         let company: HashSet<String> = company_words.iter().cloned().collect();
-        let counted: Vec<(String, u32)> = oracle_words(&job.role)
-            .into_iter()
-            .map(|w| (w, 2))
-            .chain(company_words.iter().map(|w| (w.clone(), 1)))
-            .chain(oracle_words(&job.description).into_iter().map(|w| (w, 1)))
-            .collect();
-        let mut counts: HashMap<String, u32> = HashMap::new();
-        for (word, weight) in &counted {
-            *counts.entry(word.clone()).or_default() += weight;
-        }
+        let counted = Counted::of(job);
         self.jobs.insert(
             job.id,
             Entry {
                 job: job.clone(),
-                text: counts.keys().cloned().collect(),
+                text: counted.counts.keys().cloned().collect(),
                 company,
-                length: counted.iter().map(|(_, weight)| weight).sum(),
-                counts,
+                counted,
             },
         );
     }
@@ -554,45 +542,22 @@ impl Model {
             .filter(|e| Self::matches(e, asked))
             .collect();
         hits.sort_by_key(|e| (Reverse(e.job.posted_at), e.job.id));
-        if let (true, Wanted::Words(q)) = (asked.spec.relevance, &asked.q) {
-            let bm25 = self.bm25(q);
-            let scores: HashMap<JobId, f64> = hits.iter().map(|e| (e.job.id, bm25(e))).collect();
+        if let (true, Wanted::Words(_), Some(q)) =
+            (asked.spec.relevance, &asked.q, asked.spec.q.as_deref())
+        {
+            let active = self
+                .jobs
+                .values()
+                .filter(|e| e.job.status == JobStatus::Active);
+            let bm25 = Bm25::new(q, active.map(|e| &e.counted));
+            let scores: HashMap<JobId, f64> = hits
+                .iter()
+                .map(|e| (e.job.id, bm25.score(&e.counted)))
+                .collect();
             // Stable: equal scores keep result order.
             hits.sort_by(|a, b| scores[&b.job.id].total_cmp(&scores[&a.job.id]));
         }
         hits.into_iter().map(|e| &e.job).collect()
-    }
-
-    /// The BM25 score of a job for the words of `q`, from the formula: over the distinct
-    /// words (in the order the engine sums them, sorted: sums in another order may differ
-    /// in the last bit), idf · tf·(k1 + 1) / (tf + k1·(1 − b + b·dl/avgdl)), with
-    /// idf = ln(1 + (N − n + 0.5)/(n + 0.5)) over the N active jobs, n of them holding it.
-    fn bm25<'q>(&self, q: &'q [String]) -> impl Fn(&Entry) -> f64 + 'q {
-        let (k1, b) = (1.2, 0.75);
-        let active: Vec<&Entry> = self
-            .jobs
-            .values()
-            .filter(|e| e.job.status == JobStatus::Active)
-            .collect();
-        let n_docs = active.len() as f64;
-        let avgdl = active.iter().map(|e| f64::from(e.length)).sum::<f64>() / n_docs;
-        let distinct: BTreeSet<&String> = q.iter().collect();
-        let idfs: Vec<(&String, f64)> = distinct
-            .into_iter()
-            .map(|word| {
-                let n = active.iter().filter(|e| e.text.contains(word)).count() as f64;
-                (word, (1.0 + (n_docs - n + 0.5) / (n + 0.5)).ln())
-            })
-            .collect();
-        move |e: &Entry| {
-            let norm = k1 * (1.0 - b + b * f64::from(e.length) / avgdl);
-            idfs.iter()
-                .map(|(word, idf)| {
-                    let tf = f64::from(e.counts.get(*word).copied().unwrap_or(0));
-                    idf * tf * (k1 + 1.0) / (tf + norm)
-                })
-                .sum()
-        }
     }
 
     /// The facet counts of the matches, counted job by job: each distinct value of a job

@@ -174,6 +174,27 @@ fn composed(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Each word of `text` as [`words`] reads it, with where it lies in `text` (its bytes), for
+/// showing the words in place. Found the way [`words`] finds them, on the text as written
+/// rather than composed, so a word whose letters are written decomposed lies where they are.
+pub(crate) fn word_spans(text: &str) -> Vec<(std::ops::Range<usize>, String)> {
+    let mut spans = Vec::new();
+    for (at, segment) in text.unicode_word_indices() {
+        let mut from = 0;
+        for (i, c) in segment.char_indices().chain([(segment.len(), ' ')]) {
+            if i < segment.len() && (c.is_alphanumeric() || is_mark_within_a_word(c)) {
+                continue;
+            }
+            let piece = &segment[from..i];
+            if piece.chars().any(char::is_alphanumeric) {
+                spans.push((at + from..at + i, composed(piece).to_lowercase()));
+            }
+            from = i + c.len_utf8();
+        }
+    }
+    spans
+}
+
 /// Words by UAX #29, split again at every character that is neither a letter, a digit nor a
 /// [mark within a word](is_mark_within_a_word); a piece without a letter or digit (marks
 /// alone) is no word.

@@ -5,16 +5,18 @@ use http::Request;
 
 use super::{fresh, kept_json, no_params, Handled};
 use crate::api::etag::Asked;
-use crate::api::params::{job_query, Params, JOB_QUERY};
+use crate::api::params::{job_query, job_shape, Params, JOB_QUERY};
 use crate::api::views::{job_detail_json, job_facets_json, FiltersMeta, ListEnvelope};
 use crate::api::Api;
 use crate::domain::JobId;
 use crate::service::Caller;
 
-/// One page of active jobs, in the list envelope; each job as the render cache has it.
+/// One page of active jobs, in the list envelope; each job as the render cache has it, or in
+/// the shape `fields` and `highlight` ask for.
 pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> Handled {
     let params = Params::parse(req.uri().query(), &JOB_QUERY)?;
     let query = job_query(&params)?;
+    let shape = job_shape(&params)?;
     let filters = query.filter.clone();
     let asked = Asked::new("jobs", req.uri().query());
     let found = caller.search_jobs(query, asked.held(req.headers())).await?;
@@ -37,7 +39,11 @@ pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> 
             },
         );
         let rendered = api.rendered();
-        let jobs: Vec<Bytes> = found.jobs.iter().map(|j| rendered.job(j)).collect();
+        let jobs: Vec<Bytes> = found
+            .jobs
+            .iter()
+            .map(|j| shape.write(rendered.job(j), j))
+            .collect();
         envelope.to_json_around(&jobs)
     }))
 }

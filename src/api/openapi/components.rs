@@ -290,7 +290,7 @@ pub(crate) fn public_schemas() -> Map<String, Value> {
     c.answer::<Links>("Links");
     c.answer::<JobFilter>("JobFilters");
     describe(
-        c.answer::<JobList<'_>>("JobList"),
+        c.answer::<JobList>("JobList"),
         "A page of job search results.",
     );
     describe(

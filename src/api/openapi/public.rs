@@ -141,6 +141,51 @@ pub(crate) const JOB_FACETS: Param = Param {
     examples: &[],
 };
 
+/// `sort`, in the query.
+pub(crate) const SORT: Param = Param {
+    component: None,
+    name: "sort",
+    at: In::Query,
+    required: false,
+    description: "Order of the results: `posted_at` (newest first, ties by id) or `relevance` (needs `q`: highest BM25 score first, ties newest first then by id; the same matches and total). BM25 over a job's words: its role's twice, then its company name's and its post's; k1 1.2, b 0.75; idf ln(1 + (N - n + 0.5)/(n + 0.5)) over the N active jobs, n of which hold the word.",
+    schema: || json!({"type": "string", "enum": ["posted_at", "relevance"], "default": "posted_at"}),
+    form: Form::Plain,
+    example: Some("relevance"),
+    examples: &[],
+};
+
+/// `highlight`, in the query.
+pub(crate) const HIGHLIGHT: Param = Param {
+    component: None,
+    name: "highlight",
+    at: In::Query,
+    required: false,
+    description: "When true, each job gets `match`: `terms`, the words of `q` it holds (in `q`'s order), and `snippet`, at most 240 characters of its post around the first of them with each found word wrapped in `**`.",
+    schema: || json!({"type": "boolean", "default": false}),
+    form: Form::Plain,
+    example: None,
+    examples: &[],
+};
+
+/// `fields`, in the query.
+pub(crate) const FIELDS: Param = Param {
+    component: None,
+    name: "fields",
+    at: In::Query,
+    required: false,
+    description: "Comma-separated top-level job fields to send, and no others (`id` always comes); any other name is answered 400 `invalid_parameter` with the names in `allowed`. Smaller answers for agents that pay per token.",
+    schema: fields_schema,
+    form: Form::List,
+    example: Some("id,role,company_name"),
+    examples: &[],
+};
+
+/// A comma list of job fields, as a pattern made from the fields a job is rendered with.
+fn fields_schema() -> serde_json::Value {
+    let name = format!("(?:{})", crate::api::render::JOB_FIELDS.join("|"));
+    json!({"type": "string", "pattern": format!("^ *{name}? *(, *{name}? *)*$")})
+}
+
 /// `funding_stage`, in the query.
 pub(crate) const FUNDING_STAGE: Param = Param {
     component: None,

@@ -5,8 +5,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::error::ApiError;
 use crate::api::endpoints::{LIST_CHANGES, LIST_COMPANIES, LIST_WEBHOOKS, SEARCH_JOBS};
+use crate::api::job_shape::JobShape;
+use crate::api::render::JOB_FIELDS;
 use crate::domain::{after_leap_second, DomainError, FeedCursor, FundingStage, Page, PerPage};
-use crate::query::{Facet, JobQuery};
+use crate::query::{Facet, JobQuery, Sort};
 use crate::service::{ChangesQuery, CompanyQuery, FeedStart};
 
 mod filters;
@@ -331,10 +333,48 @@ pub(crate) fn job_query(params: &Params) -> Result<JobQuery, ApiError> {
     })?;
     facets.sort();
     facets.dedup();
+    let sort = match params.one("sort") {
+        None => Sort::default(),
+        Some(name) => Sort::parse(name).ok_or_else(|| ApiError::not_one_of("sort", name, SORTS))?,
+    };
+    if sort == Sort::Relevance && filter.q_words.is_empty() {
+        return Err(DomainError::new(
+            "sort",
+            "is relevance, which ranks by the words of `q`: give `q` as well, or sort=posted_at",
+        )
+        .into());
+    }
     Ok(JobQuery::new(filter)
+        .sort(sort)
         .page(page)
         .per_page(per_page)
         .facets(facets))
+}
+
+/// The orders `sort` names.
+const SORTS: &[&str] = &["posted_at", "relevance"];
+
+/// `GET /jobs`' `fields` and `highlight`: how each job of the page is written.
+pub(crate) fn job_shape(params: &Params) -> Result<JobShape, ApiError> {
+    let names = params
+        .list("fields", |name| Ok(name.to_owned()))
+        .map_err(ApiError::from)?;
+    let fields = match names.is_empty() {
+        true => None,
+        false => Some(match JobShape::keep(names.iter().map(String::as_str)) {
+            Some(bits) => bits,
+            None => {
+                let unknown = names.iter().find(|n| !JOB_FIELDS.contains(&n.as_str()));
+                let unknown = unknown.map_or("", String::as_str);
+                return Err(ApiError::not_one_of("fields", unknown, JOB_FIELDS));
+            }
+        }),
+    };
+    let highlight = params
+        .bool("highlight")?
+        .unwrap_or(false)
+        .then(|| params.one("q").unwrap_or_default().to_owned());
+    Ok(JobShape { fields, highlight })
 }
 
 /// The error for a facet name an endpoint does not count by.

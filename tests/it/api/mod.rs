@@ -18,6 +18,7 @@ mod metrics;
 mod openapi;
 mod places;
 mod rate_limits;
+mod relevance;
 mod restart;
 mod usage;
 mod webhooks;

@@ -29,6 +29,7 @@
 //! with `#[path]`.
 
 pub mod app;
+pub mod bm25;
 // Used by the crash tests, which run apart.
 #[allow(dead_code)]
 pub mod child;
