@@ -131,7 +131,7 @@ pub(crate) const SEARCH_JOBS: Doc = Doc {
     id: "searchJobs",
     tag: "jobs",
     summary: "Search job listings",
-    description: "Search active job listings with optional filters, paginated. Unknown query parameters are rejected with 400 (code unknown_parameter). Add `facets=domain,seniority,remote` for counts over all matches in `meta.facets`; a `domain` or `seniority` value no active job holds is answered with a warning in `meta.warnings` naming the known values.",
+    description: "Search active job listings with optional filters, paginated. Unknown query parameters are rejected with 400 (code unknown_parameter). Add `facets=domain,seniority,remote,country` for counts over all matches in `meta.facets`; `sort=relevance` (with `q`) answers the best BM25 match first, `highlight=true` adds why each job matched, and `fields=` sends only the fields named; a `domain` or `seniority` value no active job holds is answered with a warning in `meta.warnings` naming the known values.",
     params: &SEARCH_PARAMS,
     body: None,
     answers: &[Answer { status: 200, description: "A page of job listings.", content: Content::Schema("JobList") }],

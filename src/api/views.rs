@@ -485,6 +485,9 @@ impl From<&UnknownValue> for WarningView {
 #[serde(default)]
 #[non_exhaustive]
 pub struct JobFacets {
+    /// Counts by the country of a place (ISO 3166-1 alpha-2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<FacetList>,
     /// Counts by domain tag.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub domain: Option<FacetList>,
@@ -500,7 +503,8 @@ fn job_facets_example() -> Value {
     serde_json::json!({
         "domain": [{"value": "engineering", "count": 1234}, {"value": "ai", "count": 310}],
         "seniority": [{"value": "senior", "count": 900}],
-        "remote": {"true": 700, "false": 844}
+        "remote": {"true": 700, "false": 844},
+        "country": [{"value": "DE", "count": 212}, {"value": "US", "count": 180}]
     })
 }
 
@@ -568,6 +572,7 @@ pub(crate) fn job_facets_json(f: &FacetCounts) -> Option<JobFacets> {
         return None;
     }
     Some(JobFacets {
+        country: f.country.as_deref().map(value_counts_json),
         domain: f.domain.as_deref().map(value_counts_json),
         remote: f.remote.as_ref().map(|r| RemoteCounts {
             on_site: r.on_site,

@@ -592,6 +592,9 @@ impl Model {
                 remote,
                 on_site: hits.len() as u64 - remote,
             })
+            .country(tally(&|j: &Job| {
+                j.places.iter().map(|p| p.country.as_str()).collect()
+            }))
     }
 
     fn active(&self) -> impl Iterator<Item = &Job> {
@@ -624,6 +627,7 @@ fn check_query(index: &JobIndex, model: &Model, q: &QuerySpec, sample: usize) {
     let faceted = index.search(&query.clone().facets([
         Facet::Remote,
         Facet::Domain,
+        Facet::Country,
         Facet::Seniority,
         Facet::Domain,
     ]));
@@ -633,6 +637,10 @@ fn check_query(index: &JobIndex, model: &Model, q: &QuerySpec, sample: usize) {
     let one = index.search(&query.clone().facets([Facet::Seniority]));
     assert_eq!(one.facets.seniority, faceted.facets.seniority);
     assert!(one.facets.domain.is_none() && one.facets.remote.is_none());
+    assert!(one.facets.country.is_none());
+    let countries = index.search(&query.clone().facets([Facet::Country]));
+    assert_eq!(countries.facets.country, faceted.facets.country);
+    assert_eq!(countries.ids, got.ids);
 
     // `search_top` answers newest first, whatever the query's order.
     let newest_first = QuerySpec {

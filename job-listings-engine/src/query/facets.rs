@@ -11,14 +11,22 @@ pub enum Facet {
     Seniority,
     /// Remote or not.
     Remote,
+    /// The countries of the jobs' places: a job with places in two countries counts under
+    /// each, a job without places under none.
+    Country,
 }
 
 impl Facet {
     /// Every facet, in the order of their names in [`Facet::NAMES`].
-    pub const ALL: [Facet; 3] = [Facet::Domain, Facet::Seniority, Facet::Remote];
+    pub const ALL: [Facet; 4] = [
+        Facet::Domain,
+        Facet::Seniority,
+        Facet::Remote,
+        Facet::Country,
+    ];
 
     /// The names of the facets as the API spells them, the same as their filters'.
-    pub const NAMES: [&'static str; 3] = ["domain", "seniority", "remote"];
+    pub const NAMES: [&'static str; 4] = ["domain", "seniority", "remote", "country"];
 
     /// The facet's name as the API spells it.
     pub fn name(self) -> &'static str {
@@ -26,6 +34,7 @@ impl Facet {
             Facet::Domain => "domain",
             Facet::Seniority => "seniority",
             Facet::Remote => "remote",
+            Facet::Country => "country",
         }
     }
 
@@ -68,6 +77,8 @@ pub struct FacetCounts {
     pub seniority: Option<Vec<ValueCount>>,
     /// Matches by remote or not.
     pub remote: Option<RemoteCounts>,
+    /// Matches by the country of a place (ISO 3166-1 alpha-2).
+    pub country: Option<Vec<ValueCount>>,
 }
 
 impl FacetCounts {
@@ -92,9 +103,19 @@ impl FacetCounts {
         self
     }
 
+    /// Sets the counts by country.
+    #[must_use]
+    pub fn country(mut self, counts: impl Into<Option<Vec<ValueCount>>>) -> Self {
+        self.country = counts.into();
+        self
+    }
+
     /// Whether no facet was asked for.
     pub fn is_empty(&self) -> bool {
-        self.domain.is_none() && self.seniority.is_none() && self.remote.is_none()
+        self.domain.is_none()
+            && self.seniority.is_none()
+            && self.remote.is_none()
+            && self.country.is_none()
     }
 }
 

@@ -129,6 +129,16 @@ impl PlaceIndex {
         }
     }
 
+    /// Every country with a posting, and the posting.
+    pub(crate) fn countries(&self) -> impl Iterator<Item = (Country, &Docs)> {
+        self.postings
+            .iter()
+            .filter_map(|(label, docs)| match label {
+                Label::Country(country) => Some((*country, docs)),
+                _ => None,
+            })
+    }
+
     /// The posting of a label, if any document has it.
     pub(crate) fn posting(&self, label: &Label) -> Option<&Docs> {
         self.postings.get(label)

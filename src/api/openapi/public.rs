@@ -134,12 +134,27 @@ pub(crate) const JOB_FACETS: Param = Param {
     name: "facets",
     at: In::Query,
     required: false,
-    description: "Comma-separated facets to count over all the matches (not only this page), answered in `meta.facets`: any of `domain`, `seniority`, `remote`. The counts list every value the matches hold, so they are also how to discover the labels in use. Names are case-insensitive; another name is answered 400 `invalid_parameter` naming the facets there are. Counted as part of the one call.",
-    schema: || json!({"type": "string", "pattern": "^ *(?:[Dd][Oo][Mm][Aa][Ii][Nn]|[Ss][Ee][Nn][Ii][Oo][Rr][Ii][Tt][Yy]|[Rr][Ee][Mm][Oo][Tt][Ee])? *(, *(?:[Dd][Oo][Mm][Aa][Ii][Nn]|[Ss][Ee][Nn][Ii][Oo][Rr][Ii][Tt][Yy]|[Rr][Ee][Mm][Oo][Tt][Ee])? *)*$"}),
+    description: "Comma-separated facets to count over all the matches (not only this page), answered in `meta.facets`: any of `domain`, `seniority`, `remote`, `country`. The counts list every value the matches hold, so they are also how to discover the labels in use. Names are case-insensitive; another name is answered 400 `invalid_parameter` naming the facets there are. Counted as part of the one call.",
+    schema: job_facets_schema,
     form: Form::List,
     example: Some("domain,seniority,remote"),
     examples: &[],
 };
+
+/// A comma list of facet names in any case, as a pattern made from the engine's names.
+fn job_facets_schema() -> serde_json::Value {
+    let any_case = |name: &str| -> String {
+        name.chars()
+            .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c))
+            .collect()
+    };
+    let names: Vec<String> = crate::query::Facet::NAMES
+        .iter()
+        .map(|n| any_case(n))
+        .collect();
+    let name = format!("(?:{})", names.join("|"));
+    json!({"type": "string", "pattern": format!("^ *{name}? *(, *{name}? *)*$")})
+}
 
 /// `sort`, in the query.
 pub(crate) const SORT: Param = Param {

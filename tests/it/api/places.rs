@@ -144,3 +144,51 @@ async fn the_change_feed_takes_the_same_filters() {
         assert!(places.iter().any(|p| p["country"] == "DE"), "{}", e["job"]);
     }
 }
+
+#[tokio::test]
+async fn the_country_facet_counts_every_match_by_the_countries_of_its_places() {
+    let app = spawn_app().await;
+    let r = app
+        .get_jobs("remote_only=true&facets=Country&per_page=1")
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let mut want: std::collections::BTreeMap<String, u64> = Default::default();
+    for job in app
+        .dataset
+        .jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Active && j.remote)
+    {
+        let mut countries: Vec<&str> = job.places.iter().map(|p| p.country.as_str()).collect();
+        countries.sort_unstable();
+        countries.dedup();
+        for c in countries {
+            *want.entry(c.to_owned()).or_default() += 1;
+        }
+    }
+    assert!(
+        want.len() > 3,
+        "the demo data has remote jobs in several countries"
+    );
+    let listed = r.body["meta"]["facets"]["country"]
+        .as_array()
+        .expect("country counts");
+    let got: std::collections::BTreeMap<String, u64> = listed
+        .iter()
+        .map(|v| {
+            (
+                v["value"].as_str().unwrap().to_owned(),
+                v["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    // Most first, then by code.
+    let counts: Vec<(u64, &str)> = listed
+        .iter()
+        .map(|v| (v["count"].as_u64().unwrap(), v["value"].as_str().unwrap()))
+        .collect();
+    assert!(counts
+        .windows(2)
+        .all(|w| w[0].0 > w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1)));
+}

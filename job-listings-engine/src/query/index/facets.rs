@@ -58,19 +58,47 @@ impl JobIndex {
 
     /// The counts of `facets` among `matching`, live documents only.
     pub(super) fn facet_counts(&self, matching: &Docs, facets: &[Facet]) -> FacetCounts {
+        // Countries are counted by their postings, whatever the others are counted by: a
+        // document's combination of values does not hold its countries.
+        let (by_country, others): (Vec<Facet>, Vec<Facet>) =
+            facets.iter().partition(|f| **f == Facet::Country);
         let everything = matching.cardinality() == self.live.cardinality();
-        let postings = facets
+        let postings = others
             .iter()
             .map(|f| match f {
                 Facet::Domain => self.domains.len() as u64,
                 Facet::Seniority => self.seniority.len() as u64,
-                Facet::Remote => 1,
+                Facet::Remote | Facet::Country => 1,
             })
             .sum();
-        if !everything && !matching.is_empty() && self.count_one_by_one(matching, postings) {
-            return self.facet_counts_one_by_one(matching, facets);
+        let mut counts = if others.is_empty() {
+            FacetCounts::default()
+        } else if !everything && !matching.is_empty() && self.count_one_by_one(matching, postings) {
+            self.facet_counts_one_by_one(matching, &others)
+        } else {
+            self.facet_counts_by_postings(matching, &others)
+        };
+        if !by_country.is_empty() {
+            let countries = self.places.countries().filter_map(|(country, docs)| {
+                let n = self.count_among(matching, everything, docs);
+                (n > 0).then(|| ValueCount {
+                    value: country.as_str().to_owned(),
+                    count: n,
+                })
+            });
+            counts.country = Some(ranked(countries.collect()));
         }
-        self.facet_counts_by_postings(matching, facets)
+        counts
+    }
+
+    /// How many documents of `docs` are in `matching` (live documents; `everything` when
+    /// they are all the live ones, whose count the posting gives more cheaply).
+    fn count_among(&self, matching: &Docs, everything: bool, docs: &Docs) -> u64 {
+        if everything {
+            self.live_among(docs)
+        } else {
+            matching.and_cardinality(docs)
+        }
     }
 
     /// The counts of `facets` among `matching`, each value's posting intersected with it.
@@ -82,13 +110,7 @@ impl JobIndex {
         let everything = matching.cardinality() == self.live.cardinality();
         // Postings hold dead documents until compaction, but `matching` holds none; when it is
         // every live document, the postings' own live counts are the answer and cheaper.
-        let count = |docs: &Docs| {
-            if everything {
-                self.live_among(docs)
-            } else {
-                matching.and_cardinality(docs)
-            }
-        };
+        let count = |docs: &Docs| self.count_among(matching, everything, docs);
         let values = |postings: &HashMap<String, Docs>| {
             let counts = postings
                 .iter()
@@ -109,6 +131,7 @@ impl JobIndex {
                     Facet::Domain => out.domain = Some(Vec::new()),
                     Facet::Seniority => out.seniority = Some(Vec::new()),
                     Facet::Remote => out.remote = Some(RemoteCounts::default()),
+                    Facet::Country => out.country = Some(Vec::new()),
                 }
             }
             return out;
@@ -328,6 +351,7 @@ impl JobIndex {
                         on_site: matching.cardinality() - remote,
                     })
                 }
+                Facet::Country => {}
             }
         }
         out

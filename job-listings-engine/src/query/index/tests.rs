@@ -156,9 +156,11 @@ fn facets_counted_one_by_one_equal_those_counted_by_postings() {
         assert_eq!(index.combos.of_doc.len(), index.slots.len());
         for filter in &filters {
             let matching = index.all_matches(filter);
+            // Countries are counted by their postings either way.
+            let by_combination = [Facet::Domain, Facet::Seniority, Facet::Remote];
             assert_eq!(
-                index.facet_counts_one_by_one(&matching, &Facet::ALL),
-                index.facet_counts_by_postings(&matching, &Facet::ALL),
+                index.facet_counts_one_by_one(&matching, &by_combination),
+                index.facet_counts_by_postings(&matching, &by_combination),
                 "{filter:?}"
             );
         }
