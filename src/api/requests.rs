@@ -24,12 +24,14 @@ pub struct NewWebhook {
     // Left out or null is refused as "is required" by the server.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(required, with = "String", url, length(max = 2048))]
+    #[schemars(extend("x-brief" = "The https URL each matching job is POSTed to."))]
     #[schemars(regex(pattern = "^[Hh][Tt][Tt][Pp][Ss]?://"))]
     pub callback_url: Option<String>,
     /// Domain tags to subscribe to; each 1-40 characters of letters, digits, '-', '_', '.',
     /// '+'. Empty (the default) means all domains.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<Label>>", length(max = 50), extend("default" = []))]
+    #[schemars(extend("x-brief" = "Domain tags; a job with any is sent (none: all)."))]
     pub domain_filters: Option<Vec<String>>,
     /// Deliver only remote jobs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,6 +87,7 @@ pub struct NewWebhook {
     /// filters applied (a closed job for `job.closed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<WebhookEventType>>", length(max = 50))]
+    #[schemars(extend("x-brief" = "Events to send: job.new (default), job.updated, job.closed."))]
     pub event_types: Option<Vec<String>>,
 }
 

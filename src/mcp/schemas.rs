@@ -43,36 +43,24 @@ impl ToolSpec {
 }
 
 /// How filters combine, said once for every tool that filters.
-const FILTER_RULE: &str = "Filters combine with AND across parameters; a list parameter \
-(several values) matches a job holding ANY of its values (OR within). Text matching is by \
-whole words, case-insensitive. Every parameter is optional.";
+const FILTER_RULE: &str = "Filters AND together; a list matches any of its values; words \
+match whole, in any case.";
 
 /// Every tool, in the order a model meets them.
 pub(crate) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "search_jobs",
-        description: "Search active job listings, newest first, one page at a time. Returns \
-            the matching jobs (id, role, company_name, company_id, domains, seniority, remote, \
-            location, salary, posted_at, confidence, description), the total count and page \
-            info, and optional facet counts. Filters combine with AND across parameters; a \
-            list parameter (several values) matches a job holding ANY of its values (OR \
-            within). Text matching is by whole words, case-insensitive. Every parameter is \
-            optional; none lists every active job. Use the ids in the results with get_job \
-            and the company_id with get_company. Ask for facets=[\"domain\",\"seniority\"] to \
-            learn which labels exist and how many jobs hold each. Each call counts one call \
-            against the monthly quota.",
+        description: "Search active job listings, a page at a time, newest first or, with sort=relevance, best match for q first. Ask for fields and highlight to keep answers small. Use ids with get_job and company_id with get_company. One call.",
         method: Method::GET,
         path: "/api/v1/jobs",
-        lists: &["domain", "seniority", "facets", "fields"],
+        lists: &["domain", "seniority", "country", "facets", "fields"],
         params: JOB_PARAMS,
         read_only: true,
         plan: Plan::Developer,
     },
     ToolSpec {
         name: "get_job",
-        description: "Read one job listing by its id (a UUID taken from search_jobs results \
-            or a company's active_jobs), with the hiring company's enrichment data. Closed \
-            jobs are still found by id. Counts one call.",
+        description: "One job by id (from search_jobs), closed ones too, with its company's data. One call.",
         method: Method::GET,
         path: "/api/v1/jobs/{id}",
         lists: &[],
@@ -82,10 +70,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "list_companies",
-        description: "List companies that have active jobs, by name, one page at a time: \
-            id, name, web domain, funding stage, blurb and number of active jobs. Filter by \
-            funding_stage; ask for facets=[\"funding_stage\"] to learn which stages exist \
-            with their counts. Counts one call.",
+        description: "Companies with active jobs, a page at a time; facets=[\"funding_stage\"] counts them by stage. One call.",
         method: Method::GET,
         path: "/api/v1/companies",
         lists: &["facets"],
@@ -95,9 +80,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "get_company",
-        description: "Read one company by its id (a UUID from list_companies, or the \
-            company_id of a job) with its enrichment data and its newest active jobs (at most \
-            100; search_jobs with company_id pages through all of them). Counts one call.",
+        description: "One company by id, with its newest active jobs (at most 100; search_jobs with company_id has all). One call.",
         method: Method::GET,
         path: "/api/v1/companies/{id}",
         lists: &[],
@@ -107,27 +90,17 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "follow_changes",
-        description: "Stay in sync with the listings without searching again: the job \
-            changes since a cursor, oldest first. Each event is job.new (became active), \
-            job.updated (changed), job.closed (no longer active) or job.deleted (removed; job \
-            is null), with the job as it then was and its own cursor. Call first with \
-            after=\"now\" for the cursor to start from, then again with after set to the \
-            answer's next_cursor; has_more=true means more events wait now, false means poll \
-            again later. Takes the filters of search_jobs (applied to the job as of each \
-            event, closed or not). A cursor older than 30 days is refused with \
-            cursor_expired: start again with after=\"now\" and a search. Counts one call.",
+        description: "Job changes since a cursor, oldest first: job.new, job.updated, job.closed, job.deleted. Start with after=\"now\", then pass next_cursor; has_more=false: poll later. An expired cursor answers cursor_expired: start again. Filters as in search_jobs. One call.",
         method: Method::GET,
         path: "/api/v1/changes",
-        lists: &["domain", "seniority"],
+        lists: &["domain", "seniority", "country"],
         params: CHANGE_PARAMS,
         read_only: true,
         plan: Plan::Developer,
     },
     ToolSpec {
         name: "get_usage",
-        description: "The API key's usage in the current billing period: plan, calls used, \
-            calls remaining, monthly quota and the period's start. Free: not counted as a \
-            call.",
+        description: "This key's plan, calls used and left this period. Free.",
         method: Method::GET,
         path: "/api/v1/usage",
         lists: &[],
@@ -137,11 +110,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "create_webhook",
-        description: "Register a webhook: the server POSTs each new job matching the filters \
-            to callback_url (an https URL), signed per Standard Webhooks. Needs the Agent Pro \
-            plan or higher (a lower plan is refused with plan_upgrade_required). The answer \
-            holds the signing secret (whsec_…) this once only: keep it to verify deliveries. \
-            Counts one call.",
+        description: "Have each new matching job POSTed to callback_url (https), signed per Standard Webhooks; filters as in search_jobs. Agent Pro plan or higher. The answer's secret (whsec_…) is shown this once only. One call.",
         method: Method::POST,
         path: "/api/v1/webhooks",
         lists: &[],
@@ -151,9 +120,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "list_webhooks",
-        description: "List this API key's webhooks, oldest first, one page at a time (without \
-            their secrets). Only Agent Pro keys and higher can register webhooks, so a lower plan's \
-            list is empty. Counts one call.",
+        description: "This key's webhooks, oldest first, without their secrets. One call.",
         method: Method::GET,
         path: "/api/v1/webhooks",
         lists: &[],
@@ -163,9 +130,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "delete_webhook",
-        description: "Delete one of this API key's webhooks by its id (from create_webhook or \
-            list_webhooks); nothing more is delivered to it. An id that is not one of this \
-            key's webhooks is not_found. Counts one call.",
+        description: "Delete one of this key's webhooks by id. One call.",
         method: Method::DELETE,
         path: "/api/v1/webhooks/{id}",
         lists: &[],
@@ -202,29 +167,34 @@ pub(crate) fn tools() -> &'static [Tool] {
 
 fn tool(openapi: &Value, spec: &ToolSpec) -> Tool {
     let operation = &openapi["paths"][spec.path][spec.method.as_str().to_ascii_lowercase()];
-    let description = if spec.lists.is_empty() || spec.name == "search_jobs" {
+    let description = if spec.lists.is_empty() {
         spec.description.to_owned()
     } else {
         format!("{} {FILTER_RULE}", spec.description)
     };
-    let mut tool = Tool::new(
+    // Whether a tool destroys is said of those that change something only.
+    let annotations = match spec.read_only {
+        true => ToolAnnotations::new().read_only(true),
+        false => ToolAnnotations::new()
+            .read_only(false)
+            .destructive(spec.method == Method::DELETE),
+    };
+    Tool::new(
         spec.name,
         description,
         Arc::new(input_schema(openapi, operation, spec)),
     )
     .with_raw_output_schema(Arc::new(output_schema(openapi, operation)))
-    .with_annotations(
-        ToolAnnotations::new()
-            .read_only(spec.read_only)
-            .destructive(spec.method == Method::DELETE),
-    );
-    tool.title = Some(spec.name.replace('_', " "));
-    tool
+    .with_annotations(annotations)
 }
 
 /// The arguments: the endpoint's query and path parameters (not its headers), each with its
-/// OpenAPI description and schema; for `POST`, the body's fields.
+/// one-line description for a model (`x-brief`) and its type, bounds and choices; for `POST`,
+/// the body's fields. A filter of `search_jobs` is described there only: the other tools
+/// that take it say they take its filters, and every listing holds `search_jobs`.
 fn input_schema(openapi: &Value, operation: &Value, spec: &ToolSpec) -> JsonObject {
+    let search = search_briefs(openapi);
+    let described_in_search = |name: &str| spec.name != "search_jobs" && search.contains_key(name);
     let mut properties = Map::new();
     let mut required = Vec::new();
     let parameters = operation["parameters"]
@@ -239,26 +209,14 @@ fn input_schema(openapi: &Value, operation: &Value, spec: &ToolSpec) -> JsonObje
         if place != "query" && place != "path" {
             continue;
         }
-        let about = parameter["description"].as_str().unwrap_or_default();
-        let schema = if spec.lists.contains(&name) {
-            let about = about.replacen("Comma-separated ", "", 1);
-            json!({
-                "type": "array",
-                "items": { "type": "string", "maxLength": 40 },
-                "description": format!("A list of values; {about}"),
-            })
+        let mut schema = if spec.lists.contains(&name) {
+            json!({"type": "array", "items": {"type": "string"}})
         } else {
-            let mut schema = inline(openapi, &parameter["schema"], 0);
-            if let Some(object) = schema.as_object_mut() {
-                let about = if place == "path" {
-                    format!("{about} Take it from an earlier tool's results.")
-                } else {
-                    about.to_owned()
-                };
-                object.insert("description".into(), Value::String(about));
-            }
-            schema
+            compact(&inline(openapi, &parameter["schema"], 0))
         };
+        if !described_in_search(name) {
+            described(&mut schema, brief(parameter));
+        }
         if parameter["required"].as_bool() == Some(true) {
             required.push(Value::String(name.to_owned()));
         }
@@ -270,8 +228,12 @@ fn input_schema(openapi: &Value, operation: &Value, spec: &ToolSpec) -> JsonObje
             &operation["requestBody"]["content"]["application/json"]["schema"],
             0,
         );
-        if let Some(fields) = body["properties"].as_object() {
-            properties.extend(fields.clone());
+        for (name, field) in body["properties"].as_object().into_iter().flatten() {
+            let mut schema = compact(field);
+            if !described_in_search(name) {
+                described(&mut schema, brief(field));
+            }
+            properties.insert(name.clone(), schema);
         }
         if let Some(needed) = body["required"].as_array() {
             required.extend(needed.iter().cloned());
@@ -283,12 +245,81 @@ fn input_schema(openapi: &Value, operation: &Value, spec: &ToolSpec) -> JsonObje
     if !required.is_empty() {
         schema.insert("required".into(), Value::Array(required));
     }
-    schema.insert("additionalProperties".into(), json!(false));
     schema
 }
 
-/// What a successful call answers: the JSON schema of the endpoint's 2xx JSON body. An
-/// endpoint that answers without a body (`DELETE`) answers `{"id", "deleted"}` as a tool.
+/// The one line for a model a parameter or field declares, else its description.
+fn brief(declared: &Value) -> &str {
+    declared["x-brief"]
+        .as_str()
+        .or_else(|| declared["description"].as_str())
+        .unwrap_or_default()
+}
+
+/// The one-line descriptions of the search parameters, by name.
+fn search_briefs(openapi: &Value) -> std::collections::HashMap<&str, &str> {
+    let parameters = openapi["paths"]["/api/v1/jobs"]["get"]["parameters"].as_array();
+    parameters
+        .into_iter()
+        .flatten()
+        .map(|p| resolve(openapi, p))
+        .filter_map(|p| Some((p["name"].as_str()?, brief(p))))
+        .collect()
+}
+
+fn described(schema: &mut Value, about: &str) {
+    if let (Some(object), false) = (schema.as_object_mut(), about.is_empty()) {
+        object.insert("description".into(), about.into());
+    }
+}
+
+/// What a model needs of a value's schema to fill it in: its type, the format of a string,
+/// bounds and choices. Descriptions, patterns, lengths and the formats of numbers are left
+/// out, and null (which leaves a field out) from the types: the server checks the rest and
+/// its refusal says what to fix.
+fn compact(schema: &Value) -> Value {
+    const KEPT: &[&str] = &["enum", "const", "minimum", "maximum", "default"];
+    let Some(object) = schema.as_object() else {
+        return json!({});
+    };
+    // An optional value is one of its type or null: its type. (Choices of form under a
+    // type, such as a date-time or a date, leave the type.)
+    if let (None, Some(Value::Array(choices))) = (
+        object.get("type"),
+        object.get("anyOf").or_else(|| object.get("oneOf")),
+    ) {
+        if let Some(one) = choices.iter().find(|c| c["type"] != "null") {
+            return compact(one);
+        }
+    }
+    let mut out = Map::new();
+    let kind = match object.get("type") {
+        Some(Value::Array(kinds)) => kinds.iter().find(|k| *k != "null").cloned(),
+        kind => kind.cloned(),
+    };
+    if let Some(kind) = kind {
+        if kind == "string" {
+            if let Some(format) = object.get("format") {
+                out.insert("format".into(), format.clone());
+            }
+        }
+        out.insert("type".into(), kind);
+    }
+    for key in KEPT {
+        if let Some(value) = object.get(*key) {
+            out.insert((*key).into(), value.clone());
+        }
+    }
+    if let Some(items) = object.get("items") {
+        out.insert("items".into(), compact(items));
+    }
+    Value::Object(out)
+}
+
+/// What a successful call answers, as a shape: the fields of the endpoint's 2xx JSON body
+/// and their types (the text beside the answer and the fields themselves say the rest;
+/// a deeper schema repeated a job's fields in five tools' listings). An endpoint that
+/// answers without a body (`DELETE`) answers `{"id", "deleted"}` as a tool.
 fn output_schema(openapi: &Value, operation: &Value) -> JsonObject {
     let responses = operation["responses"].as_object();
     let body = responses
@@ -297,28 +328,75 @@ fn output_schema(openapi: &Value, operation: &Value) -> JsonObject {
         .find(|(status, _)| status.starts_with('2'))
         .map(|(_, r)| resolve(openapi, r)["content"]["application/json"]["schema"].clone())
         .filter(|s| !s.is_null());
-    let mut schema = match body {
-        Some(schema) => inline(openapi, &schema, 0),
-        None => deleted_schema(),
+    let Some(body) = body.map(|schema| inline(openapi, &schema, 0)) else {
+        return deleted_schema();
     };
-    // MCP wants an object at the root; `allOf` schemas (a job with its company) are one.
-    if let Some(object) = schema.as_object_mut() {
-        object.entry("type").or_insert_with(|| json!("object"));
-        return object.clone();
+    let Value::Object(mut object) = shape(&body, 1) else {
+        return JsonObject::new();
+    };
+    // MCP wants an object at the root.
+    object.insert("type".into(), json!("object"));
+    object
+}
+
+/// A schema cut to its fields and their types, `depth` levels of fields deep. The fields of
+/// `allOf` parts (a job with its company) are merged.
+fn shape(schema: &Value, depth: usize) -> Value {
+    let Some(object) = schema.as_object() else {
+        return json!({});
+    };
+    // One of several: whichever types they are (a value or null), or anything.
+    if let (None, Some(Value::Array(choices))) = (
+        object.get("type"),
+        object.get("anyOf").or_else(|| object.get("oneOf")),
+    ) {
+        let mut kinds = Vec::new();
+        for choice in choices {
+            match &choice["type"] {
+                Value::String(kind) => kinds.push(Value::String(kind.clone())),
+                Value::Array(more) => kinds.extend(more.iter().cloned()),
+                _ => return json!({}),
+            }
+        }
+        kinds.dedup();
+        return json!({ "type": kinds });
     }
-    JsonObject::new()
+    let mut out = Map::new();
+    if let Some(kind) = object.get("type") {
+        out.insert("type".into(), kind.clone());
+    }
+    if let Some(items) = object.get("items").filter(|_| depth > 0) {
+        out.insert("items".into(), shape(items, depth));
+    }
+    let mut fields = Map::new();
+    let parts = object.get("allOf").and_then(Value::as_array);
+    for part in std::iter::once(schema).chain(parts.into_iter().flatten()) {
+        let properties = part["properties"].as_object().into_iter().flatten();
+        if depth > 0 {
+            fields.extend(properties.map(|(k, v)| (k.clone(), shape(v, depth - 1))));
+        }
+    }
+    if !fields.is_empty() {
+        out.entry("type").or_insert_with(|| json!("object"));
+        out.insert("properties".into(), Value::Object(fields));
+    }
+    Value::Object(out)
 }
 
 /// The answer of a tool whose endpoint answers `204 No Content`.
-fn deleted_schema() -> Value {
-    json!({
+fn deleted_schema() -> JsonObject {
+    let schema = json!({
         "type": "object",
         "properties": {
-            "id": { "type": "string", "format": "uuid", "description": "The deleted resource's id." },
+            "id": { "type": "string", "format": "uuid" },
             "deleted": { "type": "boolean", "const": true },
         },
         "required": ["id", "deleted"],
-    })
+    });
+    match schema {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
 }
 
 /// A `$ref` to the OpenAPI document's components, followed; anything else as it is.
@@ -425,6 +503,38 @@ mod tests {
             .as_str()
             .is_some_and(|d| d.contains("engineering")));
         assert_eq!(properties["per_page"]["maximum"], 50);
+    }
+
+    /// Every agent holds the listing in its context before its first call: it stays under
+    /// 10 KB, and every argument is described once, in its tool or in `search_jobs`.
+    #[test]
+    fn the_listing_is_small_and_describes_every_argument_once() {
+        let listed = serde_json::to_string(&json!({ "tools": tools() })).expect("serialises");
+        assert!(
+            listed.len() < 10_000,
+            "tools/list holds {} bytes",
+            listed.len()
+        );
+        let search = &tools()[0].input_schema["properties"];
+        for tool in tools() {
+            let properties = tool.input_schema["properties"]
+                .as_object()
+                .expect("properties");
+            for (name, schema) in properties {
+                let described = |s: &Value| s["description"].as_str().is_some_and(|d| d.len() > 8);
+                let own = described(schema);
+                let in_search = tool.name != "search_jobs" && described(&search[name]);
+                assert!(
+                    own != in_search,
+                    "{}.{name}: described {own}, in search {in_search}",
+                    tool.name
+                );
+            }
+            assert!(
+                !listed.contains("%2B"),
+                "no percent-encoding advice for a model"
+            );
+        }
     }
 
     #[test]

@@ -271,7 +271,8 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
         let output = tool.output_schema.as_ref().expect("an output schema");
         assert_eq!(output["type"], "object", "{}", tool.name);
-        assert!(tool.description.as_ref().is_some_and(|d| d.len() > 80));
+        // Short, for a model, but saying what the tool does.
+        assert!(tool.description.as_ref().is_some_and(|d| d.len() > 40));
     }
     let search = &tools[0];
     for param in job_listings::api::JOB_PARAMS {

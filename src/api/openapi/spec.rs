@@ -107,6 +107,9 @@ pub(crate) struct Param {
     pub(crate) at: In,
     pub(crate) required: bool,
     pub(crate) description: &'static str,
+    /// One line for a model: what an MCP tool's schema says of it (`x-brief` in the
+    /// document), with no advice for REST alone.
+    pub(crate) brief: &'static str,
     pub(crate) schema: fn() -> Value,
     /// How it is written in a query string.
     pub(crate) form: Form,
@@ -128,6 +131,7 @@ impl Param {
         object.insert("in".into(), self.at.as_str().into());
         object.insert("required".into(), self.required.into());
         object.insert("description".into(), self.description.into());
+        object.insert("x-brief".into(), self.brief.into());
         if self.form != Form::Plain {
             object.insert("style".into(), "form".into());
             object.insert("explode".into(), true.into());
