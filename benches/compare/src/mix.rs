@@ -1,4 +1,4 @@
-//! The query mix: 200 queries in four classes, 50 of each, deterministic from the seed.
+//! The query mix: 250 queries in five classes, 50 of each, deterministic from the seed.
 //!
 //! Every query is a [`JobQuery`] built the way the HTTP layer builds one (text goes through
 //! [`JobFilter::with_q`] and [`JobFilter::with_company`], tags and levels through their
@@ -8,14 +8,14 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use job_listings::domain::{Confidence, DomainTag, Page, PerPage, Seniority};
-use job_listings::query::{JobFilter, JobQuery};
+use job_listings::query::{JobFilter, JobQuery, Sort};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::data::{self, Generator};
 
-/// The four query classes.
+/// The query classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Class {
     /// Tags, levels, remote, confidence and date filters, first pages.
@@ -26,15 +26,18 @@ pub enum Class {
     TextFilter,
     /// Pages 20 to 60, with or without filters.
     DeepPage,
+    /// `q` words, sometimes with filters, best BM25 match first (`sort=relevance`).
+    Relevance,
 }
 
 impl Class {
     /// Every class, in table order.
-    pub const ALL: [Class; 4] = [
+    pub const ALL: [Class; 5] = [
         Class::FilterOnly,
         Class::Text,
         Class::TextFilter,
         Class::DeepPage,
+        Class::Relevance,
     ];
 
     /// The column name.
@@ -44,6 +47,7 @@ impl Class {
             Class::Text => "text",
             Class::TextFilter => "text+filter",
             Class::DeepPage => "deep page",
+            Class::Relevance => "relevance",
         }
     }
 }
@@ -88,7 +92,14 @@ impl Draft {
         self.label.push(format!("company={text}"));
     }
 
-    fn finish(self, class: Class, page: u32) -> MixQuery {
+    fn finish(mut self, class: Class, page: u32) -> MixQuery {
+        let sort = match class {
+            Class::Relevance => {
+                self.label.push("sort=relevance".to_owned());
+                Sort::Relevance
+            }
+            _ => Sort::PostedAt,
+        };
         let mut label = self.label.join("&");
         if page > 1 {
             if !label.is_empty() {
@@ -102,6 +113,7 @@ impl Draft {
         MixQuery {
             class,
             query: JobQuery::new(self.filter)
+                .sort(sort)
                 .page(Page::new(page).expect("page in range"))
                 .per_page(PerPage::default()),
             label,
@@ -312,7 +324,7 @@ pub fn build(g: &Generator, seed: u64) -> Vec<MixQuery> {
         exact_times: sample.iter().map(|j| j.posted_at).collect(),
         exact_confidences: sample.iter().map(|j| j.confidence.get()).collect(),
     };
-    let mut out = Vec::with_capacity(4 * PER_CLASS);
+    let mut out = Vec::with_capacity(Class::ALL.len() * PER_CLASS);
     for _ in 0..PER_CLASS {
         let mut d = Draft::default();
         b.filters(&mut d, 4);
@@ -351,6 +363,15 @@ pub fn build(g: &Generator, seed: u64) -> Vec<MixQuery> {
         }
         let page = b.rng.gen_range(20..=60);
         out.push(d.finish(Class::DeepPage, page));
+    }
+    for _ in 0..PER_CLASS {
+        let mut d = Draft::default();
+        b.q(&mut d);
+        if b.rng.gen_bool(0.3) {
+            b.filters(&mut d, 2);
+        }
+        let page = b.first_page();
+        out.push(d.finish(Class::Relevance, page));
     }
     out
 }

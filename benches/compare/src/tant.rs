@@ -16,6 +16,11 @@
 //! * Every query is a `BooleanQuery` of `Must` clauses (a list is a `Should` group), collected
 //!   with `(Count, TopDocs::order_by_fast_field("rank", Asc))` with scoring disabled.
 //! * The index lives in RAM and is merged into one segment before it is searched.
+//! * For `sort=relevance`, `bm25` holds a job's words as our BM25 counts them (the role's
+//!   twice, then the company name's and the post's), indexed with frequencies and field
+//!   norms, and the `q` words are scored on it by tantivy's own BM25 (k1 1.2, b 0.75, norms
+//!   kept to a byte, so scores and ties differ a little from ours: only totals are compared),
+//!   the filters as `ConstScoreQuery`s worth 0, collected with `(Count, TopDocs)` by score.
 //!
 //! A second configuration (`--sorted-variant`) also sorts the index by `rank` (tantivy's index
 //! sorting), so document order is result order, and collects with a small custom collector
@@ -26,10 +31,12 @@ use std::cmp::Reverse;
 use std::ops::Bound;
 
 use job_listings::domain::{Job, JobId};
-use job_listings::query::{words, JobFilter, JobQuery, SearchResult};
+use job_listings::query::{words, JobFilter, JobQuery, SearchResult, Sort};
 use tantivy::collector::{Collector, Count, SegmentCollector, TopDocs};
 use tantivy::columnar::Column;
-use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::query::{
+    AllQuery, BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery,
+};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING,
 };
@@ -46,6 +53,7 @@ const TOKENIZER: &str = "job_words";
 #[derive(Clone, Copy)]
 struct Fields {
     all: Field,
+    bm25: Field,
     company: Field,
     domain: Field,
     level: Field,
@@ -120,9 +128,16 @@ impl Builder {
                 .set_index_option(IndexRecordOption::Basic)
                 .set_fieldnorms(false),
         );
+        let scored = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqs)
+                .set_fieldnorms(true),
+        );
         let mut sb = Schema::builder();
         let fields = Fields {
             all: sb.add_text_field("all", words_only.clone()),
+            bm25: sb.add_text_field("bm25", scored),
             company: sb.add_text_field("company", words_only),
             domain: sb.add_text_field("domain", STRING),
             level: sb.add_text_field("level", STRING),
@@ -172,6 +187,9 @@ impl Builder {
             .chain(words(&job.description))
             .collect();
         doc.add_text(f.all, all.join(" "));
+        let role: Vec<String> = words(&job.role).collect();
+        let counted = role.iter().chain(&all);
+        doc.add_text(f.bm25, counted.map(String::as_str).collect::<Vec<_>>().join(" "));
         doc.add_text(
             f.company,
             words(&job.company_name).collect::<Vec<_>>().join(" "),
@@ -252,8 +270,14 @@ fn any_of(mut terms: Vec<Term>) -> Box<dyn Query> {
 }
 
 impl Tantivy {
-    /// The tantivy query for a filter.
+    /// The tantivy query for a filter, unscored.
     pub fn query(&self, filter: &JobFilter) -> Box<dyn Query> {
+        self.query_scored(filter, false)
+    }
+
+    /// The tantivy query for a filter; `scored`: its `q` words scored by BM25 on `bm25` and
+    /// every other clause worth 0.
+    fn query_scored(&self, filter: &JobFilter, scored: bool) -> Box<dyn Query> {
         let f = self.fields;
         let mut must: Vec<Box<dyn Query>> = Vec::new();
         if !filter.domains.is_empty() {
@@ -286,8 +310,10 @@ impl Tantivy {
         for w in &filter.company_words {
             must.push(term_query(Term::from_field_text(f.company, w)));
         }
-        for w in &filter.q_words {
-            must.push(term_query(Term::from_field_text(f.all, w)));
+        if !scored {
+            for w in &filter.q_words {
+                must.push(term_query(Term::from_field_text(f.all, w)));
+            }
         }
         if let Some(m) = filter.min_confidence {
             must.push(Box::new(RangeQuery::new(
@@ -306,6 +332,18 @@ impl Tantivy {
                 None => return Box::new(tantivy::query::EmptyQuery),
             }
         }
+        if scored {
+            must = must
+                .into_iter()
+                .map(|q| Box::new(ConstScoreQuery::new(q, 0.0)) as Box<dyn Query>)
+                .collect();
+            for w in &filter.q_words {
+                must.push(Box::new(TermQuery::new(
+                    Term::from_field_text(f.bm25, w),
+                    IndexRecordOption::WithFreqs,
+                )));
+            }
+        }
         match must.len() {
             0 => Box::new(AllQuery),
             1 => must.pop().expect("one clause"),
@@ -313,6 +351,32 @@ impl Tantivy {
                 must.into_iter().map(|q| (Occur::Must, q)).collect(),
             )),
         }
+    }
+
+    /// A query by relevance: the total and the page's ids, best tantivy BM25 score first.
+    fn search_by_score(&self, query: &JobQuery) -> SearchResult {
+        let q = self.query_scored(&query.filter, true);
+        let top = TopDocs::with_limit(query.per_page.get() as usize)
+            .and_offset(query.offset())
+            .order_by_score();
+        let (total, page) = self
+            .searcher
+            .search(&*q, &(Count, top))
+            .expect("tantivy search");
+        let ids = page
+            .into_iter()
+            .map(|(_, at)| {
+                let ranks = self
+                    .searcher
+                    .segment_reader(at.segment_ord)
+                    .fast_fields()
+                    .u64("rank")
+                    .expect("a rank column");
+                let rank = ranks.first(at.doc_id).expect("every document has a rank");
+                self.ids_by_rank[rank as usize]
+            })
+            .collect();
+        SearchResult::new(total as u64, ids)
     }
 }
 
@@ -398,6 +462,9 @@ impl Engine for Tantivy {
     }
 
     fn search(&self, query: &JobQuery) -> SearchResult {
+        if query.sort == Sort::Relevance && !query.filter.q_words.is_empty() {
+            return self.search_by_score(query);
+        }
         let q = self.query(&query.filter);
         if self.sorted {
             let offset = query.offset();

@@ -48,18 +48,34 @@ impl Bm25 {
     /// sorted order, as the engine sums them (another order may differ in the last bit).
     pub fn new<'a>(q: &str, all: impl IntoIterator<Item = &'a Counted>) -> Self {
         let all: Vec<&Counted> = all.into_iter().collect();
-        let n_docs = all.len() as f64;
-        let mean_length = all.iter().map(|c| f64::from(c.length)).sum::<f64>() / n_docs;
+        let total_length = all.iter().map(|c| u64::from(c.length)).sum();
+        Self::from_counts(q, all.len() as u64, total_length, |word| {
+            all.iter().filter(|c| c.counts.contains_key(word)).count() as u64
+        })
+    }
+
+    /// The same from the collection's figures: `n_docs` active jobs whose lengths add up
+    /// to `total_length`, `holding(word)` of which hold a word.
+    pub fn from_counts(
+        q: &str,
+        n_docs: u64,
+        total_length: u64,
+        holding: impl Fn(&str) -> u64,
+    ) -> Self {
+        let n_docs = n_docs as f64;
         let distinct: BTreeSet<String> = words(q).into_iter().collect();
         let idfs = distinct
             .into_iter()
             .map(|word| {
-                let n = all.iter().filter(|c| c.counts.contains_key(&word)).count() as f64;
+                let n = holding(&word) as f64;
                 let idf = (1.0 + (n_docs - n + 0.5) / (n + 0.5)).ln();
                 (word, idf)
             })
             .collect();
-        Self { idfs, mean_length }
+        Self {
+            idfs,
+            mean_length: total_length as f64 / n_docs,
+        }
     }
 
     /// The score of one job: Σ idf · tf·(k1 + 1) / (tf + k1·(1 − b + b·dl/avgdl)).
