@@ -3,13 +3,18 @@
 //! Every job is a pure function of `(seed, number, version)`: the same arguments always give the
 //! same [`Job`], so the two engines can be fed from two separate passes over the data without
 //! holding all of it in memory. Vocabulary is Zipf-skewed (word k is about 1/(k+1) as common as
-//! the first) for descriptions, roles, skills, company names, tags and levels. About a quarter of
-//! the jobs share a "batch" timestamp with many others, so the id tie-break matters.
+//! the first) for descriptions, roles, skills, company names, tags and levels, and so are the
+//! demo's cities and remote countries. About a quarter of the jobs share a "batch" timestamp
+//! with many others, so the id tie-break matters. On-site jobs and half the remote ones are in a
+//! city; remote jobs take applicants worldwide (about 40%) or from one to three countries; pay is
+//! in the city's currency (US dollars without one), mostly by the year, else by the month, hour,
+//! day or week.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use job_listings::demo;
 use job_listings::domain::{
-    CompanyId, Confidence, DomainTag, Job, JobId, JobStatus, SalaryRange, Seniority,
+    CompanyId, Confidence, Country, DomainTag, Job, JobId, JobStatus, RemoteRegion, SalaryRange,
+    Seniority,
 };
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::{Rng, SeedableRng};
@@ -279,6 +284,8 @@ pub struct Generator {
     level_w: WeightedIndex<f64>,
     batches: Vec<i64>,
     batch_w: WeightedIndex<f64>,
+    city_w: WeightedIndex<f64>,
+    remote_country_w: WeightedIndex<f64>,
 }
 
 fn zipf(n: usize) -> WeightedIndex<f64> {
@@ -389,6 +396,8 @@ impl Generator {
             level_w,
             batches,
             batch_w,
+            city_w: zipf(demo::CITIES.len()),
+            remote_country_w: zipf(demo::REMOTE_COUNTRIES.len()),
         }
     }
 
@@ -564,18 +573,47 @@ impl Generator {
             // Boundary values, including the negative zero `Confidence` accepts.
             _ => [0.0, -0.0, 1.0, 0.5, 0.75, 0.9][rng.gen_range(0..6)],
         };
-        let salary = rng.gen_bool(0.5).then(|| {
+        let yearly = rng.gen_bool(0.5).then(|| {
             let base = rng.gen_range(60..250u64) * 1_000;
+            (base, base + rng.gen_range(10..80u64) * 1_000)
+        });
+        // Where the job is, whom it takes and how its pay is put: drawn after every other
+        // field, so that those stay as they were before jobs had places.
+        let city =
+            (!remote || rng.gen_bool(0.5)).then(|| &demo::CITIES[self.city_w.sample(&mut rng)]);
+        let remote_regions = if !remote {
+            Vec::new()
+        } else if rng.gen_bool(0.4) {
+            vec![RemoteRegion::Worldwide]
+        } else {
+            let mut regions: Vec<RemoteRegion> = (0..rng.gen_range(1..=3))
+                .map(|_| {
+                    let (code, _) = demo::REMOTE_COUNTRIES[self.remote_country_w.sample(&mut rng)];
+                    RemoteRegion::Country(Country::parse(code).expect("a listed country"))
+                })
+                .collect();
+            regions.sort_unstable();
+            regions.dedup();
+            regions
+        };
+        let salary = yearly.map(|(min, max)| {
+            let (period, per_year) = match rng.gen_range(0..20) {
+                0..=13 => ("year", 1),
+                14 | 15 => ("month", 12),
+                16 | 17 => ("hour", 2_080),
+                18 => ("day", 260),
+                _ => ("week", 52),
+            };
             SalaryRange {
-                min: Some(base),
-                max: Some(base + rng.gen_range(10..80u64) * 1_000),
-                currency: "USD".to_owned(),
-                period: "year".to_owned(),
+                min: Some(min / per_year),
+                max: Some(max / per_year),
+                currency: city.map_or("USD", |c| c.currency).to_owned(),
+                period: period.to_owned(),
             }
         });
         Job {
-            places: Vec::new(),
-            remote_regions: Vec::new(),
+            places: city.map(demo::City::place).into_iter().collect(),
+            remote_regions,
             id,
             role,
             company_id: *company_id,
@@ -584,7 +622,7 @@ impl Generator {
             domains,
             seniority: levels.iter().map(|&l| self.levels[l].clone()).collect(),
             remote,
-            location: (!remote).then(|| "Berlin, Germany".to_owned()),
+            location: city.map(|c| c.location.to_owned()),
             source_url: format!("https://jobs.example.com/{}", id.0.simple()),
             salary,
             posted_at,
@@ -663,5 +701,57 @@ mod tests {
         assert_eq!(g.total(), 2_060);
         let updated = (0..2_000).filter(|&i| g.fate(i) == Fate::Updated).count();
         assert!((10..80).contains(&updated), "{updated}");
+    }
+
+    #[test]
+    fn jobs_have_places_remote_regions_and_pay_in_their_city_s_currency() {
+        use std::collections::BTreeSet;
+        let g = Generator::new(5, 3_000, Churn::NONE);
+        let jobs: Vec<Job> = (0..3_000).map(|i| g.job(i)).collect();
+        let (mut countries, mut currencies, mut periods) =
+            (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+        let (mut remote, mut worldwide) = (0, 0);
+        for job in &jobs {
+            assert!(job.validate().is_ok(), "{job:?}");
+            assert!(job.places.len() <= 1);
+            if job.remote {
+                remote += 1;
+                assert!(!job.remote_regions.is_empty(), "{job:?}");
+                assert!(job.remote_regions.len() <= 3, "{job:?}");
+                if job.remote_regions == [RemoteRegion::Worldwide] {
+                    worldwide += 1;
+                }
+            } else {
+                assert_eq!(job.places.len(), 1, "{job:?}");
+                assert!(job.remote_regions.is_empty(), "{job:?}");
+            }
+            let city = job.places.first().map(|p| {
+                countries.insert(p.country);
+                let name = p.city.as_deref();
+                demo::CITIES
+                    .iter()
+                    .find(|c| Some(c.name) == name)
+                    .expect("a demo city")
+            });
+            assert_eq!(job.location.as_deref(), city.map(|c| c.location));
+            if let Some(pay) = &job.salary {
+                assert_eq!(pay.currency, city.map_or("USD", |c| c.currency), "{job:?}");
+                currencies.insert(pay.currency.clone());
+                periods.insert(pay.period.clone());
+            }
+        }
+        assert!(countries.len() >= 25, "{countries:?}");
+        assert!(currencies.len() >= 15, "{currencies:?}");
+        assert_eq!(
+            periods,
+            ["day", "hour", "month", "week", "year"]
+                .map(str::to_owned)
+                .into(),
+        );
+        let share = f64::from(worldwide) / f64::from(remote);
+        assert!(
+            (0.33..0.47).contains(&share),
+            "{worldwide} of {remote} worldwide"
+        );
     }
 }
