@@ -328,6 +328,9 @@ impl JobIndex {
         self.combos.of_doc.shrink_to_fit();
         self.ordered.shrink_to_fit();
         self.counts.lengths.shrink_to_fit();
+        self.places.point_ends.shrink_to_fit();
+        self.places.pay.shrink_to_fit();
+        self.places.place_points.shrink_to_fit();
     }
 
     /// Adds or replaces one job, as a part of its own, without compacting.
@@ -363,6 +366,8 @@ impl JobIndex {
             for_room(&mut self.combos.of_doc, jobs, room);
             for_room(&mut self.ordered, jobs, room);
             for_room(&mut self.counts.lengths, jobs, room);
+            for_room(&mut self.places.point_ends, jobs, room);
+            for_room(&mut self.places.pay, jobs, room);
         }
     }
 }

@@ -68,7 +68,11 @@ impl JobIndex {
             companies: remap_all(&self.companies, &renumber),
             confidence,
             combos,
-            places: self.places.remapped(&renumber, |b| remap(b, &renumber)),
+            places: self
+                .places
+                .remapped(&renumber, order.iter().rev().copied(), |b| {
+                    remap(b, &renumber)
+                }),
             counts: self
                 .counts
                 .remapped(order.iter().rev().copied(), &live, |b| remap(b, &renumber)),

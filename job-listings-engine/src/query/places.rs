@@ -31,11 +31,38 @@ pub(crate) enum Label {
 pub(crate) struct PlaceIndex {
     #[serde(with = "super::bitmap::portable::map")]
     pub(crate) postings: HashMap<Label, Docs>,
-    /// The yearly upper bound of each document's pay, for those in a currency posting.
-    pub(crate) yearly_pay: HashMap<u32, u64>,
-    /// The coordinates of each document's places, for those in a cell posting.
-    pub(crate) coordinates: HashMap<u32, Box<[(f64, f64)]>>,
+    /// The yearly upper bound of each document's pay, read for those in a currency posting
+    /// only: [`PAY_ELSEWHERE`] for an amount beyond 32 bits, which `large_pay` holds.
+    pub(crate) pay: Vec<u32>,
+    pub(crate) large_pay: HashMap<u32, u64>,
+    /// The coordinates of every document's places, one document after the other, as numbers
+    /// of `points`: document `d`'s are `place_points[point_ends[d - 1]..point_ends[d]]`. Jobs
+    /// are mostly in the same cities, so a place costs four bytes, where a table by document
+    /// took some fifty for each one with a place.
+    pub(crate) place_points: Vec<u32>,
+    pub(crate) point_ends: Vec<u32>,
+    /// Every point a document has had, each once.
+    pub(crate) points: Vec<(f64, f64)>,
+    /// The number of each point in `points`, by its bits.
+    #[serde(skip)]
+    point_numbers: HashMap<(u64, u64), u32>,
+    /// The numbers of the points in each cell.
+    #[serde(skip)]
+    cell_points: HashMap<(i16, i16), Vec<u32>>,
 }
+
+/// The cells a circle reaches, as their points settle it.
+pub(crate) struct CellsNear<'a> {
+    /// The postings of the cells with a point within the circle: every match is in one.
+    pub(crate) reached: Vec<&'a Docs>,
+    /// The documents that may still be outside the circle, `None` when there are none: those
+    /// of the cells with points on both sides of its edge, but for the documents of a cell
+    /// whose every point lies within it.
+    pub(crate) measured: Option<Docs>,
+}
+
+/// In [`PlaceIndex::pay`]: the amount is in `large_pay`.
+const PAY_ELSEWHERE: u32 = u32::MAX;
 
 /// A `near` search: a point and a radius.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,6 +70,16 @@ pub(crate) struct Circle {
     pub(crate) lat: f64,
     pub(crate) lon: f64,
     pub(crate) radius_km: f64,
+}
+
+impl From<crate::query::Near> for Circle {
+    fn from(near: crate::query::Near) -> Self {
+        Circle {
+            lat: near.lat,
+            lon: near.lon,
+            radius_km: near.radius_km,
+        }
+    }
 }
 
 /// Kilometres a degree of latitude spans.
@@ -86,23 +123,91 @@ impl PlaceIndex {
                 .filter(|_| s.currency.len() == 3)?;
             Some((currency, s.yearly_max()?))
         });
+        let mut kept = 0;
         if let Some((currency, yearly)) = pay {
             add(Label::Currency(currency));
-            self.yearly_pay.insert(doc, yearly);
+            kept = match u32::try_from(yearly) {
+                Ok(small) if small != PAY_ELSEWHERE => small,
+                _ => {
+                    self.large_pay.insert(doc, yearly);
+                    PAY_ELSEWHERE
+                }
+            };
         }
-        let points: Box<[(f64, f64)]> = places.iter().filter_map(|p| p.coordinates()).collect();
-        if !points.is_empty() {
-            for &(lat, lon) in points.iter() {
-                let (y, x) = cell_of(lat, lon);
-                self.postings.entry(Label::Cell(y, x)).or_default().add(doc);
-            }
-            self.coordinates.insert(doc, points);
+        debug_assert_eq!(doc as usize, self.point_ends.len());
+        super::index::push_per_doc(&mut self.pay, kept);
+        for (lat, lon) in places.iter().filter_map(|p| p.coordinates()) {
+            let (y, x) = cell_of(lat, lon);
+            self.postings.entry(Label::Cell(y, x)).or_default().add(doc);
+            let number = self.point_number((lat, lon));
+            super::index::push_per_doc(&mut self.place_points, number);
+        }
+        super::index::push_per_doc(&mut self.point_ends, self.place_points.len() as u32);
+    }
+
+    /// The number of a point in `points`, added if it is new.
+    fn point_number(&mut self, point: (f64, f64)) -> u32 {
+        let bits = (point.0.to_bits(), point.1.to_bits());
+        if let Some(&n) = self.point_numbers.get(&bits) {
+            return n;
+        }
+        let n = self.points.len() as u32;
+        self.points.push(point);
+        self.point_numbers.insert(bits, n);
+        self.cell_points
+            .entry(cell_of(point.0, point.1))
+            .or_default()
+            .push(n);
+        n
+    }
+
+    /// Builds what is derived from the points: their numbers, and the points of each cell.
+    pub(crate) fn derive(&mut self) {
+        self.point_numbers.clear();
+        self.cell_points.clear();
+        for (n, &(lat, lon)) in (0..).zip(&self.points) {
+            self.point_numbers.insert((lat.to_bits(), lon.to_bits()), n);
+            self.cell_points
+                .entry(cell_of(lat, lon))
+                .or_default()
+                .push(n);
         }
     }
 
+    /// The coordinates of a document's places.
+    fn points_of(&self, doc: u32) -> impl Iterator<Item = (f64, f64)> + '_ {
+        let doc = doc as usize;
+        let start = doc
+            .checked_sub(1)
+            .map_or(0, |before| self.point_ends[before]);
+        let end = self.point_ends.get(doc).copied().unwrap_or(start);
+        self.place_points[start as usize..end as usize]
+            .iter()
+            .map(|&n| self.points[n as usize])
+    }
+
     /// The index with every document renumbered (`GONE`, any number past the last, for
-    /// those that leave).
-    pub(crate) fn remapped(&self, renumber: &[u32], remap: impl Fn(&Docs) -> Docs) -> Self {
+    /// those that leave); `old_of_new` gives the old number of each new one, in order.
+    pub(crate) fn remapped(
+        &self,
+        renumber: &[u32],
+        old_of_new: impl Iterator<Item = u32>,
+        remap: impl Fn(&Docs) -> Docs,
+    ) -> Self {
+        let mut pay = Vec::new();
+        let mut place_points = Vec::new();
+        let mut point_ends = Vec::new();
+        for old in old_of_new {
+            pay.push(self.pay[old as usize]);
+            let doc = old as usize;
+            let start = doc
+                .checked_sub(1)
+                .map_or(0, |before| self.point_ends[before]);
+            place_points.extend_from_slice(
+                &self.place_points[start as usize..self.point_ends[doc] as usize],
+            );
+            point_ends.push(place_points.len() as u32);
+        }
         let new = |doc: &u32| {
             renumber
                 .get(*doc as usize)
@@ -116,16 +221,17 @@ impl PlaceIndex {
                 .map(|(label, docs)| (*label, remap(docs)))
                 .filter(|(_, docs)| !docs.is_empty())
                 .collect(),
-            yearly_pay: self
-                .yearly_pay
+            pay,
+            large_pay: self
+                .large_pay
                 .iter()
                 .filter_map(|(doc, pay)| Some((new(doc)?, *pay)))
                 .collect(),
-            coordinates: self
-                .coordinates
-                .iter()
-                .filter_map(|(doc, points)| Some((new(doc)?, points.clone())))
-                .collect(),
+            place_points,
+            point_ends,
+            points: self.points.clone(),
+            point_numbers: self.point_numbers.clone(),
+            cell_points: self.cell_points.clone(),
         }
     }
 
@@ -144,8 +250,11 @@ impl PlaceIndex {
         self.postings.get(label)
     }
 
-    /// The postings of the cells a circle may reach.
-    pub(crate) fn cells_near(&self, circle: Circle) -> Vec<&Docs> {
+    /// The cells a circle may reach, as their points settle it: a cell whose every point
+    /// lies within the circle is a match whole, one with no point within it none, and only
+    /// the documents of the others are measured. Jobs are mostly in the same cities, so a
+    /// search near one is mostly whole cells.
+    pub(crate) fn cells_near(&self, circle: Circle) -> CellsNear<'_> {
         let reach = circle.radius_km / KM_PER_DEGREE;
         let (south, north) = (circle.lat - reach, circle.lat + reach);
         // How far in longitude the circle reaches at the latitude where it reaches
@@ -171,29 +280,53 @@ impl PlaceIndex {
             c.dedup();
             c
         };
-        let mut found = Vec::new();
+        let mut reached = Vec::new();
+        let (mut whole, mut split) = (Vec::new(), Vec::new());
         for row in rows {
             for &column in &columns {
-                if let Some(docs) = self.postings.get(&Label::Cell(row as i16, column)) {
-                    found.push(docs);
+                let cell = (row as i16, column);
+                let Some(docs) = self.postings.get(&Label::Cell(cell.0, cell.1)) else {
+                    continue;
+                };
+                let points = self.cell_points.get(&cell).map_or(&[][..], Vec::as_slice);
+                let within = points
+                    .iter()
+                    .filter(|&&n| {
+                        let p = self.points[n as usize];
+                        distance_km((circle.lat, circle.lon), p) <= circle.radius_km
+                    })
+                    .count();
+                match within {
+                    0 => continue,
+                    all if all == points.len() => whole.push(docs),
+                    _ => split.push(docs),
                 }
+                reached.push(docs);
             }
         }
-        found
+        let measured = (!split.is_empty()).then(|| {
+            let mut measured = super::bitmap::union(&split);
+            for docs in whole {
+                measured -= docs;
+            }
+            measured
+        });
+        CellsNear { reached, measured }
     }
 
     /// Whether a document has a place within the circle.
     pub(crate) fn is_within(&self, doc: u32, circle: Circle) -> bool {
-        self.coordinates.get(&doc).is_some_and(|points| {
-            points
-                .iter()
-                .any(|&p| distance_km((circle.lat, circle.lon), p) <= circle.radius_km)
-        })
+        self.points_of(doc)
+            .any(|p| distance_km((circle.lat, circle.lon), p) <= circle.radius_km)
     }
 
     /// Whether a document's yearly pay is at least `floor`.
     pub(crate) fn pays_at_least(&self, doc: u32, floor: u64) -> bool {
-        self.yearly_pay.get(&doc).is_some_and(|&pay| pay >= floor)
+        match self.pay.get(doc as usize) {
+            Some(&PAY_ELSEWHERE) => self.large_pay.get(&doc).is_some_and(|&pay| pay >= floor),
+            Some(&pay) => u64::from(pay) >= floor,
+            None => false,
+        }
     }
 
     /// About how many bytes of heap it holds.
@@ -205,13 +338,11 @@ impl PlaceIndex {
             .map(super::bitmap::heap_bytes)
             .sum::<usize>()
             + self.postings.capacity() * (size_of::<Label>() + size_of::<Docs>() + 1);
-        let pay = self.yearly_pay.capacity() * (size_of::<(u32, u64)>() + 1);
-        let points: usize = self
-            .coordinates
-            .values()
-            .map(|p| p.len() * size_of::<(f64, f64)>())
-            .sum::<usize>()
-            + self.coordinates.capacity() * (size_of::<(u32, Box<[(f64, f64)]>)>() + 1);
+        let pay = self.pay.capacity() * size_of::<u32>()
+            + self.large_pay.capacity() * (size_of::<(u32, u64)>() + 1);
+        let points = self.points.capacity() * size_of::<(f64, f64)>()
+            + self.point_numbers.capacity() * (size_of::<((u64, u64), u32)>() + 1)
+            + (self.place_points.capacity() + self.point_ends.capacity()) * size_of::<u32>();
         (postings + pay + points) as u64
     }
 
@@ -219,8 +350,18 @@ impl PlaceIndex {
     pub(crate) fn fits(&self, docs: usize) -> bool {
         let max_doc = |b: &Docs| b.maximum().map_or(0, |d| d as usize + 1);
         self.postings.values().all(|b| max_doc(b) <= docs)
-            && self.yearly_pay.keys().all(|&d| (d as usize) < docs)
-            && self.coordinates.keys().all(|&d| (d as usize) < docs)
+            && self.large_pay.keys().all(|&d| (d as usize) < docs)
+            && self.pay.len() == docs
+            && self.point_ends.len() == docs
+            && self.point_ends.is_sorted()
+            && self
+                .point_ends
+                .last()
+                .is_none_or(|&end| end as usize == self.place_points.len())
+            && self
+                .place_points
+                .iter()
+                .all(|&n| (n as usize) < self.points.len())
     }
 }
 
@@ -233,6 +374,57 @@ mod tests {
         let mut p = Place::new(Country::parse("FJ").unwrap());
         (p.lat, p.lon) = (Some(lat), Some(lon));
         p
+    }
+
+    /// Pay beyond 32 bits is kept exactly beside the rest, and shared points keep each
+    /// document's own places, through a renumbering.
+    #[test]
+    fn pay_of_any_size_and_shared_points_are_kept_exactly() {
+        let mut index = PlaceIndex::default();
+        let yearly = [
+            None,
+            Some(1),
+            Some(u64::from(u32::MAX) - 1),
+            Some(u64::from(u32::MAX)),
+            Some(5_000_000_000),
+        ];
+        let points = [
+            vec![],
+            vec![place(1.5, 2.5)],
+            vec![place(1.5, 2.5), place(-3.0, 4.0)],
+        ];
+        for (doc, pay) in yearly.iter().enumerate() {
+            let salary = pay.map(|max| SalaryRange {
+                min: None,
+                max: Some(max),
+                currency: "JPY".to_owned(),
+                period: "year".to_owned(),
+            });
+            let at = &points[doc % points.len()];
+            index.insert(doc as u32, at, false, &[], salary.as_ref());
+        }
+        assert_eq!(index.points.len(), 2, "each point is kept once");
+        let check = |index: &PlaceIndex, doc_of: &dyn Fn(usize) -> u32| {
+            for (old, pay) in yearly.iter().enumerate() {
+                let doc = doc_of(old);
+                if let Some(pay) = *pay {
+                    assert!(index.pays_at_least(doc, pay), "{pay}");
+                    assert!(!index.pays_at_least(doc, pay + 1), "{pay}");
+                }
+                let want: Vec<(f64, f64)> = points[old % points.len()]
+                    .iter()
+                    .filter_map(|p| p.coordinates())
+                    .collect();
+                assert_eq!(index.points_of(doc).collect::<Vec<_>>(), want);
+            }
+        };
+        check(&index, &|old| old as u32);
+        // Reversed.
+        let n = yearly.len() as u32;
+        let renumber: Vec<u32> = (0..n).map(|d| n - 1 - d).collect();
+        let reversed = index.remapped(&renumber, (0..n).rev(), |b| b.clone());
+        check(&reversed, &|old| n - 1 - old as u32);
+        assert!(reversed.fits(yearly.len()));
     }
 
     /// Points on either side of the antimeridian and near a pole are found from any centre
@@ -248,6 +440,9 @@ mod tests {
             (52.52, 13.405),
             (-90.0, 0.0),
             (90.0, 180.0),
+            // In Berlin's cell, some 33 km from it: the cell is split for small circles.
+            (52.52, 13.9),
+            (52.9, 13.405),
         ];
         let mut index = PlaceIndex::default();
         for (doc, &(lat, lon)) in points.iter().enumerate() {
@@ -260,15 +455,17 @@ mod tests {
                     lon,
                     radius_km,
                 };
-                let reached: Vec<u32> = index
-                    .cells_near(circle)
-                    .iter()
-                    .flat_map(|d| d.iter())
-                    .collect();
+                let near = index.cells_near(circle);
+                let reached: Vec<u32> = near.reached.iter().flat_map(|d| d.iter()).collect();
+                let measured = near.measured.unwrap_or_default();
                 for (doc, &p) in points.iter().enumerate() {
+                    let doc = doc as u32;
                     if distance_km((lat, lon), p) <= radius_km {
-                        assert!(reached.contains(&(doc as u32)), "{p:?} from {circle:?}");
-                        assert!(index.is_within(doc as u32, circle));
+                        assert!(reached.contains(&doc), "{p:?} from {circle:?}");
+                        assert!(index.is_within(doc, circle));
+                    } else if reached.contains(&doc) {
+                        // Reached but outside: measured, so it is dropped.
+                        assert!(measured.contains(doc), "{p:?} from {circle:?}");
                     }
                 }
             }

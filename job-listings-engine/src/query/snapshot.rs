@@ -26,7 +26,7 @@ use crate::domain::CompanyId;
 /// combination), whether or not a release follows.
 const SNAPSHOT_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
-    "+words-2+combos-1+places-1+counts-1"
+    "+words-2+combos-1+places-2+counts-1"
 );
 
 /// Why saved bytes could not be loaded as an index; rebuild it from the jobs instead.
@@ -195,6 +195,8 @@ impl JobIndex {
             .collect();
         let mut counts = s.counts;
         counts.derive(&s.live);
+        let mut places = s.places;
+        places.derive();
         Ok(JobIndex {
             slots: s.slots,
             confidences: s.confidences,
@@ -214,7 +216,7 @@ impl JobIndex {
             companies: s.companies,
             confidence: s.confidence,
             combos: s.combos,
-            places: s.places,
+            places,
             counts,
             auto_compact: true,
         })

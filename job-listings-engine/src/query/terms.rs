@@ -74,14 +74,8 @@ impl JobIndex {
             terms.push(Term::One(self.places.posting(&Label::Currency(currency))?));
         }
         if let Some(near) = filter.near {
-            let circle = Circle {
-                lat: near.lat,
-                lon: near.lon,
-                radius_km: near.radius_km,
-            };
-            terms.push(any_of(
-                self.places.cells_near(circle).into_iter().map(Some),
-            )?);
+            let cells = self.places.cells_near(Circle::from(near));
+            terms.push(any_of(cells.reached.into_iter().map(Some))?);
         }
         terms.sort_by_cached_key(Term::size);
         Some(terms)

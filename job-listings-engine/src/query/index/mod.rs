@@ -154,6 +154,12 @@ impl JobIndex {
     /// bitmap by its serialized size (close to its size in memory), map keys by length. For
     /// reporting; allocator overhead is not included.
     pub fn heap_bytes(&self) -> u64 {
+        self.heap_parts().iter().map(|(_, bytes)| bytes).sum()
+    }
+
+    /// [`JobIndex::heap_bytes`] by part: what each kind of posting and per-document value
+    /// holds, for finding what a change of the data or the index costs.
+    pub fn heap_parts(&self) -> Vec<(&'static str, u64)> {
         use std::mem::size_of;
         fn postings<K>(map: &HashMap<K, Docs>, key_heap: impl Fn(&K) -> usize) -> u64 {
             let entry = size_of::<K>() + size_of::<Docs>() + 1;
@@ -174,17 +180,23 @@ impl JobIndex {
             .chain(self.confidence.bitmaps())
             .map(|b| bitmap::heap_bytes(b) as u64)
             .sum::<u64>();
-        vectors as u64
-            + self.by_id.heap_bytes()
-            + bitmaps
-            + postings(&self.domains, String::len)
-            + postings(&self.seniority, String::len)
-            + postings(&self.text, |k| k.len())
-            + postings(&self.company_words, |k| k.len())
-            + postings(&self.companies, |_| 0)
-            + self.combos.heap_bytes()
-            + self.places.heap_bytes()
-            + self.counts.heap_bytes()
+        vec![
+            (
+                "documents",
+                vectors as u64 + self.by_id.heap_bytes() + bitmaps,
+            ),
+            (
+                "labels",
+                postings(&self.domains, String::len)
+                    + postings(&self.seniority, String::len)
+                    + postings(&self.companies, |_| 0)
+                    + self.combos.heap_bytes(),
+            ),
+            ("words", postings(&self.text, |k| k.len())),
+            ("company words", postings(&self.company_words, |k| k.len())),
+            ("term frequencies", self.counts.heap_bytes()),
+            ("places and pay", self.places.heap_bytes()),
+        ]
     }
 
     /// Whether [`JobIndex::upsert`] and [`JobIndex::remove`] compact the index themselves when

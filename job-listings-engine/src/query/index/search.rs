@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::query::facets::FacetCounts;
+use crate::query::places::Circle;
 use crate::query::Sort;
 
 impl JobIndex {
@@ -35,7 +36,9 @@ impl JobIndex {
         let Some(terms) = self.terms(filter) else {
             return SearchResult::default();
         };
-        if filter.min_confidence.is_none() && filter.posted_after.is_none() && !checks_each(filter)
+        if filter.min_confidence.is_none()
+            && filter.posted_after.is_none()
+            && !self.checks_each(filter)
         {
             if let Some(found) = self.page_in_place(&terms, offset, want) {
                 return found;
@@ -387,30 +390,42 @@ impl<I: Iterator<Item = u32>> ReadAsNeeded<I> {
     }
 }
 
-/// Whether a filter asks what only each document's own values answer: its pay, or the
-/// distance of its places.
-fn checks_each(filter: &JobFilter) -> bool {
-    filter.near.is_some() || (filter.min_salary.is_some() && filter.salary_currency.is_some())
-}
-
 impl JobIndex {
+    /// Whether a filter asks what only some documents' own values answer: their pay, or the
+    /// distance of their places where the cells they are in do not settle it.
+    fn checks_each(&self, filter: &JobFilter) -> bool {
+        (filter.min_salary.is_some() && filter.salary_currency.is_some())
+            || filter.near.is_some_and(|near| {
+                self.places
+                    .cells_near(Circle::from(near))
+                    .measured
+                    .is_some()
+            })
+    }
+
     /// Keeps the documents whose pay and places pass the filter's checks that postings only
-    /// narrow down: the yearly pay's floor, and the circle of `near`.
+    /// narrow down: the yearly pay's floor, and the circle of `near` for the documents of the
+    /// cells with points on both sides of its edge.
     pub(super) fn keep_exact(&self, matching: &mut std::borrow::Cow<'_, Docs>, filter: &JobFilter) {
-        if !checks_each(filter) {
-            return;
+        if let Some(floor) = filter.salary_currency.and(filter.min_salary) {
+            let mut kept = matching.to_vec();
+            kept.retain(|&d| self.places.pays_at_least(d, floor));
+            *matching.to_mut() = bitmap::from_sorted(&kept);
         }
-        let floor = filter.salary_currency.and(filter.min_salary);
-        let circle = filter.near.map(|n| crate::query::places::Circle {
-            lat: n.lat,
-            lon: n.lon,
-            radius_km: n.radius_km,
-        });
-        let mut kept = matching.to_vec();
-        kept.retain(|&d| {
-            floor.is_none_or(|f| self.places.pays_at_least(d, f))
-                && circle.is_none_or(|c| self.places.is_within(d, c))
-        });
-        *matching.to_mut() = bitmap::from_sorted(&kept);
+        let Some(near) = filter.near else {
+            return;
+        };
+        let circle = Circle::from(near);
+        if let Some(measured) = self.places.cells_near(circle).measured {
+            let suspects = matching.as_ref() & &measured;
+            let far: Vec<u32> = suspects
+                .to_vec()
+                .into_iter()
+                .filter(|&d| !self.places.is_within(d, circle))
+                .collect();
+            if !far.is_empty() {
+                *matching.to_mut() -= &bitmap::from_sorted(&far);
+            }
+        }
     }
 }
