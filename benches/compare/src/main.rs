@@ -3,19 +3,20 @@
 //! Both engines index the same generated jobs and answer the same 200-query mix; every answer
 //! (total and page of ids) must be identical before anything is timed. See README.md.
 
+/// The integration tests' BM25 and word rule, for the oracle (which reads the collection's
+/// figures itself rather than from every job's counts kept at once).
+#[allow(dead_code)]
+#[path = "../../../tests/it/support/bm25.rs"]
+mod bm25;
 mod data;
 mod engine;
 mod facets;
 mod jsonl;
 mod mix;
 mod ours;
+mod places;
 mod report;
 mod tant;
-/// The integration tests' BM25 and word rule, for the oracle (which reads the collection's
-/// figures itself rather than from every job's counts kept at once).
-#[allow(dead_code)]
-#[path = "../../../tests/it/support/bm25.rs"]
-mod bm25;
 #[path = "../../../tests/it/support/words.rs"]
 mod words;
 
@@ -119,6 +120,11 @@ struct Args {
     /// query by query, and print the comparison; tantivy is not built.
     #[arg(long)]
     facets: bool,
+    /// Only time our engine on filters of places and pay (`country`, `remote_from`,
+    /// `min_salary`, `near` with 50 km) against `domain` filters, each answer checked against
+    /// a `JobFilter::matches` scan first; tantivy is not built.
+    #[arg(long)]
+    places: bool,
 }
 
 const CHUNK: usize = 20_000;
@@ -355,8 +361,7 @@ fn gate(mix: &[MixQuery], engines: &[&dyn Engine], oracle: Option<&Oracle>, list
         entry.1 += usize::from(first.total == 0);
         entry.2 += usize::from(first.ids.is_empty());
         for (name, other) in &answers[1..] {
-            let by_score_elsewhere =
-                q.query.sort == Sort::Relevance && name.starts_with("tantivy");
+            let by_score_elsewhere = q.query.sort == Sort::Relevance && name.starts_with("tantivy");
             let differ = match by_score_elsewhere {
                 true => other.total != first.total,
                 false => other != first,
@@ -480,7 +485,23 @@ fn main() -> ExitCode {
         fmt_mib(ours.index.heap_bytes()),
         ours.index.heap_bytes() / args.jobs.max(1) as u64,
     );
+    let parts: Vec<String> = ours
+        .index
+        .heap_parts()
+        .into_iter()
+        .map(|(part, bytes)| format!("{part} {}", bytes / args.jobs.max(1) as u64))
+        .collect();
+    println!("ours:    bytes a job by part: {}", parts.join(", "));
 
+    if args.places {
+        let oracle = Oracle::new(&g, &[]);
+        let differ = places::compare(&ours.index, &g, &|q| oracle.search(q), args.rounds);
+        return if differ == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     if args.facets {
         let mix = mix::build(&g, args.seed);
         println!("\nload average before timing: {}", report::loadavg());

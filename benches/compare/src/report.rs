@@ -18,6 +18,8 @@ pub struct Stats {
     pub median: Duration,
     /// 99th percentile (nearest rank).
     pub p99: Duration,
+    /// The mean, which bounds throughput where the median does not.
+    pub mean: Duration,
 }
 
 /// The nearest-rank percentile `p` (0..=1) of sorted samples.
@@ -41,6 +43,7 @@ pub fn stats(samples: &Samples) -> BTreeMap<Class, Stats> {
                 Stats {
                     median: percentile(&v, 0.5),
                     p99: percentile(&v, 0.99),
+                    mean: v.iter().sum::<Duration>() / v.len().max(1) as u32,
                 },
             )
         })
@@ -252,6 +255,14 @@ pub fn table(n: usize, rows: &[Row]) -> String {
             }
         }
         out.push_str(&format!(" {} |\n", ratio(ours.qps2, theirs.qps2)));
+    }
+    for row in rows {
+        out.push_str(&format!("| {}: mean |", row.name));
+        for c in Class::ALL {
+            let mean = row.stats.get(&c).map(|s| fmt_duration(s.mean));
+            out.push_str(&format!(" {} |", mean.as_deref().unwrap_or("–")));
+        }
+        out.push_str(" |\n");
     }
     out
 }

@@ -189,7 +189,10 @@ impl Builder {
         doc.add_text(f.all, all.join(" "));
         let role: Vec<String> = words(&job.role).collect();
         let counted = role.iter().chain(&all);
-        doc.add_text(f.bm25, counted.map(String::as_str).collect::<Vec<_>>().join(" "));
+        doc.add_text(
+            f.bm25,
+            counted.map(String::as_str).collect::<Vec<_>>().join(" "),
+        );
         doc.add_text(
             f.company,
             words(&job.company_name).collect::<Vec<_>>().join(" "),
