@@ -337,6 +337,8 @@ impl JsonSchema for JobHit {
         let mut schema = crate::domain::Job::json_schema(generator);
         let matched = generator.subschema_for::<crate::query::Match>();
         schema.insert("required".into(), serde_json::json!(["id"]));
+        // Its fields are left out when `fields` does not name them, not when they are empty.
+        schema.insert("x-fields-asked".into(), true.into());
         if let Some(Value::Object(properties)) = schema.get_mut("properties") {
             properties.insert("match".into(), matched.to_value());
         }

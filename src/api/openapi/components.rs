@@ -148,15 +148,18 @@ impl Components {
 }
 
 /// An answer as it is sent. A member that may be left out is one skipped when empty
-/// (`None`, `[]`): where it is sent it has a value, so its schema does not admit null. And
-/// the defaults deserializing would fill in say nothing of what is sent.
+/// (`None`, `[]`): where it is sent it has a value, so its schema does not admit null; but
+/// not in an object marked `x-fields-asked` (a job of a search page, whose fields `fields`
+/// may leave out, and which are sent as they are, null or not). And the defaults
+/// deserializing would fill in say nothing of what is sent.
 fn as_sent(schema: &mut Value) {
     match schema {
         Value::Object(object) => {
             let required = names_of(object.get("required"));
+            let asked = object.get("x-fields-asked") == Some(&json!(true));
             if let Some(Value::Object(properties)) = object.get_mut("properties") {
                 for (name, member) in properties.iter_mut() {
-                    if !required.contains(name) {
+                    if !required.contains(name) && !asked {
                         drop_null(member);
                     }
                     if let Some(member) = member.as_object_mut() {
