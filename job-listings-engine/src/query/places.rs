@@ -55,10 +55,29 @@ pub(crate) struct PlaceIndex {
 pub(crate) struct CellsNear<'a> {
     /// The postings of the cells with a point within the circle: every match is in one.
     pub(crate) reached: Vec<&'a Docs>,
+    /// The postings of the cells whose every point lies within the circle.
+    whole: Vec<&'a Docs>,
+    /// The postings of the cells with points on both sides of its edge.
+    split: Vec<&'a Docs>,
+}
+
+impl CellsNear<'_> {
+    /// Whether some document must be measured: a cell has points on both sides of the edge.
+    pub(crate) fn any_measured(&self) -> bool {
+        !self.split.is_empty()
+    }
+
     /// The documents that may still be outside the circle, `None` when there are none: those
-    /// of the cells with points on both sides of its edge, but for the documents of a cell
-    /// whose every point lies within it.
-    pub(crate) measured: Option<Docs>,
+    /// of the split cells, but for the documents of a cell whose every point lies within it.
+    pub(crate) fn measured(&self) -> Option<Docs> {
+        self.any_measured().then(|| {
+            let mut measured = super::bitmap::union(&self.split);
+            for docs in &self.whole {
+                measured -= *docs;
+            }
+            measured
+        })
+    }
 }
 
 /// In [`PlaceIndex::pay`]: the amount is in `large_pay`.
@@ -304,14 +323,11 @@ impl PlaceIndex {
                 reached.push(docs);
             }
         }
-        let measured = (!split.is_empty()).then(|| {
-            let mut measured = super::bitmap::union(&split);
-            for docs in whole {
-                measured -= docs;
-            }
-            measured
-        });
-        CellsNear { reached, measured }
+        CellsNear {
+            reached,
+            whole,
+            split,
+        }
     }
 
     /// Whether a document has a place within the circle.
@@ -457,7 +473,7 @@ mod tests {
                 };
                 let near = index.cells_near(circle);
                 let reached: Vec<u32> = near.reached.iter().flat_map(|d| d.iter()).collect();
-                let measured = near.measured.unwrap_or_default();
+                let measured = near.measured().unwrap_or_default();
                 for (doc, &p) in points.iter().enumerate() {
                     let doc = doc as u32;
                     if distance_km((lat, lon), p) <= radius_km {

@@ -395,12 +395,9 @@ impl JobIndex {
     /// distance of their places where the cells they are in do not settle it.
     fn checks_each(&self, filter: &JobFilter) -> bool {
         (filter.min_salary.is_some() && filter.salary_currency.is_some())
-            || filter.near.is_some_and(|near| {
-                self.places
-                    .cells_near(Circle::from(near))
-                    .measured
-                    .is_some()
-            })
+            || filter
+                .near
+                .is_some_and(|near| self.places.cells_near(Circle::from(near)).any_measured())
     }
 
     /// Keeps the documents whose pay and places pass the filter's checks that postings only
@@ -416,7 +413,7 @@ impl JobIndex {
             return;
         };
         let circle = Circle::from(near);
-        if let Some(measured) = self.places.cells_near(circle).measured {
+        if let Some(measured) = self.places.cells_near(circle).measured() {
             let suspects = matching.as_ref() & &measured;
             let far: Vec<u32> = suspects
                 .to_vec()
