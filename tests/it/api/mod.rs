@@ -29,6 +29,33 @@ use job_listings::service::ServiceConfig;
 use crate::support::data::{demo_dataset, known};
 use crate::support::TestApp;
 
+/// Every job `GET /jobs` answers for `query`, page after page, and the total it gives.
+pub async fn every_job(app: &TestApp, query: &str) -> (Vec<serde_json::Value>, u64) {
+    let mut found = Vec::new();
+    let mut total = 0;
+    for page in 1.. {
+        let r = app
+            .get_jobs(&format!("{query}&per_page=50&page={page}"))
+            .await;
+        assert_eq!(r.status, 200, "{query}: {}", r.text);
+        total = r.body["pagination"]["total"].as_u64().expect("a total");
+        let jobs = r.body["data"].as_array().expect("data").clone();
+        let done = jobs.len() < 50;
+        found.extend(jobs);
+        if done {
+            break;
+        }
+    }
+    (found, total)
+}
+
+/// The ids of jobs as answered.
+pub fn ids_of(jobs: &[serde_json::Value]) -> Vec<String> {
+    jobs.iter()
+        .map(|j| j["id"].as_str().expect("an id").to_owned())
+        .collect()
+}
+
 /// Starts the API suite's app with the default service configuration.
 pub async fn spawn_app() -> TestApp {
     spawn_app_with(ServiceConfig::default()).await

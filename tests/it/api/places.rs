@@ -5,32 +5,12 @@
 
 use job_listings::domain::{Job, JobStatus};
 
-use super::spawn_app;
+use super::{every_job, ids_of, spawn_app};
 use crate::support::pay_and_place::{great_circle_km as km, yearly_in};
 use crate::support::TestApp;
 
 /// Which jobs a query should answer.
 type Rule = Box<dyn Fn(&Job) -> bool>;
-
-/// Every id `GET /jobs` answers for `query`, page after page, and the total it gives.
-async fn every_id(app: &TestApp, query: &str) -> (Vec<String>, u64) {
-    let mut found = Vec::new();
-    let mut total = 0;
-    for page in 1.. {
-        let r = app
-            .get_jobs(&format!("{query}&per_page=50&page={page}"))
-            .await;
-        assert_eq!(r.status, 200, "{query}: {}", r.text);
-        total = r.body["pagination"]["total"].as_u64().expect("a total");
-        let ids = r.ids();
-        let done = ids.len() < 50;
-        found.extend(ids);
-        if done {
-            break;
-        }
-    }
-    (found, total)
-}
 
 /// The active jobs `keep` holds, in result order (newest first, ties by id), as ids.
 fn expected(app: &TestApp, keep: impl Fn(&Job) -> bool) -> Vec<String> {
@@ -108,7 +88,8 @@ async fn each_filter_of_places_and_pay_answers_exactly_its_jobs() {
     for (query, keep) in cases {
         let want = expected(&app, keep);
         assert!(!want.is_empty(), "{query}: the demo data holds matches");
-        let (got, total) = every_id(&app, query).await;
+        let (got, total) = every_job(&app, query).await;
+        let got = ids_of(&got);
         assert_eq!(total, want.len() as u64, "{query}");
         assert_eq!(got, want, "{query}");
     }

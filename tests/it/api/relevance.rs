@@ -5,32 +5,11 @@
 use std::collections::{BTreeSet, HashMap};
 
 use job_listings::domain::{Job, JobStatus};
-use serde_json::Value;
 
-use super::spawn_app;
+use super::{every_job, ids_of, spawn_app};
 use crate::support::bm25::{Bm25, Counted};
 use crate::support::words::words;
 use crate::support::TestApp;
-
-/// Every job `GET /jobs` answers for `query`, page after page, and the total it gives.
-async fn every_job(app: &TestApp, query: &str) -> (Vec<Value>, u64) {
-    let mut found = Vec::new();
-    let mut total = 0;
-    for page in 1.. {
-        let r = app
-            .get_jobs(&format!("{query}&per_page=50&page={page}"))
-            .await;
-        assert_eq!(r.status, 200, "{query}: {}", r.text);
-        total = r.body["pagination"]["total"].as_u64().expect("a total");
-        let jobs = r.body["data"].as_array().expect("data").clone();
-        let done = jobs.len() < 50;
-        found.extend(jobs);
-        if done {
-            break;
-        }
-    }
-    (found, total)
-}
 
 fn active(app: &TestApp) -> Vec<&Job> {
     app.dataset
@@ -61,12 +40,6 @@ fn by_relevance(app: &TestApp, q: &str) -> Vec<String> {
     hits.iter().map(|(_, j)| j.id.to_string()).collect()
 }
 
-fn ids(jobs: &[Value]) -> Vec<String> {
-    jobs.iter()
-        .map(|j| j["id"].as_str().expect("an id").to_owned())
-        .collect()
-}
-
 #[tokio::test]
 async fn relevance_orders_every_page_by_bm25_with_the_same_matches() {
     let app = spawn_app().await;
@@ -82,11 +55,11 @@ async fn relevance_orders_every_page_by_bm25_with_the_same_matches() {
         let encoded = q.replace(' ', "+");
         let (got, total) = every_job(&app, &format!("q={encoded}&sort=relevance")).await;
         assert_eq!(total, want.len() as u64, "{q}");
-        assert_eq!(ids(&got), want, "{q}");
+        assert_eq!(ids_of(&got), want, "{q}");
         // The same set as the default order.
         let (newest_first, total) = every_job(&app, &format!("q={encoded}")).await;
         assert_eq!(total, want.len() as u64);
-        let a: BTreeSet<String> = ids(&newest_first).into_iter().collect();
+        let a: BTreeSet<String> = ids_of(&newest_first).into_iter().collect();
         assert_eq!(a, want.iter().cloned().collect::<BTreeSet<_>>());
     }
 }
