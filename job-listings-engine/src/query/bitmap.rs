@@ -137,7 +137,7 @@ pub(super) fn from_bits(words: &[u64]) -> Docs {
 }
 
 /// The numbers of the set bits of a plain bit array, ascending.
-fn set_bits(words: &[u64]) -> impl Iterator<Item = u32> + '_ {
+pub(super) fn set_bits(words: &[u64]) -> impl Iterator<Item = u32> + '_ {
     words.iter().enumerate().flat_map(|(w, &word)| {
         let base = w as u32 * 64;
         let mut rest = word;

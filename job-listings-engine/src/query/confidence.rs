@@ -44,14 +44,9 @@ impl ConfidenceBitmaps {
         self.at_least.iter_mut()
     }
 
-    /// Narrows `docs` to those with confidence at least `min`; `confidence_of` gives a
-    /// document's exact confidence for the few that share the threshold's grid step.
-    pub(super) fn retain_at_least(
-        &self,
-        docs: &mut Docs,
-        min: f64,
-        confidence_of: impl Fn(u32) -> f64,
-    ) {
+    /// The grid step at or above which every document may pass `min` (0: any confidence),
+    /// and whether `min` is exactly that step's value (no document then needs a check).
+    pub(super) fn step_of(min: f64) -> (u32, bool) {
         // The largest step at or below `min`; step 0 (no bitmap) is "any confidence".
         let mut step = ((min * f64::from(STEPS))
             .floor()
@@ -62,18 +57,47 @@ impl ConfidenceBitmaps {
         while step < STEPS && step_value(step + 1) <= min {
             step += 1;
         }
+        (step, step_value(step) == min)
+    }
+
+    /// The documents of confidence at least step `step`'s value (`step` in 1..=20); `None`
+    /// when no document was ever recorded or past the last step.
+    pub(super) fn at_least(&self, step: u32) -> Option<&Docs> {
+        self.at_least.get((step as usize).checked_sub(1)?)
+    }
+
+    /// Narrows `docs` to those with confidence at least `min`; `confidence_of` gives a
+    /// document's exact confidence for the few that share the threshold's grid step.
+    pub(super) fn retain_at_least(
+        &self,
+        docs: &mut Docs,
+        min: f64,
+        confidence_of: impl Fn(u32) -> f64,
+    ) {
+        let (step, _) = Self::step_of(min);
         if step > 0 {
-            match self.at_least.get(step as usize - 1) {
+            match self.at_least(step) {
                 Some(b) => *docs &= b,
                 None => docs.clear(),
             }
         }
-        if step_value(step) == min {
+        self.retain_in_step(docs, min, confidence_of);
+    }
+
+    /// Narrows `docs`, documents at or above `min`'s grid step, to those with confidence at
+    /// least `min`: only those below the next step can fall short.
+    pub(super) fn retain_in_step(
+        &self,
+        docs: &mut Docs,
+        min: f64,
+        confidence_of: impl Fn(u32) -> f64,
+    ) {
+        let (step, exact) = Self::step_of(min);
+        if exact {
             return;
         }
-        // Between the step and `min`: only documents below the next step can fall short.
         // New bitmaps, not in place: CRoaring subtracts arrays with SIMD only into new ones.
-        let boundary = match self.at_least.get(step as usize) {
+        let boundary = match self.at_least(step + 1) {
             Some(next) => &*docs - next,
             None => docs.clone(),
         };

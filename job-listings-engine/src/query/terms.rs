@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use super::bitmap::{self, Docs};
+use super::confidence::ConfidenceBitmaps;
 use super::filter::JobFilter;
 use super::index::JobIndex;
 use super::places::{Circle, Label};
@@ -17,7 +18,7 @@ pub(super) enum Term<'a> {
 
 impl Term<'_> {
     /// How many documents it holds, or about (a union counted with its overlaps).
-    fn size(&self) -> u64 {
+    pub(super) fn size(&self) -> u64 {
         match self {
             Term::One(docs) => docs.cardinality(),
             Term::AnyOf(all) => all.iter().map(|docs| docs.cardinality()).sum(),
@@ -81,6 +82,21 @@ impl JobIndex {
         Some(terms)
     }
 
+    /// The bitmaps a search intersects: its terms and, with `min_confidence`, the
+    /// documents of the threshold's grid step (fewest documents first); `None` when nothing
+    /// can match. The documents of that step below the threshold are left to take out.
+    pub(super) fn search_terms(&self, filter: &JobFilter) -> Option<Vec<Term<'_>>> {
+        let mut terms = self.terms(filter)?;
+        if let Some(min) = filter.min_confidence {
+            let (step, _) = ConfidenceBitmaps::step_of(min.get());
+            if step > 0 {
+                terms.push(Term::One(self.confidence.at_least(step)?));
+                terms.sort_by_cached_key(Term::size);
+            }
+        }
+        Some(terms)
+    }
+
     /// The live documents in every one of `terms` (all live documents when there are none).
     pub(super) fn intersect<'a>(&'a self, terms: Vec<Term<'a>>) -> Cow<'a, Docs> {
         let mut iter = terms.into_iter();
@@ -93,37 +109,47 @@ impl JobIndex {
             if acc.is_empty() {
                 break;
             }
-            acc = Cow::Owned(match (acc, term) {
-                // `&` on a borrowed bitmap writes the result once; cloning it first would
-                // copy it too.
-                (Cow::Borrowed(acc), Term::One(docs)) => acc & docs,
-                (Cow::Owned(mut acc), Term::One(docs)) => {
-                    acc &= docs;
-                    acc
-                }
-                // Few matches so far are intersected with each of the union's bitmaps rather
-                // than the union built in full: after a word, `domain=a,b` costs two small
-                // intersections, not a copy of both domains. Many are intersected with the
-                // union, which costs less than intersecting them with each.
-                (acc, Term::AnyOf(all)) if self.is_sparse(&acc) => {
-                    let parts: Vec<Docs> = all.iter().map(|docs| acc.as_ref() & *docs).collect();
-                    bitmap::union(&parts.iter().collect::<Vec<_>>())
-                }
-                (acc, Term::AnyOf(all)) => {
-                    let mut union = bitmap::union(&all);
-                    union &= acc.as_ref();
-                    union
-                }
-            });
+            acc = Cow::Owned(self.intersect_sparse(acc, term));
         }
+        self.without_dead(acc)
+    }
+
+    /// `acc` intersected with `term`.
+    pub(super) fn intersect_sparse(&self, acc: Cow<'_, Docs>, term: Term<'_>) -> Docs {
+        match (acc, term) {
+            // `&` on a borrowed bitmap writes the result once; cloning it first would
+            // copy it too.
+            (Cow::Borrowed(acc), Term::One(docs)) => acc & docs,
+            (Cow::Owned(mut acc), Term::One(docs)) => {
+                acc &= docs;
+                acc
+            }
+            // Few matches so far are intersected with each of the union's bitmaps rather
+            // than the union built in full: after a word, `domain=a,b` costs two small
+            // intersections, not a copy of both domains. Many are intersected with the
+            // union, which costs less than intersecting them with each.
+            (acc, Term::AnyOf(all)) if self.is_sparse(&acc) => {
+                let parts: Vec<Docs> = all.iter().map(|docs| acc.as_ref() & *docs).collect();
+                bitmap::union(&parts.iter().collect::<Vec<_>>())
+            }
+            (acc, Term::AnyOf(all)) => {
+                let mut union = bitmap::union(&all);
+                union &= acc.as_ref();
+                union
+            }
+        }
+    }
+
+    /// `matching` without the dead documents.
+    pub(super) fn without_dead<'a>(&self, matching: Cow<'a, Docs>) -> Cow<'a, Docs> {
         // Dead documents go last, when the fewest matches are left; right after a
         // compaction there are none, and a single posting is then used without a copy.
         if self.dead.is_empty() {
-            return acc;
+            return matching;
         }
-        // A new bitmap even when `acc` is owned: CRoaring subtracts sorted arrays with SIMD
-        // only into a new one, one element at a time in place.
-        Cow::Owned(acc.as_ref() - &self.dead)
+        // A new bitmap even when `matching` is owned: CRoaring subtracts sorted arrays with
+        // SIMD only into a new one, one element at a time in place.
+        Cow::Owned(matching.as_ref() - &self.dead)
     }
 }
 

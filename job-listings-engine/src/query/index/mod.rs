@@ -16,6 +16,7 @@ use super::terms::Term;
 use super::text::for_each_word;
 use crate::domain::{CompanyId, DomainTag, Job, JobId, Seniority};
 
+mod dense;
 pub(in crate::query) mod facets;
 mod relevance;
 mod search;

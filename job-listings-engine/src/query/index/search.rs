@@ -6,6 +6,10 @@ use crate::query::facets::FacetCounts;
 use crate::query::places::Circle;
 use crate::query::Sort;
 
+use std::borrow::Cow;
+
+use super::dense::Matches;
+
 impl JobIndex {
     /// Answers a query: the number of matches, the requested page of ids and the facet
     /// counts it asks for.
@@ -33,21 +37,34 @@ impl JobIndex {
 
     /// The number of matches and the ids ranked `offset..want`.
     fn search_range(&self, filter: &JobFilter, offset: usize, want: usize) -> SearchResult {
-        let Some(terms) = self.terms(filter) else {
+        let Some(terms) = self.search_terms(filter) else {
             return SearchResult::default();
         };
-        if filter.min_confidence.is_none()
-            && filter.posted_after.is_none()
-            && !self.checks_each(filter)
-        {
+        let checks_each = self.checks_each(filter);
+        if filter.min_confidence.is_none() && filter.posted_after.is_none() && !checks_each {
             if let Some(found) = self.page_in_place(&terms, offset, want) {
                 return found;
             }
         }
-        let mut matching = self.intersect(terms);
+        // The words could not be allocated: the same search on bitmaps only.
+        let on_bitmaps = || {
+            self.search_terms(filter)
+                .map_or(Cow::Owned(Docs::new()), |terms| self.intersect(terms))
+        };
+        let words_allowed = !checks_each;
+        let mut matching = match self.intersect_adaptive(terms, words_allowed) {
+            Some(Matches::Bitmap(matching)) => matching,
+            Some(Matches::Words(words)) => {
+                match self.page_from_words(words, filter, offset, want) {
+                    Some(found) => return found,
+                    None => on_bitmaps(),
+                }
+            }
+            None => on_bitmaps(),
+        };
         if let Some(min) = filter.min_confidence {
             self.confidence
-                .retain_at_least(matching.to_mut(), min.get(), |d| {
+                .retain_in_step(matching.to_mut(), min.get(), |d| {
                     self.confidences[d as usize]
                 });
         }
@@ -226,7 +243,7 @@ impl JobIndex {
     }
 
     /// The first `want` of `docs` in result order.
-    fn top_sorted(&self, docs: Vec<u32>, want: usize) -> Vec<u32> {
+    pub(super) fn top_sorted(&self, docs: Vec<u32>, want: usize) -> Vec<u32> {
         if want == 0 {
             return Vec::new();
         }

@@ -171,3 +171,79 @@ fn facets_counted_one_by_one_equal_those_counted_by_postings() {
     index.compact();
     check(&index);
 }
+
+/// Two dense words that leave few matches are intersected on plain words: with jobs in and
+/// out of order, dead ones, `min_confidence` and `posted_after`, every page and total is a
+/// scan's.
+#[test]
+fn dense_words_that_leave_few_matches_are_answered_on_words_like_a_scan() {
+    use super::dense::Matches;
+    use crate::domain::{Confidence, Page, PerPage};
+    let data = Dataset::generate(5, 40, 6_000);
+    let mut index = with_the_rest_out_of_order(&data.jobs, 4_000);
+    // Every 20th job taken out leaves dead documents behind.
+    let removed: Vec<JobId> = data.jobs.iter().step_by(20).map(|j| j.id).collect();
+    for id in &removed {
+        index.remove(*id);
+    }
+    assert!(!index.dead.is_empty() && !index.unordered.is_empty());
+    let dense: Vec<&str> = index
+        .text
+        .iter()
+        .filter(|(_, docs)| !index.is_sparse(docs))
+        .map(|(word, _)| &**word)
+        .collect();
+    let on_words = |filter: &JobFilter| {
+        let terms = index.search_terms(filter).expect("the words are indexed");
+        matches!(
+            index.intersect_adaptive(terms, true),
+            Some(Matches::Words(_))
+        )
+    };
+    let pairs: Vec<JobFilter> = dense
+        .iter()
+        .flat_map(|a| {
+            dense
+                .iter()
+                .map(move |b| JobFilter::default().with_q(&format!("{a} {b}")))
+        })
+        .filter(on_words)
+        .take(12)
+        .collect();
+    assert!(!pairs.is_empty(), "no two dense words leave few matches");
+    let afters: Vec<_> = (1..8)
+        .map(|k| data.jobs[data.jobs.len() * k / 8].posted_at)
+        .collect();
+    for words in pairs {
+        let filters = [
+            words.clone(),
+            words.clone().min_confidence(Confidence::new(0.62).ok()),
+        ];
+        let after = afters
+            .iter()
+            .map(|&after| words.clone().posted_after(after));
+        for filter in filters.into_iter().chain(after) {
+            let mut expected: Vec<&Job> = data
+                .jobs
+                .iter()
+                .filter(|j| j.is_active() && filter.matches(j) && !removed.contains(&j.id))
+                .collect();
+            expected.sort_by_key(|j| (Reverse(nanos_clamped(j.posted_at)), j.id));
+            let expected: Vec<JobId> = expected.iter().map(|j| j.id).collect();
+            for page in 1..=(expected.len() / 7 + 2) as u32 {
+                let query = JobQuery::new(filter.clone())
+                    .page(Page::new(page).expect("page in range"))
+                    .per_page(PerPage::new(7).expect("per page in range"));
+                let from = ((page - 1) * 7) as usize;
+                let to = (from + 7).min(expected.len());
+                let found = index.search(&query);
+                assert_eq!(found.total, expected.len() as u64, "{filter:?}");
+                assert_eq!(
+                    found.ids,
+                    expected.get(from..to).unwrap_or_default(),
+                    "{filter:?} page {page}"
+                );
+            }
+        }
+    }
+}
