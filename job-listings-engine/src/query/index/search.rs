@@ -220,13 +220,16 @@ impl JobIndex {
 
     /// The first `want` out-of-order documents among `docs`, in result order: by walking
     /// all out-of-order documents in result order until `want` are in `docs`, or by sorting
-    /// those in `docs`, whichever should cost less.
+    /// those in `docs`, whichever should cost less. A step of the walk (a B-tree step and a
+    /// lookup in `docs`) costs about as much as a dozen of the sort's comparisons or of the
+    /// intersection's checks that find the ones to sort.
     pub(super) fn top_unordered(&self, docs: &Docs, want: usize) -> Vec<u32> {
         let expected = self.unordered_among(docs);
         let walk =
             (want as u64).saturating_mul(self.live.cardinality()) / docs.cardinality().max(1);
-        let sort = expected.saturating_mul(u64::from(expected.max(2).ilog2()));
-        if walk <= sort {
+        let sort = expected.saturating_mul(u64::from(expected.max(2).ilog2()))
+            + self.unordered.cardinality().min(docs.cardinality());
+        if walk.saturating_mul(12) <= sort {
             let mut top = Vec::with_capacity(want.min(self.unordered.cardinality() as usize));
             for &d in self.unordered_ranked.values() {
                 if top.len() == want {
