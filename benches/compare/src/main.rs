@@ -14,6 +14,7 @@ mod facets;
 mod jsonl;
 mod mix;
 mod ours;
+mod paths;
 mod places;
 mod report;
 mod tant;
@@ -120,6 +121,10 @@ struct Args {
     /// query by query, and print the comparison; tantivy is not built.
     #[arg(long)]
     facets: bool,
+    /// Only check and time our engine on the `GET /jobs` paths in FILE (one a line, as the
+    /// HTTP load scripts list them), query by query; tantivy is not built.
+    #[arg(long, value_name = "FILE")]
+    paths: Option<std::path::PathBuf>,
     /// Only time our engine on filters of places and pay (`country`, `remote_from`,
     /// `min_salary`, `near` with 50 km) against `domain` filters, each answer checked against
     /// a `JobFilter::matches` scan first; tantivy is not built.
@@ -256,7 +261,7 @@ fn build_tantivy(
 /// The brute-force answer: every final job through `JobFilter::matches`, sorted by the API's
 /// order, or for `sort=relevance` by BM25 worked out from the formula on the tests' own word
 /// rule (`tests/it/support`), apart from the engine's code.
-struct Oracle {
+pub(crate) struct Oracle {
     jobs: Vec<Job>,
     /// The collection's figures BM25 reads: its length, and how many jobs hold each word
     /// of the mix's relevance queries.
@@ -338,7 +343,12 @@ fn describe_difference(a: &SearchResult, b: &SearchResult) -> String {
 /// Runs every query on every engine (and the oracle); returns the number of disagreements.
 /// Relevance answers are compared with tantivy's by total only: its BM25 keeps field norms
 /// to a byte, so its scores and ties differ a little; their order is checked by the oracle.
-fn gate(mix: &[MixQuery], engines: &[&dyn Engine], oracle: Option<&Oracle>, list: bool) -> usize {
+pub(crate) fn gate(
+    mix: &[MixQuery],
+    engines: &[&dyn Engine],
+    oracle: Option<&Oracle>,
+    list: bool,
+) -> usize {
     let mut failures = 0;
     let mut per_class: std::collections::BTreeMap<Class, (u64, usize, usize)> = Default::default();
     for (k, q) in mix.iter().enumerate() {
@@ -496,6 +506,26 @@ fn main() -> ExitCode {
     if args.places {
         let oracle = Oracle::new(&g, &[]);
         let differ = places::compare(&ours.index, &g, &|q| oracle.search(q), args.rounds);
+        return if differ == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
+    if let Some(file) = &args.paths {
+        let mix = match std::fs::read_to_string(file)
+            .map_err(|e| format!("{}: {e}", file.display()))
+            .and_then(|text| paths::read(&text))
+        {
+            Ok(mix) => mix,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let oracle = args.oracle.then(|| Oracle::new(&g, &mix));
+        println!("\nload average before timing: {}", report::loadavg());
+        let differ = paths::compare(&ours, &mix, oracle.as_ref(), args.warmup, args.rounds);
         return if differ == 0 {
             ExitCode::SUCCESS
         } else {
