@@ -324,11 +324,19 @@ impl JobIndex {
         });
         for (doc, low) in thresholds.chain([(None, 0)]) {
             let low = low.min(high);
-            let count = numbered.count_in(low, high);
-            if placed + count > offset {
-                numbered.read_down(low, high, offset.saturating_sub(placed), &mut page, full);
+            let skip = offset.saturating_sub(placed);
+            if skip == 0 || doc.is_none() {
+                // Past the page's start, or below the last out-of-order document: the
+                // walk skips what is left to skip by whole words and nothing needs counting.
+                numbered.read_down(low, high, skip, &mut page, full);
+                placed = offset;
+            } else {
+                let count = numbered.count_in(low, high);
+                if count > skip {
+                    numbered.read_down(low, high, skip, &mut page, full);
+                }
+                placed += count;
             }
-            placed += count;
             high = low;
             if page.len() == full {
                 break;
