@@ -114,6 +114,11 @@ pub fn compare(
 ) -> usize {
     use crate::report::{self, fmt_duration};
     let differ = crate::gate(mix, &[ours], oracle, true);
+    match (differ, oracle.is_some()) {
+        (0, true) => println!("  every answer as the scan's"),
+        (0, false) => println!("  answers not checked (--oracle checks each against a scan)"),
+        (n, _) => println!("  {n} answer(s) differ; see MISMATCH lines above"),
+    }
     let (samples, medians) = report::time_mix(ours, mix, warmup, rounds);
     println!(
         "\n## Our engine on {} queries × {rounds} rounds\n",
