@@ -219,12 +219,15 @@ impl JobIndex {
                 Term::One(docs) => Cow::Borrowed(docs),
                 Term::AnyOf(all) => Cow::Owned(bitmap::union(&all)),
             };
-            let left = acc.and_cardinality(&next) as f64;
             // The copies: the two at hand, the bitmaps still to read, the dead and the
             // out-of-order documents.
             let copies = (left_to_read + 2 + apart) as f64;
-            let few = left * 16.0 < self.slots.len() as f64;
-            if words_allowed && few && A_MATCH_IN_WORDS * left > words_a_copy * copies {
+            let on_words = words_allowed && {
+                let left = acc.and_cardinality(&next) as f64;
+                left * 16.0 < self.slots.len() as f64
+                    && A_MATCH_IN_WORDS * left > words_a_copy * copies
+            };
+            if on_words {
                 let mut words = Words::of(&acc)?;
                 words.and(Words::of(&next)?.words());
                 for term in iter {
