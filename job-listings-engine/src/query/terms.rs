@@ -109,13 +109,13 @@ impl JobIndex {
             if acc.is_empty() {
                 break;
             }
-            acc = Cow::Owned(self.intersect_sparse(acc, term));
+            acc = Cow::Owned(self.intersect_step(acc, term));
         }
         self.without_dead(acc)
     }
 
-    /// `acc` intersected with `term`.
-    pub(super) fn intersect_sparse(&self, acc: Cow<'_, Docs>, term: Term<'_>) -> Docs {
+    /// `acc` intersected with `term`: one step of an intersection.
+    pub(super) fn intersect_step(&self, acc: Cow<'_, Docs>, term: Term<'_>) -> Docs {
         match (acc, term) {
             // `&` on a borrowed bitmap writes the result once; cloning it first would
             // copy it too.

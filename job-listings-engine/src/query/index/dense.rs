@@ -212,7 +212,7 @@ impl JobIndex {
             }
             left_to_read -= bitmaps_of(&term);
             if self.is_sparse(&acc) {
-                acc = Cow::Owned(self.intersect_sparse(acc, term));
+                acc = Cow::Owned(self.intersect_step(acc, term));
                 continue;
             }
             let next = match term {

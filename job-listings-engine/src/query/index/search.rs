@@ -1,14 +1,13 @@
 //! Answering a query: the bitmaps of its terms intersected, then one page of ids in result
 //! order (newest `posted_at` first, ties by id), read only as far as the page needs.
 
+use std::borrow::Cow;
+
+use super::dense::Matches;
 use super::*;
 use crate::query::facets::FacetCounts;
 use crate::query::places::Circle;
 use crate::query::Sort;
-
-use std::borrow::Cow;
-
-use super::dense::Matches;
 
 impl JobIndex {
     /// Answers a query: the number of matches, the requested page of ids and the facet
