@@ -16,12 +16,20 @@ pub(super) enum Term<'a> {
     AnyOf(Vec<&'a Docs>),
 }
 
-impl Term<'_> {
+impl<'a> Term<'a> {
     /// How many documents it holds, or about (a union counted with its overlaps).
     pub(super) fn size(&self) -> u64 {
         match self {
             Term::One(docs) => docs.cardinality(),
             Term::AnyOf(all) => all.iter().map(|docs| docs.cardinality()).sum(),
+        }
+    }
+
+    /// Its documents: the bitmap itself, or the union built.
+    pub(super) fn into_docs(self) -> Cow<'a, Docs> {
+        match self {
+            Term::One(docs) => Cow::Borrowed(docs),
+            Term::AnyOf(all) => Cow::Owned(bitmap::union(&all)),
         }
     }
 }
@@ -100,10 +108,8 @@ impl JobIndex {
     /// The live documents in every one of `terms` (all live documents when there are none).
     pub(super) fn intersect<'a>(&'a self, terms: Vec<Term<'a>>) -> Cow<'a, Docs> {
         let mut iter = terms.into_iter();
-        let mut acc = match iter.next() {
-            None => return Cow::Borrowed(&self.live),
-            Some(Term::One(docs)) => Cow::Borrowed(docs),
-            Some(Term::AnyOf(all)) => Cow::Owned(bitmap::union(&all)),
+        let Some(mut acc) = iter.next().map(Term::into_docs) else {
+            return Cow::Borrowed(&self.live);
         };
         for term in iter {
             if acc.is_empty() {

@@ -200,10 +200,8 @@ impl JobIndex {
         };
         let mut left_to_read: usize = terms.iter().map(bitmaps_of).sum();
         let mut iter = terms.into_iter();
-        let mut acc = match iter.next() {
-            None => return Some(Matches::Bitmap(Cow::Borrowed(&self.live))),
-            Some(Term::One(docs)) => Cow::Borrowed(docs),
-            Some(Term::AnyOf(all)) => Cow::Owned(bitmap::union(&all)),
+        let Some(mut acc) = iter.next().map(Term::into_docs) else {
+            return Some(Matches::Bitmap(Cow::Borrowed(&self.live)));
         };
         left_to_read -= 1;
         while let Some(term) = iter.next() {
@@ -215,17 +213,13 @@ impl JobIndex {
                 acc = Cow::Owned(self.intersect_step(acc, term));
                 continue;
             }
-            let next = match term {
-                Term::One(docs) => Cow::Borrowed(docs),
-                Term::AnyOf(all) => Cow::Owned(bitmap::union(&all)),
-            };
+            let next = term.into_docs();
             // The copies: the two at hand, the bitmaps still to read, the dead and the
             // out-of-order documents.
             let copies = (left_to_read + 2 + apart) as f64;
             let on_words = words_allowed && {
-                let left = acc.and_cardinality(&next) as f64;
-                left * 16.0 < self.slots.len() as f64
-                    && A_MATCH_IN_WORDS * left > words_a_copy * copies
+                let left = acc.and_cardinality(&next);
+                self.holds_few(left) && A_MATCH_IN_WORDS * left as f64 > words_a_copy * copies
             };
             if on_words {
                 let mut words = Words::of(&acc)?;

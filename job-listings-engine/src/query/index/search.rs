@@ -191,7 +191,12 @@ impl JobIndex {
     /// merges about as cheaply as they are counted; denser ones are bitsets, whose
     /// intersections are written out one match at a time.
     pub(in crate::query) fn is_sparse(&self, docs: &Docs) -> bool {
-        docs.cardinality() * 16 < self.slots.len() as u64
+        self.holds_few(docs.cardinality())
+    }
+
+    /// Whether `count` documents are under one in 16 of the index ([`JobIndex::is_sparse`]).
+    pub(super) fn holds_few(&self, count: u64) -> bool {
+        count * 16 < self.slots.len() as u64
     }
 
     /// About how many out-of-order documents `docs` holds, taking them to be spread like
