@@ -1075,6 +1075,10 @@ fn job(
         updated_at: posted_at,
         places: city.map(City::place).into_iter().collect(),
         remote_regions,
+        last_seen_at: None,
+        last_posted_at: None,
+        repost_of: None,
+        reposts: Vec::new(),
     }
 }
 

@@ -14,6 +14,7 @@ use super::route_table::{Credential, Endpoint, Route, RouteTable, Verb};
 pub(crate) enum Operation {
     SearchJobs,
     GetJob,
+    SimilarJobs,
     ListCompanies,
     GetCompany,
     ListChanges,
@@ -53,6 +54,10 @@ pub(crate) const ROUTES: &[Route<Operation>] = &[
     keyed(
         "/api/v1/jobs/{id}",
         &[at(Verb::Get, Operation::GetJob, &GET_JOB)],
+    ),
+    keyed(
+        "/api/v1/jobs/{id}/similar",
+        &[at(Verb::Get, Operation::SimilarJobs, &SIMILAR_JOBS)],
     ),
     keyed(
         "/api/v1/companies",
@@ -147,6 +152,18 @@ pub(crate) const GET_JOB: Doc = Doc {
     params: &[&params::ID, &params::IF_NONE_MATCH],
     body: None,
     answers: &[Answer { status: 200, description: "The job listing.", content: Content::Schema("JobDetail") }],
+    errors: &[304, 400, 401, 404, 406, 408, 413, 414, 429, 431, 500],
+};
+
+/// `GET /api/v1/jobs/{id}/similar`.
+pub(crate) const SIMILAR_JOBS: Doc = Doc {
+    id: "similarJobs",
+    tag: "jobs",
+    summary: "Find jobs like one",
+    description: "Active job listings most like this one (which may be closed), best first: ranked by the rarer words of the job's role, company name and post they share (weighted by BM25's inverse document frequency, role words twice) and the domain tags and seniority levels they share; ties newest first. Never the job itself, its reposts or its canonical job, nor any repost. At most `per_page` (default 10), in the list envelope on one page. One call.",
+    params: &[&params::ID, &params::SIMILAR_PER_PAGE, &params::IF_NONE_MATCH],
+    body: None,
+    answers: &[Answer { status: 200, description: "The jobs most like this one.", content: Content::Schema("JobList") }],
     errors: &[304, 400, 401, 404, 406, 408, 413, 414, 429, 431, 500],
 };
 

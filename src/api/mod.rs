@@ -48,9 +48,9 @@ pub use llms::LLMS_TXT;
 pub use openapi::openapi_json;
 #[cfg(feature = "client")]
 pub(crate) use params::filter_pairs;
-#[cfg(feature = "mcp")]
-pub(crate) use params::PAGE_PARAMS;
 pub use params::{CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS};
+#[cfg(feature = "mcp")]
+pub(crate) use params::{PAGE_PARAMS, SIMILAR_PARAMS};
 
 use crate::domain::{ApiKey, KeyId};
 use crate::service::{Caller, JobListingsService, QuotaState, RateLimit, ServiceError};

@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::encoding::Coding;
 use super::etag::ETag;
 use crate::domain::{
-    Company, CompanyId, DomainTag, Job, JobId, JobStatus, Place, RemoteRegion, SalaryRange,
+    Company, CompanyId, DomainTag, Job, JobId, JobStatus, Place, RemoteRegion, Repost, SalaryRange,
     Seniority,
 };
 
@@ -42,6 +42,10 @@ pub(crate) const JOB_FIELDS: &[&str] = &[
     "activated_at",
     "first_seen_at",
     "updated_at",
+    "last_seen_at",
+    "last_posted_at",
+    "repost_of",
+    "reposts",
 ];
 
 /// A job as the API sends it.
@@ -66,6 +70,10 @@ pub(crate) struct JobView<'a> {
     activated_at: Option<DateTime<Utc>>,
     first_seen_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    last_seen_at: DateTime<Utc>,
+    last_posted_at: DateTime<Utc>,
+    repost_of: Option<JobId>,
+    reposts: &'a [Repost],
 }
 
 /// A view sends exactly the serde form of the job it shows (the tests below hold it to that),
@@ -119,6 +127,10 @@ impl<'a> From<&'a Job> for JobView<'a> {
             activated_at: job.activated_at,
             first_seen_at: job.first_seen_at,
             updated_at: job.updated_at,
+            last_seen_at: job.last_seen(),
+            last_posted_at: job.last_posted(),
+            repost_of: job.repost_of,
+            reposts: &job.reposts,
         }
     }
 }
@@ -137,6 +149,9 @@ impl<'a> From<&'a SalaryRange> for SalaryView<'a> {
 /// What identifies one rendering: a record's id and the `updated_at` of the state rendered.
 type RenderKey<Id> = (Id, DateTime<Utc>);
 
+/// A job's id and when it was last seen ([`Job::revision`]).
+type JobRevision = (JobId, DateTime<Utc>);
+
 /// What an entry costs besides its bytes: the key, the `Bytes` handle and the table slot.
 const ENTRY_OVERHEAD: u64 = 80;
 
@@ -152,7 +167,8 @@ impl<Id> Weighter<RenderKey<Id>, Bytes> for ByLength {
 
 /// Rendered JSON of recently sent jobs and companies, bounded in bytes (0 turns it off).
 pub(crate) struct RenderCache {
-    jobs: Option<Cache<RenderKey<JobId>, Bytes, ByLength>>,
+    /// Keyed by [`Job::revision`] as well: `last_seen_at` moves without `updated_at`.
+    jobs: Option<Cache<RenderKey<JobRevision>, Bytes, ByLength>>,
     companies: Option<Cache<RenderKey<CompanyId>, Bytes, ByLength>>,
     /// Whole answers by entity tag: as JSON, and compressed in each coding asked for.
     answers: Option<Cache<AnswerKey, Bytes, ByLength>>,
@@ -227,7 +243,7 @@ impl RenderCache {
 
     /// A job's JSON as the API sends it.
     pub(crate) fn job(&self, job: &Job) -> Bytes {
-        cached(self.jobs.as_ref(), (job.id, job.updated_at), || {
+        cached(self.jobs.as_ref(), (job.revision(), job.updated_at), || {
             JobView::from(job)
         })
     }
@@ -286,6 +302,14 @@ mod tests {
     #[test]
     fn a_job_renders_every_field_of_the_record() {
         let mut job = Dataset::generate(2, 3, 4).jobs.remove(0);
+        // Stored without them (an older record, a job without copies), the times are sent
+        // as `updated_at` and `posted_at`.
+        let rendered: serde_json::Value =
+            serde_json::from_slice(&RenderCache::new(0).job(&job)).unwrap();
+        assert_eq!(rendered["last_seen_at"], serde_json::json!(job.updated_at));
+        assert_eq!(rendered["last_posted_at"], serde_json::json!(job.posted_at));
+        job.last_seen_at = Some(job.updated_at + chrono::Duration::seconds(5));
+        job.last_posted_at = Some(job.posted_at + chrono::Duration::days(3));
         job.location = Some("Lisbon".to_owned());
         job.salary = Some(SalaryRange {
             min: Some(1),

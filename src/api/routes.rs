@@ -214,6 +214,7 @@ async fn call(
     match op {
         Operation::SearchJobs => jobs::search(api, &caller, req).await,
         Operation::GetJob => jobs::get(api, &caller, id, req).await,
+        Operation::SimilarJobs => jobs::similar(api, &caller, id, req).await,
         Operation::ListCompanies => companies::list(api, &caller, req).await,
         Operation::GetCompany => companies::get(api, &caller, id, req).await,
         Operation::ListChanges => changes::list(api, &caller, req).await,

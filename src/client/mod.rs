@@ -573,6 +573,21 @@ impl Client {
         self.json(Call::new(Method::GET, url)).await
     }
 
+    /// `GET /jobs/{id}/similar`: the active jobs most like one, best first, at most
+    /// `per_page` (the server's default, 10, for `None`).
+    pub async fn similar_jobs(
+        &self,
+        id: JobId,
+        per_page: Option<PerPage>,
+    ) -> Result<Response<JobList>> {
+        let pairs: Vec<(&str, String)> = per_page
+            .map(|p| ("per_page", p.get().to_string()))
+            .into_iter()
+            .collect();
+        let url = self.url(&format!("/api/v1/jobs/{id}/similar"), &pairs)?;
+        self.json(Call::new(Method::GET, url)).await
+    }
+
     /// `GET /companies`: one page of the companies with active jobs.
     pub async fn list_companies(&self, search: &CompanySearch) -> Result<Response<CompanyList>> {
         let url = self.url("/api/v1/companies", &search.pairs())?;

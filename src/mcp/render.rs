@@ -14,7 +14,7 @@ pub(crate) fn render(tool: &str, value: &Value) -> String {
     let mut out = String::new();
     // Writing to a `String` cannot fail.
     let _ = match tool {
-        "search_jobs" => jobs_page(&mut out, value),
+        "search_jobs" | "similar_jobs" => jobs_page(&mut out, value),
         "get_job" => job_detail(&mut out, value),
         "list_companies" => companies_page(&mut out, value),
         "get_company" => company_detail(&mut out, value),

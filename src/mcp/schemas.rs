@@ -10,7 +10,9 @@ use http::Method;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
-use crate::api::{openapi_json, CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS, PAGE_PARAMS};
+use crate::api::{
+    openapi_json, CHANGE_PARAMS, COMPANY_PARAMS, JOB_PARAMS, PAGE_PARAMS, SIMILAR_PARAMS,
+};
 use crate::domain::Plan;
 
 /// One tool and the endpoint it calls.
@@ -50,7 +52,7 @@ match whole, in any case.";
 pub(crate) const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "search_jobs",
-        description: "Search active job listings, a page at a time, newest first or, with sort=relevance, best match for q first. Ask for fields and highlight to keep answers small. Use ids with get_job and company_id with get_company. One call.",
+        description: "Active job listings, a page at a time, newest first or (sort=relevance) best match for q first. fields keeps answers small. Use ids with get_job or similar_jobs. One call.",
         method: Method::GET,
         path: "/api/v1/jobs",
         lists: &["domain", "seniority", "country", "facets", "fields"],
@@ -60,7 +62,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "get_job",
-        description: "One job by id (from search_jobs), closed ones too, with its company's data. One call.",
+        description: "One job by id, closed ones too, with its company. One call.",
         method: Method::GET,
         path: "/api/v1/jobs/{id}",
         lists: &[],
@@ -69,8 +71,18 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
         plan: Plan::Developer,
     },
     ToolSpec {
+        name: "similar_jobs",
+        description: "Active jobs most like one by id, best first; never its copies. One call.",
+        method: Method::GET,
+        path: "/api/v1/jobs/{id}/similar",
+        lists: &[],
+        params: SIMILAR_PARAMS,
+        read_only: true,
+        plan: Plan::Developer,
+    },
+    ToolSpec {
         name: "list_companies",
-        description: "Companies with active jobs, a page at a time; facets=[\"funding_stage\"] counts them by stage. One call.",
+        description: "Companies with active jobs, a page at a time; facets=[\"funding_stage\"] counts by stage. One call.",
         method: Method::GET,
         path: "/api/v1/companies",
         lists: &["facets"],
@@ -80,7 +92,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "get_company",
-        description: "One company by id, with its newest active jobs (at most 100; search_jobs with company_id has all). One call.",
+        description: "One company by id with its newest 100 active jobs (search_jobs with company_id has all). One call.",
         method: Method::GET,
         path: "/api/v1/companies/{id}",
         lists: &[],
@@ -90,7 +102,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "follow_changes",
-        description: "Job changes since a cursor, oldest first: job.new, job.updated, job.closed, job.deleted. Start with after=\"now\", then pass next_cursor; has_more=false: poll later. An expired cursor answers cursor_expired: start again. Filters as in search_jobs. One call.",
+        description: "Job changes since a cursor, oldest first (job.new, .updated, .closed, .deleted). Start with after=\"now\", then pass next_cursor; has_more=false: poll later. Filters as in search_jobs. One call.",
         method: Method::GET,
         path: "/api/v1/changes",
         lists: &["domain", "seniority", "country"],
@@ -110,7 +122,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "create_webhook",
-        description: "Have each new matching job POSTed to callback_url (https), signed per Standard Webhooks; filters as in search_jobs. Agent Pro plan or higher. The answer's secret (whsec_…) is shown this once only. One call.",
+        description: "POSTs each new matching job to callback_url (https), signed per Standard Webhooks; filters as in search_jobs. Agent Pro or higher. The secret (whsec_…) is shown only here. One call.",
         method: Method::POST,
         path: "/api/v1/webhooks",
         lists: &[],
@@ -120,7 +132,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "list_webhooks",
-        description: "This key's webhooks, oldest first, without their secrets. One call.",
+        description: "This key's webhooks, oldest first, without secrets. One call.",
         method: Method::GET,
         path: "/api/v1/webhooks",
         lists: &[],
@@ -130,7 +142,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "delete_webhook",
-        description: "Delete one of this key's webhooks by id. One call.",
+        description: "Delete this key's webhook by id. One call.",
         method: Method::DELETE,
         path: "/api/v1/webhooks/{id}",
         lists: &[],
@@ -167,10 +179,11 @@ pub(crate) fn tools() -> &'static [Tool] {
 
 fn tool(openapi: &Value, spec: &ToolSpec) -> Tool {
     let operation = &openapi["paths"][spec.path][spec.method.as_str().to_ascii_lowercase()];
-    let description = if spec.lists.is_empty() {
-        spec.description.to_owned()
-    } else {
+    // Said once, where the filters are described; the others point to `search_jobs`.
+    let description = if spec.params == JOB_PARAMS {
         format!("{} {FILTER_RULE}", spec.description)
+    } else {
+        spec.description.to_owned()
     };
     // Whether a tool destroys is said of those that change something only.
     let annotations = match spec.read_only {
@@ -359,10 +372,13 @@ fn shape(schema: &Value, depth: usize) -> Value {
             }
         }
         kinds.dedup();
-        return json!({ "type": kinds });
+        return nullable_or(json!({ "type": kinds }));
     }
     let mut out = Map::new();
     if let Some(kind) = object.get("type") {
+        if kind.as_array().is_some() {
+            return nullable_or(json!({ "type": kind }));
+        }
         out.insert("type".into(), kind.clone());
     }
     if let Some(items) = object.get("items").filter(|_| depth > 0) {
@@ -381,6 +397,15 @@ fn shape(schema: &Value, depth: usize) -> Value {
         out.insert("properties".into(), Value::Object(fields));
     }
     Value::Object(out)
+}
+
+/// A field that may be null as any value (`{}`): its type beside `null` is the field's
+/// name's to tell, and the listing every agent holds stays small.
+fn nullable_or(kinds: Value) -> Value {
+    match kinds["type"].as_array() {
+        Some(kinds) if kinds.iter().any(|k| k == "null") => json!({}),
+        _ => kinds,
+    }
 }
 
 /// The answer of a tool whose endpoint answers `204 No Content`.

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::{CallResult, Caller, Catalog, ServiceError, ServiceResult};
 use crate::domain::{ChangeKind, DomainError, FeedCursor, Job, JobId};
-use crate::query::JobFilter;
+use crate::query::{JobFilter, Reposts};
 use crate::store::{FeedEntry, StoreError};
 
 /// Where a read of the change feed starts.
@@ -131,7 +131,8 @@ impl Catalog {
         };
         let limit = query.limit.clamp(1, ChangesQuery::MAX_LIMIT);
         let filter = Arc::new(query.filter);
-        let unfiltered = *filter == JobFilter::default();
+        // Reposts hidden (the default) is a filter too.
+        let unfiltered = *filter == JobFilter::default().reposts(Reposts::Include);
         let mut events = Vec::with_capacity(limit.min(64));
         let mut position = start;
         let mut work = PageWork::default();
@@ -268,12 +269,13 @@ impl Batch {
 
 /// Whether an entry is an event of a feed with `filter`. A deletion is in every feed: the
 /// job's content is gone, so no filter can be asked of it, and a client must drop its copy.
-/// An event of a job deleted since is only in the unfiltered feed, for the same reason.
+/// An event of a job deleted since is only in the feed that no filter but the hiding of
+/// reposts narrows, for the same reason.
 fn wanted(filter: &JobFilter, entry: &FeedEntry) -> bool {
     match (&entry.job, entry.kind) {
         (_, ChangeKind::Deleted) => true,
         (Some(job), _) => filter.matches_content(job),
-        (None, _) => false,
+        (None, _) => *filter == JobFilter::default(),
     }
 }
 

@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
+use super::ingest::WriteTally;
 use super::metrics::StoreWrite;
-use super::{Catalog, ServiceError, ServiceResult};
+use super::reposts::Batch;
+use super::{Catalog, ServiceError, ServiceResult, Subscriptions};
 use crate::domain::{CompanyId, JobId};
+use crate::query::{JobFilter, Reposts};
 
 impl Catalog {
     /// Deletes a job for good: from the store, durably, and from the search index at once,
@@ -17,11 +20,15 @@ impl Catalog {
     /// other replicas drop it from their indexes as they follow the change feed.
     ///
     /// An unknown id is [`ServiceError::NotFound`].
-    pub(super) async fn delete_job(self: &Arc<Self>, id: JobId) -> ServiceResult<()> {
-        let writes = self.ingest.lock().await;
+    /// The rest of its group of copies is settled again: if it led, the next copy leads.
+    pub(super) async fn delete_job(
+        self: &Arc<Self>,
+        subscriptions: &Subscriptions,
+        id: JobId,
+    ) -> ServiceResult<()> {
+        let writes_lock = self.ingest.lock().await;
         let store = &self.store;
-        // Whether it counts among the closed jobs (an operator's call: one read more is fine).
-        let closed = store.get_job(id).await?.is_some_and(|j| !j.is_active());
+        let stored = store.get_job(id).await?;
         if !self
             .shared
             .timed_write(StoreWrite::Jobs, store.delete_job(id))
@@ -29,12 +36,27 @@ impl Catalog {
         {
             return Err(ServiceError::NotFound { resource: "job" });
         }
-        if closed {
+        // Whether it counted among the closed jobs.
+        if stored.as_ref().is_some_and(|j| !j.is_active()) {
             self.shared.stats.closed_jobs.record(&[(id, -1)]);
         }
         self.write_index().remove(id);
-        self.compact_index_if_due(&writes).await;
-        Ok(())
+        let mut writes = Vec::new();
+        let mut tally = WriteTally::default();
+        if let Some(stored) = stored.filter(|j| j.repost_of.is_some() || !j.reposts.is_empty()) {
+            self.group_copies(Batch {
+                writes: &mut writes,
+                outcomes: &mut Vec::new(),
+                tally: &mut tally,
+                stored: &Default::default(),
+                deleted: vec![stored],
+                announcing: &subscriptions.announced_kinds(),
+                now: self.shared.now(),
+                pending: None,
+            })
+            .await?;
+        }
+        self.write_regrouped(&writes, &tally, &writes_lock).await
     }
 
     /// Deletes a company, durably, and from the catalog at once.
@@ -53,7 +75,11 @@ impl Catalog {
         // Held throughout: every job write checks its company under this lock, so none
         // names the company between the count and the deletion.
         let _writes = self.ingest.lock().await;
-        let active_jobs = self.read_index().active_jobs_of(id);
+        // Reposts too: each is an active job of the company.
+        let every_copy = JobFilter::default()
+            .company_id(id)
+            .reposts(Reposts::Include);
+        let active_jobs = self.read_index().search_top(&every_copy, 0).total;
         if active_jobs > 0 {
             return Err(ServiceError::CompanyHasJobs {
                 company: id,

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::domain::{
     ApiKey, ApiKeyRecord, BillingStatus, Company, CompanyId, Delivery, IdempotencyKey, Job, JobId,
-    KeyId, NewJob, Plan, Subscription, SubscriptionStatus, UsageReport, WebhookId,
+    KeyId, NewJob, PerPage, Plan, Subscription, SubscriptionStatus, UsageReport, WebhookId,
 };
 use crate::query::JobQuery;
 use crate::store::{JobStore, Pruned};
@@ -39,6 +39,8 @@ shorthands! {
     search_jobs(query: JobQuery, held: Held) -> Read<JobPage>;
     /// [`Caller::get_job`](super::Caller::get_job) for `key`.
     get_job(id: JobId, held: Held) -> Read<JobDetail>;
+    /// [`Caller::similar_jobs`](super::Caller::similar_jobs) for `key`.
+    similar_jobs(id: JobId, per_page: PerPage, held: Held) -> Read<JobPage>;
     /// [`Caller::list_companies`](super::Caller::list_companies) for `key`.
     list_companies(query: CompanyQuery, held: Held) -> Read<CompanyPage>;
     /// [`Caller::get_company`](super::Caller::get_company) for `key`.
@@ -166,7 +168,10 @@ impl JobListingsService {
     ///
     /// An unknown id is [`ServiceError::NotFound`](super::ServiceError::NotFound).
     pub async fn delete_job(&self, id: JobId) -> ServiceResult<()> {
-        self.inner.catalog.delete_job(id).await
+        self.inner
+            .catalog
+            .delete_job(&self.inner.subscriptions, id)
+            .await
     }
 
     /// Deletes a company, durably, and from the catalog at once.

@@ -17,6 +17,7 @@ use std::convert::Infallible;
 use tokio::sync::mpsc;
 
 use crate::domain::{DomainError, Job, JobId, NewJob};
+use crate::query::CopyFinder;
 use crate::store::StoreError;
 
 use super::indexer::{indexing_failed, spawn_indexer};
@@ -135,6 +136,7 @@ impl JobListingsService {
         let mut writing: Option<Writing> = None;
         let mut failure = None;
         let mut order = BatchOrder::default();
+        let mut imported = CopyFinder::default();
         while let Some(arrived) = arriving.recv().await {
             let batch = match arrived
                 .map_err(ImportError::Source)
@@ -147,20 +149,9 @@ impl JobListingsService {
                     break;
                 }
             };
-            // The previous batch may still be on its way to the store: no id is in both, so
-            // this batch's stored state is already what it will be.
-            let (writes, outcomes, tally) = match self
-                .inner
-                .catalog
-                .prepare_job_writes(&self.inner.subscriptions, batch, now)
-                .await
-            {
-                Ok(prepared) => prepared,
-                Err(e) => {
-                    failure = Some(e.into());
-                    break;
-                }
-            };
+            // The previous batch may still be on its way to the store. No id is in both, but
+            // a job of this batch may be a copy of one of it, whose group it then writes:
+            // grouping reads the store, so the previous batch is written first.
             if let Some(previous) = writing.take() {
                 if let Err(e) = self
                     .finish_write(previous, &to_index, &mut written, &progress)
@@ -169,6 +160,23 @@ impl JobListingsService {
                     failure = Some(e.into());
                     break;
                 }
+            }
+            let (writes, outcomes, tally) = match self
+                .inner
+                .catalog
+                .prepare_job_writes(&self.inner.subscriptions, batch, now, Some(&imported))
+                .await
+            {
+                Ok(prepared) => prepared,
+                Err(e) => {
+                    failure = Some(e.into());
+                    break;
+                }
+            };
+            // Copies of the next batches' jobs are looked for among this one's too: they
+            // reach the index only at the end.
+            for w in writes.iter().filter(|w| w.job.is_active()) {
+                imported.insert(&w.job);
             }
             for o in &outcomes {
                 if o.created {

@@ -7,11 +7,12 @@ use tokio::sync::MutexGuard;
 
 use super::indexer::indexing_failed;
 use super::metrics::{JobsWritten, StoreWrite};
+use super::reposts::Batch;
 use super::{Catalog, ServiceError, ServiceResult, Subscriptions};
 use crate::domain::{
     changed_at, ChangeKind, Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob,
 };
-use crate::query::{JobIndex, PreparedJobs};
+use crate::query::{CopyFinder, JobIndex, PreparedJobs};
 use crate::store::{DecidedOn, JobWrite};
 use crate::webhooks::job_event;
 
@@ -126,12 +127,19 @@ impl Catalog {
         let jobs: Vec<NewJob> = jobs.into_iter().map(Into::into).collect();
         let _ingest = self.ingest.lock().await;
         let (writes, outcomes, tally) = self
-            .prepare_job_writes(subscriptions, jobs, self.shared.now())
+            .prepare_job_writes(subscriptions, jobs, self.shared.now(), None)
             .await?;
         // A batch's words are gathered while it is written: most of indexing it, done
         // before any lock on the index is taken.
+        // A job sent again unchanged only moves when it was last seen: no need to index it
+        // again, where the index holds it.
+        let unchanged = |w: &JobWrite| w.change.is_none() && w.job.is_active();
         let prepared = (writes.len() >= PREPARE_FROM).then(|| {
-            let jobs: Vec<Job> = writes.iter().map(|w| w.job.clone()).collect();
+            let jobs: Vec<Job> = writes
+                .iter()
+                .filter(|w| !unchanged(w))
+                .map(|w| w.job.clone())
+                .collect();
             tokio::task::spawn_blocking(move || prepare_in_parts(jobs))
         });
         let store = &self.store;
@@ -145,6 +153,10 @@ impl Catalog {
                 .await?;
         }
         self.count_written(&tally);
+        let touch = |w: &JobWrite| {
+            // Not indexed (closed, say): indexed whole.
+            unchanged(w) && self.write_index().touch(w.job.id, w.job.last_seen())
+        };
         match prepared {
             Some(prepared) => {
                 for part in prepared.await.map_err(indexing_failed)? {
@@ -152,11 +164,18 @@ impl Catalog {
                     let added = self.write_index().add_prepared(part);
                     drop(added);
                 }
+                for w in writes.iter().filter(|w| unchanged(w)) {
+                    if !touch(w) {
+                        self.write_index().upsert(&w.job);
+                    }
+                }
             }
             None => {
                 for w in &writes {
                     // One job per lock: searches wait for one job's update at most.
-                    self.write_index().upsert(&w.job);
+                    if !touch(w) {
+                        self.write_index().upsert(&w.job);
+                    }
                 }
             }
         }
@@ -170,11 +189,13 @@ impl Catalog {
     /// Checks jobs and turns them into their stored state and outbox events, as of `now`,
     /// against the store's current state of each, with what writing them changes in the
     /// counts; the caller holds the ingest lock.
+    /// Copies of a job already written are looked for in the index and in `pending`.
     pub(super) async fn prepare_job_writes(
         &self,
         subscriptions: &Subscriptions,
         jobs: Vec<NewJob>,
         now: DateTime<Utc>,
+        pending: Option<&CopyFinder>,
     ) -> ServiceResult<(Vec<JobWrite>, Vec<IngestOutcome>, WriteTally)> {
         let previous: HashMap<JobId, Arc<Job>> = self
             .store
@@ -186,6 +207,7 @@ impl Catalog {
         let mut writes = Vec::with_capacity(jobs.len());
         let mut outcomes = Vec::with_capacity(jobs.len());
         let mut tally = WriteTally::default();
+        let announcing = subscriptions.announced_kinds();
         {
             let companies = self.read_companies();
             // Nobody to announce to: no event, as a bulk load with no subscriptions would
@@ -193,7 +215,6 @@ impl Catalog {
             // shared with other replicas always gets the events: a subscription registered on
             // another one moments ago may not have reached this one's memory yet, and its
             // cursor already stands before this job.
-            let announcing = subscriptions.announced_kinds();
             let mut seen = std::collections::HashSet::new();
             // Jobs twice in one batch: the second changes what the first left.
             let mut earlier: HashMap<JobId, Job> = HashMap::new();
@@ -213,8 +234,15 @@ impl Catalog {
                     activated_at,
                     before.map_or(now, |b| changed_at(b.updated_at, now)),
                 );
+                job.last_seen_at = Some(now);
+                // Its group stays as it was; grouping below settles it if this changes it.
+                if let Some(b) = before {
+                    job.repost_of = b.repost_of;
+                    job.reposts = b.reposts.clone();
+                    job.last_posted_at = b.last_posted_at;
+                }
                 // The same job sent again is no change: it keeps its `updated_at` (and so its
-                // ETag), and the change feed has nothing to report.
+                // ETag), and the change feed has nothing to report; only `last_seen_at` moves.
                 if let Some(b) = before.filter(|b| b.same_content(&job)) {
                     job.updated_at = b.updated_at;
                 }
@@ -241,6 +269,17 @@ impl Catalog {
                 });
             }
         }
+        self.group_copies(Batch {
+            writes: &mut writes,
+            outcomes: &mut outcomes,
+            tally: &mut tally,
+            stored: &previous,
+            deleted: Vec::new(),
+            announcing: &announcing,
+            now,
+            pending,
+        })
+        .await?;
         Ok((writes, outcomes, tally))
     }
 
@@ -258,42 +297,67 @@ impl Catalog {
         id: JobId,
     ) -> ServiceResult<Job> {
         let _ingest = self.ingest.lock().await;
-        let mut job = Arc::unwrap_or_clone(
-            self.store
-                .get_job(id)
-                .await?
-                .ok_or(ServiceError::NotFound { resource: "job" })?,
-        );
-        let was_active = job.is_active();
-        if !was_active {
-            return Ok(job);
+        let stored = self
+            .store
+            .get_job(id)
+            .await?
+            .ok_or(ServiceError::NotFound { resource: "job" })?;
+        if !stored.is_active() {
+            return Ok(Arc::unwrap_or_clone(stored));
         }
-        let read_at = job.updated_at;
+        let now = self.shared.now();
+        let mut job = (*stored).clone();
         job.status = JobStatus::Closed;
-        job.updated_at = changed_at(read_at, self.shared.now());
-        let events = match subscriptions
-            .announced_kinds()
-            .contains(&ChangeKind::Closed)
-        {
-            true => vec![job_event(ChangeKind::Closed, self.shared.now())],
+        job.updated_at = changed_at(stored.updated_at, now);
+        let announcing = subscriptions.announced_kinds();
+        let events = match announcing.contains(&ChangeKind::Closed) {
+            true => vec![job_event(ChangeKind::Closed, now)],
             false => Vec::new(),
         };
-        let write = [JobWrite {
-            job: job.clone(),
+        let mut writes = vec![JobWrite {
+            job,
             events,
             change: Some(ChangeKind::Closed),
-            decided_on: DecidedOn::Read(Some(read_at)),
+            decided_on: DecidedOn::Read(Some(stored.updated_at)),
         }];
-        let store = &self.store;
-        self.shared
-            .timed_write(StoreWrite::Jobs, store.write_jobs(&write))
-            .await?;
         let mut tally = WriteTally::default();
-        tally.add(&job, Some(was_active), false);
-        self.count_written(&tally);
-        self.write_index().remove(id);
-        self.compact_index_if_due(&_ingest).await;
-        Ok(job)
+        tally.add(&writes[0].job, Some(true), false);
+        // The next copy of the job, if any, leads its group now.
+        self.group_copies(Batch {
+            writes: &mut writes,
+            outcomes: &mut Vec::new(),
+            tally: &mut tally,
+            stored: &HashMap::from([(id, stored.clone())]),
+            deleted: Vec::new(),
+            announcing: &announcing,
+            now,
+            pending: None,
+        })
+        .await?;
+        self.write_regrouped(&writes, &tally, &_ingest).await?;
+        Ok(writes.swap_remove(0).job)
+    }
+
+    /// Writes a close or a delete and what it changes of its job's group, durably, and
+    /// indexes them; the caller holds the ingest lock (`_writes`).
+    pub(super) async fn write_regrouped(
+        self: &Arc<Self>,
+        writes: &[JobWrite],
+        tally: &WriteTally,
+        writes_lock: &MutexGuard<'_, ()>,
+    ) -> ServiceResult<()> {
+        if !writes.is_empty() {
+            let store = &self.store;
+            self.shared
+                .timed_write(StoreWrite::Jobs, store.write_jobs(writes))
+                .await?;
+        }
+        self.count_written(tally);
+        for w in writes {
+            self.write_index().upsert(&w.job);
+        }
+        self.compact_index_if_due(writes_lock).await;
+        Ok(())
     }
 
     /// Renumbers the index once it holds many dead or out-of-order documents. The work runs
@@ -344,7 +408,7 @@ pub(super) struct WriteTally {
 
 impl WriteTally {
     /// Counts a job as written, given whether it was active before (`None`: not stored).
-    fn add(&mut self, job: &Job, was_active: Option<bool>, created: bool) {
+    pub(super) fn add(&mut self, job: &Job, was_active: Option<bool>, created: bool) {
         let was_active = self.active_after.get(&job.id).copied().or(was_active);
         let active = job.is_active();
         self.active_after.insert(job.id, active);

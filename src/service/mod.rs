@@ -65,6 +65,7 @@ mod metrics;
 mod operator;
 mod rate_limit;
 mod reads;
+mod reposts;
 mod search_memo;
 mod secrets;
 mod stats;

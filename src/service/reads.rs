@@ -179,7 +179,7 @@ impl CompanyDetail {
             .add((c.id, c.updated_at))
             .add(self.active_jobs_total);
         for job in &self.active_jobs {
-            v = v.add((job.id, job.updated_at));
+            v = v.add((job.revision(), job.updated_at));
         }
         v.finish()
     }
@@ -191,7 +191,7 @@ impl JobPage {
     fn version(&self) -> Version {
         let mut v = Versioner::new().add(self.total);
         for job in &self.jobs {
-            v = v.add((job.id, job.updated_at));
+            v = v.add((job.revision(), job.updated_at));
         }
         v.add(&self.facets).add(&self.warnings).finish()
     }
@@ -201,7 +201,7 @@ impl JobDetail {
     /// The job and its company.
     fn version(&self) -> Version {
         Versioner::new()
-            .add((self.job.id, self.job.updated_at))
+            .add((self.job.revision(), self.job.updated_at))
             .add(self.company.as_ref().map(|c| (c.id, c.updated_at)))
             .finish()
     }
@@ -235,6 +235,24 @@ impl Caller {
     pub async fn get_job(&self, id: JobId, held: Held) -> CallResult<Read<JobDetail>> {
         self.read(&held, || self.catalog.find_job(id), JobDetail::version)
             .await
+    }
+
+    /// The active jobs most like one ([`JobIndex::similar`](crate::query::JobIndex::similar)),
+    /// best first, at most `per_page`: never the job itself, its copies or any repost. The
+    /// job may be closed. Counted as one call unless the client holds the answer's version
+    /// ([`Held`]).
+    pub async fn similar_jobs(
+        &self,
+        id: JobId,
+        per_page: PerPage,
+        held: Held,
+    ) -> CallResult<Read<JobPage>> {
+        self.read(
+            &held,
+            || self.catalog.find_similar(id, per_page),
+            JobPage::version,
+        )
+        .await
     }
 
     /// Companies with active jobs, by name. Counted as one call unless the client holds the
@@ -289,6 +307,38 @@ impl Catalog {
             per_page: query.per_page,
             facets: memoized.found.facets.clone(),
             warnings: memoized.warnings.clone(),
+        })
+    }
+
+    pub(super) async fn find_similar(
+        &self,
+        id: JobId,
+        per_page: PerPage,
+    ) -> ServiceResult<JobPage> {
+        let job = self
+            .store
+            .get_job(id)
+            .await?
+            .ok_or(ServiceError::NotFound { resource: "job" })?;
+        // Its copies: those it lists, or, for a repost, its canonical job and those that lists.
+        let mut copies: Vec<JobId> = job.reposts.iter().map(|r| r.id).collect();
+        if let Some(canonical) = job.repost_of {
+            copies.push(canonical);
+            if let Some(c) = self.store.get_job(canonical).await? {
+                copies.extend(c.reposts.iter().map(|r| r.id));
+            }
+        }
+        let ids = self
+            .read_index()
+            .similar(&job, &copies, per_page.get() as usize);
+        let jobs = self.store.get_jobs(&ids).await?;
+        Ok(JobPage {
+            total: jobs.len() as u64,
+            jobs,
+            page: Page::default(),
+            per_page,
+            facets: FacetCounts::default(),
+            warnings: Vec::new(),
         })
     }
 

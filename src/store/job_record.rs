@@ -1,64 +1,77 @@
 //! How the sled store keeps a job: a record format of the store's own, versioned, so that what
 //! the API sends (the api's views) can change without touching stored data.
 //!
-//! A record is one version byte and the job in postcard, a compact binary form. Versions 3 and
-//! 4 hold the job's `places` and `remote_regions`, its last two fields; versions 1 and 2 end
-//! before them, and are read as jobs with neither. Version 4 (and 2) adds the position of the
-//! job's newest change feed entry, as 8 big-endian bytes at the end, so the write that
-//! replaces the record knows which entry the record it replaces belongs to without a lookup;
-//! version 3 (and 1) is the same without it (a job written before the feed, or by a store that
-//! keeps none). Records from before versioning are the job's JSON (they begin with `{`) and are
-//! still read; each is written in the current version the next time its job is. A change to
-//! [`Job`]'s fields needs a new version here, and a decoder for the ones before.
+//! A record is one version byte and the job in postcard, a compact binary form. Each version
+//! comes plain and with a feed position: the position of the job's newest change feed entry,
+//! as 8 big-endian bytes at the end, so the write that replaces the record knows which entry
+//! the record it replaces belongs to without a lookup (plain: a job written before the feed,
+//! or by a store that keeps none).
+//!
+//! | plain, positioned | the job's fields |
+//! |---|---|
+//! | 1, 2 | up to `updated_at` |
+//! | 3, 4 | and `places`, `remote_regions` |
+//! | 5, 6 | and `last_seen_at`, `last_posted_at`, `repost_of`, `reposts` |
+//!
+//! An older record is read as the current form with its missing last fields empty (postcard
+//! writes an empty list or a `None` as one zero byte). Records from before versioning are the
+//! job's JSON (they begin with `{`) and are still read; each is written in the current version
+//! the next time its job is. A change to [`Job`]'s fields needs a new version here, and a
+//! decoder for the ones before.
 
 use crate::domain::Job;
 
 /// The version byte of the records this build writes.
-const CURRENT: u8 = 3;
+const CURRENT: u8 = 5;
 
-/// The version byte of a record that ends with its feed position.
-const WITH_FEED_POSITION: u8 = 4;
-
-/// The version bytes of records written before jobs had places: without and with a feed
-/// position.
-const BEFORE_PLACES: u8 = 1;
-const BEFORE_PLACES_WITH_FEED_POSITION: u8 = 2;
-
-/// What postcard writes for the fields versions 1 and 2 lack: two empty lists.
-const NO_PLACES: [u8; 2] = [0, 0];
+/// The versions this build reads: plain, positioned, and how many fields each lacks of the
+/// current form (each an empty list or a `None`, one zero byte in postcard).
+const VERSIONS: [(u8, u8, usize); 3] = [(1, 2, 6), (3, 4, 4), (CURRENT, 6, 0)];
 
 /// The first byte of a record written before records had versions: the JSON of the job.
 const JSON_RECORD: u8 = b'{';
 
-/// A record of any postcard version as one that ends with `position`: version 4 for versions
-/// 3 and 4, version 2 for versions 1 and 2.
+/// A record's version: whether it ends with a feed position, and the fields it lacks.
+fn version_of(record: &[u8]) -> Option<(bool, usize)> {
+    let v = *record.first()?;
+    VERSIONS.iter().find_map(|&(plain, positioned, lacks)| {
+        (v == plain)
+            .then_some((false, lacks))
+            .or((v == positioned).then_some((true, lacks)))
+    })
+}
+
+/// The positioned version byte of a record's version.
+fn positioned(record: &[u8]) -> u8 {
+    let v = record.first().copied().unwrap_or(CURRENT);
+    VERSIONS
+        .iter()
+        .find(|&&(plain, positioned, _)| v == plain || v == positioned)
+        .map_or(VERSIONS[VERSIONS.len() - 1].1, |&(_, positioned, _)| {
+            positioned
+        })
+}
+
+/// A record of any postcard version as one that ends with `position`, in its own version.
 pub(crate) fn with_feed_position(record: &[u8], position: u64) -> Vec<u8> {
-    let (version, payload) = match record.first() {
-        Some(&v @ (WITH_FEED_POSITION | BEFORE_PLACES_WITH_FEED_POSITION)) => {
-            (v, &record[1..record.len().saturating_sub(8).max(1)])
-        }
-        Some(&BEFORE_PLACES) => (
-            BEFORE_PLACES_WITH_FEED_POSITION,
-            record.get(1..).unwrap_or_default(),
-        ),
-        _ => (WITH_FEED_POSITION, record.get(1..).unwrap_or_default()),
+    let payload = match version_of(record) {
+        Some((true, _)) => &record[1..record.len().saturating_sub(8).max(1)],
+        _ => record.get(1..).unwrap_or_default(),
     };
     let mut out = Vec::with_capacity(payload.len() + 9);
-    out.push(version);
+    out.push(positioned(record));
     out.extend_from_slice(payload);
     out.extend_from_slice(&position.to_be_bytes());
     out
 }
 
-/// The feed position a record ends with, if it is of version 2 or 4.
+/// The feed position a record ends with, if it is of a positioned version.
 pub(crate) fn feed_position(record: &[u8]) -> Option<u64> {
-    match record.first() {
-        Some(&(WITH_FEED_POSITION | BEFORE_PLACES_WITH_FEED_POSITION)) if record.len() >= 9 => {
-            record[record.len() - 8..]
-                .try_into()
-                .ok()
-                .map(u64::from_be_bytes)
-        }
+    match version_of(record) {
+        Some((true, _)) if record.len() >= 9 => record[record.len() - 8..]
+            .try_into()
+            .ok()
+            .map(u64::from_be_bytes),
         _ => None,
     }
 }
@@ -79,27 +92,28 @@ const ROOM_BESIDE_TEXT: usize = 512;
 
 /// A job from a record of any version this build reads.
 pub(crate) fn decode(record: &[u8]) -> Result<Job, String> {
-    let before_places = |payload: &[u8]| {
-        let mut whole = Vec::with_capacity(payload.len() + NO_PLACES.len());
-        whole.extend_from_slice(payload);
-        whole.extend_from_slice(&NO_PLACES);
-        postcard::from_bytes(&whole).map_err(|e| e.to_string())
-    };
-    match record.first() {
-        Some(&CURRENT) => postcard::from_bytes(&record[1..]).map_err(|e| e.to_string()),
-        Some(&WITH_FEED_POSITION) if record.len() >= 9 => {
-            postcard::from_bytes(&record[1..record.len() - 8]).map_err(|e| e.to_string())
+    match version_of(record) {
+        Some((with_position, lacks)) => {
+            if with_position && record.len() < 9 {
+                return Err("the record is cut short".to_owned());
+            }
+            let payload = &record[1..record.len() - if with_position { 8 } else { 0 }];
+            if lacks == 0 {
+                return postcard::from_bytes(payload).map_err(|e| e.to_string());
+            }
+            let mut whole = Vec::with_capacity(payload.len() + lacks);
+            whole.extend_from_slice(payload);
+            whole.resize(payload.len() + lacks, 0);
+            postcard::from_bytes(&whole).map_err(|e| e.to_string())
         }
-        Some(&BEFORE_PLACES) => before_places(&record[1..]),
-        Some(&BEFORE_PLACES_WITH_FEED_POSITION) if record.len() >= 9 => {
-            before_places(&record[1..record.len() - 8])
-        }
-        Some(&JSON_RECORD) => serde_json::from_slice(record).map_err(|e| e.to_string()),
-        Some(other) => Err(format!(
-            "record version {other} is not one this build reads (it writes {CURRENT}): a newer \
-             build wrote it"
-        )),
-        None => Err("the record is empty".to_owned()),
+        None => match record.first() {
+            Some(&JSON_RECORD) => serde_json::from_slice(record).map_err(|e| e.to_string()),
+            Some(other) => Err(format!(
+                "record version {other} is not one this build reads (it writes {CURRENT}): a \
+                 newer build wrote it"
+            )),
+            None => Err("the record is empty".to_owned()),
+        },
     }
 }
 
@@ -132,21 +146,30 @@ mod tests {
         assert_eq!(moved.len(), plain.len() + 8);
     }
 
-    /// A record of version 1 or 2 is the current form without the last two fields.
+    /// A record of an older version is the current form without its last fields, and reads
+    /// as the job with them empty.
     #[test]
-    fn a_record_from_before_places_reads_as_the_job_without_places() {
-        use crate::domain::{Country, Place, RemoteRegion};
+    fn a_record_of_an_older_version_reads_as_the_job_without_its_last_fields() {
+        use crate::domain::{Country, Place, RemoteRegion, Repost};
         for mut job in Dataset::generate(8, 3, 20).jobs {
-            job.places = Vec::new();
-            job.remote_regions = Vec::new();
-            let current = encode(&job).unwrap();
-            let mut old = current[..current.len() - NO_PLACES.len()].to_vec();
-            old[0] = BEFORE_PLACES;
-            assert_eq!(decode(&old).unwrap(), job);
-            let old_positioned = with_feed_position(&old, 42);
-            assert_eq!(old_positioned[0], BEFORE_PLACES_WITH_FEED_POSITION);
-            assert_eq!(feed_position(&old_positioned), Some(42));
-            assert_eq!(decode(&old_positioned).unwrap(), job);
+            for (plain, positioned, lacks) in VERSIONS {
+                let mut older = job.clone();
+                if lacks >= 4 {
+                    (older.last_seen_at, older.last_posted_at) = (None, None);
+                    (older.repost_of, older.reposts) = (None, Vec::new());
+                }
+                if lacks >= 6 {
+                    (older.places, older.remote_regions) = (Vec::new(), Vec::new());
+                }
+                let current = encode(&older).unwrap();
+                let mut old = current[..current.len() - lacks].to_vec();
+                old[0] = plain;
+                assert_eq!(decode(&old).unwrap(), older);
+                let old_positioned = with_feed_position(&old, 42);
+                assert_eq!(old_positioned[0], positioned);
+                assert_eq!(feed_position(&old_positioned), Some(42));
+                assert_eq!(decode(&old_positioned).unwrap(), older);
+            }
 
             let de = Country::parse("DE").unwrap();
             let mut place = Place::new(de);
@@ -154,8 +177,15 @@ mod tests {
             (place.lat, place.lon) = (Some(52.52), Some(13.405));
             job.places = vec![place];
             job.remote_regions = vec![RemoteRegion::Country(de), RemoteRegion::Worldwide];
+            job.last_seen_at = Some(job.updated_at);
+            job.last_posted_at = Some(job.posted_at);
+            job.reposts = vec![Repost {
+                id: crate::domain::JobId::new_random(),
+                source_url: "https://x.com/a/status/1".into(),
+                posted_at: job.posted_at,
+            }];
             let record = with_feed_position(&encode(&job).unwrap(), 7);
-            assert_eq!(record[0], WITH_FEED_POSITION);
+            assert_eq!(record[0], 6);
             assert_eq!(decode(&record).unwrap(), job);
         }
     }

@@ -88,8 +88,7 @@ async fn a_restored_backup_serves_everything_the_store_held() {
         .await
         .expect("a webhook")
         .value;
-    let mut fresh = known.designer.clone();
-    fresh.id = JobId(Uuid::new_v4());
+    let fresh = crate::support::data::another(&known.designer);
     assert!(
         app.service
             .upsert_job(fresh)

@@ -418,8 +418,7 @@ async fn the_client_follows_the_change_feed_from_a_cursor() {
     assert!(start.data.is_empty() && !start.has_more);
     assert_eq!(start.meta.retention_days, 30);
 
-    let mut job = crate::support::data::known().designer.clone();
-    job.id = JobId(uuid::Uuid::new_v4());
+    let job = crate::support::data::another(&crate::support::data::known().designer);
     app.service.upsert_job(job.clone()).await.expect("ingested");
     app.service.close_job(job.id).await.expect("closed");
     let request = ChangesRequest::from(ChangesFrom::After(start.next_cursor))

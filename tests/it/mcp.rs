@@ -258,6 +258,7 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
         [
             "search_jobs",
             "get_job",
+            "similar_jobs",
             "list_companies",
             "get_company",
             "follow_changes",
@@ -400,8 +401,7 @@ async fn follow_changes_answers_the_change_feed_from_a_cursor() {
         .to_owned();
     assert!(text(&start).contains(&cursor), "{}", text(&start));
 
-    let mut job = known().designer.clone();
-    job.id = job_listings::domain::JobId(uuid::Uuid::new_v4());
+    let job = crate::support::data::another(&known().designer);
     app.app
         .service
         .upsert_job(job.clone())
@@ -745,7 +745,7 @@ async fn sessions_are_bounded_per_key_and_in_all_and_belong_to_their_key() {
     assert_eq!(status, StatusCode::OK);
     assert!(body["result"]["tools"]
         .as_array()
-        .is_some_and(|t| t.len() == 6));
+        .is_some_and(|t| t.len() == 7));
 
     // Closed by its owner, a session frees its place.
     let closed = app
@@ -998,7 +998,7 @@ async fn tools_list_shows_only_the_tools_the_keys_plan_may_call() {
         let listed = names(&body);
         assert_eq!(
             listed.len(),
-            if with_webhooks { 9 } else { 6 },
+            if with_webhooks { 10 } else { 7 },
             "{listed:?}"
         );
         for tool in webhooks {

@@ -264,6 +264,10 @@ fn build(spec: &JobSpec) -> Job {
         updated_at: posted_at,
         places,
         remote_regions,
+        last_seen_at: None,
+        last_posted_at: None,
+        repost_of: None,
+        reposts: Vec::new(),
     }
 }
 

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use job_listings::demo::Dataset;
-use job_listings::domain::{Company, DeliveryStatus, Job, JobId, JobStatus, Plan, WebhookId};
+use job_listings::domain::{Company, DeliveryStatus, Job, JobStatus, Plan, WebhookId};
 use job_listings::service::{DeliveryConfig, NewKey, Quotas, SecretKey, ServiceConfig};
 use job_listings::store::{Change, PgStore, Store};
 use job_listings::webhooks::{CallbackPolicy, HttpNotifier, HttpNotifierConfig, RetryPolicy};
@@ -367,8 +367,7 @@ fn companies() -> Vec<Company> {
 
 /// A fresh active job of `company` whose role holds `word`.
 fn job(company: &Company, word: &str) -> Job {
-    let mut job = Dataset::generate(99, 3, 1).jobs.remove(0);
-    job.id = JobId(Uuid::new_v4());
+    let mut job = crate::support::data::another(&Dataset::generate(99, 3, 1).jobs.remove(0));
     job.company_id = company.id;
     job.company_name = company.name.clone();
     job.role = format!("Engineer {word}");

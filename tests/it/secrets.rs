@@ -17,7 +17,7 @@ use std::time::Duration;
 use base64::Engine;
 use chrono::Utc;
 use job_listings::demo::Dataset;
-use job_listings::domain::{ApiKey, CallbackUrl, JobId, JobStatus, Plan, WebhookId};
+use job_listings::domain::{ApiKey, CallbackUrl, JobStatus, Plan, WebhookId};
 use job_listings::query::{JobFilter, JobQuery};
 use job_listings::server::ServerConfig;
 use job_listings::service::{
@@ -523,7 +523,7 @@ async fn scenario() -> Outcome {
         .find(|j| j.is_active())
         .expect("an active job")
         .clone();
-    new_job.id = JobId(Uuid::new_v4());
+    new_job = crate::support::data::another(&new_job);
     new_job.status = JobStatus::Active;
     new_job.posted_at = Utc::now() - chrono::Duration::minutes(5);
     new_job.first_seen_at = new_job.posted_at;

@@ -76,6 +76,19 @@ fn job(n: u64) -> Job {
         activated_at: None,
         first_seen_at: t0(),
         updated_at: t0() + Duration::nanoseconds(123_456_789),
+        // The service's group and freshness fields go through every store as they are.
+        last_seen_at: Some(t0() + Duration::nanoseconds(987_654_321)),
+        last_posted_at: n.is_multiple_of(3).then(t0),
+        repost_of: None,
+        reposts: if n.is_multiple_of(3) {
+            vec![job_listings::domain::Repost {
+                id: JobId(uuid(n + 1_000)),
+                source_url: format!("https://x.example/{n}"),
+                posted_at: t0(),
+            }]
+        } else {
+            Vec::new()
+        },
     }
 }
 

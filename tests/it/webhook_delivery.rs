@@ -166,7 +166,8 @@ impl WebhookApp for TestApp {
             true => JobStatus::Active,
             false => JobStatus::Closed,
         };
-        data::job(
+        // Each a job of its own, not a copy of the last one made from the same spec.
+        data::another(&data::job(
             JobId(Uuid::new_v4()),
             &self.dataset.companies[spec.company],
             spec.role,
@@ -177,7 +178,7 @@ impl WebhookApp for TestApp {
             Utc::now() - chrono::Duration::hours(1),
             spec.confidence,
             status,
-        )
+        ))
     }
 
     /// Ingests a new job of the default [`Spec`].

@@ -33,6 +33,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 DEVELOPER_TOOLS = [
     "search_jobs",
     "get_job",
+    "similar_jobs",
     "list_companies",
     "get_company",
     "follow_changes",
@@ -156,6 +157,15 @@ async def check_tools(session, base, dev_key, pro_key, label, pro_session=None):
 
     job = await call(session, "get_job", {"id": first["id"]})
     check(structured(job) == rest(base, dev_key, f"/jobs/{first['id']}")[1], f"{label}: get_job is GET /jobs/{{id}}")
+    similar = await call(session, "similar_jobs", {"id": first["id"], "per_page": 3})
+    check(
+        structured(similar) == rest(base, dev_key, f"/jobs/{first['id']}/similar?per_page=3")[1],
+        f"{label}: similar_jobs is GET /jobs/{{id}}/similar",
+    )
+    check(
+        first["id"] not in [j["id"] for j in structured(similar)["data"]],
+        f"{label}: similar_jobs never lists the job itself",
+    )
     companies = await call(session, "list_companies", {"per_page": 4})
     check(structured(companies) == rest(base, dev_key, "/companies?per_page=4")[1], f"{label}: list_companies is GET /companies")
     company = await call(session, "get_company", {"id": first["company_id"]})

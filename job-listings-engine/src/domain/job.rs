@@ -196,6 +196,38 @@ pub struct Job {
     #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = 60)))]
     pub remote_regions: Vec<RemoteRegion>,
+    /// When the crawler last sent the listing, changed or not (set by the service on
+    /// ingest; sent as [`Job::last_seen`], its `updated_at` for a listing stored before
+    /// this was kept and not sent since). Filtered by `seen_after`.
+    #[serde(default, deserialize_with = "timestamp::deserialize_option")]
+    pub last_seen_at: Option<DateTime<Utc>>,
+    /// The newest `posted_at` of the listing and its reposts (set by the service on
+    /// ingest on a listing with reposts; sent as [`Job::last_posted`]).
+    #[serde(default, deserialize_with = "timestamp::deserialize_option")]
+    pub last_posted_at: Option<DateTime<Utc>>,
+    /// The canonical listing this one is a repost of: the earliest posted open copy of the
+    /// same job (set by the service on ingest). A repost is left out of searches, totals,
+    /// facets and the change feed's `job.new` unless `reposts=include` is asked for.
+    #[serde(default)]
+    pub repost_of: Option<JobId>,
+    /// On a canonical listing, the other copies of the same job, newest posted first (set by
+    /// the service on ingest); empty otherwise.
+    #[serde(default)]
+    pub reposts: Vec<Repost>,
+}
+
+/// Another copy of a job: the same company, the same role, a near-identical post, posted
+/// within 60 days.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Repost {
+    /// The copy's own listing id (`GET /jobs/{id}` answers it, with `repost_of`).
+    pub id: JobId,
+    /// Where the copy was posted.
+    pub source_url: String,
+    /// When the copy was posted.
+    #[serde(deserialize_with = "timestamp::deserialize")]
+    pub posted_at: DateTime<Utc>,
 }
 
 impl Job {
@@ -261,6 +293,10 @@ impl Job {
             updated_at: posted_at,
             places: Vec::new(),
             remote_regions: Vec::new(),
+            last_seen_at: None,
+            last_posted_at: None,
+            repost_of: None,
+            reposts: Vec::new(),
         }
     }
 
@@ -269,12 +305,33 @@ impl Job {
         self.status == JobStatus::Active
     }
 
-    /// Whether two states of a job differ only in when they were written (`updated_at`).
+    /// What tells one state of the listing as sent from another: its id and when it was
+    /// last seen (`updated_at` moves with every change; `last_seen_at` also without one).
+    pub fn revision(&self) -> (JobId, DateTime<Utc>) {
+        (self.id, self.last_seen())
+    }
+
+    /// When the crawler last sent the listing: `last_seen_at`, else `updated_at`.
+    pub fn last_seen(&self) -> DateTime<Utc> {
+        self.last_seen_at.unwrap_or(self.updated_at)
+    }
+
+    /// The newest `posted_at` of the listing and its reposts: `last_posted_at`, else
+    /// `posted_at`.
+    pub fn last_posted(&self) -> DateTime<Utc> {
+        self.last_posted_at.unwrap_or(self.posted_at)
+    }
+
+    /// Whether two states of a job differ only in when they were written (`updated_at`) and
+    /// last seen (`last_seen_at`).
     pub fn same_content(&self, other: &Job) -> bool {
-        self.updated_at == other.updated_at && self == other
+        self.updated_at == other.updated_at
+            && self.last_seen_at == other.last_seen_at
+            && self == other
             || *self
                 == Job {
                     updated_at: self.updated_at,
+                    last_seen_at: self.last_seen_at,
                     ..other.clone()
                 }
     }

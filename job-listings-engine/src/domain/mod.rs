@@ -16,7 +16,7 @@ mod timestamp;
 pub use company::{Company, Enrichment, FundingStage};
 pub use error::DomainError;
 pub use ids::{CompanyId, DeliveryId, EventId, JobId, KeyId, WebhookId};
-pub use job::{Confidence, Job, JobStatus, SalaryRange};
+pub use job::{Confidence, Job, JobStatus, Repost, SalaryRange};
 pub use new_job::NewJob;
 pub use paging::{page_of, Page, PerPage};
 pub use place::{

@@ -111,6 +111,10 @@ impl NewJob {
             updated_at,
             places: self.places,
             remote_regions: self.remote_regions,
+            last_seen_at: None,
+            last_posted_at: None,
+            repost_of: None,
+            reposts: Vec::new(),
         }
     }
 }

@@ -28,6 +28,8 @@ impl JobIndex {
         let mut renumber = vec![GONE; self.slots.len()];
         let mut slots = Vec::with_capacity(order.len());
         let mut confidences = Vec::with_capacity(order.len());
+        let mut last_seen = Vec::with_capacity(order.len());
+        let mut signatures = Vec::with_capacity(order.len());
         let mut combos = self.combos.clone();
         combos.of_doc = Vec::with_capacity(order.len());
         // Result order runs from the highest number down.
@@ -35,6 +37,8 @@ impl JobIndex {
             renumber[doc as usize] = position as u32;
             slots.push(self.slots[doc as usize]);
             confidences.push(self.confidences[doc as usize]);
+            last_seen.push(self.last_seen[doc as usize]);
+            signatures.push(self.signatures[doc as usize]);
             combos.of_doc.push(self.combos.of_doc[doc as usize]);
         }
         let mut by_id = DocsById::with_capacity(slots.len());
@@ -76,6 +80,10 @@ impl JobIndex {
             counts: self
                 .counts
                 .remapped(order.iter().rev().copied(), &live, |b| remap(b, &renumber)),
+            canonical: remap(&self.canonical, &renumber),
+            last_seen,
+            roles: remap_all(&self.roles, &renumber),
+            signatures,
             live,
             auto_compact: self.auto_compact,
         }

@@ -87,6 +87,42 @@ pub struct JobFilter {
     /// Paid in this currency, with an amount a year can be worked out from; the currency
     /// of [`JobFilter::min_salary`], which needs it.
     pub salary_currency: Option<Currency>,
+    /// Whether reposts of another active job match (`reposts=include`) or not (the default).
+    pub reposts: Reposts,
+    /// Last seen by the crawler strictly after this instant (`last_seen_at`).
+    pub seen_after: Option<DateTime<Utc>>,
+}
+
+/// Whether a search matches reposts: active jobs that are copies of another active job
+/// ([`Job::repost_of`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Reposts {
+    /// Only the canonical job of each group of copies (the default).
+    #[default]
+    Hide,
+    /// Every copy.
+    Include,
+}
+
+impl Reposts {
+    /// Reads `hide` or `include`.
+    pub fn parse(s: &str) -> Option<Reposts> {
+        match s {
+            "hide" => Some(Reposts::Hide),
+            "include" => Some(Reposts::Include),
+            _ => None,
+        }
+    }
+
+    /// The name [`Reposts::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reposts::Hide => "hide",
+            Reposts::Include => "include",
+        }
+    }
 }
 
 /// A circle on the Earth: a place within `radius_km` kilometres (great-circle distance) of a
@@ -252,6 +288,20 @@ impl JobFilter {
         self
     }
 
+    /// Matches reposts too ([`Reposts::Include`]) or not (the default).
+    #[must_use]
+    pub fn reposts(mut self, reposts: Reposts) -> Self {
+        self.reposts = reposts;
+        self
+    }
+
+    /// Keeps only jobs last seen strictly after this instant (`None`: any time).
+    #[must_use]
+    pub fn seen_after(mut self, after: impl Into<Option<DateTime<Utc>>>) -> Self {
+        self.seen_after = after.into();
+        self
+    }
+
     /// Keeps only this company's jobs (`None`: any company's).
     #[must_use]
     pub fn company_id(mut self, company: impl Into<Option<CompanyId>>) -> Self {
@@ -268,6 +318,14 @@ impl JobFilter {
     /// Whether one job matches as [`JobFilter::matches`] decides, whether it is active or
     /// closed: for the change feed, which reports closings too.
     pub fn matches_content(&self, job: &Job) -> bool {
+        // A closed repost is reported closed like any job: the change feed must not keep a
+        // canonical job's closing from those who hide reposts once the next copy leads.
+        if self.reposts == Reposts::Hide && job.repost_of.is_some() && job.is_active() {
+            return false;
+        }
+        if self.seen_after.is_some_and(|t| job.last_seen() <= t) {
+            return false;
+        }
         if !self.domains.is_empty() && !job.domains.iter().any(|d| self.domains.contains(d)) {
             return false;
         }

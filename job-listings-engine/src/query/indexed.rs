@@ -22,6 +22,9 @@ pub(crate) struct IndexedFields<'a> {
     pub(crate) places: &'a [Place],
     pub(crate) remote_regions: &'a [RemoteRegion],
     pub(crate) salary: Option<&'a SalaryRange>,
+    /// A copy of another active job, left out of searches that hide reposts.
+    pub(crate) repost: bool,
+    pub(crate) last_seen: DateTime<Utc>,
 }
 
 /// A job the index can read.
@@ -46,6 +49,8 @@ impl IndexedJob for Job {
             places: &self.places,
             remote_regions: &self.remote_regions,
             salary: self.salary.as_ref(),
+            repost: self.repost_of.is_some(),
+            last_seen: self.last_seen(),
         }
     }
 }

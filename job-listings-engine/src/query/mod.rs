@@ -41,6 +41,7 @@ mod ids;
 mod index;
 mod indexed;
 mod places;
+mod reposts;
 mod snapshot;
 mod terms;
 mod text;
@@ -53,8 +54,12 @@ mod reference_words;
 
 pub use bulk::PreparedJobs;
 pub use facets::{Facet, FacetCounts, RemoteCounts, ValueCount};
-pub use filter::{search_terms, JobFilter, JobQuery, Near, SearchResult, Sort};
+pub use filter::{search_terms, JobFilter, JobQuery, Near, Reposts, SearchResult, Sort};
 pub use highlight::{Match, SNIPPET_CHARS};
 pub use index::JobIndex;
+pub use reposts::{
+    is_repost, is_repost_of, repost_similarity, same_role, CopyFinder, Shingles, REPOST_JACCARD,
+    REPOST_WINDOW_DAYS,
+};
 pub use snapshot::SnapshotError;
 pub use text::words;

@@ -18,15 +18,17 @@ use super::ids::DocsById;
 use super::index::facets::Combos;
 use super::index::{JobIndex, Slot};
 use super::places::PlaceIndex;
+use super::reposts::Signature;
 use crate::domain::CompanyId;
 
 /// The version a snapshot is written with and must have to load: the crate's, that of its
 /// rule for splitting words, which changes when the rule does (`words-2` composes text
 /// before splitting it), and that of its layout (`combos-1` adds each document's facet
-/// combination), whether or not a release follows.
+/// combination, `reposts-1` which documents are reposts, when each was last seen and what
+/// may be copies of it), whether or not a release follows.
 const SNAPSHOT_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
-    "+words-2+combos-1+places-2+counts-1"
+    "+words-2+combos-1+places-2+counts-1+reposts-1"
 );
 
 /// Why saved bytes could not be loaded as an index; rebuild it from the jobs instead.
@@ -71,6 +73,12 @@ struct SnapshotRef<'a> {
     combos: &'a Combos,
     places: &'a PlaceIndex,
     counts: &'a WordCounts,
+    #[serde(with = "portable")]
+    canonical: &'a Docs,
+    last_seen: &'a [i64],
+    #[serde(with = "portable::map")]
+    roles: &'a HashMap<u64, Docs>,
+    signatures: &'a [Signature],
 }
 
 /// The same, owned, as it is read back.
@@ -101,6 +109,12 @@ struct Snapshot {
     combos: Combos,
     places: PlaceIndex,
     counts: WordCounts,
+    #[serde(with = "portable")]
+    canonical: Docs,
+    last_seen: Vec<i64>,
+    #[serde(with = "portable::map")]
+    roles: HashMap<u64, Docs>,
+    signatures: Vec<Signature>,
 }
 
 /// Just the version, read first so that another version's layout is never decoded.
@@ -130,6 +144,10 @@ impl JobIndex {
             combos: &self.combos,
             places: &self.places,
             counts: &self.counts,
+            canonical: &self.canonical,
+            last_seen: &self.last_seen,
+            roles: &self.roles,
+            signatures: &self.signatures,
         };
         // Into room for about all of it from the start: grown by doubling, the buffer was
         // copied again and again, each time into fresh pages. Serializing into a Vec fails
@@ -160,7 +178,7 @@ impl JobIndex {
         let s: Snapshot = postcard::from_bytes(body).map_err(|e| damaged(&e.to_string()))?;
         let docs = s.slots.len();
         let max_doc = |b: &Docs| b.maximum().map_or(0, |d| d as usize + 1);
-        let bitmaps_fit = [&s.live, &s.unordered, &s.remote]
+        let bitmaps_fit = [&s.live, &s.unordered, &s.remote, &s.canonical]
             .into_iter()
             .chain(s.confidence.bitmaps())
             .chain(s.domains.values())
@@ -168,8 +186,11 @@ impl JobIndex {
             .chain(s.text.values())
             .chain(s.company_words.values())
             .chain(s.companies.values())
+            .chain(s.roles.values())
             .all(|b| max_doc(b) <= docs);
         if s.confidences.len() != docs
+            || s.last_seen.len() != docs
+            || s.signatures.len() != docs
             || !s.combos.fits(docs)
             || !s.places.fits(docs)
             || !s.counts.fits(docs)
@@ -218,6 +239,10 @@ impl JobIndex {
             combos: s.combos,
             places,
             counts,
+            canonical: s.canonical,
+            last_seen: s.last_seen,
+            roles: s.roles,
+            signatures: s.signatures,
             auto_compact: true,
         })
     }

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use super::bitmap::{self, Docs};
 use super::confidence::ConfidenceBitmaps;
-use super::filter::JobFilter;
+use super::filter::{JobFilter, Reposts};
 use super::index::JobIndex;
 use super::places::{Circle, Label};
 use crate::domain::RemoteRegion;
@@ -85,6 +85,9 @@ impl JobIndex {
         if let Some(near) = filter.near {
             let cells = self.places.cells_near(Circle::from(near));
             terms.push(any_of(cells.reached.into_iter().map(Some))?);
+        }
+        if filter.reposts == Reposts::Hide && self.has_reposts() {
+            terms.push(Term::One(&self.canonical));
         }
         terms.sort_by_cached_key(Term::size);
         Some(terms)

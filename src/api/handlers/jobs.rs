@@ -1,11 +1,11 @@
-//! `GET /jobs` and `GET /jobs/{id}`.
+//! `GET /jobs`, `GET /jobs/{id}` and `GET /jobs/{id}/similar`.
 
 use bytes::Bytes;
 use http::Request;
 
 use super::{fresh, kept_json, no_params, Handled};
 use crate::api::etag::Asked;
-use crate::api::params::{job_query, job_shape, Params, JOB_QUERY};
+use crate::api::params::{job_query, job_shape, Params, JOB_QUERY, SIMILAR_QUERY};
 use crate::api::views::{job_detail_json, job_facets_json, FiltersMeta, ListEnvelope};
 use crate::api::Api;
 use crate::domain::JobId;
@@ -47,6 +47,42 @@ pub(crate) async fn search(api: &Api, caller: &Caller, req: &Request<Bytes>) -> 
         envelope.to_json_around(&jobs)
     }))
 }
+
+/// The active jobs most like one, in the list envelope on one page.
+pub(crate) async fn similar(api: &Api, caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {
+    let params = Params::parse(req.uri().query(), &SIMILAR_QUERY)?;
+    let id = JobId::parse(id)?;
+    let per_page = params.per_page_or(SIMILAR_PER_PAGE)?;
+    let asked = Asked::new("similar", req.uri().query());
+    let found = caller
+        .similar_jobs(id, per_page, asked.held(req.headers()))
+        .await?;
+    let (found, quota, tag) = match fresh(asked, found) {
+        Ok(fresh) => fresh,
+        Err(not_modified) => return Ok(not_modified.into()),
+    };
+    Ok(kept_json(api, tag, quota, || {
+        let envelope = ListEnvelope::new(
+            (),
+            1,
+            found.per_page.get(),
+            found.total,
+            &format!("/api/v1/jobs/{id}/similar"),
+            &params.without_page(),
+            FiltersMeta {
+                filters: crate::query::JobFilter::default(),
+                facets: None::<serde_json::Value>,
+                warnings: Vec::new(),
+            },
+        );
+        let rendered = api.rendered();
+        let jobs: Vec<Bytes> = found.jobs.iter().map(|j| rendered.job(j)).collect();
+        envelope.to_json_around(&jobs)
+    }))
+}
+
+/// How many similar jobs `GET /jobs/{id}/similar` answers unless `per_page` says.
+pub(crate) const SIMILAR_PER_PAGE: u32 = 10;
 
 /// One job, active or closed, with its company's enrichment data.
 pub(crate) async fn get(api: &Api, caller: &Caller, id: &str, req: &Request<Bytes>) -> Handled {

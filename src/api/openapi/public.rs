@@ -104,6 +104,20 @@ pub(crate) const PER_PAGE: Param = Param {
     examples: &[],
 };
 
+/// `per_page` of `GET /jobs/{id}/similar`: fewer by default than a search's.
+pub(crate) const SIMILAR_PER_PAGE: Param = Param {
+    component: None,
+    name: "per_page",
+    at: In::Query,
+    required: false,
+    description: "How many similar jobs, 1 to 50.",
+    brief: "How many similar jobs (default 10).",
+    schema: || json!({"type": "integer", "minimum": 1, "maximum": 50, "default": 10}),
+    form: Form::Plain,
+    example: None,
+    examples: &[],
+};
+
 /// `id`, in the path.
 pub(crate) const ID: Param = Param {
     component: Some("Id"),
@@ -111,7 +125,7 @@ pub(crate) const ID: Param = Param {
     at: In::Path,
     required: true,
     description: "Resource identifier (UUID). A malformed id yields 400.",
-    brief: "The resource's id (UUID).",
+    brief: "Its id (UUID).",
     schema: || json!({"type": "string", "format": "uuid"}),
     form: Form::Plain,
     example: None,
@@ -168,7 +182,7 @@ pub(crate) const SORT: Param = Param {
     at: In::Query,
     required: false,
     description: "Order of the results: `posted_at` (newest first, ties by id) or `relevance` (needs `q`: highest BM25 score first, ties newest first then by id; the same matches and total). BM25 over a job's words: its role's twice, then its company name's and its post's; k1 1.2, b 0.75; idf ln(1 + (N - n + 0.5)/(n + 0.5)) over the N active jobs, n of which hold the word.",
-    brief: "posted_at (newest first) or relevance (best match for q first).",
+    brief: "posted_at (newest first) or relevance (best q match).",
     schema: || json!({"type": "string", "enum": ["posted_at", "relevance"], "default": "posted_at"}),
     form: Form::Plain,
     example: Some("relevance"),
@@ -272,7 +286,7 @@ pub(crate) const LIMIT: Param = Param {
     at: In::Query,
     required: false,
     description: "Most events on the page, 1 to 500; default 100. A page may hold fewer while `has_more` is true: one request reads at most 4,096 events, and at most 2 MiB of their jobs' text for `q` or `company`, to find matches for its filters.",
-    brief: "Most events per page, 1 to 500 (default 100).",
+    brief: "Events per page.",
     schema: || json!({"type": "integer", "minimum": 1, "maximum": 500, "default": 100}),
     form: Form::Exploded,
     example: None,

@@ -11,7 +11,7 @@ use super::{parse_instant, Params};
 use crate::api::error::ApiError;
 use crate::api::openapi::{Form, In, Param};
 use crate::domain::{CompanyId, Confidence, Country, Currency, DomainError, DomainTag, Seniority};
-use crate::query::{JobFilter, Near};
+use crate::query::{JobFilter, Near, Reposts};
 
 /// A filter parameter of job searches.
 pub(crate) struct FilterParam {
@@ -262,7 +262,7 @@ pub(crate) const FILTERS: &[FilterParam] = &[
             at: In::Query,
             required: false,
             description: "The radius of `near` in kilometres, 1 to 1000; default 50. Only with `near`.",
-            brief: "Radius of near in km (default 50).",
+            brief: "Radius of near, km.",
             schema: || json!({"type": "number", "minimum": 1, "maximum": 1000, "default": 50}),
             form: Form::Exploded,
             example: None,
@@ -342,6 +342,60 @@ pub(crate) const FILTERS: &[FilterParam] = &[
         // Read with `min_salary`.
         read: |_, filter| Ok(filter),
         write: |filter| filter.salary_currency.map(|c| c.as_str().to_owned()),
+    },
+    FilterParam {
+        param: Param {
+            component: None,
+            name: "seen_after",
+            at: In::Query,
+            required: false,
+            description: "Only jobs the crawler last sent after this instant (`last_seen_at`), whether or not they changed: an RFC 3339 date-time or a YYYY-MM-DD date (its midnight UTC), read as `posted_after` is.",
+            brief: "Last seen after this time.",
+            schema: || json!({"type": "string", "anyOf": [{"format": "date-time"}, {"format": "date"}]}),
+            form: Form::Exploded,
+            example: None,
+            examples: &[],
+        },
+        read: |params, filter| {
+            let after = params
+                .one("seen_after")
+                .map(|v| parse_instant("seen_after", v))
+                .transpose()?;
+            Ok(filter.seen_after(after))
+        },
+        write: |filter| {
+            filter
+                .seen_after
+                .map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
+        },
+    },
+    FilterParam {
+        param: Param {
+            component: None,
+            name: "reposts",
+            at: In::Query,
+            required: false,
+            description: "`hide` (the default): one job per group of copies, its canonical job (the earliest posted open copy; it lists the others in `reposts`). `include`: every copy, each repost naming its canonical job in `repost_of`. Totals and facets count what is listed.",
+            brief: "hide (default) or include reposts.",
+            schema: || json!({"type": "string", "enum": ["hide", "include"], "default": "hide"}),
+            form: Form::Exploded,
+            example: None,
+            examples: &[],
+        },
+        read: |params, filter| {
+            let reposts = params
+                .one("reposts")
+                .map(|v| {
+                    Reposts::parse(v.trim()).ok_or_else(|| {
+                        DomainError::new("reposts", "must be `hide` or `include`")
+                    })
+                })
+                .transpose()?;
+            Ok(filter.reposts(reposts.unwrap_or_default()))
+        },
+        write: |filter| {
+            (filter.reposts != Reposts::Hide).then(|| filter.reposts.as_str().to_owned())
+        },
     },
 ];
 
@@ -446,10 +500,15 @@ mod tests {
                 proptest::option::of(country()),
                 proptest::option::of((proptest::option::of(any::<u64>()), "[A-Za-z]{3}")),
             ),
+            (
+                proptest::option::of(-62_167_219_200i64..253_402_300_799),
+                any::<bool>(),
+            ),
         )
             .prop_map(
-                |((domains, levels, remote, q, company), (id, min, at, nanos), places)| {
+                |((domains, levels, remote, q, company), (id, min, at, nanos), places, fresh)| {
                     let (countries, near, remote_from, pay) = places;
+                    let (seen, include) = fresh;
                     let filter = JobFilter::default()
                         .domains(domains.iter().filter_map(|d| DomainTag::parse(d).ok()))
                         .seniority(levels.iter().filter_map(|s| Seniority::parse(s).ok()))
@@ -461,7 +520,13 @@ mod tests {
                         .posted_after(at.and_then(|s| DateTime::<Utc>::from_timestamp(s, nanos)))
                         .countries(countries.iter().filter_map(|c| Country::parse(c).ok()))
                         .near(near.and_then(|(lat, lon, r)| Near::new(lat, lon, r).ok()))
-                        .remote_from(remote_from.and_then(|c| Country::parse(c).ok()));
+                        .remote_from(remote_from.and_then(|c| Country::parse(c).ok()))
+                        .seen_after(seen.and_then(|s| DateTime::<Utc>::from_timestamp(s, nanos)))
+                        .reposts(if include {
+                            Reposts::Include
+                        } else {
+                            Reposts::Hide
+                        });
                     let mut filter = match pay {
                         Some((Some(amount), c)) => {
                             filter.min_salary(Currency::parse(&c).ok().map(|c| (amount, c)))

@@ -4,7 +4,9 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::error::ApiError;
-use crate::api::endpoints::{LIST_CHANGES, LIST_COMPANIES, LIST_WEBHOOKS, SEARCH_JOBS};
+use crate::api::endpoints::{
+    LIST_CHANGES, LIST_COMPANIES, LIST_WEBHOOKS, SEARCH_JOBS, SIMILAR_JOBS,
+};
 use crate::api::job_shape::JobShape;
 use crate::api::render::JOB_FIELDS;
 use crate::domain::{after_leap_second, DomainError, FeedCursor, FundingStage, Page, PerPage};
@@ -54,6 +56,8 @@ pub(crate) use {query_names, takes};
 
 /// What `GET /jobs` takes.
 pub(crate) const JOB_QUERY: Takes = takes!(SEARCH_JOBS);
+/// What `GET /jobs/{id}/similar` takes.
+pub(crate) const SIMILAR_QUERY: Takes = takes!(SIMILAR_JOBS);
 /// What `GET /changes` takes.
 pub(crate) const CHANGE_QUERY: Takes = takes!(LIST_CHANGES);
 /// What `GET /companies` takes.
@@ -72,6 +76,10 @@ pub const COMPANY_PARAMS: &[&str] = COMPANY_QUERY.all;
 /// `GET /webhooks/{id}/deliveries`), for the MCP tools that list them.
 #[cfg(feature = "mcp")]
 pub const PAGE_PARAMS: &[&str] = PAGE_QUERY.all;
+
+/// The query parameters `GET /jobs/{id}/similar` takes (`per_page`), for the MCP tool.
+#[cfg(feature = "mcp")]
+pub const SIMILAR_PARAMS: &[&str] = SIMILAR_QUERY.all;
 
 /// The query parameters `GET /changes` takes: a cursor, a page size and the filters of
 /// `GET /jobs`; any other is refused as `unknown_parameter`.
@@ -183,6 +191,13 @@ impl Params {
     /// A boolean parameter (`true` or `false`), if given.
     pub(crate) fn bool(&self, field: &'static str) -> Result<Option<bool>, DomainError> {
         self.one(field).map(|v| parse_bool(field, v)).transpose()
+    }
+
+    /// `per_page` alone, for a list of one page that is `default` long unless it says.
+    pub(crate) fn per_page_or(&self, default: u32) -> Result<PerPage, DomainError> {
+        self.one("per_page")
+            .map(PerPage::parse)
+            .unwrap_or_else(|| PerPage::new(default))
     }
 
     pub(crate) fn page(&self) -> Result<(Page, PerPage), DomainError> {

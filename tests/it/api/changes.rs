@@ -6,11 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use job_listings::domain::{Job, JobId, JobStatus};
+use job_listings::domain::{Job, JobStatus};
 use job_listings::service::{DeliveryConfig, ManualClock, ServiceConfig};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use uuid::Uuid;
 
 use super::spawn_app;
 use crate::support::data::{demo_dataset, id_of, known};
@@ -54,10 +53,7 @@ fn events(r: &Resp) -> Vec<(String, String, Option<String>, Option<String>)> {
 }
 
 fn fresh(template: &Job) -> Job {
-    Job {
-        id: JobId(Uuid::new_v4()),
-        ..template.clone()
-    }
+    crate::support::data::another(template)
 }
 
 #[tokio::test]

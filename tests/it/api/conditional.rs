@@ -1,9 +1,7 @@
 //! Entity tags and `If-None-Match`: a client that holds the answer gets a 304, which counts
 //! in neither its quota nor its usage; tags change exactly when the answer does.
 
-use job_listings::domain::JobId;
 use reqwest::{Method, StatusCode};
-use uuid::Uuid;
 
 use super::compression::raw;
 use super::rate_limits::tight;
@@ -212,8 +210,7 @@ async fn tags_change_exactly_when_the_answer_does() {
     assert_eq!(tags(&app).await, start);
 
     // A new job on another page only: that page's tag changes, no other.
-    let mut marmalade = k.designer.clone();
-    marmalade.id = JobId(Uuid::new_v4());
+    let marmalade = crate::support::data::another(&k.designer);
     app.service.upsert_job(marmalade).await.expect("ingested");
     let after_other = tags(&app).await;
     assert_eq!(after_other[0], start[0], "the zephyrine page is unchanged");
@@ -221,8 +218,7 @@ async fn tags_change_exactly_when_the_answer_does() {
     assert_eq!(after_other[2], start[2]);
 
     // A new job on the page.
-    let mut new = k.rust_staff.clone();
-    new.id = JobId(Uuid::new_v4());
+    let new = crate::support::data::another(&k.rust_staff);
     app.service.upsert_job(new).await.expect("ingested");
     let after_new = tags(&app).await;
     assert_ne!(after_new[0], after_other[0], "ingest");

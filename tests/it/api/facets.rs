@@ -393,7 +393,7 @@ async fn a_warning_names_at_most_the_100_most_common_values() {
         }
     }
     for i in 0..120 {
-        let mut job = known().designer.clone();
+        let mut job = crate::support::data::another(&known().designer);
         job.id = job_listings::domain::JobId(uuid::Uuid::from_u128(0xFACE_0000 + i));
         let tag = format!("imported-{i:03}");
         job.domains = vec![DomainTag::parse(&tag).unwrap()];

@@ -732,8 +732,7 @@ async fn get_job_says_closed_once_the_job_is_closed() {
 #[tokio::test]
 async fn get_job_returns_the_confidence_exactly_as_ingested() {
     let app = spawn_app().await;
-    let mut job = known().designer.clone();
-    job.id = job_listings::domain::JobId(Uuid::new_v4());
+    let mut job = crate::support::data::another(&known().designer);
     // The largest f64 below 1: a classifier output, not a short decimal.
     let exact = 0.999_999_999_999_999_9_f64;
     assert!(exact < 1.0);
@@ -901,8 +900,7 @@ async fn answers_across_writes(app: &crate::support::TestApp) -> Vec<(u64, Vec<S
         seen.push((again.total(), again.ids()));
     };
     ask(&mut seen).await;
-    let mut new = k.rust_staff.clone();
-    new.id = job_listings::domain::JobId(Uuid::new_v4());
+    let new = crate::support::data::another(&k.rust_staff);
     app.service.upsert_job(new).await.expect("a new job");
     ask(&mut seen).await;
     app.service

@@ -19,6 +19,7 @@ mod openapi;
 mod places;
 mod rate_limits;
 mod relevance;
+mod reposts;
 mod restart;
 mod usage;
 mod webhooks;

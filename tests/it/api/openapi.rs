@@ -12,6 +12,7 @@ use crate::support::{Auth, TestApp};
 const ROUTES: &[(&str, &[&str])] = &[
     ("/api/v1/jobs", &["GET"]),
     ("/api/v1/jobs/{id}", &["GET"]),
+    ("/api/v1/jobs/{id}/similar", &["GET"]),
     ("/api/v1/companies", &["GET"]),
     ("/api/v1/companies/{id}", &["GET"]),
     ("/api/v1/changes", &["GET"]),

@@ -1,10 +1,9 @@
 //! Everything written survives a graceful stop and a restart on the same folder.
 
-use job_listings::domain::{JobId, Plan};
+use job_listings::domain::Plan;
 use job_listings::service::NewKey;
 use reqwest::StatusCode;
 use serde_json::json;
-use uuid::Uuid;
 
 use super::spawn_app;
 use crate::support::at;
@@ -39,8 +38,7 @@ async fn data_keys_webhooks_and_usage_survive_a_restart_on_the_same_folder() {
     }
 
     // Written through the service: a new job (queuing a delivery), a closed job, a revoked key.
-    let mut fresh = known().designer.clone();
-    fresh.id = JobId(Uuid::new_v4());
+    let mut fresh = crate::support::data::another(&known().designer);
     fresh.role = "Restart Survivor Designer".to_owned();
     fresh.posted_at = at(2026, 12, 24, 0, 0, 0);
     let outcome = app

@@ -1,8 +1,6 @@
 //! POST/GET/DELETE /webhooks and the outbox deliveries a new job queues.
 
-use job_listings::domain::{
-    Confidence, DeliveryStatus, DomainTag, Job, JobId, JobStatus, Seniority,
-};
+use job_listings::domain::{Confidence, DeliveryStatus, DomainTag, Job, JobStatus, Seniority};
 use job_listings::service::ServiceConfig;
 use job_listings::webhooks::CallbackPolicy;
 use reqwest::{Method, StatusCode};
@@ -46,8 +44,7 @@ async fn hook_and_a_new_job(app: &TestApp) -> String {
 
 /// A new job for Quokka with the given tags and remote flag.
 fn new_job(domains: &[&str], remote: bool) -> Job {
-    let mut job = known().designer.clone();
-    job.id = JobId(Uuid::new_v4());
+    let mut job = crate::support::data::another(&known().designer);
     job.role = "Webhook Test Role".to_owned();
     job.domains = domains
         .iter()

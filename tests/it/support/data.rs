@@ -157,6 +157,10 @@ pub fn job(
         activated_at: None,
         first_seen_at: posted_at,
         updated_at: posted_at,
+        last_seen_at: None,
+        last_posted_at: None,
+        repost_of: None,
+        reposts: Vec::new(),
     }
 }
 
@@ -321,4 +325,37 @@ pub fn id_of(job: &Job) -> String {
 /// Ids as strings, in the order given.
 pub fn ids(jobs: &[&Job]) -> Vec<String> {
     jobs.iter().map(|j| id_of(j)).collect()
+}
+
+/// `template` as another job: a new id, and the post's words in an order of their own (a
+/// short post gets words of its own too), so that it is not a copy of the template or of
+/// another job made from it (see `job_listings::query::is_repost`), while it holds the same
+/// words for `q`.
+pub fn another(template: &Job) -> Job {
+    let id = JobId(uuid::Uuid::new_v4());
+    let mut seed = id.0.as_u128() as u64 | 1;
+    let mut next = move || {
+        // xorshift64: any order will do, as long as each id gives its own.
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut words: Vec<String> = template
+        .description
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    if words.len() < 12 {
+        let own = words.len() + 4;
+        words.extend((0..own).map(|_| format!("x{:x}", next() % 0xfff_ffff)));
+    }
+    for i in (1..words.len()).rev() {
+        words.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    Job {
+        id,
+        description: words.join(" "),
+        ..template.clone()
+    }
 }

@@ -158,14 +158,14 @@ impl JobIndex {
     /// Every domain tag at least one active job has, with how many have it, most first;
     /// a label that is not here matches nothing.
     pub fn domain_values(&self) -> Vec<ValueCount> {
-        self.facet_counts(&self.live, &[Facet::Domain])
+        self.facet_counts(&self.canonical, &[Facet::Domain])
             .domain
             .unwrap_or_default()
     }
 
     /// Every seniority level at least one active job has, with how many have it, most first.
     pub fn seniority_values(&self) -> Vec<ValueCount> {
-        self.facet_counts(&self.live, &[Facet::Seniority])
+        self.facet_counts(&self.canonical, &[Facet::Seniority])
             .seniority
             .unwrap_or_default()
     }
@@ -174,14 +174,14 @@ impl JobIndex {
     pub fn jobs_with_domain(&self, tag: &DomainTag) -> u64 {
         self.domains
             .get(tag.as_str())
-            .map_or(0, |docs| self.live_among(docs))
+            .map_or(0, |docs| self.canonical_among(docs))
     }
 
     /// How many active jobs have a seniority level.
     pub fn jobs_with_seniority(&self, level: &Seniority) -> u64 {
         self.seniority
             .get(level.as_str())
-            .map_or(0, |docs| self.live_among(docs))
+            .map_or(0, |docs| self.canonical_among(docs))
     }
 }
 

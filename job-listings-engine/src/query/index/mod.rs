@@ -12,6 +12,7 @@ use super::filter::{JobFilter, JobQuery, SearchResult};
 use super::ids::DocsById;
 use super::indexed::IndexedJob;
 use super::places::PlaceIndex;
+use super::reposts::{self, Shingles, Signature};
 use super::terms::Term;
 use super::text::for_each_word;
 use crate::domain::{CompanyId, DomainTag, Job, JobId, Seniority};
@@ -20,6 +21,7 @@ mod dense;
 pub(in crate::query) mod facets;
 mod relevance;
 mod search;
+mod similar;
 
 /// The attributes of one indexed job that are read per document rather than by bitmap.
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
@@ -88,6 +90,17 @@ pub struct JobIndex {
     pub(super) places: PlaceIndex,
     /// Term frequencies and document lengths, for relevance order.
     pub(super) counts: WordCounts,
+    /// The live documents that are not reposts of another job: what a search that hides
+    /// reposts (the default) matches among.
+    pub(super) canonical: Docs,
+    /// Each document's `last_seen_at`, in nanoseconds since the epoch, moved in place by
+    /// [`JobIndex::touch`].
+    pub(super) last_seen: Vec<i64>,
+    /// The documents of each company's role, by [`reposts::role_key`]: where copies are
+    /// looked for.
+    pub(super) roles: HashMap<u64, Docs>,
+    /// Each document's post signature, for telling which of its role's jobs may be copies.
+    pub(super) signatures: Vec<Signature>,
     pub(super) auto_compact: bool,
 }
 
@@ -114,6 +127,10 @@ impl Default for JobIndex {
             combos: facets::Combos::default(),
             places: PlaceIndex::default(),
             counts: WordCounts::default(),
+            canonical: Docs::new(),
+            last_seen: Vec::new(),
+            roles: HashMap::default(),
+            signatures: Vec::new(),
             auto_compact: true,
         }
     }
@@ -172,12 +189,13 @@ impl JobIndex {
         }
         let vectors = self.slots.capacity() * size_of::<Slot>()
             + self.confidences.capacity() * size_of::<f64>()
+            + self.last_seen.capacity() * size_of::<i64>()
             + self.ordered.capacity() * size_of::<u32>()
             // A B-tree entry plus about a third of one for its node's spare room.
             + self.unordered_ranked.len() * (size_of::<(RankKey, u32)>() * 4 / 3);
         let bitmaps = [&self.live, &self.dead, &self.stepped_over]
             .into_iter()
-            .chain([&self.unordered, &self.remote])
+            .chain([&self.unordered, &self.remote, &self.canonical])
             .chain(self.confidence.bitmaps())
             .map(|b| bitmap::heap_bytes(b) as u64)
             .sum::<u64>();
@@ -197,6 +215,11 @@ impl JobIndex {
             ("company words", postings(&self.company_words, |k| k.len())),
             ("term frequencies", self.counts.heap_bytes()),
             ("places and pay", self.places.heap_bytes()),
+            (
+                "reposts",
+                postings(&self.roles, |_| 0)
+                    + (self.signatures.capacity() * size_of::<Signature>()) as u64,
+            ),
         ]
     }
 
@@ -260,6 +283,15 @@ impl JobIndex {
             .is_none_or(|&last| slot.rank() < self.slots[last as usize].rank());
         push_per_doc(&mut self.slots, slot);
         push_per_doc(&mut self.confidences, job.confidence);
+        push_per_doc(&mut self.last_seen, nanos_clamped(job.last_seen));
+        push_per_doc(
+            &mut self.signatures,
+            Shingles::of(job.description).signature(),
+        );
+        self.roles
+            .entry(reposts::role_key(job.company_id, job.role))
+            .or_default()
+            .add(doc);
         self.counts.push_length(doc, length);
         if in_order {
             push_per_doc(&mut self.ordered, doc);
@@ -274,6 +306,9 @@ impl JobIndex {
             }
         }
         self.live.add(doc);
+        if !job.repost {
+            self.canonical.add(doc);
+        }
         self.by_id.insert(&self.slots, doc);
         for tag in job.domains {
             add_posting(&mut self.domains, tag.as_str(), doc);
@@ -326,6 +361,7 @@ impl JobIndex {
             return false;
         };
         self.live.remove(doc);
+        self.canonical.remove(doc);
         self.counts.forget(doc);
         self.dead.add(doc);
         self.stepped_over.add(doc);
@@ -336,28 +372,75 @@ impl JobIndex {
         true
     }
 
-    /// Number of active jobs of one company.
+    /// Number of active jobs of one company, reposts not counted.
     pub fn active_jobs_of(&self, company: CompanyId) -> u64 {
         self.companies
             .get(&company)
-            .map_or(0, |b| self.live_among(b))
+            .map_or(0, |b| self.canonical_among(b))
     }
 
-    /// Every company with at least one active job, with its count of active jobs.
+    /// Every company with at least one active job that is not a repost, with its count of
+    /// them.
     pub fn companies_with_active_jobs(&self) -> impl Iterator<Item = (CompanyId, u64)> + '_ {
         self.companies.iter().filter_map(|(id, b)| {
-            let n = self.live_among(b);
+            let n = self.canonical_among(b);
             (n > 0).then_some((*id, n))
         })
     }
 
+    /// How many documents of a bitmap are live and not reposts: counted against the few
+    /// dead ones and reposts rather than the many live ones.
+    fn canonical_among(&self, docs: &Docs) -> u64 {
+        if self.has_reposts() {
+            docs.and_cardinality(&self.canonical)
+        } else {
+            self.live_among(docs)
+        }
+    }
+
     /// How many documents of a bitmap are live: counted against the few dead ones rather
     /// than the many live ones.
-    fn live_among(&self, docs: &Docs) -> u64 {
+    pub(super) fn live_among(&self, docs: &Docs) -> u64 {
         if self.dead.is_empty() {
             docs.cardinality()
         } else {
             docs.cardinality() - docs.and_cardinality(&self.dead)
+        }
+    }
+
+    /// Whether any live document is a repost.
+    pub(super) fn has_reposts(&self) -> bool {
+        self.canonical.cardinality() != self.live.cardinality()
+    }
+
+    /// Active jobs that may be copies of `job` ([`reposts`](super::reposts)): of its company
+    /// and role, posted within the window, with a post whose signature is close to its own;
+    /// never `job` itself. Decide each with [`is_repost`](super::is_repost): a few are not.
+    pub fn repost_candidates(&self, job: &Job) -> Vec<JobId> {
+        let probe = reposts::Probe::of(job);
+        let Some(docs) = self.roles.get(&probe.role) else {
+            return Vec::new();
+        };
+        docs.iter()
+            .filter(|&d| {
+                let slot = &self.slots[d as usize];
+                slot.id != job.id
+                    && self.live.contains(d)
+                    && probe.may_match(slot.posted_nanos, &self.signatures[d as usize])
+            })
+            .map(|d| self.slots[d as usize].id)
+            .collect()
+    }
+
+    /// Moves an indexed job's `last_seen_at` (the crawler sent it again, unchanged); returns
+    /// whether the job is indexed.
+    pub fn touch(&mut self, id: JobId, last_seen: chrono::DateTime<chrono::Utc>) -> bool {
+        match self.by_id.get(&self.slots, id) {
+            Some(doc) => {
+                self.last_seen[doc as usize] = nanos_clamped(last_seen);
+                true
+            }
+            None => false,
         }
     }
 }
@@ -386,7 +469,7 @@ pub(in crate::query) fn push_per_doc<T>(docs: &mut Vec<T>, value: T) {
 
 /// Nanoseconds since the epoch, clamped to `i64` so instants outside 1678..2262 keep their
 /// order against every indexed job.
-fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
+pub(super) fn nanos_clamped(t: chrono::DateTime<chrono::Utc>) -> i64 {
     t.timestamp_nanos_opt().unwrap_or(if t.timestamp() < 0 {
         i64::MIN
     } else {

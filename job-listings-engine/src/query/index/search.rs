@@ -419,15 +419,21 @@ impl JobIndex {
     /// distance of their places where the cells they are in do not settle it.
     fn checks_each(&self, filter: &JobFilter) -> bool {
         (filter.min_salary.is_some() && filter.salary_currency.is_some())
+            || filter.seen_after.is_some()
             || filter
                 .near
                 .is_some_and(|near| self.places.cells_near(Circle::from(near)).any_measured())
     }
 
-    /// Keeps the documents whose pay and places pass the filter's checks that postings only
-    /// narrow down: the yearly pay's floor, and the circle of `near` for the documents of the
-    /// cells with points on both sides of its edge.
+    /// Keeps the documents that pass the filter's checks that postings only narrow down or
+    /// cannot hold: when each was last seen, the yearly pay's floor, and the circle of `near`
+    /// for the documents of the cells with points on both sides of its edge.
     pub(super) fn keep_exact(&self, matching: &mut std::borrow::Cow<'_, Docs>, filter: &JobFilter) {
+        if let Some(after) = filter.seen_after.map(nanos_clamped) {
+            let mut kept = matching.to_vec();
+            kept.retain(|&d| self.last_seen[d as usize] > after);
+            *matching.to_mut() = bitmap::from_sorted(&kept);
+        }
         if let Some(floor) = filter.salary_currency.and(filter.min_salary) {
             let mut kept = matching.to_vec();
             kept.retain(|&d| self.places.pays_at_least(d, floor));

@@ -1,0 +1,104 @@
+//! More like this: the active jobs that share a job's rarest words and its tags.
+
+use rustc_hash::FxHashMap;
+
+use super::*;
+
+/// The most words of a job a similar-jobs search looks for: its highest-weighted ones.
+const WORDS_AT_MOST: usize = 24;
+
+/// The most postings a similar-jobs search reads, summed over its words: the rarest words
+/// come first, and a word held by a large share of the jobs weighs little anyway.
+const POSTINGS_AT_MOST: u64 = 200_000;
+
+impl JobIndex {
+    /// The active jobs most like `job`, best first, at most `limit`: each scores the inverse
+    /// document frequency (BM25's) of every one of `job`'s highest-weighted words it holds
+    /// (weight: how often `job` uses the word times its inverse document frequency; words of
+    /// the role count twice) and of every domain tag and seniority level it shares; ties go
+    /// newest first, then by id. Never `job` itself, nor any of `excluded` (its copies), nor
+    /// a repost; a job sharing none of those words is not listed.
+    pub fn similar(&self, job: &Job, excluded: &[JobId], limit: usize) -> Vec<JobId> {
+        let jobs = self.live.cardinality();
+        if limit == 0 || jobs == 0 {
+            return Vec::new();
+        }
+        let idf = |n: u64| {
+            let n = n as f64;
+            (1.0 + (jobs as f64 - n + 0.5) / (n + 0.5)).ln()
+        };
+        // The job's words by weight; each posting's size stands in for its live count (dead
+        // documents are few and are left out below).
+        let mut uses: FxHashMap<&str, (u32, &Docs)> = FxHashMap::default();
+        for_each_job_word(job, |word, field| {
+            if let Some((key, docs)) = self.text.get_key_value(word) {
+                let times = if field == Field::Role { 2 } else { 1 };
+                uses.entry(&**key).or_insert((0, docs)).0 += times;
+            }
+        });
+        let mut words: Vec<(f64, f64, &Docs)> = uses
+            .into_values()
+            .filter(|(_, docs)| docs.cardinality() > 1)
+            .map(|(times, docs)| {
+                let weight = idf(docs.cardinality());
+                (f64::from(times) * weight, weight, docs)
+            })
+            .collect();
+        words.sort_by(|a, b| b.0.total_cmp(&a.0));
+        words.truncate(WORDS_AT_MOST);
+        words.sort_by_key(|(_, _, docs)| docs.cardinality());
+
+        let mut scores: FxHashMap<u32, f64> = FxHashMap::default();
+        let mut read = 0;
+        for (_, weight, docs) in words {
+            read += docs.cardinality();
+            if read > POSTINGS_AT_MOST && !scores.is_empty() {
+                break;
+            }
+            for d in (docs & &self.canonical).to_vec() {
+                *scores.entry(d).or_default() += weight;
+            }
+        }
+        let tags = job
+            .domains
+            .iter()
+            .filter_map(|t| self.domains.get(t.as_str()))
+            .chain(
+                job.seniority
+                    .iter()
+                    .filter_map(|s| self.seniority.get(s.as_str())),
+            );
+        for docs in tags {
+            let weight = idf(docs.cardinality());
+            for (d, score) in scores.iter_mut() {
+                if docs.contains(*d) {
+                    *score += weight;
+                }
+            }
+        }
+        let mut ranked: Vec<(f64, u32)> = scores
+            .into_iter()
+            .map(|(d, score)| (score, d))
+            .filter(|&(_, d)| {
+                let id = self.slots[d as usize].id;
+                id != job.id && !excluded.contains(&id)
+            })
+            .collect();
+        let best_first = |a: &(f64, u32), b: &(f64, u32)| {
+            b.0.total_cmp(&a.0).then_with(|| {
+                self.slots[a.1 as usize]
+                    .rank()
+                    .cmp(&self.slots[b.1 as usize].rank())
+            })
+        };
+        if limit < ranked.len() {
+            ranked.select_nth_unstable_by(limit - 1, best_first);
+            ranked.truncate(limit);
+        }
+        ranked.sort_unstable_by(best_first);
+        ranked
+            .into_iter()
+            .map(|(_, d)| self.slots[d as usize].id)
+            .collect()
+    }
+}

@@ -1,0 +1,329 @@
+//! Copies of one job grouped as they are written: the same company, the same role words, a
+//! near-identical post, posted within 60 days (see [`crate::query::is_repost`]).
+//!
+//! A group's members are its canonical job, which lists the others in `reposts`, and the
+//! reposts, which name it in `repost_of`. Every write of a batch that makes a job active for
+//! the first time looks for its copies among the active jobs (the index names the few that may
+//! be; their posts are compared exactly); every write that changes a member of a group
+//! settles the group again: the earliest posted open member leads (when none is open, the
+//! one that led stays), and each member whose group fields that changes is written too, in
+//! the same batch. So the group lives in the records: it survives restarts, reaches replicas
+//! through the store, and is rebuilt with the index from the jobs alone.
+//!
+//! Announcing: a job that joins a group already there is never a second `job.new`. As a
+//! repost it is the change feed's `job.new` only for those who ask for reposts, and webhooks
+//! hear of it as the canonical job's `job.updated`; as the group's new leader (posted earlier
+//! than the one that led), it is a `job.updated`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::ingest::{IngestOutcome, WriteTally};
+use super::{Catalog, ServiceResult};
+use crate::domain::{changed_at, ChangeKind, Job, JobId, Repost};
+use crate::query::{repost_similarity, same_role, CopyFinder, Shingles, REPOST_JACCARD};
+use crate::store::{DecidedOn, JobWrite};
+use crate::webhooks::job_event;
+
+/// A batch of writes on its way to the store, with what grouping them needs to know.
+pub(super) struct Batch<'a> {
+    pub(super) writes: &'a mut Vec<JobWrite>,
+    /// What each write did, in the order of `writes` (none for a write this grouping adds).
+    pub(super) outcomes: &'a mut Vec<IngestOutcome>,
+    pub(super) tally: &'a mut WriteTally,
+    /// The jobs of the batch as stored before it.
+    pub(super) stored: &'a HashMap<JobId, Arc<Job>>,
+    /// Jobs the batch deletes, as stored.
+    pub(super) deleted: Vec<Arc<Job>>,
+    /// The kinds of event anyone listens for.
+    pub(super) announcing: &'a [ChangeKind],
+    pub(super) now: DateTime<Utc>,
+    /// Jobs written but not yet in the index (a bulk import's), to look for copies among.
+    pub(super) pending: Option<&'a CopyFinder>,
+}
+
+/// The jobs a grouping reads and changes.
+#[derive(Default)]
+struct Members {
+    /// Every job read, as the batch leaves it so far.
+    now: HashMap<JobId, Job>,
+    /// The same jobs as stored before the batch (`None`: new).
+    stored: HashMap<JobId, Option<Arc<Job>>>,
+    /// Jobs whose group fields changed.
+    regrouped: Vec<JobId>,
+    /// Jobs that joined a group that was there before them.
+    joined: HashSet<JobId>,
+    /// Jobs deleted: members of no group.
+    gone: HashSet<JobId>,
+}
+
+impl Catalog {
+    /// Finds the copies among a batch's new jobs and settles every group the batch touches,
+    /// adding the writes of the members outside the batch whose group fields change.
+    pub(super) async fn group_copies(&self, batch: Batch<'_>) -> ServiceResult<()> {
+        let Batch {
+            writes,
+            outcomes,
+            tally,
+            stored,
+            deleted,
+            announcing,
+            now,
+            pending,
+        } = batch;
+        let mut last_of: HashMap<JobId, usize> = HashMap::new();
+        for (i, w) in writes.iter().enumerate() {
+            last_of.insert(w.job.id, i);
+        }
+        let mut members = Members::default();
+        let mut order: Vec<JobId> = Vec::new();
+        for (i, w) in writes.iter().enumerate() {
+            if last_of[&w.job.id] == i {
+                order.push(w.job.id);
+                members.now.insert(w.job.id, w.job.clone());
+                members
+                    .stored
+                    .insert(w.job.id, stored.get(&w.job.id).cloned());
+            }
+        }
+        for job in &deleted {
+            members.gone.insert(job.id);
+            members.stored.insert(job.id, Some(job.clone()));
+            members.now.insert(job.id, (**job).clone());
+        }
+
+        // The new jobs that may be copies, and the jobs they may be copies of.
+        let arriving: Vec<JobId> = order
+            .iter()
+            .copied()
+            .filter(|id| {
+                let job = &members.now[id];
+                let was_active = stored.get(id).is_some_and(|s| s.is_active());
+                job.is_active() && !was_active && !is_grouped(job)
+            })
+            .collect();
+        let mut candidates: HashMap<JobId, Vec<JobId>> = HashMap::new();
+        {
+            let index = self.read_index();
+            for id in &arriving {
+                let job = &members.now[id];
+                let mut found = index.repost_candidates(job);
+                if let Some(pending) = pending {
+                    found.extend(pending.candidates(job));
+                }
+                candidates.insert(*id, found);
+            }
+        }
+        // Copies within the batch: the earlier new jobs of the same company and role.
+        for (n, id) in arriving.iter().enumerate() {
+            let job = &members.now[id];
+            let earlier: Vec<JobId> = arriving[..n]
+                .iter()
+                .copied()
+                .filter(|e| {
+                    let other = &members.now[e];
+                    other.company_id == job.company_id && same_role(&other.role, &job.role)
+                })
+                .collect();
+            candidates.entry(*id).or_default().extend(earlier);
+        }
+        let wanted: Vec<JobId> = candidates.values().flatten().copied().collect();
+        self.read_members(&mut members, &wanted).await?;
+
+        for id in &arriving {
+            let job = members.now[id].clone();
+            let shingles = Shingles::of(&job.description);
+            let best = candidates[id]
+                .iter()
+                .filter_map(|c| members.now.get(c))
+                .filter(|c| c.is_active() && !members.gone.contains(&c.id))
+                .filter_map(|c| Some((repost_similarity(&job, &shingles, c)?, c)))
+                .filter(|(similarity, _)| *similarity >= REPOST_JACCARD)
+                .max_by(|(a, x), (b, y)| {
+                    a.total_cmp(b)
+                        .then_with(|| (y.posted_at, y.id).cmp(&(x.posted_at, x.id)))
+                })
+                .map(|(_, c)| c.repost_of.unwrap_or(c.id));
+            if let Some(root) = best {
+                members.joined.insert(*id);
+                self.settle(&mut members, root, Some(*id)).await?;
+            }
+        }
+        // Every other group a write of the batch changes (a member closed, reopened, edited
+        // or deleted).
+        let touched: Vec<JobId> = order
+            .iter()
+            .filter(|id| {
+                let i = last_of[*id];
+                writes[i].change.is_some() && is_grouped(&members.now[*id])
+            })
+            .chain(deleted.iter().map(|d| &d.id))
+            .copied()
+            .collect();
+        for id in touched {
+            let root = members.now[&id].repost_of.unwrap_or(id);
+            self.settle(&mut members, root, None).await?;
+        }
+
+        // The regrouped jobs' writes: in the batch, changed in place; outside it, added.
+        let mut seen = HashSet::new();
+        for id in members.regrouped.clone() {
+            if !seen.insert(id) || members.gone.contains(&id) {
+                continue;
+            }
+            let job = members.now[&id].clone();
+            let before = members.stored[&id].clone();
+            match last_of.get(&id) {
+                Some(&i) => {
+                    let w = &mut writes[i];
+                    w.job.repost_of = job.repost_of;
+                    w.job.reposts = job.reposts;
+                    w.job.last_posted_at = job.last_posted_at;
+                    if w.change.is_none() {
+                        // Only its group changed: a change all the same.
+                        w.job.updated_at =
+                            changed_at(before.as_ref().map_or(now, |b| b.updated_at), now);
+                    }
+                    w.change = ChangeKind::of_write(before.as_deref(), &w.job);
+                }
+                None => {
+                    let Some(before) = before else { continue };
+                    let mut job = job;
+                    job.updated_at = changed_at(before.updated_at, now);
+                    tally.add(&job, Some(before.is_active()), false);
+                    writes.push(JobWrite {
+                        change: ChangeKind::of_write(Some(&before), &job),
+                        job,
+                        events: Vec::new(),
+                        decided_on: DecidedOn::Read(Some(before.updated_at)),
+                    });
+                }
+            }
+        }
+        // What each regrouped or joining job announces.
+        for (i, w) in writes.iter_mut().enumerate() {
+            let regrouped = seen.contains(&w.job.id);
+            let joined = members.joined.contains(&w.job.id);
+            if !regrouped && !joined {
+                continue;
+            }
+            if joined && w.job.repost_of.is_none() && w.change == Some(ChangeKind::New) {
+                w.change = Some(ChangeKind::Updated);
+            }
+            let announced = match w.change {
+                // A repost is announced as its canonical job's update.
+                Some(ChangeKind::New) if joined => None,
+                kind => kind,
+            };
+            w.events = announced
+                .filter(|kind| announcing.contains(kind))
+                .map(|kind| vec![job_event(kind, now)])
+                .unwrap_or_default();
+            if let Some(outcome) = outcomes.get_mut(i) {
+                outcome.announced = !w.events.is_empty();
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the jobs not read yet, as stored.
+    async fn read_members(&self, members: &mut Members, ids: &[JobId]) -> ServiceResult<()> {
+        let missing: Vec<JobId> = ids
+            .iter()
+            .copied()
+            .filter(|id| !members.now.contains_key(id))
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        for job in self.store.get_jobs(&missing).await? {
+            members.now.insert(job.id, (*job).clone());
+            members.stored.insert(job.id, Some(job));
+        }
+        Ok(())
+    }
+
+    /// Settles the group led by `root`, with `joining` added to it: the earliest posted open
+    /// member leads and lists the others, newest first; the others name it.
+    async fn settle(
+        &self,
+        members: &mut Members,
+        root: JobId,
+        joining: Option<JobId>,
+    ) -> ServiceResult<()> {
+        self.read_members(members, &[root]).await?;
+        let Some(leader_now) = members.now.get(&root) else {
+            return Ok(());
+        };
+        // A repost whose canonical job is gone from the store: its group is itself.
+        let listed: Vec<JobId> = leader_now.reposts.iter().map(|r| r.id).collect();
+        self.read_members(members, &listed).await?;
+        let mut group: Vec<JobId> = std::iter::once(root)
+            .chain(listed)
+            .chain(joining)
+            .filter(|id| members.now.contains_key(id) && !members.gone.contains(id))
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        group.sort_by_key(|id| {
+            let j = &members.now[id];
+            (j.posted_at, j.id)
+        });
+        let Some(&first) = group.first() else {
+            return Ok(());
+        };
+        let leader = group
+            .iter()
+            .copied()
+            .find(|id| members.now[id].is_active())
+            .unwrap_or(if group.contains(&root) { root } else { first });
+        let mut others: Vec<Repost> = group
+            .iter()
+            .filter(|&&id| id != leader)
+            .map(|id| {
+                let j = &members.now[id];
+                Repost {
+                    id: j.id,
+                    source_url: j.source_url.clone(),
+                    posted_at: j.posted_at,
+                }
+            })
+            .collect();
+        others.sort_by(|a, b| b.posted_at.cmp(&a.posted_at).then(a.id.cmp(&b.id)));
+        // The newest posting of the group, on its leader when it has copies.
+        let newest = group
+            .iter()
+            .map(|id| members.now[id].posted_at)
+            .max()
+            .filter(|_| !others.is_empty());
+        for id in group {
+            let job = members
+                .now
+                .get_mut(&id)
+                .unwrap_or_else(|| unreachable!("the group's members were read"));
+            let (repost_of, reposts, last_posted_at) = if id == leader {
+                (None, others.clone(), newest)
+            } else {
+                (Some(leader), Vec::new(), None)
+            };
+            if (job.repost_of, &job.reposts, job.last_posted_at)
+                != (repost_of, &reposts, last_posted_at)
+            {
+                job.repost_of = repost_of;
+                job.reposts = reposts;
+                job.last_posted_at = last_posted_at;
+                members.regrouped.push(id);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a job is a member of a group of copies.
+fn is_grouped(job: &Job) -> bool {
+    job.repost_of.is_some() || !job.reposts.is_empty()
+}
