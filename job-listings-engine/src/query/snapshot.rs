@@ -255,7 +255,14 @@ mod tests {
     use crate::query::JobFilter;
 
     fn index_with_every_kind_of_document() -> JobIndex {
-        let jobs = Dataset::generate(5, 20, 3_000).jobs;
+        let mut jobs = Dataset::generate(5, 20, 3_000).jobs;
+        // Reposts, and jobs seen at times of their own.
+        for (n, job) in jobs.iter_mut().enumerate() {
+            if n % 7 == 0 {
+                job.repost_of = Some(job.id);
+            }
+            job.last_seen_at = Some(job.posted_at + chrono::Duration::hours(n as i64 % 50));
+        }
         let mut index = JobIndex::new();
         index.set_auto_compact(false);
         index.extend(&jobs[..2_000]);
@@ -285,6 +292,13 @@ mod tests {
                 ..JobFilter::default()
             }
             .with_q("engineer"),
+            JobFilter::default().reposts(crate::query::Reposts::Include),
+            JobFilter::default().seen_after(
+                index.slots[100..]
+                    .iter()
+                    .map(|s| chrono::DateTime::from_timestamp_nanos(s.posted_nanos))
+                    .min(),
+            ),
         ];
         for filter in &filters {
             for limit in [0, 20, 500] {
@@ -296,6 +310,11 @@ mod tests {
         }
         let some = index.slots[10].id;
         assert_eq!(loaded.contains(some), index.contains(some));
+        let a_job = Dataset::generate(5, 20, 3_000).jobs.remove(3);
+        assert_eq!(
+            loaded.repost_candidates(&a_job),
+            index.repost_candidates(&a_job)
+        );
     }
 
     #[test]

@@ -552,3 +552,170 @@ async fn an_import_groups_copies_across_its_batches_as_live_writes_do() {
     let r = app.get_jobs("q=imp0x0").await;
     assert_eq!(r.body["pagination"]["total"], 1);
 }
+
+/// A small random number generator: the churn's steps from a seed.
+struct Steps(u64);
+
+impl Steps {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// Every group holds together after each of a random sequence of every event that touches
+/// one: copies arriving (later or earlier than the rest), copies sent again unchanged or
+/// edited, closed, reopened and deleted. After each step: each repost names a canonical job
+/// that lists it; each canonical job lists exactly the jobs that name it, newest first, and
+/// is the earliest posted open one of them if any is open; `last_posted_at` is the group's
+/// newest posting; searches list exactly the open jobs that name no canonical job, or with
+/// `reposts=include` every open job.
+#[tokio::test]
+async fn groups_hold_together_through_random_arrivals_closings_reopenings_and_deletions() {
+    let app = TestApp::builder()
+        .store(crate::support::StoreKind::Memory)
+        .seed(demo_dataset())
+        .build()
+        .await;
+    let company = app.dataset.companies[6].clone();
+    let t0 = at(2026, 10, 1, 0, 0, 0);
+    let templates: Vec<Job> = (0..3)
+        .map(|g| {
+            listing(
+                &company,
+                &format!("Churn {g} Engineer"),
+                &post(&format!("churn{g}w"), 40),
+                t0,
+            )
+        })
+        .collect();
+    let mut rng = Steps(0x5eed_1234_abcd_0042);
+    let mut known: Vec<Job> = Vec::new();
+    let mut deleted: std::collections::HashSet<JobId> = Default::default();
+    for step in 0..160 {
+        let live: Vec<&Job> = known.iter().filter(|j| !deleted.contains(&j.id)).collect();
+        let event = if live.is_empty() { 0 } else { rng.below(6) };
+        match event {
+            // A copy of a template, some days either way, one word of its own changed.
+            0 | 1 => {
+                let template = &templates[rng.below(3) as usize];
+                let days = rng.below(41) as i64 - 20;
+                let word = rng.below(40) as usize;
+                let job = copy(template, days, one_word_changed(word));
+                app.service.upsert_job(job.clone()).await.expect("ingested");
+                known.push(job);
+            }
+            2 => {
+                let id = live[rng.below(live.len() as u64) as usize].id;
+                app.service.close_job(id).await.expect("closed");
+            }
+            // Reopened or sent again as it was first sent.
+            3 => {
+                let job = live[rng.below(live.len() as u64) as usize].clone();
+                app.service.upsert_job(job).await.expect("reopened");
+            }
+            4 => {
+                let id = live[rng.below(live.len() as u64) as usize].id;
+                app.service.delete_job(id).await.expect("deleted");
+                deleted.insert(id);
+            }
+            // Posted again with a new source.
+            _ => {
+                let mut job = live[rng.below(live.len() as u64) as usize].clone();
+                job.source_url = format!("{}?step={step}", job.source_url);
+                app.service.upsert_job(job).await.expect("updated");
+            }
+        }
+        check_groups(&app, &known, &deleted, step).await;
+    }
+}
+
+async fn check_groups(
+    app: &TestApp,
+    known: &[Job],
+    deleted: &std::collections::HashSet<JobId>,
+    step: usize,
+) {
+    let ids: Vec<JobId> = known
+        .iter()
+        .map(|j| j.id)
+        .filter(|id| !deleted.contains(id))
+        .collect();
+    let stored = app.store.get_jobs(&ids).await.expect("read");
+    assert_eq!(
+        stored.len(),
+        ids.len(),
+        "step {step}: every job not deleted is kept"
+    );
+    let by_id: std::collections::HashMap<JobId, &Job> =
+        stored.iter().map(|j| (j.id, &**j)).collect();
+    for job in by_id.values() {
+        if let Some(lead) = job.repost_of {
+            let lead = by_id
+                .get(&lead)
+                .unwrap_or_else(|| panic!("step {step}: {} names a gone lead", job.id));
+            assert_eq!(lead.repost_of, None, "step {step}: a lead names no lead");
+            assert!(
+                lead.reposts.iter().any(|r| r.id == job.id),
+                "step {step}: the lead lists {}",
+                job.id
+            );
+            assert!(job.reposts.is_empty(), "step {step}: a repost lists none");
+        }
+        if job.repost_of.is_none() && !job.reposts.is_empty() {
+            let members: Vec<&Job> = by_id
+                .values()
+                .filter(|m| m.repost_of == Some(job.id))
+                .copied()
+                .collect();
+            let mut expected: Vec<&Job> = members.clone();
+            expected.sort_by(|a, b| b.posted_at.cmp(&a.posted_at).then(a.id.cmp(&b.id)));
+            let listed: Vec<(JobId, &str, DateTime<Utc>)> = job
+                .reposts
+                .iter()
+                .map(|r| (r.id, r.source_url.as_str(), r.posted_at))
+                .collect();
+            let wanted: Vec<(JobId, &str, DateTime<Utc>)> = expected
+                .iter()
+                .map(|m| (m.id, m.source_url.as_str(), m.posted_at))
+                .collect();
+            assert_eq!(
+                listed, wanted,
+                "step {step}: the lead lists its members, newest first"
+            );
+            let group: Vec<&Job> = members.iter().copied().chain([*job]).collect();
+            let earliest_open = group
+                .iter()
+                .filter(|m| m.is_active())
+                .min_by_key(|m| (m.posted_at, m.id));
+            if let Some(first) = earliest_open {
+                assert_eq!(
+                    first.id, job.id,
+                    "step {step}: the earliest open copy leads"
+                );
+            }
+            let newest = group.iter().map(|m| m.posted_at).max();
+            assert_eq!(job.last_posted_at, newest, "step {step}: last_posted_at");
+        }
+    }
+    let open = |include: bool| -> std::collections::BTreeSet<String> {
+        by_id
+            .values()
+            .filter(|j| j.is_active() && (include || j.repost_of.is_none()))
+            .map(|j| id_of(j))
+            .collect()
+    };
+    for (query, include) in [("", false), ("&reposts=include", true)] {
+        let (found, total) =
+            super::every_job(app, &format!("company_id={}{query}", known[0].company_id)).await;
+        let found: std::collections::BTreeSet<String> = found
+            .iter()
+            .filter_map(|j| j["id"].as_str().map(str::to_owned))
+            .filter(|id| by_id.keys().any(|k| k.to_string() == *id))
+            .collect();
+        assert_eq!(found, open(include), "step {step}: searched{query}");
+        assert!(total >= found.len() as u64);
+    }
+}
