@@ -10,8 +10,8 @@ use http::Method;
 
 use super::{respond, Call, ClientError, Inner, Response, Result};
 use crate::api::admin::wire::{
-    AdminKey, BackupRequest, BackupWritten, CompanyLookup, DataList, KeyChange, LookedUp,
-    NewKeyRequest,
+    AdminKey, BackupRequest, BackupWritten, CloseUnseen, CompanyLookup, DataList, KeyChange,
+    LookedUp, NewKeyRequest, UnseenClosedView,
 };
 use crate::domain::{CompanyId, KeyId};
 use crate::service::{BulkReport, RecordKind};
@@ -92,6 +92,23 @@ impl AdminClient {
     pub async fn lookup_companies(&self, ids: &[CompanyId]) -> Result<Response<LookedUp>> {
         let url = self.inner.url("/admin/v1/companies/lookup", &[])?;
         let body = CompanyLookup { ids: ids.to_vec() };
+        self.inner
+            .json(Call::new(Method::POST, url).json(&body))
+            .await
+    }
+
+    /// `POST /admin/v1/jobs/close-unseen`: closes the active jobs last seen before `before`,
+    /// or only counts them on a `dry_run`.
+    pub async fn close_unseen_jobs(
+        &self,
+        before: chrono::DateTime<chrono::Utc>,
+        dry_run: bool,
+    ) -> Result<Response<UnseenClosedView>> {
+        let url = self.inner.url("/admin/v1/jobs/close-unseen", &[])?;
+        let body = CloseUnseen {
+            seen_before: before,
+            dry_run,
+        };
         self.inner
             .json(Call::new(Method::POST, url).json(&body))
             .await

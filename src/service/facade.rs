@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::{
     CompanyDetail, CompanyPage, CompanyQuery, DeferredCompaction, Held, IndexOrigin, IngestOutcome,
     JobDetail, JobListingsService, JobPage, Metered, NewKey, NewWebhook, QuotaState, Read,
-    ServiceResult, WebhookChange, WebhookCreation, WebhookHealth,
+    ServiceResult, UnseenClosed, WebhookChange, WebhookCreation, WebhookHealth,
 };
 use crate::domain::{
     ApiKey, ApiKeyRecord, BillingStatus, Company, CompanyId, Delivery, IdempotencyKey, Job, JobId,
@@ -19,6 +19,7 @@ use crate::domain::{
 };
 use crate::query::JobQuery;
 use crate::store::{JobStore, Pruned};
+use chrono::{DateTime, Utc};
 
 /// Each shorthand: authenticate `key`, then make the caller's call of the same name.
 macro_rules! shorthands {
@@ -147,6 +148,20 @@ impl JobListingsService {
         self.inner
             .catalog
             .close_job(&self.inner.subscriptions, id)
+            .await
+    }
+
+    /// Closes the active jobs the crawler last sent strictly before `before` (their
+    /// `last_seen_at`), reposts included, or on a `dry_run` only counts them. Each closing
+    /// is a `job.closed`, as [`JobListingsService::close_job`] makes it.
+    pub async fn close_unseen_jobs(
+        &self,
+        before: DateTime<Utc>,
+        dry_run: bool,
+    ) -> ServiceResult<UnseenClosed> {
+        self.inner
+            .catalog
+            .close_unseen(&self.inner.subscriptions, before, dry_run)
             .await
     }
 

@@ -296,7 +296,7 @@ impl Catalog {
         subscriptions: &Subscriptions,
         id: JobId,
     ) -> ServiceResult<Job> {
-        let _ingest = self.ingest.lock().await;
+        let ingest = self.ingest.lock().await;
         let stored = self
             .store
             .get_job(id)
@@ -305,37 +305,58 @@ impl Catalog {
         if !stored.is_active() {
             return Ok(Arc::unwrap_or_clone(stored));
         }
+        let mut closed = self
+            .close_active(subscriptions, vec![stored], &ingest)
+            .await?;
+        Ok(closed.swap_remove(0))
+    }
+
+    /// Closes active jobs in one durable write, each announced as `job.closed`, and hands the
+    /// lead of their groups on; the caller holds the ingest lock (`ingest`). Returns them
+    /// closed, in the order given.
+    pub(super) async fn close_active(
+        self: &Arc<Self>,
+        subscriptions: &Subscriptions,
+        jobs: Vec<Arc<Job>>,
+        ingest: &MutexGuard<'_, ()>,
+    ) -> ServiceResult<Vec<Job>> {
         let now = self.shared.now();
-        let mut job = (*stored).clone();
-        job.status = JobStatus::Closed;
-        job.updated_at = changed_at(stored.updated_at, now);
         let announcing = subscriptions.announced_kinds();
-        let events = match announcing.contains(&ChangeKind::Closed) {
-            true => vec![job_event(ChangeKind::Closed, now)],
-            false => Vec::new(),
-        };
-        let mut writes = vec![JobWrite {
-            job,
-            events,
-            change: Some(ChangeKind::Closed),
-            decided_on: DecidedOn::Read(Some(stored.updated_at)),
-        }];
         let mut tally = WriteTally::default();
-        tally.add(&writes[0].job, Some(true), false);
-        // The next copy of the job, if any, leads its group now.
+        let mut writes: Vec<JobWrite> = jobs
+            .iter()
+            .map(|stored| {
+                let mut job = (**stored).clone();
+                job.status = JobStatus::Closed;
+                job.updated_at = changed_at(stored.updated_at, now);
+                tally.add(&job, Some(true), false);
+                JobWrite {
+                    job,
+                    events: match announcing.contains(&ChangeKind::Closed) {
+                        true => vec![job_event(ChangeKind::Closed, now)],
+                        false => Vec::new(),
+                    },
+                    change: Some(ChangeKind::Closed),
+                    decided_on: DecidedOn::Read(Some(stored.updated_at)),
+                }
+            })
+            .collect();
+        let closing = jobs.len();
+        // The next copy of each, if any, leads its group now.
         self.group_copies(Batch {
             writes: &mut writes,
             outcomes: &mut Vec::new(),
             tally: &mut tally,
-            stored: &HashMap::from([(id, stored.clone())]),
+            stored: &jobs.into_iter().map(|j| (j.id, j)).collect(),
             deleted: Vec::new(),
             announcing: &announcing,
             now,
             pending: None,
         })
         .await?;
-        self.write_regrouped(&writes, &tally, &_ingest).await?;
-        Ok(writes.swap_remove(0).job)
+        self.write_regrouped(&writes, &tally, ingest).await?;
+        writes.truncate(closing);
+        Ok(writes.into_iter().map(|w| w.job).collect())
     }
 
     /// Writes a close or a delete and what it changes of its job's group, durably, and

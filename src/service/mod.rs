@@ -70,6 +70,7 @@ mod search_memo;
 mod secrets;
 mod stats;
 mod subscriptions;
+mod unseen;
 mod webhooks;
 
 use std::sync::Arc;
@@ -102,6 +103,7 @@ pub use reads::{
 };
 pub use secrets::SecretKey;
 pub use stats::{JobCounts, KeyCounts, ServiceStats, SubscriptionCounts};
+pub use unseen::UnseenClosed;
 pub use webhooks::{NewWebhook, WebhookChange, WebhookCreation};
 
 use crate::store::{Store, StoreError};

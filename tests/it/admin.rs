@@ -814,3 +814,100 @@ async fn the_admin_listener_answers_no_origin_whatever_the_public_api_allows() {
         );
     }
 }
+
+#[tokio::test]
+async fn close_unseen_closes_the_active_jobs_last_seen_before_a_time_after_a_dry_run() {
+    let seeded = crate::support::at(2026, 12, 1, 0, 0, 0);
+    let clock = std::sync::Arc::new(job_listings::service::ManualClock::new(seeded));
+    let app = TestApp::builder()
+        .clock(clock.clone())
+        .seed(Dataset::generate(11, 20, 200))
+        .spawn()
+        .await;
+    let admin = Admin::beside(&app).await;
+    let active: Vec<Job> = app
+        .dataset
+        .jobs
+        .iter()
+        .filter(|j| j.is_active())
+        .cloned()
+        .collect();
+    // The crawler sends five of them again, unchanged, a day later.
+    let later = seeded + chrono::Duration::days(1);
+    clock.set(later);
+    for job in &active[..5] {
+        app.service
+            .upsert_job(job.clone())
+            .await
+            .expect("seen again");
+    }
+    let before = search_total(&app, "").await;
+    assert_eq!(before, active.len() as u64);
+
+    let body = json!({"seen_before": later.to_rfc3339(), "dry_run": true});
+    let dry = admin
+        .send(Method::POST, "/admin/v1/jobs/close-unseen", Some(body))
+        .await;
+    assert_eq!(dry.status, StatusCode::OK, "{}", dry.text);
+    let unseen = active.len() as u64 - 5;
+    assert_eq!(
+        (dry.body["matched"].as_u64(), dry.body["closed"].as_u64()),
+        (Some(unseen), Some(0))
+    );
+    assert_eq!(dry.body["dry_run"], true);
+    assert_eq!(
+        search_total(&app, "").await,
+        before,
+        "a dry run changes nothing"
+    );
+
+    let body = json!({"seen_before": later.to_rfc3339()});
+    let done = admin
+        .send(Method::POST, "/admin/v1/jobs/close-unseen", Some(body))
+        .await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    assert_eq!(
+        (done.body["matched"].as_u64(), done.body["closed"].as_u64()),
+        (Some(unseen), Some(unseen))
+    );
+    assert_eq!(search_total(&app, "").await, 5);
+    let gone = admin
+        .send(
+            Method::GET,
+            &format!("/admin/v1/jobs/{}", active[6].id),
+            None,
+        )
+        .await;
+    assert_eq!(gone.body["status"], "closed");
+    assert_eq!(gone.body["last_seen_at"], json!(seeded));
+    let kept = admin
+        .send(
+            Method::GET,
+            &format!("/admin/v1/jobs/{}", active[0].id),
+            None,
+        )
+        .await;
+    assert_eq!(kept.body["status"], "active");
+    assert_eq!(kept.body["last_seen_at"], json!(later));
+
+    for (body, param) in [
+        (json!({"dry_run": true}), None),
+        (json!({"seen_before": "yesterday"}), None),
+        (
+            json!({"seen_before": later.to_rfc3339(), "everything": true}),
+            Some("everything"),
+        ),
+    ] {
+        let r = admin
+            .send(
+                Method::POST,
+                "/admin/v1/jobs/close-unseen",
+                Some(body.clone()),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{body}: {}", r.text);
+        if let Some(param) = param {
+            assert_eq!(r.body["param"], param, "{body}");
+        }
+    }
+}

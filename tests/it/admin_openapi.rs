@@ -18,6 +18,7 @@ use crate::support::{Resp, TestApp};
 /// the router's own table is private to the library.
 const ROUTES: &[(&str, &[&str])] = &[
     ("/admin/v1/jobs/bulk", &["POST"]),
+    ("/admin/v1/jobs/close-unseen", &["POST"]),
     ("/admin/v1/jobs/{id}", &["DELETE", "GET", "PUT"]),
     ("/admin/v1/jobs/{id}/close", &["POST"]),
     ("/admin/v1/companies/bulk", &["POST"]),
@@ -314,6 +315,18 @@ async fn every_operation_answers_in_the_documented_statuses_and_shapes() {
     let p = "/admin/v1/jobs/{id}/close";
     let closed = check(Method::POST, p, format!("{at}/close"), Body::None, 200).await;
     assert_eq!(closed.body["status"], "closed");
+    let p = "/admin/v1/jobs/close-unseen";
+    let asked = Body::Json(json!({ "seen_before": "2000-01-01T00:00:00Z", "dry_run": true }));
+    let counted = check(Method::POST, p, p.into(), asked, 200).await;
+    assert_eq!(
+        (
+            counted.body["matched"].clone(),
+            counted.body["closed"].clone()
+        ),
+        (json!(0), json!(0))
+    );
+    let wrong = Body::Json(json!({ "seen_before": "soon" }));
+    check(Method::POST, p, p.into(), wrong, 400).await;
 
     let p = "/admin/v1/companies/lookup";
     let ids = Body::Json(json!({ "ids": [company, unknown] }));

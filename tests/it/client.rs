@@ -58,6 +58,15 @@ async fn the_client_reads_every_job_and_company_endpoint_into_typed_values() {
     let first = &page.data[0];
     let detail = c.get_job(first.id).await.expect("a job");
     assert_eq!(&detail.job, first);
+    let similar = c
+        .similar_jobs(first.id, Some(PerPage::new(4).unwrap()))
+        .await
+        .expect("similar jobs");
+    assert!(!similar.data.is_empty() && similar.data.len() <= 4);
+    assert!(similar.data.iter().all(|j| j.id != first.id));
+    assert_eq!(similar.pagination.per_page, 4);
+    let by_default = c.similar_jobs(first.id, None).await.expect("similar jobs");
+    assert_eq!(by_default.pagination.per_page, 10);
     let company = detail.company.as_ref().expect("its company");
     assert_eq!(company.id, first.company_id);
 
@@ -93,7 +102,7 @@ async fn the_client_reads_every_job_and_company_endpoint_into_typed_values() {
         usage.calls_used + usage.calls_remaining,
         usage.monthly_quota
     );
-    assert_eq!(usage.calls_used, 5);
+    assert_eq!(usage.calls_used, 7);
 
     let doc = Client::builder(app.base()).build().unwrap().openapi().await;
     let doc = doc.expect("the OpenAPI document needs no key");

@@ -12,6 +12,7 @@ use crate::api::route_table::{Credential, Endpoint, Route, RouteTable, Verb};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AdminOperation {
     UploadJobs,
+    CloseUnseenJobs,
     GetJob,
     PutJob,
     DeleteJob,
@@ -74,6 +75,10 @@ pub(crate) const ADMIN_ROUTES: &[Route<Op>] = &[
     token(
         "/admin/v1/jobs/bulk",
         &[at(Verb::Post, Op::UploadJobs, &BULK_JOBS)],
+    ),
+    token(
+        "/admin/v1/jobs/close-unseen",
+        &[at(Verb::Post, Op::CloseUnseenJobs, &CLOSE_UNSEEN_JOBS)],
     ),
     token(
         "/admin/v1/jobs/{id}",
@@ -193,6 +198,18 @@ pub(crate) const CLOSE_JOB: Doc = Doc {
     body: Some(RequestBody { required: false, description: "None: the call takes no fields. A client that always sends a body may send an empty JSON object; a body that is not JSON is a 415, one that is not a single JSON object a 400 `invalid_body`, and a field a 400 `unknown_parameter`.", media: &["application/json"], content: Content::Inline(|| json!({"type": "object", "additionalProperties": false, "maxProperties": 0})) }),
     answers: &[Answer { status: 200, description: "The closed job, as stored.", content: Content::Schema("Job") }],
     errors: &[400, 401, 404, 408, 413, 414, 415, 431, 500],
+};
+
+/// `POST /admin/v1/jobs/close-unseen`.
+pub(crate) const CLOSE_UNSEEN_JOBS: Doc = Doc {
+    id: "closeUnseenJobs",
+    tag: "jobs",
+    summary: "Close the jobs the crawler stopped seeing",
+    description: "Closes every active job (reposts included) whose `last_seen_at` is strictly before `seen_before`: the crawler sends a job again, changed or not, while its post is up, so a job it has not sent since then is gone at the source. Each closing is a `job.closed` in the change feed and to webhooks, and hands the lead of its group of copies to the next open one, as closing one job does. With `dry_run: true` it only counts them (`closed` 0). One write per 512 jobs; ingest waits meanwhile.",
+    params: &[],
+    body: Some(RequestBody { required: true, description: "", media: &["application/json"], content: Content::Schema("CloseUnseen") }),
+    answers: &[Answer { status: 200, description: "How many were found and closed.", content: Content::Schema("UnseenClosed") }],
+    errors: &[400, 401, 408, 413, 414, 415, 431, 500],
 };
 
 /// `POST /admin/v1/jobs/bulk`.

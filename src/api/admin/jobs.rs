@@ -1,9 +1,11 @@
-//! `/admin/v1/jobs/{id}`: read, create or replace, and close one job.
+//! `/admin/v1/jobs/{id}`: read, create or replace, and close one job; and
+//! `/admin/v1/jobs/close-unseen`: close those the crawler stopped seeing.
 
 use bytes::Bytes;
 use http::{Request, StatusCode};
 
 use super::json_with_status;
+use super::wire::{CloseUnseen, UnseenClosedView};
 use crate::api::error::ApiError;
 use crate::api::handlers::{json_object, no_body, no_params, Handled};
 use crate::api::Reply;
@@ -39,6 +41,28 @@ pub(super) async fn close(service: &JobListingsService, id: &str, req: &Request<
     no_body(req)?;
     let job = service.close_job(JobId::parse(id)?).await?;
     Ok(Reply::json(&job, None))
+}
+
+/// Closes the active jobs last seen before a time, or counts them on a dry run.
+pub(super) async fn close_unseen(service: &JobListingsService, req: &Request<Bytes>) -> Handled {
+    no_params(req)?;
+    let asked: CloseUnseen = json_object(
+        req,
+        &["seen_before", "dry_run"],
+        "with `seen_before`, an RFC 3339 time, and optionally `dry_run`",
+    )?;
+    let done = service
+        .close_unseen_jobs(asked.seen_before, asked.dry_run)
+        .await?;
+    Ok(Reply::json(
+        &UnseenClosedView {
+            seen_before: asked.seen_before,
+            dry_run: asked.dry_run,
+            matched: done.matched,
+            closed: done.closed,
+        },
+        None,
+    ))
 }
 
 /// Deletes a job for good (204): unlike a closed one, nothing of it stays.

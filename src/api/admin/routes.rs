@@ -94,6 +94,7 @@ pub(super) async fn call(admin: &AdminApi, req: &Request<Bytes>, call: Call) -> 
         Op::DeleteJob => jobs::delete(service, id, req).await,
         Op::GetJob => jobs::get(service, id, req).await,
         Op::CloseJob => jobs::close(service, id, req).await,
+        Op::CloseUnseenJobs => jobs::close_unseen(service, req).await,
         Op::LookupCompanies => companies::lookup(service, req).await,
         Op::PutCompany => companies::put(service, id, req).await,
         Op::DeleteCompany => companies::delete(service, id, req).await,

@@ -149,6 +149,32 @@ pub struct LookedUp {
     pub missing: Vec<CompanyId>,
 }
 
+/// `POST /admin/v1/jobs/close-unseen`: which jobs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseUnseen {
+    /// Close the active jobs last seen strictly before this instant (RFC 3339).
+    pub seen_before: chrono::DateTime<chrono::Utc>,
+    /// Only count them.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// What `POST /admin/v1/jobs/close-unseen` found and did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct UnseenClosedView {
+    /// The instant asked for.
+    pub seen_before: chrono::DateTime<chrono::Utc>,
+    /// Whether it only counted.
+    pub dry_run: bool,
+    /// Active jobs last seen before it.
+    pub matched: u64,
+    /// Those closed: 0 on a dry run.
+    pub closed: u64,
+}
+
 /// `POST /admin/v1/backup`: where to write the backup.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -417,6 +417,8 @@ pub(crate) fn admin_schemas() -> Map<String, Value> {
     if let Some(Value::Object(properties)) = problem.get_mut("properties") {
         properties.remove("links");
     }
+    c.request::<wire::CloseUnseen>("CloseUnseen");
+    c.answer::<wire::UnseenClosedView>("UnseenClosed");
     c.request::<wire::BackupRequest>("BackupRequest");
     c.answer::<wire::BackupWritten>("Backup");
     describe(

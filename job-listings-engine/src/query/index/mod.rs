@@ -432,6 +432,16 @@ impl JobIndex {
             .collect()
     }
 
+    /// The active jobs last seen strictly before `before`, reposts included.
+    pub fn unseen_since(&self, before: chrono::DateTime<chrono::Utc>) -> Vec<JobId> {
+        let before = nanos_clamped(before);
+        self.live
+            .iter()
+            .filter(|&d| self.last_seen[d as usize] < before)
+            .map(|d| self.slots[d as usize].id)
+            .collect()
+    }
+
     /// Moves an indexed job's `last_seen_at` (the crawler sent it again, unchanged); returns
     /// whether the job is indexed.
     pub fn touch(&mut self, id: JobId, last_seen: chrono::DateTime<chrono::Utc>) -> bool {
