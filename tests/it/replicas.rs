@@ -925,3 +925,77 @@ async fn readyz(r: &Replica) -> (StatusCode, Value) {
         .await;
     (resp.status, resp.body)
 }
+
+/// Copies sent to two replicas form one group that every replica serves: the copy written on
+/// B is found as a repost of the job written on A once B has followed A; closing the
+/// canonical job on A hands the lead to the copy everywhere; a replica started later serves
+/// the group from the stored jobs alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) and run cargo test -- --ignored"]
+async fn copies_written_on_two_replicas_form_one_group_on_every_replica() {
+    let cluster = Cluster::new(1_000, Duration::from_secs(60)).await;
+    let a = cluster.replica(None).await;
+    let b = cluster.replica(None).await;
+    let (companies, key) = cluster.seed(&a, &[&a, &b], Plan::Enterprise).await;
+    let word = format!("zg{}", &Uuid::new_v4().simple().to_string()[..8]);
+    let original = job(&companies[0], &word);
+    let mut repost = original.clone();
+    repost.id = job_listings::domain::JobId(Uuid::new_v4());
+    repost.source_url = format!("{}?reposted", original.source_url);
+    repost.posted_at = original.posted_at + chrono::Duration::days(4);
+    repost.description = format!("{} Apply soon.", original.description);
+
+    a.service
+        .upsert_job(original.clone())
+        .await
+        .expect("ingested");
+    caught_up("the original on B", &a, &b).await;
+    let outcome = b
+        .service
+        .upsert_job(repost.clone())
+        .await
+        .expect("ingested");
+    assert!(!outcome.announced, "a repost is no second job.new");
+    let id = |j: &Job| json!(j.id.0.to_string());
+    caught_up("the repost on A", &b, &a).await;
+    for (name, r) in [("A", &a), ("B", &b)] {
+        let (_, body) = cluster
+            .get(r, &format!("/api/v1/jobs?q={word}"), &key)
+            .await;
+        assert_eq!(body["pagination"]["total"], json!(1), "{name}: {body}");
+        assert_eq!(body["data"][0]["id"], id(&original), "{name}: {body}");
+        assert_eq!(
+            body["data"][0]["reposts"][0]["id"],
+            id(&repost),
+            "{name}: {body}"
+        );
+        let (_, body) = cluster
+            .get(r, &format!("/api/v1/jobs?q={word}&reposts=include"), &key)
+            .await;
+        assert_eq!(body["pagination"]["total"], json!(2), "{name}: {body}");
+    }
+
+    a.service.close_job(original.id).await.expect("closed");
+    caught_up("the close on B", &a, &b).await;
+    for (name, r) in [("A", &a), ("B", &b)] {
+        let (_, body) = cluster
+            .get(r, &format!("/api/v1/jobs?q={word}"), &key)
+            .await;
+        assert_eq!(
+            body["data"][0]["id"],
+            id(&repost),
+            "{name}: the copy leads: {body}"
+        );
+        assert_eq!(body["data"][0]["repost_of"], Value::Null, "{name}: {body}");
+    }
+    let c = cluster.replica(None).await;
+    let (_, body) = cluster
+        .get(&c, &format!("/api/v1/jobs?q={word}"), &key)
+        .await;
+    assert_eq!(body["pagination"]["total"], json!(1), "C: {body}");
+    assert_eq!(
+        body["data"][0]["reposts"][0]["id"],
+        id(&original),
+        "C: {body}"
+    );
+}
