@@ -92,6 +92,8 @@ async fn fill(data: &Path) -> Held {
     }
     let mut fresh = dataset.jobs[0].clone();
     fresh.id = JobId(uuid::Uuid::new_v4());
+    // Another role: a new job, not a repost of the first.
+    fresh.role = format!("{} for the second team", fresh.role);
     assert!(service.upsert_job(fresh).await.expect("a job").announced);
     assert_eq!(service.fan_out_now().await.expect("fanned out"), 1);
     let calls = service.usage(&key).await.expect("usage").calls_used;

@@ -130,6 +130,10 @@ pub struct ServiceConfig {
     ///
     /// [`ServiceError::InsufficientStorage`]: super::ServiceError::InsufficientStorage
     pub backup_headroom_bytes: u64,
+    /// Whether copies of a job are grouped as they arrive ([`crate::query::is_repost`]);
+    /// default true. Off, each copy is a job of its own and groups already stored stay as
+    /// they are: for measuring what grouping costs, or a source that never posts twice.
+    pub group_reposts: bool,
 }
 
 /// How the webhook delivery worker runs.
@@ -203,6 +207,7 @@ impl Default for ServiceConfig {
             change_retention: Duration::from_secs(30 * 86_400),
             search_memo_entries: 4_096,
             backup_headroom_bytes: 64 * 1024 * 1024,
+            group_reposts: true,
         }
     }
 }
@@ -228,6 +233,7 @@ setters!(ServiceConfig {
     change_retention: Duration,
     search_memo_entries: usize,
     backup_headroom_bytes: u64,
+    group_reposts: bool,
 });
 
 setters!(DeliveryConfig {

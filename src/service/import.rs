@@ -17,12 +17,12 @@ use std::convert::Infallible;
 use tokio::sync::mpsc;
 
 use crate::domain::{DomainError, Job, JobId, NewJob};
-use crate::query::CopyFinder;
 use crate::store::StoreError;
 
 use super::indexer::{indexing_failed, spawn_indexer};
 use super::ingest::{checked_company, WriteTally};
 use super::metrics::StoreWrite;
+use super::reposts::Pending;
 use super::{JobListingsService, ServiceError, ServiceResult};
 
 /// Jobs checked and written per store transaction, by every import path: the offline import,
@@ -136,7 +136,7 @@ impl JobListingsService {
         let mut writing: Option<Writing> = None;
         let mut failure = None;
         let mut order = BatchOrder::default();
-        let mut imported = CopyFinder::default();
+        let mut imported = Pending::default();
         while let Some(arrived) = arriving.recv().await {
             let batch = match arrived
                 .map_err(ImportError::Source)
@@ -149,22 +149,15 @@ impl JobListingsService {
                     break;
                 }
             };
-            // The previous batch may still be on its way to the store. No id is in both, but
-            // a job of this batch may be a copy of one of it, whose group it then writes:
-            // grouping reads the store, so the previous batch is written first.
-            if let Some(previous) = writing.take() {
-                if let Err(e) = self
-                    .finish_write(previous, &to_index, &mut written, &progress)
-                    .await
-                {
-                    failure = Some(e.into());
-                    break;
-                }
-            }
+            // The previous batch may still be on its way to the store: no id is in both, so
+            // this batch's stored state is already what it will be, but for the jobs of that
+            // batch a copy in this one regroups, which `imported` holds as that batch left
+            // them (and copies are looked for among every batch's jobs: they reach the index
+            // only at the end).
             let (writes, outcomes, tally) = match self
                 .inner
                 .catalog
-                .prepare_job_writes(&self.inner.subscriptions, batch, now, Some(&imported))
+                .prepare_job_writes(&self.inner.subscriptions, batch, now, Some(&mut imported))
                 .await
             {
                 Ok(prepared) => prepared,
@@ -173,10 +166,14 @@ impl JobListingsService {
                     break;
                 }
             };
-            // Copies of the next batches' jobs are looked for among this one's too: they
-            // reach the index only at the end.
-            for w in writes.iter().filter(|w| w.job.is_active()) {
-                imported.insert(&w.job);
+            if let Some(previous) = writing.take() {
+                if let Err(e) = self
+                    .finish_write(previous, &to_index, &mut written, &progress)
+                    .await
+                {
+                    failure = Some(e.into());
+                    break;
+                }
             }
             for o in &outcomes {
                 if o.created {

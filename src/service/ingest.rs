@@ -7,12 +7,12 @@ use tokio::sync::MutexGuard;
 
 use super::indexer::indexing_failed;
 use super::metrics::{JobsWritten, StoreWrite};
-use super::reposts::Batch;
+use super::reposts::{Batch, Pending};
 use super::{Catalog, ServiceError, ServiceResult, Subscriptions};
 use crate::domain::{
     changed_at, ChangeKind, Company, CompanyId, DomainError, Job, JobId, JobStatus, NewJob,
 };
-use crate::query::{CopyFinder, JobIndex, PreparedJobs};
+use crate::query::{JobIndex, PreparedJobs};
 use crate::store::{DecidedOn, JobWrite};
 use crate::webhooks::job_event;
 
@@ -189,13 +189,14 @@ impl Catalog {
     /// Checks jobs and turns them into their stored state and outbox events, as of `now`,
     /// against the store's current state of each, with what writing them changes in the
     /// counts; the caller holds the ingest lock.
-    /// Copies of a job already written are looked for in the index and in `pending`.
+    /// Copies of a job already written are looked for in the index and in `pending`, which
+    /// takes this batch's jobs in turn.
     pub(super) async fn prepare_job_writes(
         &self,
         subscriptions: &Subscriptions,
         jobs: Vec<NewJob>,
         now: DateTime<Utc>,
-        pending: Option<&CopyFinder>,
+        pending: Option<&mut Pending>,
     ) -> ServiceResult<(Vec<JobWrite>, Vec<IngestOutcome>, WriteTally)> {
         let previous: HashMap<JobId, Arc<Job>> = self
             .store

@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 use super::ingest::{IngestOutcome, WriteTally};
 use super::{Catalog, ServiceResult};
 use crate::domain::{changed_at, ChangeKind, Job, JobId, Repost};
-use crate::query::{repost_similarity, same_role, CopyFinder, Shingles, REPOST_JACCARD};
+use crate::query::{repost_similarity, CopyFinder, RepostProbe, Shingles, REPOST_JACCARD};
 use crate::store::{DecidedOn, JobWrite};
 use crate::webhooks::job_event;
 
@@ -40,8 +40,18 @@ pub(super) struct Batch<'a> {
     /// The kinds of event anyone listens for.
     pub(super) announcing: &'a [ChangeKind],
     pub(super) now: DateTime<Utc>,
-    /// Jobs written but not yet in the index (a bulk import's), to look for copies among.
-    pub(super) pending: Option<&'a CopyFinder>,
+    /// Jobs written but not yet in the index (a bulk import's).
+    pub(super) pending: Option<&'a mut Pending>,
+}
+
+/// What a bulk import has written that the index does not hold yet: copies are looked for
+/// among its jobs too, and the last batch's jobs are read from here, its write perhaps still
+/// on its way to the store.
+#[derive(Default)]
+pub(super) struct Pending {
+    pub(super) finder: CopyFinder,
+    /// The jobs of the batch written last, as it leaves them.
+    pub(super) recent: HashMap<JobId, Job>,
 }
 
 /// The jobs a grouping reads and changes.
@@ -98,39 +108,41 @@ impl Catalog {
         let arriving: Vec<JobId> = order
             .iter()
             .copied()
+            .filter(|_| self.shared.config.group_reposts)
             .filter(|id| {
                 let job = &members.now[id];
                 let was_active = stored.get(id).is_some_and(|s| s.is_active());
                 job.is_active() && !was_active && !is_grouped(job)
             })
             .collect();
+        // Each post is split into shingles once, here.
+        let probes: Vec<RepostProbe> = arriving
+            .iter()
+            .map(|id| RepostProbe::of(&members.now[id]))
+            .collect();
         let mut candidates: HashMap<JobId, Vec<JobId>> = HashMap::new();
         {
             let index = self.read_index();
-            for id in &arriving {
-                let job = &members.now[id];
-                let mut found = index.repost_candidates(job);
-                if let Some(pending) = pending {
-                    found.extend(pending.candidates(job));
+            for (id, probe) in arriving.iter().zip(&probes) {
+                let mut found = index.repost_candidates(probe);
+                if let Some(pending) = pending.as_deref() {
+                    found.extend(pending.finder.candidates(probe));
                 }
                 candidates.insert(*id, found);
             }
         }
-        // Copies within the batch: the earlier new jobs of the same company and role.
-        for (n, id) in arriving.iter().enumerate() {
-            let job = &members.now[id];
-            let earlier: Vec<JobId> = arriving[..n]
-                .iter()
-                .copied()
-                .filter(|e| {
-                    let other = &members.now[e];
-                    other.company_id == job.company_id && same_role(&other.role, &job.role)
-                })
-                .collect();
-            candidates.entry(*id).or_default().extend(earlier);
+        let recent = pending.as_deref().map(|p| &p.recent);
+        // Copies within the batch: among its earlier new jobs.
+        let mut in_batch = CopyFinder::default();
+        for (id, probe) in arriving.iter().zip(&probes) {
+            candidates
+                .entry(*id)
+                .or_default()
+                .extend(in_batch.candidates(probe));
+            in_batch.insert(probe);
         }
         let wanted: Vec<JobId> = candidates.values().flatten().copied().collect();
-        self.read_members(&mut members, &wanted).await?;
+        self.read_members(&mut members, &wanted, recent).await?;
 
         for id in &arriving {
             let job = members.now[id].clone();
@@ -148,7 +160,7 @@ impl Catalog {
                 .map(|(_, c)| c.repost_of.unwrap_or(c.id));
             if let Some(root) = best {
                 members.joined.insert(*id);
-                self.settle(&mut members, root, Some(*id)).await?;
+                self.settle(&mut members, root, Some(*id), recent).await?;
             }
         }
         // Every other group a write of the batch changes (a member closed, reopened, edited
@@ -164,7 +176,7 @@ impl Catalog {
             .collect();
         for id in touched {
             let root = members.now[&id].repost_of.unwrap_or(id);
-            self.settle(&mut members, root, None).await?;
+            self.settle(&mut members, root, None, recent).await?;
         }
 
         // The regrouped jobs' writes: in the batch, changed in place; outside it, added.
@@ -225,18 +237,39 @@ impl Catalog {
                 outcome.announced = !w.events.is_empty();
             }
         }
+        if let Some(pending) = pending {
+            for probe in &probes {
+                pending.finder.insert(probe);
+            }
+            pending.recent = writes.iter().map(|w| (w.job.id, w.job.clone())).collect();
+        }
         Ok(())
     }
 
-    /// Reads the jobs not read yet, as stored.
-    async fn read_members(&self, members: &mut Members, ids: &[JobId]) -> ServiceResult<()> {
-        let missing: Vec<JobId> = ids
-            .iter()
-            .copied()
-            .filter(|id| !members.now.contains_key(id))
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
+    /// Reads the jobs not read yet: from `recent` (a write perhaps still on its way), else as
+    /// stored.
+    async fn read_members(
+        &self,
+        members: &mut Members,
+        ids: &[JobId],
+        recent: Option<&HashMap<JobId, Job>>,
+    ) -> ServiceResult<()> {
+        let mut missing: HashSet<JobId> = HashSet::new();
+        for id in ids {
+            if members.now.contains_key(id) {
+                continue;
+            }
+            match recent.and_then(|r| r.get(id)) {
+                Some(job) => {
+                    members.now.insert(*id, job.clone());
+                    members.stored.insert(*id, Some(Arc::new(job.clone())));
+                }
+                None => {
+                    missing.insert(*id);
+                }
+            }
+        }
+        let missing: Vec<JobId> = missing.into_iter().collect();
         if missing.is_empty() {
             return Ok(());
         }
@@ -254,14 +287,15 @@ impl Catalog {
         members: &mut Members,
         root: JobId,
         joining: Option<JobId>,
+        recent: Option<&HashMap<JobId, Job>>,
     ) -> ServiceResult<()> {
-        self.read_members(members, &[root]).await?;
+        self.read_members(members, &[root], recent).await?;
         let Some(leader_now) = members.now.get(&root) else {
             return Ok(());
         };
         // A repost whose canonical job is gone from the store: its group is itself.
         let listed: Vec<JobId> = leader_now.reposts.iter().map(|r| r.id).collect();
-        self.read_members(members, &listed).await?;
+        self.read_members(members, &listed, recent).await?;
         let mut group: Vec<JobId> = std::iter::once(root)
             .chain(listed)
             .chain(joining)

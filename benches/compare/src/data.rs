@@ -293,7 +293,7 @@ fn zipf(n: usize) -> WeightedIndex<f64> {
         .expect("weights are positive and finite")
 }
 
-fn splitmix(mut x: u64) -> u64 {
+pub fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -631,6 +631,10 @@ impl Generator {
             activated_at: None,
             first_seen_at: posted_at,
             updated_at: posted_at,
+            last_seen_at: None,
+            last_posted_at: None,
+            repost_of: None,
+            reposts: Vec::new(),
         }
     }
 }

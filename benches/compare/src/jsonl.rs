@@ -54,6 +54,16 @@ pub fn write(g: &Generator, dir: &Path) -> std::io::Result<Written> {
     })
 }
 
+/// The company record of every company some job of `g` names.
+pub fn companies(g: &Generator) -> Vec<Company> {
+    let mut seen: HashSet<CompanyId> = HashSet::new();
+    (0..g.n())
+        .map(|i| g.job(i))
+        .filter(|job| seen.insert(job.company_id))
+        .map(|job| company(job.company_id, &job.company_name, g))
+        .collect()
+}
+
 /// A company record for a generated company id and name.
 fn company(id: CompanyId, name: &str, g: &Generator) -> Company {
     let h = u64::from_le_bytes(id.0.as_bytes()[..8].try_into().unwrap_or_default());

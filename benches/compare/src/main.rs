@@ -17,6 +17,7 @@ mod ours;
 mod paths;
 mod places;
 mod report;
+mod reposts;
 mod tant;
 #[path = "../../../tests/it/support/words.rs"]
 mod words;
@@ -130,6 +131,15 @@ struct Args {
     /// a `JobFilter::matches` scan first; tantivy is not built.
     #[arg(long)]
     places: bool,
+    /// Only measure the grouping of copies through the service: SHARE of the jobs (0 to
+    /// 0.5, such as 0.1) posted again as copies, half as many near misses, imported into sled
+    /// folders under --work-dir with grouping off and on; prints both import times, detection
+    /// precision and recall, single upsert and `similar_jobs` latencies. tantivy is not built.
+    #[arg(long, value_name = "SHARE")]
+    reposts: Option<f64>,
+    /// Where `--reposts` writes its sled folders (emptied first).
+    #[arg(long, value_name = "DIR", default_value = "target/reposts-bench")]
+    work_dir: std::path::PathBuf,
 }
 
 const CHUNK: usize = 20_000;
@@ -471,6 +481,13 @@ fn main() -> ExitCode {
     let g = Generator::new(args.seed, args.jobs, churn).with_posts(args.posts);
     if let Some(dir) = &args.write_jsonl {
         return write_jsonl(&g, dir);
+    }
+    if let Some(share) = args.reposts {
+        if !(0.0..=0.5).contains(&share) {
+            eprintln!("--reposts takes a share from 0 to 0.5, such as 0.1");
+            return ExitCode::FAILURE;
+        }
+        return reposts::run(&g, share, jsonl::companies(&g), &args.work_dir);
     }
     println!(
         "# job-listings JobIndex vs tantivy {TANTIVY} — {} active jobs, seed {}",

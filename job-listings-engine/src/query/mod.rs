@@ -58,8 +58,8 @@ pub use filter::{search_terms, JobFilter, JobQuery, Near, Reposts, SearchResult,
 pub use highlight::{Match, SNIPPET_CHARS};
 pub use index::JobIndex;
 pub use reposts::{
-    is_repost, is_repost_of, repost_similarity, same_role, CopyFinder, Shingles, REPOST_JACCARD,
-    REPOST_WINDOW_DAYS,
+    is_repost, is_repost_of, repost_similarity, same_role, CopyFinder, RepostProbe, Shingles,
+    REPOST_JACCARD, REPOST_WINDOW_DAYS,
 };
 pub use snapshot::SnapshotError;
 pub use text::words;

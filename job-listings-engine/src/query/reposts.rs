@@ -144,27 +144,38 @@ pub(super) fn may_be_copies(a: &Signature, b: &Signature) -> bool {
     a.iter().zip(b).filter(|(x, y)| x == y).count() >= SHARED_AT_LEAST
 }
 
-/// What a job is looked for by among possible copies: its role's key, when it was posted and
-/// its post's signature.
-pub(super) struct Probe {
+/// What a job's copies are looked for by: its id, its role's key, when it was posted and its
+/// post's signature. Made once a job, it serves every place copies are looked for in.
+#[derive(Clone, Debug)]
+pub struct RepostProbe {
+    id: crate::domain::JobId,
     pub(super) role: u64,
     posted_nanos: i64,
     signature: Signature,
 }
 
-impl Probe {
-    pub(super) fn of(job: &Job) -> Self {
+impl RepostProbe {
+    /// The probe of a job (its post split into shingles once).
+    pub fn of(job: &Job) -> Self {
         Self {
+            id: job.id,
             role: role_key(job.company_id, &job.role),
             posted_nanos: super::index::nanos_clamped(job.posted_at),
             signature: Shingles::of(&job.description).signature(),
         }
     }
 
-    /// Whether a job of the same role, posted then with that signature, may be a copy.
-    pub(super) fn may_match(&self, posted_nanos: i64, signature: &Signature) -> bool {
+    /// Whether another job of the same role, posted then with that signature, may be a
+    /// copy.
+    pub(super) fn may_match(
+        &self,
+        id: crate::domain::JobId,
+        posted_nanos: i64,
+        signature: &Signature,
+    ) -> bool {
         const WINDOW_NANOS: u64 = REPOST_WINDOW_DAYS as u64 * 86_400 * 1_000_000_000;
-        self.posted_nanos.abs_diff(posted_nanos) <= WINDOW_NANOS
+        id != self.id
+            && self.posted_nanos.abs_diff(posted_nanos) <= WINDOW_NANOS
             && may_be_copies(&self.signature, signature)
     }
 }
@@ -187,26 +198,22 @@ impl std::fmt::Debug for CopyFinder {
 }
 
 impl CopyFinder {
-    /// Adds a job to look among.
-    pub fn insert(&mut self, job: &Job) {
-        let probe = Probe::of(job);
+    /// Adds the job of a probe to look among.
+    pub fn insert(&mut self, probe: &RepostProbe) {
         self.roles.entry(probe.role).or_default().push((
-            job.id,
+            probe.id,
             probe.posted_nanos,
             probe.signature,
         ));
     }
 
-    /// The jobs added that may be copies of `job`, as
+    /// The jobs added that may be copies of the probe's, as
     /// [`JobIndex::repost_candidates`](super::JobIndex::repost_candidates) names them; never
-    /// `job` itself.
-    pub fn candidates(&self, job: &Job) -> Vec<crate::domain::JobId> {
-        let probe = Probe::of(job);
+    /// that job itself.
+    pub fn candidates(&self, probe: &RepostProbe) -> Vec<crate::domain::JobId> {
         self.roles.get(&probe.role).map_or_else(Vec::new, |jobs| {
             jobs.iter()
-                .filter(|(id, posted, signature)| {
-                    *id != job.id && probe.may_match(*posted, signature)
-                })
+                .filter(|(id, posted, signature)| probe.may_match(*id, *posted, signature))
                 .map(|(id, _, _)| *id)
                 .collect()
         })

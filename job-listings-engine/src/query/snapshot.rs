@@ -311,9 +311,10 @@ mod tests {
         let some = index.slots[10].id;
         assert_eq!(loaded.contains(some), index.contains(some));
         let a_job = Dataset::generate(5, 20, 3_000).jobs.remove(3);
+        let probe = crate::query::RepostProbe::of(&a_job);
         assert_eq!(
-            loaded.repost_candidates(&a_job),
-            index.repost_candidates(&a_job)
+            loaded.repost_candidates(&probe),
+            index.repost_candidates(&probe)
         );
     }
 

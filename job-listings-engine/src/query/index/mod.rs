@@ -12,7 +12,7 @@ use super::filter::{JobFilter, JobQuery, SearchResult};
 use super::ids::DocsById;
 use super::indexed::IndexedJob;
 use super::places::PlaceIndex;
-use super::reposts::{self, Shingles, Signature};
+use super::reposts::{self, RepostProbe, Shingles, Signature};
 use super::terms::Term;
 use super::text::for_each_word;
 use crate::domain::{CompanyId, DomainTag, Job, JobId, Seniority};
@@ -413,20 +413,19 @@ impl JobIndex {
         self.canonical.cardinality() != self.live.cardinality()
     }
 
-    /// Active jobs that may be copies of `job` ([`reposts`](super::reposts)): of its company
-    /// and role, posted within the window, with a post whose signature is close to its own;
-    /// never `job` itself. Decide each with [`is_repost`](super::is_repost): a few are not.
-    pub fn repost_candidates(&self, job: &Job) -> Vec<JobId> {
-        let probe = reposts::Probe::of(job);
+    /// Active jobs that may be copies of the probe's job ([`reposts`](super::reposts)): of its
+    /// company and role, posted within the window, with a post whose signature is close to
+    /// its own; never that job itself. Decide each with [`is_repost`](super::is_repost): a
+    /// few are not.
+    pub fn repost_candidates(&self, probe: &RepostProbe) -> Vec<JobId> {
         let Some(docs) = self.roles.get(&probe.role) else {
             return Vec::new();
         };
         docs.iter()
             .filter(|&d| {
                 let slot = &self.slots[d as usize];
-                slot.id != job.id
-                    && self.live.contains(d)
-                    && probe.may_match(slot.posted_nanos, &self.signatures[d as usize])
+                self.live.contains(d)
+                    && probe.may_match(slot.id, slot.posted_nanos, &self.signatures[d as usize])
             })
             .map(|d| self.slots[d as usize].id)
             .collect()
