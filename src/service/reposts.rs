@@ -105,16 +105,18 @@ impl Catalog {
         }
 
         // The new jobs that may be copies, and the jobs they may be copies of.
-        let arriving: Vec<JobId> = order
-            .iter()
-            .copied()
-            .filter(|_| self.shared.config.group_reposts)
-            .filter(|id| {
-                let job = &members.now[id];
-                let was_active = stored.get(id).is_some_and(|s| s.is_active());
-                job.is_active() && !was_active && !is_grouped(job)
-            })
-            .collect();
+        let arriving: Vec<JobId> = match self.shared.config.group_reposts {
+            true => order
+                .iter()
+                .copied()
+                .filter(|id| {
+                    let job = &members.now[id];
+                    let was_active = stored.get(id).is_some_and(|s| s.is_active());
+                    job.is_active() && !was_active && !is_grouped(job)
+                })
+                .collect(),
+            false => Vec::new(),
+        };
         // Each post is split into shingles once, here.
         let probes: Vec<RepostProbe> = arriving
             .iter()
@@ -145,6 +147,9 @@ impl Catalog {
         self.read_members(&mut members, &wanted, recent).await?;
 
         for id in &arriving {
+            if candidates[id].is_empty() {
+                continue;
+            }
             let job = members.now[id].clone();
             let shingles = Shingles::of(&job.description);
             let best = candidates[id]

@@ -137,6 +137,10 @@ struct Args {
     /// precision and recall, single upsert and `similar_jobs` latencies. tantivy is not built.
     #[arg(long, value_name = "SHARE")]
     reposts: Option<f64>,
+    /// Only time `JobIndex::similar` (10 jobs like each of 2,000 jobs) on our engine;
+    /// tantivy is not built.
+    #[arg(long)]
+    similar: bool,
     /// Where `--reposts` writes its sled folders (emptied first).
     #[arg(long, value_name = "DIR", default_value = "target/reposts-bench")]
     work_dir: std::path::PathBuf,
@@ -520,6 +524,10 @@ fn main() -> ExitCode {
         .collect();
     println!("ours:    bytes a job by part: {}", parts.join(", "));
 
+    if args.similar {
+        reposts::similar_in_engine(&ours.index, &g);
+        return ExitCode::SUCCESS;
+    }
     if args.places {
         let oracle = Oracle::new(&g, &[]);
         let differ = places::compare(&ours.index, &g, &|q| oracle.search(q), args.rounds);

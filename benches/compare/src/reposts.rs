@@ -96,6 +96,20 @@ fn extras(g: &Generator, share: f64) -> Vec<Extra> {
     out
 }
 
+/// Times `JobIndex::similar`, 10 jobs like each of 2,000 of `g`'s, and prints p50 and p99.
+pub fn similar_in_engine(index: &job_listings::query::JobIndex, g: &Generator) {
+    let mut times = Vec::with_capacity(2_000);
+    let mut found = 0;
+    for k in 0..2_000 {
+        let job = g.job((k * 7_919) % g.n());
+        let t = Instant::now();
+        found += index.similar(&job, &[], 10).len();
+        times.push(t.elapsed());
+    }
+    let (p50, p99) = percentiles(times);
+    println!("JobIndex::similar (2,000 jobs, 10 each; {found} found): p50 {p50:?} p99 {p99:?}");
+}
+
 /// Opens a service on a new sled folder under `dir` and imports the companies and jobs.
 async fn imported(
     dir: &std::path::Path,

@@ -30,6 +30,7 @@ impl JobIndex {
         let mut confidences = Vec::with_capacity(order.len());
         let mut last_seen = Vec::with_capacity(order.len());
         let mut signatures = Vec::with_capacity(order.len());
+        let mut role_keys = Vec::with_capacity(order.len());
         let mut combos = self.combos.clone();
         combos.of_doc = Vec::with_capacity(order.len());
         // Result order runs from the highest number down.
@@ -39,6 +40,7 @@ impl JobIndex {
             confidences.push(self.confidences[doc as usize]);
             last_seen.push(self.last_seen[doc as usize]);
             signatures.push(self.signatures[doc as usize]);
+            role_keys.push(self.role_keys[doc as usize]);
             combos.of_doc.push(self.combos.of_doc[doc as usize]);
         }
         let mut by_id = DocsById::with_capacity(slots.len());
@@ -82,7 +84,7 @@ impl JobIndex {
                 .remapped(order.iter().rev().copied(), &live, |b| remap(b, &renumber)),
             canonical: remap(&self.canonical, &renumber),
             last_seen,
-            roles: remap_all(&self.roles, &renumber),
+            role_keys,
             signatures,
             live,
             auto_compact: self.auto_compact,

@@ -128,15 +128,21 @@ pub(super) fn within_window(a: DateTime<Utc>, b: DateTime<Utc>) -> bool {
     (a - b).abs() <= Duration::days(REPOST_WINDOW_DAYS)
 }
 
-/// The key of a company's role: the jobs that may be copies of each other share it.
-pub(super) fn role_key(company: CompanyId, role: &str) -> u64 {
+/// The key of a company's role, from the role's words: the jobs that may be copies of each
+/// other share it.
+pub(super) fn role_key(company: CompanyId, role_words: &[impl AsRef<str>]) -> u64 {
     let mut h = FxHasher::default();
     company.hash(&mut h);
-    let mut buf = String::new();
-    for_each_word(role, &mut buf, |w| {
-        w.hash(&mut h);
-    });
+    for w in role_words {
+        w.as_ref().hash(&mut h);
+    }
     h.finish()
+}
+
+/// A role key as the index keeps it per document: its low 32 bits (the company and the
+/// role's words are checked again on the candidates).
+pub(super) fn short_key(key: u64) -> u32 {
+    key as u32
 }
 
 /// Whether two signatures share enough values for their posts to be compared exactly.
@@ -149,6 +155,9 @@ pub(super) fn may_be_copies(a: &Signature, b: &Signature) -> bool {
 #[derive(Clone, Debug)]
 pub struct RepostProbe {
     id: crate::domain::JobId,
+    pub(super) company: CompanyId,
+    /// The role's words, which the index narrows the company's jobs by.
+    pub(super) role_words: Vec<String>,
     pub(super) role: u64,
     posted_nanos: i64,
     signature: Signature,
@@ -157,9 +166,14 @@ pub struct RepostProbe {
 impl RepostProbe {
     /// The probe of a job (its post split into shingles once).
     pub fn of(job: &Job) -> Self {
+        let mut role_words = Vec::new();
+        let mut buf = String::new();
+        for_each_word(&job.role, &mut buf, |w| role_words.push(w.to_owned()));
         Self {
             id: job.id,
-            role: role_key(job.company_id, &job.role),
+            company: job.company_id,
+            role: role_key(job.company_id, &role_words),
+            role_words,
             posted_nanos: super::index::nanos_clamped(job.posted_at),
             signature: Shingles::of(&job.description).signature(),
         }

@@ -76,8 +76,7 @@ struct SnapshotRef<'a> {
     #[serde(with = "portable")]
     canonical: &'a Docs,
     last_seen: &'a [i64],
-    #[serde(with = "portable::map")]
-    roles: &'a HashMap<u64, Docs>,
+    role_keys: &'a [u32],
     signatures: &'a [Signature],
 }
 
@@ -112,8 +111,7 @@ struct Snapshot {
     #[serde(with = "portable")]
     canonical: Docs,
     last_seen: Vec<i64>,
-    #[serde(with = "portable::map")]
-    roles: HashMap<u64, Docs>,
+    role_keys: Vec<u32>,
     signatures: Vec<Signature>,
 }
 
@@ -146,7 +144,7 @@ impl JobIndex {
             counts: &self.counts,
             canonical: &self.canonical,
             last_seen: &self.last_seen,
-            roles: &self.roles,
+            role_keys: &self.role_keys,
             signatures: &self.signatures,
         };
         // Into room for about all of it from the start: grown by doubling, the buffer was
@@ -186,11 +184,11 @@ impl JobIndex {
             .chain(s.text.values())
             .chain(s.company_words.values())
             .chain(s.companies.values())
-            .chain(s.roles.values())
             .all(|b| max_doc(b) <= docs);
         if s.confidences.len() != docs
             || s.last_seen.len() != docs
             || s.signatures.len() != docs
+            || s.role_keys.len() != docs
             || !s.combos.fits(docs)
             || !s.places.fits(docs)
             || !s.counts.fits(docs)
@@ -241,7 +239,7 @@ impl JobIndex {
             counts,
             canonical: s.canonical,
             last_seen: s.last_seen,
-            roles: s.roles,
+            role_keys: s.role_keys,
             signatures: s.signatures,
             auto_compact: true,
         })

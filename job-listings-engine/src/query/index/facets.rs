@@ -253,6 +253,28 @@ impl Combos {
         n
     }
 
+    /// The summed weights of the domain tags and seniority levels of `weights` that a
+    /// combination holds.
+    pub(in crate::query) fn weight_of(
+        &self,
+        combo: u32,
+        domains: &[(&str, f64)],
+        seniority: &[(&str, f64)],
+    ) -> f64 {
+        let Some(c) = self.list.get(combo as usize) else {
+            return 0.0;
+        };
+        let sum = |held: &[u32], values: &Values, weights: &[(&str, f64)]| -> f64 {
+            held.iter()
+                .filter_map(|&v| {
+                    let name = values.names.get(v as usize)?;
+                    weights.iter().find(|(n, _)| **n == **name).map(|(_, w)| *w)
+                })
+                .sum()
+        };
+        sum(&c.domains, &self.domains, domains) + sum(&c.seniority, &self.seniority, seniority)
+    }
+
     /// Whether every document's combination is one there is (a snapshot's check).
     pub(in crate::query) fn fits(&self, docs: usize) -> bool {
         let (d, s) = (

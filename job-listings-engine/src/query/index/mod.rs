@@ -96,9 +96,9 @@ pub struct JobIndex {
     /// Each document's `last_seen_at`, in nanoseconds since the epoch, moved in place by
     /// [`JobIndex::touch`].
     pub(super) last_seen: Vec<i64>,
-    /// The documents of each company's role, by [`reposts::role_key`]: where copies are
-    /// looked for.
-    pub(super) roles: HashMap<u64, Docs>,
+    /// Each document's role key ([`reposts::short_key`]): copies are looked for among the
+    /// documents of the company holding the role's words, and kept by this.
+    pub(super) role_keys: Vec<u32>,
     /// Each document's post signature, for telling which of its role's jobs may be copies.
     pub(super) signatures: Vec<Signature>,
     pub(super) auto_compact: bool,
@@ -129,7 +129,7 @@ impl Default for JobIndex {
             counts: WordCounts::default(),
             canonical: Docs::new(),
             last_seen: Vec::new(),
-            roles: HashMap::default(),
+            role_keys: Vec::new(),
             signatures: Vec::new(),
             auto_compact: true,
         }
@@ -217,8 +217,8 @@ impl JobIndex {
             ("places and pay", self.places.heap_bytes()),
             (
                 "reposts",
-                postings(&self.roles, |_| 0)
-                    + (self.signatures.capacity() * size_of::<Signature>()) as u64,
+                (self.role_keys.capacity() * size_of::<u32>()
+                    + self.signatures.capacity() * size_of::<Signature>()) as u64,
             ),
         ]
     }
@@ -288,10 +288,13 @@ impl JobIndex {
             &mut self.signatures,
             Shingles::of(job.description).signature(),
         );
-        self.roles
-            .entry(reposts::role_key(job.company_id, job.role))
-            .or_default()
-            .add(doc);
+        let mut role_words: Vec<String> = Vec::new();
+        let mut buf = String::new();
+        for_each_word(job.role, &mut buf, |w| role_words.push(w.to_owned()));
+        push_per_doc(
+            &mut self.role_keys,
+            reposts::short_key(reposts::role_key(job.company_id, &role_words)),
+        );
         self.counts.push_length(doc, length);
         if in_order {
             push_per_doc(&mut self.ordered, doc);
@@ -418,13 +421,25 @@ impl JobIndex {
     /// its own; never that job itself. Decide each with [`is_repost`](super::is_repost): a
     /// few are not.
     pub fn repost_candidates(&self, probe: &RepostProbe) -> Vec<JobId> {
-        let Some(docs) = self.roles.get(&probe.role) else {
+        let Some(company) = self.companies.get(&probe.company) else {
             return Vec::new();
         };
-        docs.iter()
+        // The company's jobs that hold the role's words (anywhere): an intersection of
+        // postings, not a walk through the company's jobs.
+        let mut docs = std::borrow::Cow::Borrowed(company);
+        for word in &probe.role_words {
+            match self.text.get(word.as_str()) {
+                Some(posting) => docs = std::borrow::Cow::Owned(docs.as_ref() & posting),
+                None => return Vec::new(),
+            }
+        }
+        let key = reposts::short_key(probe.role);
+        docs.to_vec()
+            .into_iter()
             .filter(|&d| {
                 let slot = &self.slots[d as usize];
-                self.live.contains(d)
+                self.role_keys[d as usize] == key
+                    && self.live.contains(d)
                     && probe.may_match(slot.id, slot.posted_nanos, &self.signatures[d as usize])
             })
             .map(|d| self.slots[d as usize].id)

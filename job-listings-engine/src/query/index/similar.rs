@@ -7,18 +7,24 @@ use super::*;
 /// The most words of a job a similar-jobs search looks for: its highest-weighted ones.
 const WORDS_AT_MOST: usize = 24;
 
-/// The most postings a similar-jobs search reads, summed over its words: the rarest words
-/// come first, and a word held by a large share of the jobs weighs little anyway.
-const POSTINGS_AT_MOST: u64 = 200_000;
+/// A word held by more than this share of the active jobs says little of what a job is (and
+/// its idf is low): it is left out, unless the job has no rarer word.
+const HELD_BY_AT_MOST: u64 = 50;
+
+/// The most postings a similar-jobs search reads, summed over its words, rarest first: the
+/// bound on its work whatever the job.
+const POSTINGS_AT_MOST: u64 = 60_000;
 
 impl JobIndex {
     /// The active jobs most like `job`, best first, at most `limit`: each scores the inverse
     /// document frequency (BM25's) of every one of `job`'s highest-weighted words it holds
     /// (weight: how often `job` uses the word times its inverse document frequency; words of
-    /// the role count twice) and of every domain tag and seniority level it shares; ties go
-    /// newest first, then by id. Never `job` itself, nor any of `excluded` (its copies), nor
-    /// a repost; a job sharing none of those words is not listed.
-    pub fn similar(&self, job: &Job, excluded: &[JobId], limit: usize) -> Vec<JobId> {
+    /// the role count twice; at most 24 words, none held by more than one active job in 50
+    /// unless the job has no rarer word, and as many of them, rarest first, as hold 60,000
+    /// postings) and of every domain tag and seniority level it shares; ties go newest first,
+    /// then by id. Never `job` itself, nor any of `excluded` (its copies), nor a repost; a job
+    /// sharing none of those words is not listed.
+    pub fn similar<'a>(&self, job: &'a Job, excluded: &[JobId], limit: usize) -> Vec<JobId> {
         let jobs = self.live.cardinality();
         if limit == 0 || jobs == 0 {
             return Vec::new();
@@ -36,6 +42,7 @@ impl JobIndex {
                 uses.entry(&**key).or_insert((0, docs)).0 += times;
             }
         });
+        let common = jobs / HELD_BY_AT_MOST;
         let mut words: Vec<(f64, f64, &Docs)> = uses
             .into_values()
             .filter(|(_, docs)| docs.cardinality() > 1)
@@ -44,6 +51,13 @@ impl JobIndex {
                 (f64::from(times) * weight, weight, docs)
             })
             .collect();
+        // The rarer words by weight; the rarest few when every word is common.
+        words.sort_by_key(|(_, _, docs)| docs.cardinality());
+        let rare = words
+            .iter()
+            .take_while(|(_, _, docs)| docs.cardinality() <= common)
+            .count();
+        words.truncate(rare.max(4));
         words.sort_by(|a, b| b.0.total_cmp(&a.0));
         words.truncate(WORDS_AT_MOST);
         words.sort_by_key(|(_, _, docs)| docs.cardinality());
@@ -55,25 +69,35 @@ impl JobIndex {
             if read > POSTINGS_AT_MOST && !scores.is_empty() {
                 break;
             }
-            for d in (docs & &self.canonical).to_vec() {
+            let held = docs & &self.canonical;
+            scores.reserve(held.cardinality() as usize);
+            for d in held.to_vec() {
                 *scores.entry(d).or_default() += weight;
             }
         }
-        let tags = job
+        // The tags shared, by each document's combination of them: one lookup a document.
+        let weighed = |postings: &HashMap<String, Docs>, label: &'a str| {
+            postings
+                .get(label)
+                .map(|docs| (label, idf(docs.cardinality())))
+        };
+        let domains: Vec<(&str, f64)> = job
             .domains
             .iter()
-            .filter_map(|t| self.domains.get(t.as_str()))
-            .chain(
-                job.seniority
-                    .iter()
-                    .filter_map(|s| self.seniority.get(s.as_str())),
-            );
-        for docs in tags {
-            let weight = idf(docs.cardinality());
+            .filter_map(|t| weighed(&self.domains, t.as_str()))
+            .collect();
+        let seniority: Vec<(&str, f64)> = job
+            .seniority
+            .iter()
+            .filter_map(|l| weighed(&self.seniority, l.as_str()))
+            .collect();
+        if !domains.is_empty() || !seniority.is_empty() {
+            let mut of_combo: FxHashMap<u32, f64> = FxHashMap::default();
             for (d, score) in scores.iter_mut() {
-                if docs.contains(*d) {
-                    *score += weight;
-                }
+                let combo = self.combos.of_doc[*d as usize];
+                *score += *of_combo
+                    .entry(combo)
+                    .or_insert_with(|| self.combos.weight_of(combo, &domains, &seniority));
             }
         }
         let mut ranked: Vec<(f64, u32)> = scores
