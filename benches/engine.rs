@@ -1,6 +1,6 @@
 //! Query-engine benches over 100,000 generated jobs: filter-only, text, text + filters and
-//! deep pages, and loading an index from the jobs, decoded or as their JSON. Run with
-//! `cargo bench --bench engine`.
+//! deep pages, similar jobs, looking for a job's copies, and loading an index from the jobs.
+//! Run with `cargo bench --bench engine`.
 
 // criterion's macros generate undocumented public functions.
 #![allow(missing_docs)]
@@ -11,7 +11,7 @@ use chrono::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use job_listings::demo::{self, Dataset};
 use job_listings::domain::{Confidence, DomainTag, Page, PerPage, Seniority};
-use job_listings::query::{JobFilter, JobIndex, JobQuery};
+use job_listings::query::{is_repost_of, JobFilter, JobIndex, JobQuery, RepostProbe, Shingles};
 
 /// The bundled server's allocator, so the figures are the server's (the `job-listings` binary's).
 #[global_allocator]
@@ -107,6 +107,37 @@ fn engine(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    // More like this, from jobs across the index.
+    c.bench_function("engine_100k/similar_10", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            let job = &data.jobs[(i * 7_919) % data.jobs.len()];
+            i += 1;
+            black_box(index.similar(black_box(job), &[], 10))
+        })
+    });
+    // What detecting a copy costs an arriving job: its probe (its post split into shingles
+    // once), the candidates the index names, and the exact check of each.
+    let by_id: std::collections::HashMap<_, _> = data.jobs.iter().map(|j| (j.id, j)).collect();
+    c.bench_function("engine_100k/find_copies", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            let job = &data.jobs[(i * 7_919) % data.jobs.len()];
+            i += 1;
+            let probe = RepostProbe::of(black_box(job));
+            let shingles = Shingles::of(&job.description);
+            index
+                .repost_candidates(&probe)
+                .into_iter()
+                .filter(|id| {
+                    by_id
+                        .get(id)
+                        .is_some_and(|c| is_repost_of(job, &shingles, c))
+                })
+                .count()
+        })
+    });
 
     c.bench_function("engine_100k/upsert_one", |b| {
         let mut i = 0;

@@ -98,6 +98,7 @@ pub struct JobFilter {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Reposts {
     /// Only the canonical job of each group of copies (the default).
     #[default]
