@@ -325,11 +325,7 @@ impl Catalog {
             .filter(|&&id| id != leader)
             .map(|id| {
                 let j = &members.now[id];
-                Repost {
-                    id: j.id,
-                    source_url: j.source_url.clone(),
-                    posted_at: j.posted_at,
-                }
+                Repost::new(j.id, j.source_url.clone(), j.posted_at)
             })
             .collect();
         others.sort_by(|a, b| b.posted_at.cmp(&a.posted_at).then(a.id.cmp(&b.id)));

@@ -179,11 +179,11 @@ mod tests {
             job.remote_regions = vec![RemoteRegion::Country(de), RemoteRegion::Worldwide];
             job.last_seen_at = Some(job.updated_at);
             job.last_posted_at = Some(job.posted_at);
-            job.reposts = vec![Repost {
-                id: crate::domain::JobId::new_random(),
-                source_url: "https://x.com/a/status/1".into(),
-                posted_at: job.posted_at,
-            }];
+            job.reposts = vec![Repost::new(
+                crate::domain::JobId::new_random(),
+                "https://x.com/a/status/1",
+                job.posted_at,
+            )];
             let record = with_feed_position(&encode(&job).unwrap(), 7);
             assert_eq!(record[0], 6);
             assert_eq!(decode(&record).unwrap(), job);

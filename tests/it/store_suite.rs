@@ -81,11 +81,11 @@ fn job(n: u64) -> Job {
         last_posted_at: n.is_multiple_of(3).then(t0),
         repost_of: None,
         reposts: if n.is_multiple_of(3) {
-            vec![job_listings::domain::Repost {
-                id: JobId(uuid(n + 1_000)),
-                source_url: format!("https://x.example/{n}"),
-                posted_at: t0(),
-            }]
+            vec![job_listings::domain::Repost::new(
+                JobId(uuid(n + 1_000)),
+                format!("https://x.example/{n}"),
+                t0(),
+            )]
         } else {
             Vec::new()
         },

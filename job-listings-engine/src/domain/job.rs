@@ -220,6 +220,7 @@ pub struct Job {
 /// within 60 days.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Repost {
     /// The copy's own listing id (`GET /jobs/{id}` answers it, with `repost_of`).
     pub id: JobId,
@@ -228,6 +229,17 @@ pub struct Repost {
     /// When the copy was posted.
     #[serde(deserialize_with = "timestamp::deserialize")]
     pub posted_at: DateTime<Utc>,
+}
+
+impl Repost {
+    /// A copy as its canonical job lists it.
+    pub fn new(id: JobId, source_url: impl Into<String>, posted_at: DateTime<Utc>) -> Self {
+        Self {
+            id,
+            source_url: source_url.into(),
+            posted_at,
+        }
+    }
 }
 
 impl Job {
