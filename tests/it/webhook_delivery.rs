@@ -2557,3 +2557,73 @@ async fn subscriptions_opt_into_updates_and_closings_with_event_types() {
         .as_str()
         .is_some_and(|d| d.contains("job.updated")));
 }
+
+/// A repost is never a second `job.new`: a receiver of every event type hears of it as a
+/// `job.updated` of its canonical job (listing the copy), and one of `job.new` only hears of
+/// the job once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repost_reaches_receivers_as_an_update_of_its_canonical_job() {
+    let app = start(config(&[2_000]), FAST_TIMEOUTS).await;
+    let rx = Receiver::start(always_ok()).await;
+    let (all, _) = app
+        .subscribe_http(json!({
+            "callback_url": rx.url("/all"),
+            "event_types": ["job.new", "job.updated", "job.closed"],
+        }))
+        .await;
+    let (plain, _) = app
+        .subscribe_http(json!({ "callback_url": rx.url("/plain") }))
+        .await;
+    let original = app.job(&Spec::default());
+    let repost = Job {
+        id: JobId(Uuid::new_v4()),
+        source_url: format!("{}?again", original.source_url),
+        posted_at: original.posted_at + chrono::Duration::days(3),
+        ..original.clone()
+    };
+    app.service
+        .upsert_job(original.clone())
+        .await
+        .expect("ingested");
+    let outcome = app
+        .service
+        .upsert_job(repost.clone())
+        .await
+        .expect("ingested");
+    assert!(!outcome.announced);
+    assert!(
+        eventually(DEADLINE, || async {
+            rx.hits_to("/all").len() >= 2 && !rx.hits_to("/plain").is_empty()
+        })
+        .await
+    );
+    assert!(app.settle(&[all, plain]).await);
+    let mut seen: Vec<(String, String)> = rx
+        .hits_to("/all")
+        .iter()
+        .map(|h| {
+            (
+                h.kind().expect("a type").to_owned(),
+                h.data_id().expect("an id").to_owned(),
+            )
+        })
+        .collect();
+    seen.sort();
+    let canonical = original.id.to_string();
+    assert_eq!(
+        seen,
+        [
+            ("job.new".to_owned(), canonical.clone()),
+            ("job.updated".to_owned(), canonical.clone()),
+        ]
+    );
+    let update = rx
+        .hits_to("/all")
+        .into_iter()
+        .find(|h| h.kind() == Some("job.updated"))
+        .expect("an update");
+    assert_eq!(update.json["data"]["reposts"][0]["id"], json!(repost.id));
+    let plain_hits = rx.hits_to("/plain");
+    assert_eq!(plain_hits.len(), 1, "job.new once");
+    assert_eq!(plain_hits[0].data_id(), Some(canonical.as_str()));
+}

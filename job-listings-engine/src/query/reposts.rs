@@ -90,8 +90,10 @@ impl Shingles {
     }
 }
 
-/// Whether `a` and `b` are copies of one job, as the [module](self) defines it, whatever their
-/// status. Each job's post is split again; a caller comparing one job with many keeps its
+/// Whether `a` and `b` are copies of one job, whatever their status: of the same company, their
+/// roles the same words ([`words`](super::words)), the Jaccard similarity of their posts' sets
+/// of word 3-shingles at least [`REPOST_JACCARD`] (a post of one or two words is one shingle
+/// of them all; two empty posts are identical), posted at most [`REPOST_WINDOW_DAYS`] apart. Each job's post is split again; a caller comparing one job with many keeps its
 /// [`Shingles`] and calls [`is_repost_of`].
 pub fn is_repost(a: &Job, b: &Job) -> bool {
     is_repost_of(a, &Shingles::of(&a.description), b)

@@ -416,8 +416,8 @@ impl JobIndex {
         self.canonical.cardinality() != self.live.cardinality()
     }
 
-    /// Active jobs that may be copies of the probe's job ([`reposts`](super::reposts)): of its
-    /// company and role, posted within the window, with a post whose signature is close to
+    /// Active jobs that may be copies of the probe's job ([`is_repost`](super::is_repost)): of
+    /// its company and role, posted within the window, with a post whose signature is close to
     /// its own; never that job itself. Decide each with [`is_repost`](super::is_repost): a
     /// few are not.
     pub fn repost_candidates(&self, probe: &RepostProbe) -> Vec<JobId> {
