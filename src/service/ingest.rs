@@ -129,11 +129,11 @@ impl Catalog {
         let (writes, outcomes, tally) = self
             .prepare_job_writes(subscriptions, jobs, self.shared.now(), None)
             .await?;
-        // A batch's words are gathered while it is written: most of indexing it, done
-        // before any lock on the index is taken.
         // A job sent again unchanged only moves when it was last seen: no need to index it
         // again, where the index holds it.
         let unchanged = |w: &JobWrite| w.change.is_none() && w.job.is_active();
+        // A batch's words are gathered while it is written: most of indexing it, done
+        // before any lock on the index is taken.
         let prepared = (writes.len() >= PREPARE_FROM).then(|| {
             let jobs: Vec<Job> = writes
                 .iter()
@@ -188,9 +188,8 @@ impl Catalog {
 
     /// Checks jobs and turns them into their stored state and outbox events, as of `now`,
     /// against the store's current state of each, with what writing them changes in the
-    /// counts; the caller holds the ingest lock.
-    /// Copies of a job already written are looked for in the index and in `pending`, which
-    /// takes this batch's jobs in turn.
+    /// counts; the caller holds the ingest lock. Copies of a job already written are looked
+    /// for in the index and in `pending`, which takes this batch's jobs in turn.
     pub(super) async fn prepare_job_writes(
         &self,
         subscriptions: &Subscriptions,
@@ -208,14 +207,14 @@ impl Catalog {
         let mut writes = Vec::with_capacity(jobs.len());
         let mut outcomes = Vec::with_capacity(jobs.len());
         let mut tally = WriteTally::default();
+        // Nobody to announce to: no event, as a bulk load with no subscriptions would log a
+        // million for nothing. Who receives what is decided at fan-out. A store shared with
+        // other replicas always gets the events: a subscription registered on another one
+        // moments ago may not have reached this one's memory yet, and its cursor already
+        // stands before this job.
         let announcing = subscriptions.announced_kinds();
         {
             let companies = self.read_companies();
-            // Nobody to announce to: no event, as a bulk load with no subscriptions would
-            // log a million for nothing. Who receives what is decided at fan-out. A store
-            // shared with other replicas always gets the events: a subscription registered on
-            // another one moments ago may not have reached this one's memory yet, and its
-            // cursor already stands before this job.
             let mut seen = std::collections::HashSet::new();
             // Jobs twice in one batch: the second changes what the first left.
             let mut earlier: HashMap<JobId, Job> = HashMap::new();

@@ -295,10 +295,11 @@ impl Catalog {
         recent: Option<&HashMap<JobId, Job>>,
     ) -> ServiceResult<()> {
         self.read_members(members, &[root], recent).await?;
+        // A canonical job no longer stored (deleted on another replica meanwhile): nothing
+        // to settle.
         let Some(leader_now) = members.now.get(&root) else {
             return Ok(());
         };
-        // A repost whose canonical job is gone from the store: its group is itself.
         let listed: Vec<JobId> = leader_now.reposts.iter().map(|r| r.id).collect();
         self.read_members(members, &listed, recent).await?;
         let mut group: Vec<JobId> = std::iter::once(root)

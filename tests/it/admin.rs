@@ -911,3 +911,29 @@ async fn close_unseen_closes_the_active_jobs_last_seen_before_a_time_after_a_dry
         }
     }
 }
+
+#[tokio::test]
+async fn copies_in_a_bulk_upload_are_grouped_as_live_writes_are() {
+    let app = app().await;
+    let admin = Admin::beside(&app).await;
+    let original = new_job(&app, "Zygomorphic Copyist");
+    let mut copy = original.clone();
+    let copy_id = JobId::new_random().to_string();
+    copy["id"] = json!(copy_id);
+    copy["source_url"] = json!("https://x.com/recruiter/status/1");
+    let posted: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(original["posted_at"].clone()).expect("a time");
+    copy["posted_at"] = json!(posted + chrono::Duration::days(2));
+    let lines = vec![original.to_string(), copy.to_string()];
+    let r = admin.upload("/admin/v1/jobs/bulk", &lines).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["created"], 2, "{}", r.text);
+
+    let stored = admin
+        .send(Method::GET, &format!("/admin/v1/jobs/{copy_id}"), None)
+        .await;
+    assert_eq!(stored.body["repost_of"], original["id"], "{}", stored.text);
+    assert_eq!(search_total(&app, "zygomorphic").await, 1);
+    let every = app.get_jobs("q=zygomorphic&reposts=include").await;
+    assert_eq!(every.body["pagination"]["total"], 2);
+}
