@@ -165,6 +165,9 @@ pub(crate) enum Command {
     /// secrets and a manifest; through the running server's admin API when one runs on the
     /// data folder.
     Backup(BackupArgs),
+    /// Close the active jobs the crawler last sent before a time (count them first with
+    /// --dry-run); through the running server's admin API when one runs on the data folder.
+    CloseUnseen(CloseUnseenArgs),
     /// Restore a backup into a new data folder: --data-dir must not exist or be empty.
     Restore(RestoreArgs),
     /// Speak MCP (the Model Context Protocol) on stdin and stdout for a desktop agent, every
@@ -425,6 +428,18 @@ pub(crate) struct BackupArgs {
     /// made when missing; an existing one must be empty.
     #[arg(long, value_name = "DIR")]
     pub(crate) to: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CloseUnseenArgs {
+    /// Close the active jobs (reposts too) last seen strictly before this RFC 3339 time,
+    /// such as 2026-11-20T00:00:00Z: run it after the crawler's full pass, with a time from
+    /// before that pass began.
+    #[arg(long, value_name = "TIME")]
+    pub(crate) seen_before: chrono::DateTime<chrono::Utc>,
+    /// Only count them.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
 
 #[derive(Debug, Args)]

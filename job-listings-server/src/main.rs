@@ -8,6 +8,7 @@
 //! job-listings keys create --plan developer --label alice@example.com
 //! job-listings keys list
 //! job-listings backup --to /backups/jl-2026-11-26
+//! job-listings close-unseen --seen-before 2026-11-20T00:00:00Z --dry-run
 //! job-listings --data-dir /srv/jl-restored restore --from /backups/jl-2026-11-26
 //! JOB_LISTINGS_API_KEY=jl_live_… job-listings mcp --url https://jobs.example.com
 //! ```
@@ -55,6 +56,9 @@
 //! not exist or be empty), never writing over anything. With a server running on the folder, `backup`
 //! asks its admin API to make the copy; otherwise it opens the folder itself.
 //!
+//! `close-unseen --seen-before TIME` closes the active jobs the crawler last sent before TIME
+//! (`--dry-run` only counts them), through the running server's admin API when one runs.
+//!
 //! ## `mcp`
 //!
 //! `serve` answers MCP (the Model Context Protocol, streamable HTTP) at `/mcp` beside the REST
@@ -91,6 +95,7 @@ mod keys;
 mod memory;
 mod open;
 mod serve;
+mod unseen;
 
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -182,6 +187,15 @@ async fn run() -> Result<()> {
             backup::check_backup(&store, &args)?;
             let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
             let outcome = backup::backup(&service, &args).await;
+            close(&service, outcome).await
+        }
+        Command::CloseUnseen(args) => {
+            init_logging("warn", log_format);
+            if let Some(admin) = admin_files::find_server(&store).await? {
+                return unseen::close_unseen_remote(&admin, &args).await;
+            }
+            let service = open_service(&store, ServiceConfig::default(), Deliver::Nothing).await?;
+            let outcome = unseen::close_unseen(&service, &args).await;
             close(&service, outcome).await
         }
         Command::Restore(args) => {

@@ -178,6 +178,28 @@ fn keys_and_import_go_through_the_running_server_and_it_serves_at_once() {
     let restored = dir.path().join("restored");
     succeeded(&run(&restored, &["restore", "--from", path(&backup)]));
 
+    // `close-unseen` through the server: a dry run counts and closes nothing; a time before
+    // the import finds nothing.
+    let far = "2100-01-01T00:00:00Z";
+    let counted = succeeded(&run(
+        &server.data,
+        &["close-unseen", "--seen-before", far, "--dry-run"],
+    ));
+    assert!(
+        counted.starts_with(&format!("{active} active jobs last seen before 2100")),
+        "{counted}"
+    );
+    assert!(counted.contains("dry run: none closed"), "{counted}");
+    let none = succeeded(&run(
+        &server.data,
+        &["close-unseen", "--seen-before", "2000-01-01T00:00:00Z"],
+    ));
+    assert!(
+        none.contains("0 active jobs") && none.contains("; 0 closed"),
+        "{none}"
+    );
+    assert!(search_total(&server.base, &key, "engineer") > 0);
+
     // The token never reaches the logs; the address file goes with the server.
     let logged = server.stop();
     assert!(!logged.contains(token.trim()), "{logged}");
@@ -186,6 +208,8 @@ fn keys_and_import_go_through_the_running_server_and_it_serves_at_once() {
     // With the server stopped, the same commands open the store themselves.
     let listed = succeeded(&run(&data, &["keys", "list"]));
     assert!(listed.contains("developer"));
+    let closed = succeeded(&run(&data, &["close-unseen", "--seen-before", far]));
+    assert!(closed.contains(&format!("; {active} closed")), "{closed}");
 }
 
 #[test]
