@@ -4,8 +4,9 @@ use serde_json::{json, Value};
 use crate::domain::OutboxEvent;
 
 /// The largest delivery body sent. A job whose post text would push its event over this is
-/// sent with the text shortened and `description_truncated: true`; the full job is one
-/// `GET /jobs/{id}` away.
+/// sent with the text shortened and `description_truncated: true`; one whose list of copies
+/// still would, with its oldest copies left out and `reposts_truncated: true`. The full job is
+/// one `GET /jobs/{id}` away.
 pub const MAX_PAYLOAD_BYTES: usize = 20_000;
 
 /// The delivery body of an event: `{"type", "timestamp", "data"}`.
@@ -40,7 +41,27 @@ pub fn payload(event: &OutboxEvent) -> Bytes {
             data["description_truncated"] = Value::Bool(true);
         }
     }
-    Bytes::from(render(&data))
+    let mut body = render(&data);
+    // Every other field is bounded but the list of copies (newest first): the oldest go.
+    while body.len() > MAX_PAYLOAD_BYTES {
+        let Some(reposts) = data
+            .get_mut("reposts")
+            .and_then(Value::as_array_mut)
+            .filter(|r| !r.is_empty())
+        else {
+            break;
+        };
+        // About as many as the excess takes, at least one.
+        let listed = serde_json::to_vec(&reposts).map_or(1, |r| r.len());
+        let each = (listed / reposts.len()).max(1);
+        let drop = (body.len() - MAX_PAYLOAD_BYTES)
+            .div_ceil(each)
+            .clamp(1, reposts.len());
+        reposts.truncate(reposts.len() - drop);
+        data["reposts_truncated"] = Value::Bool(true);
+        body = render(&data);
+    }
+    Bytes::from(body)
 }
 
 /// Bytes `c` takes inside a JSON string as serde_json writes it.
@@ -83,6 +104,29 @@ mod tests {
         let v: Value = serde_json::from_slice(&body).unwrap_or_default();
         assert_eq!(v["data"]["description_truncated"], true);
         assert_eq!(v["type"], "job.new");
+    }
+
+    #[test]
+    fn a_long_list_of_copies_is_cut_to_fit_from_its_oldest() {
+        let mut event = event_with("a post ".repeat(3_000));
+        let copies: Vec<Value> = (0..200)
+            .map(|n| {
+                serde_json::json!({
+                    "id": EventId::new_random().to_string(),
+                    "source_url": format!("https://x.com/{}/status/{n}", "r".repeat(300)),
+                    "posted_at": "2026-11-01T00:00:00Z",
+                })
+            })
+            .collect();
+        event.data["reposts"] = Value::Array(copies.clone());
+        let body = payload(&event);
+        assert!(body.len() <= MAX_PAYLOAD_BYTES, "{}", body.len());
+        let v: Value = serde_json::from_slice(&body).unwrap_or_default();
+        assert_eq!(v["data"]["reposts_truncated"], true);
+        assert_eq!(v["data"]["description_truncated"], true);
+        let kept = v["data"]["reposts"].as_array().map_or(0, Vec::len);
+        assert!(kept > 0 && kept < copies.len(), "{kept}");
+        assert_eq!(v["data"]["reposts"][0], copies[0], "the newest are kept");
     }
 
     #[test]
