@@ -87,16 +87,40 @@ impl Catalog {
         for (i, w) in writes.iter().enumerate() {
             last_of.insert(w.job.id, i);
         }
-        let mut members = Members::default();
-        let mut order: Vec<JobId> = Vec::new();
-        for (i, w) in writes.iter().enumerate() {
-            if last_of[&w.job.id] == i {
-                order.push(w.job.id);
-                members.now.insert(w.job.id, w.job.clone());
-                members
-                    .stored
-                    .insert(w.job.id, stored.get(&w.job.id).cloned());
+        let order: Vec<JobId> = writes
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| last_of[&w.job.id] == *i)
+            .map(|(_, w)| w.job.id)
+            .collect();
+        // The new jobs that may be copies.
+        let arriving: Vec<JobId> = match self.shared.config.group_reposts {
+            true => order
+                .iter()
+                .copied()
+                .filter(|id| {
+                    let job = &writes[last_of[id]].job;
+                    let was_active = stored.get(id).is_some_and(|s| s.is_active());
+                    job.is_active() && !was_active && !is_grouped(job)
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        // Nothing new and no group changed (a crawler sending its jobs again): nothing read.
+        let regroups = writes
+            .iter()
+            .any(|w| w.change.is_some() && is_grouped(&w.job));
+        if arriving.is_empty() && !regroups && deleted.is_empty() {
+            if let Some(pending) = pending {
+                pending.recent = writes.iter().map(|w| (w.job.id, w.job.clone())).collect();
             }
+            return Ok(());
+        }
+        let mut members = Members::default();
+        for id in &order {
+            let job = &writes[last_of[id]].job;
+            members.now.insert(*id, job.clone());
+            members.stored.insert(*id, stored.get(id).cloned());
         }
         for job in &deleted {
             members.gone.insert(job.id);
@@ -104,19 +128,6 @@ impl Catalog {
             members.now.insert(job.id, (**job).clone());
         }
 
-        // The new jobs that may be copies, and the jobs they may be copies of.
-        let arriving: Vec<JobId> = match self.shared.config.group_reposts {
-            true => order
-                .iter()
-                .copied()
-                .filter(|id| {
-                    let job = &members.now[id];
-                    let was_active = stored.get(id).is_some_and(|s| s.is_active());
-                    job.is_active() && !was_active && !is_grouped(job)
-                })
-                .collect(),
-            false => Vec::new(),
-        };
         // Each post is split into shingles once, here.
         let probes: Vec<RepostProbe> = arriving
             .iter()

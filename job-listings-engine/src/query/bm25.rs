@@ -194,21 +194,20 @@ pub(crate) struct Scorer {
     mean_length: f64,
 }
 
+/// BM25's inverse document frequency of a word held by `holding` of `live` documents:
+/// ln(1 + (N − n + 0.5)/(n + 0.5)).
+pub(crate) fn idf(holding: u64, live: u64) -> f64 {
+    let (n, n_docs) = (holding as f64, live as f64);
+    (1.0 + (n_docs - n + 0.5) / (n + 0.5)).ln()
+}
+
 impl Scorer {
     /// For words held by `holding[i]` live documents each, among `live` documents whose
     /// lengths add up to `total_length`.
     pub(crate) fn new(holding: &[u64], live: u64, total_length: u64) -> Self {
-        let n_docs = live as f64;
-        let idfs = holding
-            .iter()
-            .map(|&n| {
-                let n = n as f64;
-                (1.0 + (n_docs - n + 0.5) / (n + 0.5)).ln()
-            })
-            .collect();
         Self {
-            idfs,
-            mean_length: total_length as f64 / n_docs.max(1.0),
+            idfs: holding.iter().map(|&n| idf(n, live)).collect(),
+            mean_length: total_length as f64 / (live as f64).max(1.0),
         }
     }
 

@@ -4,7 +4,7 @@
 //! this table, the OpenAPI document and the MCP tools list them from it, and the typed client
 //! sends a [`JobFilter`] with it; a test holds reading to be the inverse of writing.
 
-use chrono::SecondsFormat;
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::json;
 
 use super::{parse_instant, Params};
@@ -183,18 +183,8 @@ pub(crate) const FILTERS: &[FilterParam] = &[
         example: None,
         examples: &[],
     },
-        read: |params, filter| {
-            let after = params
-                .one("posted_after")
-                .map(|v| parse_instant("posted_after", v))
-                .transpose()?;
-            Ok(filter.posted_after(after))
-        },
-        write: |filter| {
-            filter
-                .posted_after
-                .map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
-        },
+        read: |params, filter| Ok(filter.posted_after(instant(params, "posted_after")?)),
+        write: |filter| instant_value(filter.posted_after),
     },
     FilterParam {
         param: Param {
@@ -356,18 +346,8 @@ pub(crate) const FILTERS: &[FilterParam] = &[
             example: None,
             examples: &[],
         },
-        read: |params, filter| {
-            let after = params
-                .one("seen_after")
-                .map(|v| parse_instant("seen_after", v))
-                .transpose()?;
-            Ok(filter.seen_after(after))
-        },
-        write: |filter| {
-            filter
-                .seen_after
-                .map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
-        },
+        read: |params, filter| Ok(filter.seen_after(instant(params, "seen_after")?)),
+        write: |filter| instant_value(filter.seen_after),
     },
     FilterParam {
         param: Param {
@@ -398,6 +378,16 @@ pub(crate) const FILTERS: &[FilterParam] = &[
         },
     },
 ];
+
+/// An instant parameter's value, if given ([`parse_instant`]).
+fn instant(params: &Params, name: &'static str) -> Result<Option<DateTime<Utc>>, DomainError> {
+    params.one(name).map(|v| parse_instant(name, v)).transpose()
+}
+
+/// An instant as the parameter's value: RFC 3339, as many fraction digits as it has.
+fn instant_value(at: Option<DateTime<Utc>>) -> Option<String> {
+    at.map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
+}
 
 /// The filters' parameters, for the endpoints' declarations.
 pub(crate) const FILTER_PARAMS: [&Param; FILTERS.len()] = {

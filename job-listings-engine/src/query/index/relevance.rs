@@ -27,7 +27,7 @@ struct Class {
 
 /// A score, ordered as a number (scores are finite).
 #[derive(Clone, Copy, PartialEq)]
-struct Score(f64);
+pub(super) struct Score(pub(super) f64);
 
 impl Eq for Score {}
 
@@ -90,18 +90,7 @@ impl JobIndex {
                 })
             })
             .collect();
-        let best_first = |a: &(Score, u32), b: &(Score, u32)| {
-            b.0.cmp(&a.0).then_with(|| {
-                self.slots[a.1 as usize]
-                    .rank()
-                    .cmp(&self.slots[b.1 as usize].rank())
-            })
-        };
-        if want < scored.len() {
-            scored.select_nth_unstable_by(want - 1, best_first);
-            scored.truncate(want);
-        }
-        scored.sort_unstable_by(best_first);
+        self.keep_best(&mut scored, want);
         let mut scored = scored.into_iter().peekable();
 
         // The large classes, each at the shortest length it has not been read at.
@@ -181,5 +170,26 @@ impl JobIndex {
             }
         }
         classes
+    }
+}
+
+impl JobIndex {
+    /// The best `want` of scored documents, best first: highest score, ties in result order
+    /// (newest first, then by id).
+    pub(super) fn keep_best(&self, scored: &mut Vec<(Score, u32)>, want: usize) {
+        let best_first = |a: &(Score, u32), b: &(Score, u32)| {
+            b.0.cmp(&a.0).then_with(|| {
+                self.slots[a.1 as usize]
+                    .rank()
+                    .cmp(&self.slots[b.1 as usize].rank())
+            })
+        };
+        if want == 0 {
+            scored.clear();
+        } else if want < scored.len() {
+            scored.select_nth_unstable_by(want - 1, best_first);
+            scored.truncate(want);
+        }
+        scored.sort_unstable_by(best_first);
     }
 }

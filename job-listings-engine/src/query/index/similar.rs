@@ -2,7 +2,9 @@
 
 use rustc_hash::FxHashMap;
 
+use super::relevance::Score;
 use super::*;
+use crate::query::bm25::idf;
 
 /// The most words of a job a similar-jobs search looks for: its highest-weighted ones.
 const WORDS_AT_MOST: usize = 24;
@@ -29,10 +31,7 @@ impl JobIndex {
         if limit == 0 || jobs == 0 {
             return Vec::new();
         }
-        let idf = |n: u64| {
-            let n = n as f64;
-            (1.0 + (jobs as f64 - n + 0.5) / (n + 0.5)).ln()
-        };
+        let idf = |n: u64| idf(n, jobs);
         // The job's words by weight; each posting's size stands in for its live count (dead
         // documents are few and are left out below).
         let mut uses: FxHashMap<&str, (u32, &Docs)> = FxHashMap::default();
@@ -100,26 +99,15 @@ impl JobIndex {
                     .or_insert_with(|| self.combos.weight_of(combo, &domains, &seniority));
             }
         }
-        let mut ranked: Vec<(f64, u32)> = scores
+        let mut ranked: Vec<(Score, u32)> = scores
             .into_iter()
-            .map(|(d, score)| (score, d))
+            .map(|(d, score)| (Score(score), d))
             .filter(|&(_, d)| {
                 let id = self.slots[d as usize].id;
                 id != job.id && !excluded.contains(&id)
             })
             .collect();
-        let best_first = |a: &(f64, u32), b: &(f64, u32)| {
-            b.0.total_cmp(&a.0).then_with(|| {
-                self.slots[a.1 as usize]
-                    .rank()
-                    .cmp(&self.slots[b.1 as usize].rank())
-            })
-        };
-        if limit < ranked.len() {
-            ranked.select_nth_unstable_by(limit - 1, best_first);
-            ranked.truncate(limit);
-        }
-        ranked.sort_unstable_by(best_first);
+        self.keep_best(&mut ranked, limit);
         ranked
             .into_iter()
             .map(|(_, d)| self.slots[d as usize].id)
